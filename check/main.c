@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xfsx_check: the command line.  Parses options, opens the filesystem
+ * read-only through libfs, runs the check phases and renders findings.
+ * Exit codes follow fsck(8): 0 clean, 4 corruption, 8 operational, 16 usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include "check/check.h"
+
+enum { EXIT_CLEAN = 0, EXIT_CORRUPT = 4, EXIT_OPERATIONAL = 8, EXIT_USAGE = 16 };
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: xfsx_check [options] DEVICE|IMAGE\n"
+		"Verify an unmounted XFS v5 filesystem without writing to it.\n\n"
+		"  -g, --geometry          print the filesystem geometry and exit\n"
+		"  -j, --json              machine-readable output (one JSON object)\n"
+		"  -t, --threads=N         worker threads (default: one per CPU)\n"
+		"      --io-engine=E       uring, aio or pread (default: best available;\n"
+		"                          also $XFSX_IO_ENGINE)\n"
+		"      --no-direct         do not use O_DIRECT\n"
+		"  -q, --quiet             print nothing; the exit code tells\n"
+		"  -h, --help              this text\n"
+		"  -V, --version           print the version\n\n"
+		"Exit: 0 clean, 4 corruption found, 8 operational error, 16 usage error.\n");
+}
+
+static void print_summary_json(const struct check_ctx *cx, FILE *out)
+{
+	const struct fs_findings *fl = cx->fl;
+
+	fprintf(out, "\"summary\":{\"ags\":%u,\"headers\":%u,\"findings\":%zu,\"errors\":%zu,"
+		"\"warnings\":%zu,\"clean\":%s}",
+		cx->ags_checked, cx->headers_read, fl->n + fl->dropped, fl->by_sev[FS_SEV_ERROR],
+		fl->by_sev[FS_SEV_WARNING], fl->by_sev[FS_SEV_ERROR] ? "false" : "true");
+}
+
+static void print_fs_json(const struct fs *fs, const char *path, FILE *out)
+{
+	char u[37];
+
+	uuid_unparse_lower((const unsigned char *)&fs->sb.sb_uuid, u);
+	fputs("\"filesystem\":{\"device\":", out);
+	fs_json_string(out, path);
+	fprintf(out, ",\"uuid\":\"%s\",\"blocksize\":%u,\"dblocks\":%" PRIu64 ",\"agcount\":%u,"
+		"\"agblocks\":%u,\"inodesize\":%u,\"sb_source_ag\":%u,\"io_engine\":\"%s\","
+		"\"direct_io\":%s,\"log\":\"%s\"}",
+		u, fs->g.blocksize, fs->g.dblocks, fs->g.agcount, fs->g.agblocks, fs->g.inodesize,
+		fs->sb_source, fs_io_engine_name(fs->dev->engine), fs->dev->direct ? "true" : "false",
+		!fs->have_log_head ? "unknown" : fs->log_clean ? "clean" : "dirty");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "geometry", no_argument, NULL, 'g' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "io-engine", required_argument, NULL, 'E' },
+		{ "no-direct", no_argument, NULL, 'D' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	struct fs_open_opts oo = { .allow_secondary = true };
+	struct check_opts co = { 0 };
+	bool geometry = false, json = false, quiet = false;
+	struct fs_findings fl;
+	struct fs_error ferr = { 0 };
+	struct check_ctx cx = { 0 };
+	struct fs *fs = NULL;
+	const char *path;
+	int c, err, rc;
+
+	while ((c = getopt_long(argc, argv, "gjt:qhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'g': geometry = true; break;
+		case 'j': json = true; break;
+		case 'q': quiet = true; break;
+		case 't': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || v < 1 || v > 1024) {
+				fprintf(stderr, "xfsx_check: --threads takes a number from 1 to 1024\n");
+				return EXIT_USAGE;
+			}
+			co.threads = (unsigned)v;
+			break;
+		}
+		case 'E':
+			if (fs_io_engine_parse(optarg, &oo.dev.engine) < 0) {
+				fprintf(stderr, "xfsx_check: unknown I/O engine '%s' (uring, aio, pread)\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'D': oo.dev.no_direct = true; break;
+		case 'h': usage(stdout); return EXIT_CLEAN;
+		case 'V': printf("xfsx_check %s\n", XFSX_VERSION); return EXIT_CLEAN;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	path = argv[optind];
+	oo.dev.writable = false;	/* check never writes */
+
+	fs_findings_init(&fl);
+	err = fs_open(path, &oo, &fs, &fl, &ferr);
+	if (err) {
+		/* a corrupt primary with no usable secondary is corruption, not an operational failure */
+		bool corrupt = err == -EUCLEAN;
+		fs_findings_sort(&fl);
+		if (json) {
+			fputs("{\"error\":", stdout);
+			fs_json_string(stdout, ferr.msg);
+			fputs(",\"findings\":", stdout);
+			fs_findings_write_json_array(&fl, stdout);
+			printf(",\"summary\":{\"findings\":%zu,\"clean\":false}}\n", fl.n);
+		} else if (!quiet) {
+			fs_findings_write_text(&fl, stdout);
+		}
+		if (!quiet || !json)
+			fprintf(stderr, "xfsx_check: %s\n", ferr.msg);
+		fs_findings_free(&fl);
+		return corrupt ? EXIT_CORRUPT : EXIT_OPERATIONAL;
+	}
+
+	if (geometry) {
+		if (json)
+			check_print_geometry_json(fs, stdout);
+		else
+			check_print_geometry_text(fs, path, stdout);
+		fs_close(fs);
+		fs_findings_free(&fl);
+		return EXIT_CLEAN;
+	}
+
+	cx.fs = fs;
+	cx.fl = &fl;
+	cx.opts = &co;
+	err = check_phase_headers(&cx);
+	if (err) {
+		fprintf(stderr, "xfsx_check: %s: reading AG headers failed: %s\n", path, strerror(-err));
+		fs_close(fs);
+		fs_findings_free(&fl);
+		return EXIT_OPERATIONAL;
+	}
+
+	fs_findings_sort(&fl);
+	rc = fl.by_sev[FS_SEV_ERROR] ? EXIT_CORRUPT : EXIT_CLEAN;
+	if (json) {
+		fputc('{', stdout);
+		print_fs_json(fs, path, stdout);
+		fputs(",\"findings\":", stdout);
+		fs_findings_write_json_array(&fl, stdout);
+		fputc(',', stdout);
+		print_summary_json(&cx, stdout);
+		fputs("}\n", stdout);
+	} else if (!quiet) {
+		fs_findings_write_text(&fl, stdout);
+		printf("%s: %u AGs, %u headers checked: %zu error(s), %zu warning(s)%s\n", path,
+		       cx.ags_checked, cx.headers_read, fl.by_sev[FS_SEV_ERROR],
+		       fl.by_sev[FS_SEV_WARNING], rc ? "" : ", clean");
+	}
+	fs_close(fs);
+	fs_findings_free(&fl);
+	return rc;
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Phase 1 of check: read the four header sectors of every AG in one batch
+ * (one read per AG through the device's engine), verify every superblock,
+ * AGF, AGI and AGFL through the verifier table, compare each secondary
+ * superblock with the primary, and check the active free list entries.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/check.h"
+#include "libfs/ag.h"
+#include "libfs/endian.h"
+#include "libfs/sb.h"
+#include "libfs/verify.h"
+
+static void report_unreadable(struct check_ctx *cx, fs_agnumber_t agno, long res)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	static const char *const what[] = { "sb.unreadable", "agf.unreadable", "agi.unreadable",
+					    "agfl.unreadable" };
+	static const char *const name[] = { "superblock", "AGF", "AGI", "AGFL" };
+
+	for (int i = (agno == 0); i < 4; i++)
+		fs_report(cx->fl, what[i], agno,
+			  (int64_t)(fs_ag_daddr(g, agno) + ((uint64_t)i * g->sectsize >> FS_BBSHIFT)),
+			  FS_NONE, NULL, NULL, NULL, "%s of AG %u could not be read: %s", name[i], agno,
+			  strerror(res < 0 ? (int)-res : EIO));
+}
+
+static void check_ag(struct check_ctx *cx, fs_agnumber_t agno, const unsigned char *hdr)
+{
+	struct fs *fs = cx->fs;
+	const struct fs_geom *g = &fs->g;
+	fs_daddr_t base = fs_ag_daddr(g, agno);
+	uint32_t sect_bbs = g->sectsize >> FS_BBSHIFT;
+	struct fs_vctx c = {
+		.g = g, .fl = cx->fl, .agno = agno,
+		.have_log_head = fs->have_log_head, .head_lsn = fs->log_head_lsn,
+	};
+	const unsigned char *agfl = hdr + 3 * g->sectsize;
+
+	/* the primary was verified when the filesystem was opened */
+	if (agno > 0) {
+		struct xfs_sb sec;
+
+		c.daddr = base;
+		if (fs_verify(FS_MT_SB, &c, hdr, g->sectsize) == 0 ||
+		    get_be32(hdr) == XFS_SB_MAGIC) {
+			fs_sb_from_disk(&sec, (const void *)hdr);
+			if (sec.sb_magicnum == XFS_SB_MAGIC)
+				fs_sb_compare_secondary(&fs->sb, &sec, agno, cx->fl);
+		}
+	}
+	c.daddr = base + sect_bbs;
+	fs_verify(FS_MT_AGF, &c, hdr + g->sectsize, g->sectsize);
+	c.daddr = base + 2 * sect_bbs;
+	fs_verify(FS_MT_AGI, &c, hdr + 2 * g->sectsize, g->sectsize);
+	c.daddr = base + 3 * sect_bbs;
+	fs_verify(FS_MT_AGFL, &c, agfl, g->sectsize);
+
+	/* the active free list can only be judged through a plausible AGF */
+	if (get_be32(hdr + g->sectsize) == XFS_AGF_MAGIC && get_be32(agfl) == XFS_AGFL_MAGIC) {
+		struct fs_agf agf;
+		fs_agf_decode(hdr + g->sectsize, &agf);
+		if (agf.flfirst < g->agfl_size && agf.fllast < g->agfl_size)
+			fs_agfl_check_active(&c, agfl, &agf);
+	}
+}
+
+int check_phase_headers(struct check_ctx *cx)
+{
+	struct fs *fs = cx->fs;
+	const struct fs_geom *g = &fs->g;
+	size_t hdr_len = 4 * (size_t)g->sectsize;
+	/* read whole alignment units so O_DIRECT accepts every request */
+	size_t align = fs->dev->direct ? fs->dev->dio_align : FS_BBSIZE;
+	size_t rd_len = (hdr_len + align - 1) / align * align;
+	const uint32_t batch = 256;
+	struct fs_io_req *reqs;
+	struct fs_ioq *q;
+	unsigned char *bufs;
+	int err;
+
+	err = fs_ioq_create(fs->dev, &q);
+	if (err)
+		return err;
+	reqs = calloc(batch, sizeof(*reqs));
+	bufs = fs_dev_alloc(fs->dev, (size_t)batch * rd_len);
+	if (!reqs || !bufs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (fs_agnumber_t first = 0; first < g->agcount; first += batch) {
+		uint32_t n = g->agcount - first < batch ? g->agcount - first : batch;
+
+		for (uint32_t i = 0; i < n; i++) {
+			reqs[i] = (struct fs_io_req){
+				.off = fs_ag_sb_offset(g, first + i),
+				.len = rd_len,
+				.buf = bufs + (size_t)i * rd_len,
+			};
+			/* the last AG may end closer to the device end than a full unit */
+			if (reqs[i].off + reqs[i].len > fs->dev->size && reqs[i].off + hdr_len <= fs->dev->size)
+				reqs[i].len = fs->dev->size - reqs[i].off;
+		}
+		err = fs_ioq_read_batch(q, reqs, n);
+		if (err)
+			goto out;
+		for (uint32_t i = 0; i < n; i++) {
+			if (reqs[i].result < (long)hdr_len &&
+			    !(reqs[i].result == -EINVAL && reqs[i].off + hdr_len <= fs->dev->size)) {
+				report_unreadable(cx, first + i, reqs[i].result);
+				continue;
+			}
+			if (reqs[i].result == -EINVAL) {
+				/* an unaligned tail: read it synchronously */
+				if (fs_dev_read(fs->dev, reqs[i].buf, hdr_len, reqs[i].off)) {
+					report_unreadable(cx, first + i, -EIO);
+					continue;
+				}
+			}
+			check_ag(cx, first + i, reqs[i].buf);
+			cx->headers_read += 4;
+		}
+		cx->ags_checked += n;
+	}
+out:
+	free(bufs);
+	free(reqs);
+	fs_ioq_destroy(q);
+	return err;
+}

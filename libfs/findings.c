@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The findings table and the records made from it.  Every problem any xfsx
+ * tool can report is one row here (stable code, severity, fixable, summary);
+ * verifiers record instances, and human text and JSON are rendered from the
+ * same records so the two never disagree.
+ */
+#include "libfs/findings.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define E FS_SEV_ERROR
+#define W FS_SEV_WARNING
+#define I FS_SEV_INFO
+
+static const struct fs_finding_def table[] = {
+	/* superblocks */
+	{ "sb.unreadable",      E, false, "superblock could not be read" },
+	{ "sb.magic",           E, true,  "superblock magic number is wrong" },
+	{ "sb.crc",             E, true,  "superblock CRC does not match its contents" },
+	{ "sb.version",         E, false, "superblock version is not a v5 version" },
+	{ "sb.feature",         E, false, "superblock feature flags are invalid or unknown" },
+	{ "sb.geometry",        E, true,  "superblock geometry field is invalid" },
+	{ "sb.log",             E, true,  "superblock log geometry is invalid" },
+	{ "sb.rtgeometry",      E, true,  "superblock realtime geometry is invalid" },
+	{ "sb.stripe",          E, true,  "superblock stripe geometry is invalid" },
+	{ "sb.inodes",          E, true,  "superblock inode geometry is invalid" },
+	{ "sb.counter",         E, true,  "superblock counter is impossible" },
+	{ "sb.quota",           E, true,  "superblock quota fields are invalid" },
+	{ "sb.uuid",            E, true,  "superblock UUID does not match the filesystem" },
+	{ "sb.lsn",             E, true,  "superblock LSN is beyond the log head" },
+	{ "sb.inprogress",      E, true,  "superblock says mkfs did not finish" },
+	{ "sb.secondary",       E, true,  "secondary superblock disagrees with the primary" },
+	{ "sb.garbage",         E, true,  "bytes past the end of the superblock are not zero" },
+	{ "sb.primary_bad",     E, true,  "primary superblock unusable, geometry taken from a secondary" },
+	/* AGF */
+	{ "agf.unreadable",     E, false, "AGF could not be read" },
+	{ "agf.magic",          E, true,  "AGF magic number is wrong" },
+	{ "agf.crc",            E, true,  "AGF CRC does not match its contents" },
+	{ "agf.version",        E, true,  "AGF version is wrong" },
+	{ "agf.uuid",           E, true,  "AGF UUID does not match the filesystem" },
+	{ "agf.lsn",            E, true,  "AGF LSN is invalid" },
+	{ "agf.seqno",          E, true,  "AGF sequence number is not its AG number" },
+	{ "agf.length",         E, true,  "AGF length does not match the AG size" },
+	{ "agf.freelist",       E, true,  "AGF free list indexes or count are invalid" },
+	{ "agf.freeblks",       E, true,  "AGF free block counters are impossible" },
+	{ "agf.levels",         E, true,  "AGF btree height is outside what the geometry allows" },
+	{ "agf.root",           E, true,  "AGF btree root is outside the AG or on its headers" },
+	{ "agf.btreeblks",      E, true,  "AGF btree block counter is impossible" },
+	/* AGI */
+	{ "agi.unreadable",     E, false, "AGI could not be read" },
+	{ "agi.magic",          E, true,  "AGI magic number is wrong" },
+	{ "agi.crc",            E, true,  "AGI CRC does not match its contents" },
+	{ "agi.version",        E, true,  "AGI version is wrong" },
+	{ "agi.uuid",           E, true,  "AGI UUID does not match the filesystem" },
+	{ "agi.lsn",            E, true,  "AGI LSN is invalid" },
+	{ "agi.seqno",          E, true,  "AGI sequence number is not its AG number" },
+	{ "agi.length",         E, true,  "AGI length does not match the AG size" },
+	{ "agi.count",          E, true,  "AGI inode counters are impossible" },
+	{ "agi.levels",         E, true,  "AGI btree height is outside what the geometry allows" },
+	{ "agi.root",           E, true,  "AGI btree root is outside the AG or on its headers" },
+	{ "agi.newino",         E, true,  "AGI newest inode number cannot exist" },
+	{ "agi.dirino",         E, true,  "AGI dirino is not NULL" },
+	{ "agi.unlinked",       E, true,  "AGI unlinked bucket points at an inode that cannot exist" },
+	{ "agi.blocks",         E, true,  "AGI inode btree block counters are impossible" },
+	/* AGFL */
+	{ "agfl.unreadable",    E, false, "AGFL could not be read" },
+	{ "agfl.magic",         E, true,  "AGFL magic number is wrong" },
+	{ "agfl.crc",           E, true,  "AGFL CRC does not match its contents" },
+	{ "agfl.uuid",          E, true,  "AGFL UUID does not match the filesystem" },
+	{ "agfl.lsn",           E, true,  "AGFL LSN is invalid" },
+	{ "agfl.seqno",         E, true,  "AGFL sequence number is not its AG number" },
+	{ "agfl.bno",           E, true,  "AGFL entry is not a valid block of this AG" },
+	/* log */
+	{ "log.unreadable",     E, false, "log could not be read" },
+	{ "log.dirty",          W, false, "log is dirty: mount the filesystem to replay it; later findings may be spurious" },
+};
+
+#undef E
+#undef W
+#undef I
+
+const struct fs_finding_def *fs_finding_table(size_t *count)
+{
+	*count = sizeof(table) / sizeof(table[0]);
+	return table;
+}
+
+const struct fs_finding_def *fs_finding_lookup(const char *code)
+{
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (!strcmp(table[i].code, code))
+			return &table[i];
+	return NULL;
+}
+
+void fs_findings_init(struct fs_findings *fl)
+{
+	memset(fl, 0, sizeof(*fl));
+	pthread_mutex_init(&fl->lock, NULL);
+}
+
+void fs_findings_free(struct fs_findings *fl)
+{
+	free(fl->v);
+	pthread_mutex_destroy(&fl->lock);
+	memset(fl, 0, sizeof(*fl));
+}
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	if (!src) {
+		dst[0] = 0;
+		return;
+	}
+	snprintf(dst, size, "%s", src);
+}
+
+int fs_report(struct fs_findings *fl, const char *code, int64_t ag, int64_t daddr,
+	      int64_t ino, const char *field, const char *expected, const char *found,
+	      const char *fmt, ...)
+{
+	const struct fs_finding_def *def = fs_finding_lookup(code);
+	struct fs_finding f;
+	int ret = 0;
+
+	if (!def)
+		return -EINVAL;
+	memset(&f, 0, sizeof(f));
+	f.def = def;
+	f.ag = ag;
+	f.daddr = daddr;
+	f.ino = ino;
+	copy_str(f.field, sizeof(f.field), field);
+	copy_str(f.expected, sizeof(f.expected), expected);
+	copy_str(f.found, sizeof(f.found), found);
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(f.message, sizeof(f.message), fmt, ap);
+		va_end(ap);
+	} else {
+		copy_str(f.message, sizeof(f.message), def->summary);
+	}
+
+	pthread_mutex_lock(&fl->lock);
+	fl->by_sev[def->sev]++;
+	if (fl->n == fl->cap) {
+		size_t ncap = fl->cap ? fl->cap * 2 : 64;
+		struct fs_finding *nv = realloc(fl->v, ncap * sizeof(*nv));
+		if (!nv) {
+			fl->dropped++;
+			ret = -ENOMEM;
+			goto out;
+		}
+		fl->v = nv;
+		fl->cap = ncap;
+	}
+	fl->v[fl->n++] = f;
+out:
+	pthread_mutex_unlock(&fl->lock);
+	return ret;
+}
+
+const char *fs_fmt_u64(char *buf, uint64_t v)
+{
+	snprintf(buf, 24, "%" PRIu64, v);
+	return buf;
+}
+
+const char *fs_fmt_x64(char *buf, uint64_t v)
+{
+	snprintf(buf, 24, "0x%" PRIx64, v);
+	return buf;
+}
+
+bool fs_findings_has(const struct fs_findings *fl, const char *code)
+{
+	for (size_t i = 0; i < fl->n; i++)
+		if (!strcmp(fl->v[i].def->code, code))
+			return true;
+	return false;
+}
+
+size_t fs_findings_count(const struct fs_findings *fl, enum fs_severity min_sev)
+{
+	size_t n = 0;
+	for (int s = min_sev; s <= FS_SEV_ERROR; s++)
+		n += fl->by_sev[s];
+	return n;
+}
+
+static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
+
+static int cmp_finding(const void *pa, const void *pb)
+{
+	const struct fs_finding *a = pa, *b = pb;
+	int c;
+
+	/* log findings first: they qualify everything after them */
+	c = cmp_i64(strncmp(a->def->code, "log.", 4) != 0, strncmp(b->def->code, "log.", 4) != 0);
+	if (!c) c = cmp_i64(a->ag, b->ag);
+	if (!c) c = cmp_i64(a->daddr, b->daddr);
+	if (!c) c = cmp_i64(a->ino, b->ino);
+	if (!c) c = cmp_i64(a->def - table, b->def - table);
+	return c;
+}
+
+void fs_findings_sort(struct fs_findings *fl)
+{
+	if (fl->n > 1)
+		qsort(fl->v, fl->n, sizeof(fl->v[0]), cmp_finding);
+}
+
+const char *fs_severity_name(enum fs_severity s)
+{
+	switch (s) {
+	case FS_SEV_INFO: return "info";
+	case FS_SEV_WARNING: return "warning";
+	default: return "error";
+	}
+}
+
+void fs_findings_write_text(const struct fs_findings *fl, FILE *out)
+{
+	for (size_t i = 0; i < fl->n; i++) {
+		const struct fs_finding *f = &fl->v[i];
+
+		fprintf(out, "%s: %s:", fs_severity_name(f->def->sev), f->def->code);
+		if (f->ag != FS_NONE)
+			fprintf(out, " AG %" PRId64, f->ag);
+		if (f->ino != FS_NONE)
+			fprintf(out, " inode %" PRId64, f->ino);
+		if (f->daddr != FS_NONE)
+			fprintf(out, " daddr 0x%" PRIx64, f->daddr);
+		fprintf(out, ": %s", f->message);
+		if (f->field[0])
+			fprintf(out, " [%s", f->field);
+		if (f->field[0] && (f->expected[0] || f->found[0]))
+			fprintf(out, ": expected %s, found %s", f->expected[0] ? f->expected : "?",
+				f->found[0] ? f->found : "?");
+		if (f->field[0])
+			fputc(']', out);
+		fputc('\n', out);
+	}
+	if (fl->dropped)
+		fprintf(out, "error: %zu further findings were not kept (out of memory)\n",
+			fl->dropped);
+}
+
+void fs_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", out); break;
+		case '\\': fputs("\\\\", out); break;
+		case '\n': fputs("\\n", out); break;
+		case '\t': fputs("\\t", out); break;
+		default:
+			if (*p < 0x20 || *p >= 0x7f)
+				fprintf(out, "\\u%04x", *p);
+			else
+				fputc(*p, out);
+		}
+	}
+	fputc('"', out);
+}
+
+static void json_opt_int(FILE *out, const char *key, int64_t v)
+{
+	fprintf(out, ",\"%s\":", key);
+	if (v == FS_NONE)
+		fputs("null", out);
+	else
+		fprintf(out, "%" PRId64, v);
+}
+
+static void json_opt_str(FILE *out, const char *key, const char *v)
+{
+	fprintf(out, ",\"%s\":", key);
+	if (!v[0])
+		fputs("null", out);
+	else
+		fs_json_string(out, v);
+}
+
+void fs_findings_write_json_array(const struct fs_findings *fl, FILE *out)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < fl->n; i++) {
+		const struct fs_finding *f = &fl->v[i];
+
+		fputs(i ? ",{" : "{", out);
+		fputs("\"code\":", out);
+		fs_json_string(out, f->def->code);
+		fprintf(out, ",\"severity\":\"%s\"", fs_severity_name(f->def->sev));
+		json_opt_int(out, "ag", f->ag);
+		json_opt_int(out, "daddr", f->daddr);
+		json_opt_int(out, "ino", f->ino);
+		json_opt_str(out, "field", f->field);
+		json_opt_str(out, "expected", f->expected);
+		json_opt_str(out, "found", f->found);
+		json_opt_str(out, "message", f->message);
+		fprintf(out, ",\"fixable\":%s}", f->def->fixable ? "true" : "false");
+	}
+	fputc(']', out);
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XFSX_FINDINGS_H
+#define XFSX_FINDINGS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum fs_severity { FS_SEV_INFO, FS_SEV_WARNING, FS_SEV_ERROR };
+
+/* One row of the findings table: every problem xfsx can report. */
+struct fs_finding_def {
+	const char *code;         /* stable: scripts and repair key on it */
+	enum fs_severity sev;
+	bool fixable;             /* repair knows a fix for it */
+	const char *summary;      /* the default message */
+};
+
+#define FS_NONE (-1LL)
+
+/* One observed problem: rendered as text and as JSON from the same record. */
+struct fs_finding {
+	const struct fs_finding_def *def;
+	int64_t ag, daddr, ino;   /* FS_NONE where not applicable */
+	char field[48];
+	char expected[96];
+	char found[96];
+	char message[256];
+};
+
+struct fs_findings {
+	pthread_mutex_t lock;
+	struct fs_finding *v;
+	size_t n, cap;
+	size_t dropped;           /* records not kept for lack of memory */
+	size_t by_sev[3];
+};
+
+void fs_findings_init(struct fs_findings *fl);
+void fs_findings_free(struct fs_findings *fl);
+
+/* The whole table, for documentation and tests. */
+const struct fs_finding_def *fs_finding_table(size_t *count);
+const struct fs_finding_def *fs_finding_lookup(const char *code);
+
+/*
+ * Record a finding.  code must be in the table (-EINVAL otherwise: a bug in
+ * the caller).  field/expected/found may be NULL; fmt may be NULL to use the
+ * table's summary.
+ */
+int fs_report(struct fs_findings *fl, const char *code, int64_t ag, int64_t daddr,
+	      int64_t ino, const char *field, const char *expected, const char *found,
+	      const char *fmt, ...) __attribute__((format(printf, 9, 10)));
+
+/* Number formatting for expected/found strings (valid for the full expression). */
+const char *fs_fmt_u64(char *buf, uint64_t v);
+const char *fs_fmt_x64(char *buf, uint64_t v);
+#define FS_U(v) fs_fmt_u64((char[24]){0}, (uint64_t)(v))
+#define FS_X(v) fs_fmt_x64((char[24]){0}, (uint64_t)(v))
+
+bool fs_findings_has(const struct fs_findings *fl, const char *code);
+size_t fs_findings_count(const struct fs_findings *fl, enum fs_severity min_sev);
+
+/* Sort by AG, then daddr, then inode, then code: stable output for people and diffs. */
+void fs_findings_sort(struct fs_findings *fl);
+
+/* Render to a stream the caller owns. */
+void fs_findings_write_text(const struct fs_findings *fl, FILE *out);
+void fs_findings_write_json_array(const struct fs_findings *fl, FILE *out);
+void fs_json_string(FILE *out, const char *s);
+const char *fs_severity_name(enum fs_severity s);
+
+#endif

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The on-disk format as xfsprogs' installed headers define it, plus the unit
+ * conversions every layer needs.  Layouts, magics and feature bits are never
+ * retyped here: they come from <xfs/xfs_format.h> and friends (xfslibs-dev).
+ */
+#ifndef XFSX_FORMAT_H
+#define XFSX_FORMAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include <xfs/xfs.h>
+#include <xfs/xfs_format.h>
+#include <xfs/xfs_da_format.h>
+#include <xfs/xfs_log_format.h>
+
+
+/* Units: a daddr is a 512-byte sector, a fsblock is (agno << agblklog | agbno). */
+typedef uint64_t fs_daddr_t;
+typedef uint64_t fs_fsblock_t;
+typedef uint32_t fs_agblock_t;
+typedef uint32_t fs_agnumber_t;
+typedef uint32_t fs_agino_t;
+typedef uint64_t fs_ino_t;
+
+#define FS_BBSHIFT 9
+#define FS_BBSIZE  (1u << FS_BBSHIFT)
+
+/* Sizes of the on-disk structures, from the headers' own types. */
+#define FS_DSB_SIZE   sizeof(struct xfs_dsb)
+#define FS_SB_CRC_OFF offsetof(struct xfs_dsb, sb_crc)
+
+/*
+ * Everything later layers derive from a superblock: one struct, filled once
+ * by fs_geom_derive() and read everywhere.
+ */
+struct fs_geom {
+	uint32_t blocksize, blocklog;
+	uint32_t sectsize, sectlog;
+	uint32_t inodesize, inodelog;
+	uint32_t inopblock, inopblog;
+	uint32_t agblocks, agblklog;
+	uint32_t agcount;
+	uint32_t last_ag_blocks;        /* the last AG may be shorter */
+	uint64_t dblocks;
+	uint32_t dirblksize, dirblklog; /* directory block in bytes / log2 blocks */
+	uint32_t dirblkfsbs;            /* directory block in fs blocks */
+	uint32_t agino_log;             /* bits of an AG inode number */
+	uint32_t inodes_per_chunk;      /* XFS_INODES_PER_CHUNK */
+	uint32_t blocks_per_chunk;      /* fs blocks holding one full chunk */
+	uint32_t inoalign;              /* sb_inoalignmt, in blocks (0 = none) */
+	uint32_t spino_align;           /* sparse chunk alignment, blocks */
+	uint32_t ag_hdr_blocks;         /* blocks taken by sb/agf/agi/agfl at the AG start */
+	uint32_t agfl_size;             /* slots in the AGFL */
+	uint64_t logstart;              /* fsblock, 0 = external log */
+	uint32_t logblocks;
+	uint32_t logsectsize;
+	bool     log_internal;
+	uint32_t log_agno, log_agbno;
+	uint64_t rootino, rbmino, rsumino;
+	/* maximum btree heights this geometry allows */
+	uint32_t alloc_maxlevels, inobt_maxlevels, rmap_maxlevels, refc_maxlevels;
+	uint32_t bmbt_maxlevels_data;
+	/* feature summary */
+	bool crc, ftype, finobt, spinodes, rmapbt, reflink, inobtcount, bigtime,
+	     nrext64, meta_uuid_feat, needsrepair, lazysbcount, attr2, projid32,
+	     quota;
+	unsigned char uuid[16];
+	unsigned char meta_uuid[16];    /* what metadata blocks are stamped with */
+};
+
+static inline fs_daddr_t fs_agbno_to_daddr(const struct fs_geom *g,
+					   fs_agnumber_t agno, fs_agblock_t agbno)
+{
+	return ((uint64_t)agno * g->agblocks + agbno) << (g->blocklog - FS_BBSHIFT);
+}
+
+static inline fs_daddr_t fs_ag_daddr(const struct fs_geom *g, fs_agnumber_t agno)
+{
+	return fs_agbno_to_daddr(g, agno, 0);
+}
+
+static inline uint64_t fs_daddr_to_bytes(fs_daddr_t d) { return d << FS_BBSHIFT; }
+
+static inline uint32_t fs_ag_blocks(const struct fs_geom *g, fs_agnumber_t agno)
+{
+	return agno == g->agcount - 1 ? g->last_ag_blocks : g->agblocks;
+}
+
+static inline fs_agnumber_t fs_fsb_to_agno(const struct fs_geom *g, fs_fsblock_t fsb)
+{
+	return (fs_agnumber_t)(fsb >> g->agblklog);
+}
+
+static inline fs_agblock_t fs_fsb_to_agbno(const struct fs_geom *g, fs_fsblock_t fsb)
+{
+	return (fs_agblock_t)(fsb & ((1ull << g->agblklog) - 1));
+}
+
+static inline fs_fsblock_t fs_agbno_to_fsb(const struct fs_geom *g,
+					   fs_agnumber_t agno, fs_agblock_t agbno)
+{
+	return ((uint64_t)agno << g->agblklog) | agbno;
+}
+
+static inline fs_daddr_t fs_fsb_to_daddr(const struct fs_geom *g, fs_fsblock_t fsb)
+{
+	return fs_agbno_to_daddr(g, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb));
+}
+
+/* A fsblock names a real block: its AG exists and the block is inside it. */
+static inline bool fs_fsb_valid(const struct fs_geom *g, fs_fsblock_t fsb)
+{
+	fs_agnumber_t agno = fs_fsb_to_agno(g, fsb);
+	return agno < g->agcount && fs_fsb_to_agbno(g, fsb) < fs_ag_blocks(g, agno);
+}
+
+static inline fs_agnumber_t fs_ino_to_agno(const struct fs_geom *g, fs_ino_t ino)
+{
+	return (fs_agnumber_t)(ino >> g->agino_log);
+}
+
+static inline fs_agino_t fs_ino_to_agino(const struct fs_geom *g, fs_ino_t ino)
+{
+	return (fs_agino_t)(ino & ((1ull << g->agino_log) - 1));
+}
+
+static inline fs_ino_t fs_agino_to_ino(const struct fs_geom *g, fs_agnumber_t agno,
+				       fs_agino_t agino)
+{
+	return ((fs_ino_t)agno << g->agino_log) | agino;
+}
+
+static inline fs_agblock_t fs_agino_to_agbno(const struct fs_geom *g, fs_agino_t agino)
+{
+	return agino >> g->inopblog;
+}
+
+static inline uint32_t fs_agino_to_offset(const struct fs_geom *g, fs_agino_t agino)
+{
+	return agino & (g->inopblock - 1);
+}
+
+/*
+ * An AG inode number can name an inode: it lies in a block past the AG
+ * headers and before the AG's end (the kernel's xfs_verify_agino range).
+ */
+bool fs_agino_valid(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t agino);
+bool fs_ino_valid(const struct fs_geom *g, fs_ino_t ino);
+
+/* Log sequence numbers: cycle in the high 32 bits, block (in BBs) in the low. */
+static inline uint32_t fs_lsn_cycle(uint64_t lsn) { return (uint32_t)(lsn >> 32); }
+static inline uint32_t fs_lsn_block(uint64_t lsn) { return (uint32_t)lsn; }
+
+#endif

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Opening a filesystem: read and verify the primary superblock, fall back
+ * to a secondary when the primary cannot be trusted, refuse v4 and unknown
+ * features with a message a user can act on, derive the geometry, and find
+ * the log head so LSNs can be judged.
+ */
+#include "libfs/fs.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libfs/endian.h"
+#include "libfs/sb.h"
+
+static int fail(struct fs_error *e, int err, const char *fmt, ...)
+{
+	if (e) {
+		va_list ap;
+		e->err = err;
+		va_start(ap, fmt);
+		vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+/*
+ * Scan the device for the first secondary superblock that verifies cleanly,
+ * as xfs_repair does when the primary is gone.  Returns its byte offset.
+ */
+static int find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where)
+{
+	const size_t chunk = 1 << 20;
+	unsigned char *buf = fs_dev_alloc(dev, chunk);
+	struct fs_findings scratch;
+	int ret = -ENOENT;
+
+	if (!buf)
+		return -ENOMEM;
+	fs_findings_init(&scratch);
+	for (uint64_t off = 0; off < dev->size && ret == -ENOENT; off += chunk) {
+		size_t n = dev->size - off < chunk ? dev->size - off : chunk;
+		n -= n % FS_BBSIZE;
+		if (!n || fs_dev_read(dev, buf, n, off))
+			break;
+		for (size_t i = 0; i + FS_BBSIZE <= n; i += FS_BBSIZE) {
+			if (off + i == 0 || get_be32(buf + i) != XFS_SB_MAGIC)
+				continue;
+			scratch.n = 0;
+			if (fs_sb_verify(buf + i, n - i, 1, &scratch) == FS_SB_OK) {
+				struct xfs_sb sb;
+				fs_sb_from_disk(&sb, (const void *)(buf + i));
+				/* a real secondary sits at an AG boundary of its own geometry */
+				if (sb.sb_agblocks &&
+				    (off + i) % ((uint64_t)sb.sb_agblocks << sb.sb_blocklog) == 0) {
+					*out = sb;
+					*where = off + i;
+					ret = 0;
+					break;
+				}
+			}
+		}
+	}
+	fs_findings_free(&scratch);
+	free(buf);
+	return ret;
+}
+
+int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
+	    struct fs_findings *fl, struct fs_error *e)
+{
+	struct fs_open_opts defaults = { .allow_secondary = true };
+	struct fs_findings local;
+	struct fs *fs;
+	unsigned char *buf = NULL;
+	enum fs_sb_state st;
+	int err;
+
+	if (!o)
+		o = &defaults;
+	if (!fl) {
+		fs_findings_init(&local);
+		fl = &local;
+	}
+	fs = calloc(1, sizeof(*fs));
+	if (!fs) {
+		err = fail(e, -ENOMEM, "out of memory");
+		goto out;
+	}
+	err = fs_dev_open(path, &o->dev, &fs->dev);
+	if (err) {
+		fail(e, err, "cannot open %s: %s", path, strerror(-err));
+		goto out;
+	}
+	if (fs->dev->size < XFS_MAX_SECTORSIZE) {
+		err = fail(e, -EINVAL, "%s: too small to hold an XFS filesystem (%llu bytes)", path,
+			   (unsigned long long)fs->dev->size);
+		goto out;
+	}
+	buf = fs_dev_alloc(fs->dev, XFS_MAX_SECTORSIZE);
+	if (!buf) {
+		err = fail(e, -ENOMEM, "out of memory");
+		goto out;
+	}
+	err = fs_dev_read(fs->dev, buf, XFS_MAX_SECTORSIZE, 0);
+	if (err) {
+		fail(e, err, "%s: cannot read the primary superblock: %s", path, strerror(-err));
+		goto out;
+	}
+	st = fs_sb_verify(buf, XFS_MAX_SECTORSIZE, 0, fl);
+	fs_sb_from_disk(&fs->sb, (const void *)buf);
+	switch (st) {
+	case FS_SB_NOT_XFS:
+		err = fail(e, -EINVAL, "%s: not an XFS filesystem (superblock magic 0x%08x)", path,
+			   fs->sb.sb_magicnum);
+		goto out;
+	case FS_SB_V4:
+		err = fail(e, -EPROTONOSUPPORT,
+			   "%s: v4 filesystems are not supported (superblock version %u); xfsx handles v5 (CRC) filesystems only",
+			   path, fs->sb.sb_versionnum & XFS_SB_VERSION_NUMBITS);
+		goto out;
+	case FS_SB_UNSUPPORTED:
+		err = fail(e, -EOPNOTSUPP,
+			   "%s: unsupported filesystem features (incompat 0x%x, ro_compat 0x%x unknown to this build)",
+			   path, fs_sb_unknown_incompat(&fs->sb), fs_sb_unknown_ro_compat(&fs->sb));
+		goto out;
+	case FS_SB_UNUSABLE: {
+		uint64_t where;
+		if (!o->allow_secondary) {
+			err = fail(e, -EUCLEAN, "%s: primary superblock is corrupt", path);
+			goto out;
+		}
+		err = find_secondary(fs->dev, &fs->sb, &where);
+		if (err) {
+			fail(e, -EUCLEAN, "%s: primary superblock is corrupt and no valid secondary superblock was found",
+			     path);
+			err = -EUCLEAN;
+			goto out;
+		}
+		fs->sb_source = (fs_agnumber_t)(where / ((uint64_t)fs->sb.sb_agblocks << fs->sb.sb_blocklog));
+		fs_report(fl, "sb.primary_bad", 0, 0, FS_NONE, NULL, NULL, NULL,
+			  "primary superblock unusable; geometry taken from the secondary in AG %u",
+			  fs->sb_source);
+		break;
+	}
+	default:
+		break;
+	}
+	err = fs_geom_derive(&fs->sb, &fs->g);
+	if (err) {
+		fail(e, -EUCLEAN, "%s: superblock geometry cannot be used", path);
+		goto out;
+	}
+	if ((uint64_t)fs->g.dblocks << fs->g.blocklog > fs->dev->size) {
+		/* not fatal: the header reads past the end will say what is missing */
+		fs_report(fl, "sb.geometry", 0, 0, FS_NONE, "dblocks",
+			  FS_U(fs->dev->size >> fs->g.blocklog), FS_U(fs->g.dblocks),
+			  "filesystem is larger than the device (%llu bytes)",
+			  (unsigned long long)fs->dev->size);
+	}
+	fs_log_find_head(fs);
+	*out = fs;
+	fs = NULL;
+	err = 0;
+out:
+	free(buf);
+	if (fs) {
+		fs_dev_close(fs->dev);
+		free(fs);
+	}
+	if (fl == &local)
+		fs_findings_free(&local);
+	return err;
+}
+
+void fs_close(struct fs *fs)
+{
+	if (!fs)
+		return;
+	fs_dev_close(fs->dev);
+	free(fs);
+}

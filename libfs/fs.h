@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XFSX_FS_H
+#define XFSX_FS_H
+
+#include "libfs/format.h"
+#include "libfs/findings.h"
+#include "libfs/io.h"
+
+/*
+ * The library handle, like e2fsprogs' ext2_filsys: the device, the primary
+ * superblock decoded, the geometry derived from it.  Every tool opens one.
+ */
+struct fs {
+	struct fs_dev *dev;
+	struct xfs_sb sb;          /* the superblock the geometry came from */
+	struct fs_geom g;
+	fs_agnumber_t sb_source;   /* 0, or the AG of the secondary used */
+	bool have_log_head;
+	uint64_t log_head_lsn;
+	bool log_clean;            /* head record is an unmount record */
+};
+
+struct fs_open_opts {
+	struct fs_dev_opts dev;
+	/* if the primary is unusable, search for a secondary superblock */
+	bool allow_secondary;
+};
+
+/* Why fs_open failed, in words a user can act on. */
+struct fs_error {
+	int err;                   /* negative errno */
+	char msg[256];
+};
+
+/*
+ * Open and identify a v5 filesystem.  Findings about the primary superblock
+ * go to fl (may be NULL).  Errors: -ENOENT/-EACCES... (cannot open),
+ * -EUCLEAN-like -EINVAL (not XFS), -EPROTONOSUPPORT (v4), -EOPNOTSUPP
+ * (unknown features); err->msg says which.
+ */
+int  fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
+	     struct fs_findings *fl, struct fs_error *err);
+void fs_close(struct fs *fs);
+
+/* Locate the log head (internal logs); sets have_log_head/log_head_lsn/log_clean. */
+int fs_log_find_head(struct fs *fs);
+
+#endif

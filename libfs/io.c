@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device access: opening an image file or block device, learning its size
+ * and sector sizes, and reading it through io_uring, libaio or plain pread,
+ * chosen at run time.  Also the offloaded zero/discard primitives mkfs and
+ * repair use.  O_DIRECT is used whenever the target accepts it.
+ */
+#include "libfs/io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libaio.h>
+#include <liburing.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct fs_ioq {
+	struct fs_dev *dev;
+	enum fs_io_engine engine;
+	unsigned depth;
+	struct io_uring ring;
+	io_context_t aio;
+	struct iocb *iocbs;
+	struct iocb **iocbp;
+	struct io_event *events;
+};
+
+const char *fs_io_engine_name(enum fs_io_engine e)
+{
+	switch (e) {
+	case FS_IO_URING: return "io_uring";
+	case FS_IO_AIO: return "libaio";
+	case FS_IO_PREAD: return "pread";
+	default: return "auto";
+	}
+}
+
+int fs_io_engine_parse(const char *s, enum fs_io_engine *e)
+{
+	if (!strcmp(s, "uring") || !strcmp(s, "io_uring")) *e = FS_IO_URING;
+	else if (!strcmp(s, "aio") || !strcmp(s, "libaio")) *e = FS_IO_AIO;
+	else if (!strcmp(s, "pread") || !strcmp(s, "sync")) *e = FS_IO_PREAD;
+	else if (!strcmp(s, "auto")) *e = FS_IO_AUTO;
+	else return -EINVAL;
+	return 0;
+}
+
+/* Probe whether an engine can be set up here (io_uring may be disabled by sysctl). */
+static bool engine_works(enum fs_io_engine e)
+{
+	if (e == FS_IO_URING) {
+		struct io_uring r;
+		if (io_uring_queue_init(4, &r, 0) < 0)
+			return false;
+		io_uring_queue_exit(&r);
+		return true;
+	}
+	if (e == FS_IO_AIO) {
+		io_context_t ctx = 0;
+		if (io_setup(4, &ctx) < 0)
+			return false;
+		io_destroy(ctx);
+		return true;
+	}
+	return true;
+}
+
+static int probe_direct(struct fs_dev *dev)
+{
+	void *buf = fs_dev_alloc(dev, dev->dio_align);
+	ssize_t r;
+
+	if (!buf)
+		return -ENOMEM;
+	r = pread(dev->fd, buf, dev->dio_align, 0);
+	free(buf);
+	return r < 0 ? -errno : 0;
+}
+
+int fs_dev_open(const char *path, const struct fs_dev_opts *o, struct fs_dev **out)
+{
+	struct fs_dev_opts defaults = { 0 };
+	struct fs_dev *dev;
+	struct stat st;
+	int flags, err;
+
+	if (!o)
+		o = &defaults;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	dev->fd = -1;
+	dev->path = strdup(path);
+	dev->writable = o->writable;
+	flags = (o->writable ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+	if (!dev->path) {
+		err = -ENOMEM;
+		goto fail;
+	}
+
+	dev->fd = open(path, flags | (o->no_direct ? 0 : O_DIRECT));
+	if (dev->fd < 0 && errno == EINVAL && !o->no_direct)
+		dev->fd = open(path, flags);
+	else if (dev->fd >= 0 && !o->no_direct)
+		dev->direct = true;
+	if (dev->fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (fstat(dev->fd, &st) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		int lsect = 512;
+		unsigned int psect = 512;
+
+		dev->blockdev = true;
+		if (ioctl(dev->fd, BLKGETSIZE64, &dev->size) < 0) {
+			err = -errno;
+			goto fail;
+		}
+		if (ioctl(dev->fd, BLKSSZGET, &lsect) < 0)
+			lsect = 512;
+		if (ioctl(dev->fd, BLKPBSZGET, &psect) < 0)
+			psect = lsect;
+		dev->lsect = lsect;
+		dev->psect = psect;
+		dev->dio_align = lsect;
+	} else if (S_ISREG(st.st_mode)) {
+		dev->size = st.st_size;
+		dev->lsect = 512;
+		dev->psect = 512;
+		/* the host filesystem's block is a safe O_DIRECT alignment for files */
+		dev->dio_align = st.st_blksize >= 512 && st.st_blksize <= 65536 ? st.st_blksize : 4096;
+	} else {
+		err = -ENOTBLK;
+		goto fail;
+	}
+	if (dev->dio_align < 512)
+		dev->dio_align = 512;
+
+	if (dev->direct && dev->size >= dev->dio_align && probe_direct(dev) == -EINVAL) {
+		close(dev->fd);
+		dev->direct = false;
+		dev->fd = open(path, flags);
+		if (dev->fd < 0) {
+			err = -errno;
+			goto fail;
+		}
+	}
+
+	dev->engine = o->engine;
+	if (dev->engine == FS_IO_AUTO) {
+		const char *env = getenv("XFSX_IO_ENGINE");
+		if (env && *env && fs_io_engine_parse(env, &dev->engine) < 0) {
+			err = -EINVAL;
+			goto fail;
+		}
+	}
+	if (dev->engine == FS_IO_AUTO) {
+		if (engine_works(FS_IO_URING))
+			dev->engine = FS_IO_URING;
+		else if (engine_works(FS_IO_AIO))
+			dev->engine = FS_IO_AIO;
+		else
+			dev->engine = FS_IO_PREAD;
+	} else if (!engine_works(dev->engine)) {
+		err = -ENOSYS;
+		goto fail;
+	}
+	dev->qdepth = o->qdepth ? o->qdepth : 64;
+	*out = dev;
+	return 0;
+fail:
+	if (dev->fd >= 0)
+		close(dev->fd);
+	free(dev->path);
+	free(dev);
+	return err;
+}
+
+void fs_dev_close(struct fs_dev *dev)
+{
+	if (!dev)
+		return;
+	if (dev->fd >= 0)
+		close(dev->fd);
+	free(dev->path);
+	free(dev);
+}
+
+void *fs_dev_alloc(const struct fs_dev *dev, size_t len)
+{
+	void *p = NULL;
+	size_t align = dev->dio_align > 4096 ? dev->dio_align : 4096;
+
+	if (!len)
+		len = align;
+	len = (len + align - 1) / align * align;
+	if (posix_memalign(&p, align, len))
+		return NULL;
+	return p;
+}
+
+static bool is_aligned(const struct fs_dev *dev, const void *buf, size_t len, uint64_t off)
+{
+	uint64_t a = dev->dio_align;
+	return !dev->direct || (((uintptr_t)buf % a) == 0 && len % a == 0 && off % a == 0);
+}
+
+/* pread/pwrite the whole range, retrying short transfers; EOF is -EIO. */
+static int full_io(int fd, void *buf, size_t len, uint64_t off, bool write)
+{
+	unsigned char *p = buf;
+
+	while (len) {
+		ssize_t r = write ? pwrite(fd, p, len, off) : pread(fd, p, len, off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		p += r;
+		len -= r;
+		off += r;
+	}
+	return 0;
+}
+
+static int bounce_io(struct fs_dev *dev, void *buf, size_t len, uint64_t off, bool write)
+{
+	uint64_t a = dev->dio_align;
+	uint64_t start = off / a * a;
+	uint64_t end = (off + len + a - 1) / a * a;
+	unsigned char *b;
+	int err;
+
+	if (end > dev->size && dev->size > start && !write)
+		end = (dev->size + a - 1) / a * a;
+	b = fs_dev_alloc(dev, end - start);
+	if (!b)
+		return -ENOMEM;
+	err = full_io(dev->fd, b, end - start, start, false);
+	if (!err && write) {
+		memcpy(b + (off - start), buf, len);
+		err = full_io(dev->fd, b, end - start, start, true);
+	} else if (!err) {
+		memcpy(buf, b + (off - start), len);
+	}
+	free(b);
+	return err;
+}
+
+int fs_dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
+{
+	if (off > dev->size || len > dev->size - off)
+		return -ENXIO;
+	if (is_aligned(dev, buf, len, off))
+		return full_io(dev->fd, buf, len, off, false);
+	return bounce_io(dev, buf, len, off, false);
+}
+
+int fs_dev_write(struct fs_dev *dev, const void *buf, size_t len, uint64_t off)
+{
+	if (!dev->writable)
+		return -EROFS;
+	if (off > dev->size || len > dev->size - off)
+		return -ENXIO;
+	if (is_aligned(dev, buf, len, off))
+		return full_io(dev->fd, (void *)buf, len, off, true);
+	return bounce_io(dev, (void *)buf, len, off, true);
+}
+
+int fs_dev_flush(struct fs_dev *dev)
+{
+	return fsync(dev->fd) < 0 ? -errno : 0;
+}
+
+int fs_dev_zero_range(struct fs_dev *dev, uint64_t off, uint64_t len)
+{
+	if (!dev->writable)
+		return -EROFS;
+	if (dev->blockdev) {
+		uint64_t r[2] = { off, len };
+		return ioctl(dev->fd, BLKZEROOUT, r) < 0 ? -errno : 0;
+	}
+	if (fallocate(dev->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, off, len) == 0)
+		return 0;
+	/* some filesystems lack ZERO_RANGE; a punched hole reads back as zeroes too */
+	if (fallocate(dev->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) == 0)
+		return 0;
+	return -errno;
+}
+
+int fs_dev_discard_range(struct fs_dev *dev, uint64_t off, uint64_t len)
+{
+	if (!dev->writable)
+		return -EROFS;
+	if (dev->blockdev) {
+		uint64_t r[2] = { off, len };
+		return ioctl(dev->fd, BLKDISCARD, r) < 0 ? -errno : 0;
+	}
+	return fallocate(dev->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) < 0 ?
+		-errno : 0;
+}
+
+int fs_ioq_create(struct fs_dev *dev, struct fs_ioq **out)
+{
+	struct fs_ioq *q = calloc(1, sizeof(*q));
+	int err = 0;
+
+	if (!q)
+		return -ENOMEM;
+	q->dev = dev;
+	q->engine = dev->engine;
+	q->depth = dev->qdepth;
+	if (q->engine == FS_IO_URING) {
+		err = io_uring_queue_init(q->depth, &q->ring, 0);
+	} else if (q->engine == FS_IO_AIO) {
+		q->iocbs = calloc(q->depth, sizeof(*q->iocbs));
+		q->iocbp = calloc(q->depth, sizeof(*q->iocbp));
+		q->events = calloc(q->depth, sizeof(*q->events));
+		if (!q->iocbs || !q->iocbp || !q->events)
+			err = -ENOMEM;
+		else
+			err = io_setup(q->depth, &q->aio);
+	}
+	if (err < 0) {
+		free(q->iocbs);
+		free(q->iocbp);
+		free(q->events);
+		free(q);
+		return err;
+	}
+	*out = q;
+	return 0;
+}
+
+void fs_ioq_destroy(struct fs_ioq *q)
+{
+	if (!q)
+		return;
+	if (q->engine == FS_IO_URING)
+		io_uring_queue_exit(&q->ring);
+	else if (q->engine == FS_IO_AIO)
+		io_destroy(q->aio);
+	free(q->iocbs);
+	free(q->iocbp);
+	free(q->events);
+	free(q);
+}
+
+/* A completed request that came back short is finished synchronously. */
+static void finish_req(struct fs_ioq *q, struct fs_io_req *r, long res)
+{
+	if (res >= 0 && (size_t)res < r->len) {
+		int err = full_io(q->dev->fd, (char *)r->buf + res, r->len - res, r->off + res, false);
+		res = err ? err : (long)r->len;
+	}
+	r->result = res;
+}
+
+static int batch_uring(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		size_t chunk = n - done < q->depth ? n - done : q->depth;
+		int ret;
+
+		for (size_t i = 0; i < chunk; i++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+			struct fs_io_req *r = &reqs[done + i];
+
+			if (!sqe)
+				return -EBUSY;
+			io_uring_prep_read(sqe, q->dev->fd, r->buf, r->len, r->off);
+			io_uring_sqe_set_data(sqe, r);
+		}
+		ret = io_uring_submit(&q->ring);
+		if (ret < 0)
+			return ret;
+		for (size_t i = 0; i < chunk; i++) {
+			struct io_uring_cqe *cqe;
+
+			do {
+				ret = io_uring_wait_cqe(&q->ring, &cqe);
+			} while (ret == -EINTR);
+			if (ret < 0)
+				return ret;
+			finish_req(q, io_uring_cqe_get_data(cqe), cqe->res);
+			io_uring_cqe_seen(&q->ring, cqe);
+		}
+		done += chunk;
+	}
+	return 0;
+}
+
+static int batch_aio(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		size_t chunk = n - done < q->depth ? n - done : q->depth;
+		size_t got = 0;
+		int ret;
+
+		for (size_t i = 0; i < chunk; i++) {
+			struct fs_io_req *r = &reqs[done + i];
+
+			io_prep_pread(&q->iocbs[i], q->dev->fd, r->buf, r->len, r->off);
+			q->iocbs[i].data = r;
+			q->iocbp[i] = &q->iocbs[i];
+		}
+		ret = io_submit(q->aio, chunk, q->iocbp);
+		if (ret < 0)
+			return ret;
+		if ((size_t)ret < chunk) {
+			/* the rest were not queued: do them synchronously */
+			for (size_t i = ret; i < chunk; i++)
+				finish_req(q, &reqs[done + i], 0);
+			chunk = ret;
+		}
+		while (got < chunk) {
+			ret = io_getevents(q->aio, 1, chunk - got, q->events, NULL);
+			if (ret == -EINTR)
+				continue;
+			if (ret < 0)
+				return ret;
+			for (int i = 0; i < ret; i++)
+				finish_req(q, q->events[i].data, (long)q->events[i].res);
+			got += ret;
+		}
+		done += n - done < q->depth ? n - done : q->depth;
+	}
+	return 0;
+}
+
+int fs_ioq_read_batch(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct fs_io_req *r = &reqs[i];
+
+		if (r->off > q->dev->size || r->len > q->dev->size - r->off) {
+			r->result = -ENXIO;
+			continue;
+		}
+		if (!is_aligned(q->dev, r->buf, r->len, r->off)) {
+			r->result = -EINVAL;
+			continue;
+		}
+		r->result = 1;	/* marks "to be issued" */
+	}
+	/* compact the issuable requests to the front is not needed: skip marked ones */
+	if (q->engine == FS_IO_PREAD) {
+		for (size_t i = 0; i < n; i++)
+			if (reqs[i].result == 1)
+				finish_req(q, &reqs[i], 0);
+		return 0;
+	}
+	{
+		struct fs_io_req **todo = malloc(n * sizeof(*todo));
+		struct fs_io_req *tmp;
+		size_t m = 0;
+		int err;
+
+		if (!todo)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			if (reqs[i].result == 1)
+				todo[m++] = &reqs[i];
+		/* engines work on arrays of requests: gather, run, scatter */
+		tmp = malloc((m ? m : 1) * sizeof(*tmp));
+		if (!tmp) {
+			free(todo);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < m; i++)
+			tmp[i] = *todo[i];
+		err = q->engine == FS_IO_URING ? batch_uring(q, tmp, m) : batch_aio(q, tmp, m);
+		for (size_t i = 0; i < m; i++)
+			todo[i]->result = err ? err : tmp[i].result;
+		free(tmp);
+		free(todo);
+		return err;
+	}
+}

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The log, as far as offline tools need it: find the head (the newest
+ * record) by the cycle numbers stamped in every log sector, and tell a
+ * clean log (head record is an unmount record) from a dirty one.
+ * Replay is not done here.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "libfs/endian.h"
+#include "libfs/fs.h"
+
+/* The cycle a log sector was last written in. */
+static int sector_cycle(struct fs *fs, uint64_t log_off, uint64_t bb, uint32_t *cycle,
+			unsigned char *buf)
+{
+	int err = fs_dev_read(fs->dev, buf, FS_BBSIZE, log_off + (bb << FS_BBSHIFT));
+
+	if (err)
+		return err;
+	/* a record header carries its magic first and the cycle second */
+	if (get_be32(buf) == XLOG_HEADER_MAGIC_NUM)
+		*cycle = get_be32(buf + 4);
+	else
+		*cycle = get_be32(buf);
+	return 0;
+}
+
+/* Walk back from the head to the last record header; is it an unmount record? */
+static bool head_is_unmount(struct fs *fs, uint64_t log_off, uint64_t head_bb,
+			    uint64_t log_bbs, unsigned char *buf)
+{
+	uint64_t limit = head_bb > 4096 ? 4096 : head_bb;
+
+	for (uint64_t back = 1; back <= limit; back++) {
+		uint64_t bb = head_bb - back;
+		const struct xlog_rec_header *rh = (const void *)buf;
+
+		if (fs_dev_read(fs->dev, buf, FS_BBSIZE, log_off + (bb << FS_BBSHIFT)))
+			return false;
+		if (be32(rh->h_magicno) != XLOG_HEADER_MAGIC_NUM)
+			continue;
+		/* an unmount record: one op, its payload the unmount magic */
+		{
+			uint32_t len = be32(rh->h_len);
+			uint32_t num_ops = be32(rh->h_num_logops);
+			uint32_t hsize = be32(rh->h_size);
+			/* v2 records larger than 32 KiB carry extra header sectors */
+			uint64_t hdr_bbs = (be32(rh->h_version) & XLOG_VERSION_2) &&
+				hsize > XLOG_HEADER_CYCLE_SIZE ?
+				(hsize + XLOG_HEADER_CYCLE_SIZE - 1) / XLOG_HEADER_CYCLE_SIZE : 1;
+			unsigned char *data;
+			bool ok = false;
+
+			if (num_ops != 1 || len == 0 || len > 4096 ||
+			    bb + hdr_bbs + (len + FS_BBSIZE - 1) / FS_BBSIZE > log_bbs)
+				return false;
+			data = malloc(FS_BBSIZE);
+			if (!data)
+				return false;
+			if (!fs_dev_read(fs->dev, data, FS_BBSIZE, log_off + ((bb + hdr_bbs) << FS_BBSHIFT))) {
+				const struct xlog_op_header *op = (const void *)data;
+				/* the first word of a data sector was swapped for the cycle */
+				uint32_t flags = op->oh_flags;
+				ok = (flags & XLOG_UNMOUNT_TRANS) != 0;
+			}
+			free(data);
+			return ok;
+		}
+	}
+	return false;
+}
+
+int fs_log_find_head(struct fs *fs)
+{
+	const struct fs_geom *g = &fs->g;
+	uint64_t log_off, log_bbs, lo, hi;
+	uint32_t first, last, c;
+	unsigned char *buf;
+	int err;
+
+	fs->have_log_head = false;
+	if (!g->log_internal)
+		return -EOPNOTSUPP;
+	log_off = fs_daddr_to_bytes(fs_fsb_to_daddr(g, g->logstart));
+	log_bbs = (uint64_t)g->logblocks << (g->blocklog - FS_BBSHIFT);
+	buf = malloc(FS_BBSIZE);
+	if (!buf)
+		return -ENOMEM;
+	err = sector_cycle(fs, log_off, 0, &first, buf);
+	if (!err)
+		err = sector_cycle(fs, log_off, log_bbs - 1, &last, buf);
+	if (err)
+		goto out;
+
+	if (first == last) {
+		/* every sector in one cycle: the head is at the end (or the log is blank) */
+		fs->log_head_lsn = ((uint64_t)first << 32) | (log_bbs - 1);
+		hi = log_bbs;
+	} else {
+		/* find the first sector still in the previous cycle */
+		lo = 0;
+		hi = log_bbs - 1;
+		while (hi - lo > 1) {
+			uint64_t mid = lo + (hi - lo) / 2;
+			err = sector_cycle(fs, log_off, mid, &c, buf);
+			if (err)
+				goto out;
+			if (c == first)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		fs->log_head_lsn = ((uint64_t)first << 32) | hi;
+	}
+	fs->have_log_head = first != 0;
+	fs->log_clean = first == 0 || head_is_unmount(fs, log_off, hi, log_bbs, buf);
+out:
+	free(buf);
+	return err;
+}

@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Superblocks: decode and encode every v5 field, verify one copy against
+ * the rules the kernel and xfs_repair apply, compare secondaries with the
+ * primary, and derive the geometry every other layer works from.
+ */
+#include "libfs/sb.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "libfs/crc.h"
+#include "libfs/endian.h"
+
+void fs_sb_from_disk(struct xfs_sb *to, const struct xfs_dsb *from)
+{
+	memset(to, 0, sizeof(*to));
+	to->sb_magicnum = be32(from->sb_magicnum);
+	to->sb_blocksize = be32(from->sb_blocksize);
+	to->sb_dblocks = be64(from->sb_dblocks);
+	to->sb_rblocks = be64(from->sb_rblocks);
+	to->sb_rextents = be64(from->sb_rextents);
+	memcpy(&to->sb_uuid, &from->sb_uuid, sizeof(to->sb_uuid));
+	to->sb_logstart = be64(from->sb_logstart);
+	to->sb_rootino = be64(from->sb_rootino);
+	to->sb_rbmino = be64(from->sb_rbmino);
+	to->sb_rsumino = be64(from->sb_rsumino);
+	to->sb_rextsize = be32(from->sb_rextsize);
+	to->sb_agblocks = be32(from->sb_agblocks);
+	to->sb_agcount = be32(from->sb_agcount);
+	to->sb_rbmblocks = be32(from->sb_rbmblocks);
+	to->sb_logblocks = be32(from->sb_logblocks);
+	to->sb_versionnum = be16(from->sb_versionnum);
+	to->sb_sectsize = be16(from->sb_sectsize);
+	to->sb_inodesize = be16(from->sb_inodesize);
+	to->sb_inopblock = be16(from->sb_inopblock);
+	memcpy(to->sb_fname, from->sb_fname, sizeof(to->sb_fname));
+	to->sb_blocklog = from->sb_blocklog;
+	to->sb_sectlog = from->sb_sectlog;
+	to->sb_inodelog = from->sb_inodelog;
+	to->sb_inopblog = from->sb_inopblog;
+	to->sb_agblklog = from->sb_agblklog;
+	to->sb_rextslog = from->sb_rextslog;
+	to->sb_inprogress = from->sb_inprogress;
+	to->sb_imax_pct = from->sb_imax_pct;
+	to->sb_icount = be64(from->sb_icount);
+	to->sb_ifree = be64(from->sb_ifree);
+	to->sb_fdblocks = be64(from->sb_fdblocks);
+	to->sb_frextents = be64(from->sb_frextents);
+	to->sb_uquotino = be64(from->sb_uquotino);
+	to->sb_gquotino = be64(from->sb_gquotino);
+	to->sb_qflags = be16(from->sb_qflags);
+	to->sb_flags = from->sb_flags;
+	to->sb_shared_vn = from->sb_shared_vn;
+	to->sb_inoalignmt = be32(from->sb_inoalignmt);
+	to->sb_unit = be32(from->sb_unit);
+	to->sb_width = be32(from->sb_width);
+	to->sb_dirblklog = from->sb_dirblklog;
+	to->sb_logsectlog = from->sb_logsectlog;
+	to->sb_logsectsize = be16(from->sb_logsectsize);
+	to->sb_logsunit = be32(from->sb_logsunit);
+	to->sb_features2 = be32(from->sb_features2);
+	to->sb_bad_features2 = be32(from->sb_bad_features2);
+	to->sb_features_compat = be32(from->sb_features_compat);
+	to->sb_features_ro_compat = be32(from->sb_features_ro_compat);
+	to->sb_features_incompat = be32(from->sb_features_incompat);
+	to->sb_features_log_incompat = be32(from->sb_features_log_incompat);
+	to->sb_crc = fs_crc_stored(from, FS_SB_CRC_OFF);
+	to->sb_spino_align = be32(from->sb_spino_align);
+	to->sb_pquotino = be64(from->sb_pquotino);
+	to->sb_lsn = be64(from->sb_lsn);
+	memcpy(&to->sb_meta_uuid, &from->sb_meta_uuid, sizeof(to->sb_meta_uuid));
+}
+
+void fs_sb_to_disk(struct xfs_dsb *to, const struct xfs_sb *from)
+{
+	memset(to, 0, sizeof(*to));
+	to->sb_magicnum = to_be32(from->sb_magicnum);
+	to->sb_blocksize = to_be32(from->sb_blocksize);
+	to->sb_dblocks = to_be64(from->sb_dblocks);
+	to->sb_rblocks = to_be64(from->sb_rblocks);
+	to->sb_rextents = to_be64(from->sb_rextents);
+	memcpy(&to->sb_uuid, &from->sb_uuid, sizeof(to->sb_uuid));
+	to->sb_logstart = to_be64(from->sb_logstart);
+	to->sb_rootino = to_be64(from->sb_rootino);
+	to->sb_rbmino = to_be64(from->sb_rbmino);
+	to->sb_rsumino = to_be64(from->sb_rsumino);
+	to->sb_rextsize = to_be32(from->sb_rextsize);
+	to->sb_agblocks = to_be32(from->sb_agblocks);
+	to->sb_agcount = to_be32(from->sb_agcount);
+	to->sb_rbmblocks = to_be32(from->sb_rbmblocks);
+	to->sb_logblocks = to_be32(from->sb_logblocks);
+	to->sb_versionnum = to_be16(from->sb_versionnum);
+	to->sb_sectsize = to_be16(from->sb_sectsize);
+	to->sb_inodesize = to_be16(from->sb_inodesize);
+	to->sb_inopblock = to_be16(from->sb_inopblock);
+	memcpy(to->sb_fname, from->sb_fname, sizeof(to->sb_fname));
+	to->sb_blocklog = from->sb_blocklog;
+	to->sb_sectlog = from->sb_sectlog;
+	to->sb_inodelog = from->sb_inodelog;
+	to->sb_inopblog = from->sb_inopblog;
+	to->sb_agblklog = from->sb_agblklog;
+	to->sb_rextslog = from->sb_rextslog;
+	to->sb_inprogress = from->sb_inprogress;
+	to->sb_imax_pct = from->sb_imax_pct;
+	to->sb_icount = to_be64(from->sb_icount);
+	to->sb_ifree = to_be64(from->sb_ifree);
+	to->sb_fdblocks = to_be64(from->sb_fdblocks);
+	to->sb_frextents = to_be64(from->sb_frextents);
+	to->sb_uquotino = to_be64(from->sb_uquotino);
+	to->sb_gquotino = to_be64(from->sb_gquotino);
+	to->sb_qflags = to_be16(from->sb_qflags);
+	to->sb_flags = from->sb_flags;
+	to->sb_shared_vn = from->sb_shared_vn;
+	to->sb_inoalignmt = to_be32(from->sb_inoalignmt);
+	to->sb_unit = to_be32(from->sb_unit);
+	to->sb_width = to_be32(from->sb_width);
+	to->sb_dirblklog = from->sb_dirblklog;
+	to->sb_logsectlog = from->sb_logsectlog;
+	to->sb_logsectsize = to_be16(from->sb_logsectsize);
+	to->sb_logsunit = to_be32(from->sb_logsunit);
+	to->sb_features2 = to_be32(from->sb_features2);
+	/* the kernel always writes bad_features2 as a copy of features2 */
+	to->sb_bad_features2 = to_be32(from->sb_features2);
+	to->sb_features_compat = to_be32(from->sb_features_compat);
+	to->sb_features_ro_compat = to_be32(from->sb_features_ro_compat);
+	to->sb_features_incompat = to_be32(from->sb_features_incompat);
+	to->sb_features_log_incompat = to_be32(from->sb_features_log_incompat);
+	to->sb_spino_align = to_be32(from->sb_spino_align);
+	to->sb_pquotino = to_be64(from->sb_pquotino);
+	to->sb_lsn = to_be64(from->sb_lsn);
+	memcpy(&to->sb_meta_uuid, &from->sb_meta_uuid, sizeof(to->sb_meta_uuid));
+}
+
+uint32_t fs_sb_unknown_incompat(const struct xfs_sb *sb)
+{
+	return sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_UNKNOWN;
+}
+
+uint32_t fs_sb_unknown_ro_compat(const struct xfs_sb *sb)
+{
+	return sb->sb_features_ro_compat & XFS_SB_FEAT_RO_COMPAT_UNKNOWN;
+}
+
+static unsigned log2_roundup32(uint32_t v)
+{
+	unsigned l = 0;
+	while (l < 32 && (1ull << l) < v)
+		l++;
+	return l;
+}
+
+static unsigned highbit32(uint32_t v)
+{
+	return v ? 31 - __builtin_clz(v) : 0;
+}
+
+static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
+/* Height a btree needs to index `records` at the given minimum fill. */
+static uint32_t btree_maxlevels(const uint32_t minrecs[2], uint64_t records)
+{
+	uint64_t blocks = (records + minrecs[0] - 1) / minrecs[0];
+	uint32_t h = 1;
+
+	while (blocks > 1) {
+		blocks = (blocks + minrecs[1] - 1) / minrecs[1];
+		h++;
+	}
+	return h;
+}
+
+/* Height of a btree that could consume `leaf_blocks` blocks at the given fanout. */
+static uint32_t btree_space_to_height(const uint32_t minrecs[2], uint64_t leaf_blocks)
+{
+	uint64_t node_blocks = 2, left;
+	uint32_t h = 1;
+
+	if (leaf_blocks < 1)
+		return 0;
+	left = leaf_blocks - 1;
+	while (node_blocks < left) {
+		left -= node_blocks;
+		node_blocks *= minrecs[1];
+		h++;
+	}
+	return h;
+}
+
+static void btree_minrecs(uint32_t blocksize, size_t hdr, size_t rec, size_t keyptr,
+			  uint32_t out[2])
+{
+	out[0] = (uint32_t)((blocksize - hdr) / rec / 2);
+	out[1] = (uint32_t)((blocksize - hdr) / keyptr / 2);
+}
+
+uint64_t fs_geom_max_inodes(const struct fs_geom *g)
+{
+	return g->dblocks << g->inopblog;
+}
+
+int fs_geom_derive(const struct xfs_sb *sb, struct fs_geom *g)
+{
+	uint32_t mr[2];
+	size_t sblock = XFS_BTREE_SBLOCK_CRC_LEN, lblock = XFS_BTREE_LBLOCK_CRC_LEN;
+
+	if (sb->sb_agblocks == 0 || sb->sb_agcount == 0 || sb->sb_blocklog < 9 ||
+	    sb->sb_blocklog > 16 || sb->sb_inodelog < 8 || sb->sb_inodelog > 11 ||
+	    sb->sb_inodelog > sb->sb_blocklog || sb->sb_sectlog < 9 || sb->sb_sectlog > 15 ||
+	    sb->sb_dblocks <= (uint64_t)(sb->sb_agcount - 1) * sb->sb_agblocks ||
+	    sb->sb_agblklog > 31 || sb->sb_dirblklog + sb->sb_blocklog > 16)
+		return -EINVAL;
+
+	memset(g, 0, sizeof(*g));
+	g->blocksize = 1u << sb->sb_blocklog;
+	g->blocklog = sb->sb_blocklog;
+	g->sectsize = 1u << sb->sb_sectlog;
+	g->sectlog = sb->sb_sectlog;
+	g->inodesize = 1u << sb->sb_inodelog;
+	g->inodelog = sb->sb_inodelog;
+	g->inopblog = sb->sb_blocklog - sb->sb_inodelog;
+	g->inopblock = 1u << g->inopblog;
+	g->agblocks = sb->sb_agblocks;
+	g->agblklog = sb->sb_agblklog;
+	g->agcount = sb->sb_agcount;
+	g->dblocks = sb->sb_dblocks;
+	g->last_ag_blocks = (uint32_t)(sb->sb_dblocks - (uint64_t)(sb->sb_agcount - 1) * sb->sb_agblocks);
+	g->dirblklog = sb->sb_dirblklog;
+	g->dirblksize = g->blocksize << sb->sb_dirblklog;
+	g->dirblkfsbs = 1u << sb->sb_dirblklog;
+	g->agino_log = g->agblklog + g->inopblog;
+	g->inodes_per_chunk = XFS_INODES_PER_CHUNK;
+	g->blocks_per_chunk = XFS_INODES_PER_CHUNK >> g->inopblog;
+	if (!g->blocks_per_chunk)
+		g->blocks_per_chunk = 1;
+	g->inoalign = (sb->sb_versionnum & XFS_SB_VERSION_ALIGNBIT) ? sb->sb_inoalignmt : 0;
+	g->spino_align = sb->sb_spino_align;
+	/* sb, AGF, AGI and AGFL take one sector each from the AG start */
+	g->ag_hdr_blocks = (4 * g->sectsize + g->blocksize - 1) / g->blocksize;
+	g->agfl_size = (g->sectsize - sizeof(struct xfs_agfl)) / sizeof(__be32);
+	g->logstart = sb->sb_logstart;
+	g->logblocks = sb->sb_logblocks;
+	g->log_internal = sb->sb_logstart != 0;
+	g->logsectsize = sb->sb_logsectsize ? sb->sb_logsectsize : FS_BBSIZE;
+	if (g->log_internal) {
+		g->log_agno = fs_fsb_to_agno(g, sb->sb_logstart);
+		g->log_agbno = fs_fsb_to_agbno(g, sb->sb_logstart);
+	}
+	g->rootino = sb->sb_rootino;
+	g->rbmino = sb->sb_rbmino;
+	g->rsumino = sb->sb_rsumino;
+
+	g->crc = (sb->sb_versionnum & XFS_SB_VERSION_NUMBITS) == XFS_SB_VERSION_5;
+	g->ftype = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_FTYPE;
+	g->spinodes = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_SPINODES;
+	g->meta_uuid_feat = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_META_UUID;
+	g->bigtime = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_BIGTIME;
+	g->needsrepair = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR;
+	g->nrext64 = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_NREXT64;
+	g->finobt = sb->sb_features_ro_compat & XFS_SB_FEAT_RO_COMPAT_FINOBT;
+	g->rmapbt = sb->sb_features_ro_compat & XFS_SB_FEAT_RO_COMPAT_RMAPBT;
+	g->reflink = sb->sb_features_ro_compat & XFS_SB_FEAT_RO_COMPAT_REFLINK;
+	g->inobtcount = sb->sb_features_ro_compat & XFS_SB_FEAT_RO_COMPAT_INOBTCNT;
+	g->lazysbcount = sb->sb_features2 & XFS_SB_VERSION2_LAZYSBCOUNTBIT;
+	g->attr2 = sb->sb_features2 & XFS_SB_VERSION2_ATTR2BIT;
+	g->projid32 = sb->sb_features2 & XFS_SB_VERSION2_PROJID32BIT;
+	g->quota = sb->sb_versionnum & XFS_SB_VERSION_QUOTABIT;
+	memcpy(g->uuid, &sb->sb_uuid, 16);
+	memcpy(g->meta_uuid, g->meta_uuid_feat ? (const void *)&sb->sb_meta_uuid :
+	       (const void *)&sb->sb_uuid, 16);
+
+	/* btree heights, as the kernel sizes them for this geometry */
+	btree_minrecs(g->blocksize, sblock, sizeof(xfs_alloc_rec_t),
+		      sizeof(xfs_alloc_key_t) + sizeof(xfs_alloc_ptr_t), mr);
+	g->alloc_maxlevels = btree_maxlevels(mr, ((uint64_t)g->agblocks + 1) / 2);
+	btree_minrecs(g->blocksize, sblock, sizeof(xfs_inobt_rec_t),
+		      sizeof(xfs_inobt_key_t) + sizeof(xfs_inobt_ptr_t), mr);
+	g->inobt_maxlevels = btree_maxlevels(mr, (1ull << g->agino_log) >> XFS_INODES_PER_CHUNK_LOG);
+	btree_minrecs(g->blocksize, sblock, sizeof(struct xfs_rmap_rec),
+		      2 * sizeof(struct xfs_rmap_key) + sizeof(xfs_rmap_ptr_t), mr);
+	g->rmap_maxlevels = !g->rmapbt ? 0 : g->reflink ?
+		btree_space_to_height(mr, g->agblocks) : btree_maxlevels(mr, g->agblocks);
+	btree_minrecs(g->blocksize, sblock, sizeof(struct xfs_refcount_rec),
+		      sizeof(struct xfs_refcount_key) + sizeof(xfs_refcount_ptr_t), mr);
+	g->refc_maxlevels = g->reflink ? btree_maxlevels(mr, g->agblocks) : 0;
+	btree_minrecs(g->blocksize, lblock, sizeof(xfs_bmbt_rec_t),
+		      sizeof(xfs_bmbt_key_t) + sizeof(xfs_bmbt_ptr_t), mr);
+	g->bmbt_maxlevels_data = btree_maxlevels(mr, g->nrext64 ? XFS_MAX_EXTCNT_DATA_FORK_LARGE :
+						     XFS_MAX_EXTCNT_DATA_FORK_SMALL) + 1;
+	return 0;
+}
+
+bool fs_agino_valid(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t agino)
+{
+	uint32_t agblocks;
+	fs_agino_t first, last;
+
+	if (agno >= g->agcount)
+		return false;
+	agblocks = fs_ag_blocks(g, agno);
+	/* the first inode can sit right after the headers, rounded up to the chunk alignment */
+	first = ((g->ag_hdr_blocks + (g->inoalign ? g->inoalign - 1 : 0)) /
+		 (g->inoalign ? g->inoalign : 1) * (g->inoalign ? g->inoalign : 1)) << g->inopblog;
+	last = (agblocks << g->inopblog) - 1;
+	if (g->inoalign) {
+		uint64_t end = (uint64_t)agblocks / g->inoalign * g->inoalign;
+		last = (fs_agino_t)((end << g->inopblog) - 1);
+	}
+	return agino >= first && agino <= last && agino < (1ull << g->agino_log);
+}
+
+bool fs_ino_valid(const struct fs_geom *g, fs_ino_t ino)
+{
+	fs_agnumber_t agno = fs_ino_to_agno(g, ino);
+	fs_agino_t agino = fs_ino_to_agino(g, ino);
+
+	return fs_agino_to_ino(g, agno, agino) == ino && fs_agino_valid(g, agno, agino);
+}
+
+/* --- verification --------------------------------------------------------- */
+
+struct sbv {
+	struct fs_findings *fl;
+	int64_t ag, daddr;
+	int bad;       /* geometry can't be used */
+	int findings;
+};
+
+static void sb_bad(struct sbv *v, const char *code, const char *field, const char *exp,
+		   const char *found, bool fatal, const char *msg)
+{
+	fs_report(v->fl, code, v->ag, v->daddr, FS_NONE, field, exp, found, "%s",
+		  msg ? msg : fs_finding_lookup(code)->summary);
+	v->findings++;
+	if (fatal)
+		v->bad++;
+}
+
+#define SB_CHECK(cond, code, field, exp, found, fatal, msg) \
+	do { if (!(cond)) sb_bad(&v, code, field, exp, found, fatal, msg); } while (0)
+
+enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
+			      struct fs_findings *fl)
+{
+	struct sbv v = { .fl = fl, .ag = agno, .daddr = FS_NONE };
+	struct xfs_sb sb;
+	uint64_t agcount_calc;
+	uint32_t sectsize;
+	bool primary = agno == 0;
+
+	if (len < FS_DSB_SIZE) {
+		fs_report(fl, "sb.unreadable", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+			  "superblock buffer too short (%zu bytes)", len);
+		return FS_SB_UNUSABLE;
+	}
+	fs_sb_from_disk(&sb, buf);
+
+	if (sb.sb_magicnum != XFS_SB_MAGIC) {
+		sb_bad(&v, "sb.magic", "magicnum", FS_X(XFS_SB_MAGIC), FS_X(sb.sb_magicnum), true, NULL);
+		return FS_SB_NOT_XFS;
+	}
+	if ((sb.sb_versionnum & XFS_SB_VERSION_NUMBITS) < XFS_SB_VERSION_5 &&
+	    (sb.sb_versionnum & XFS_SB_VERSION_NUMBITS) >= XFS_SB_VERSION_1) {
+		sb_bad(&v, "sb.version", "versionnum", "5", FS_U(sb.sb_versionnum & XFS_SB_VERSION_NUMBITS),
+		       true, "v4 filesystems are not supported");
+		return FS_SB_V4;
+	}
+	SB_CHECK((sb.sb_versionnum & XFS_SB_VERSION_NUMBITS) == XFS_SB_VERSION_5, "sb.version",
+		 "versionnum", "5", FS_U(sb.sb_versionnum & XFS_SB_VERSION_NUMBITS), true, NULL);
+	if (v.bad)
+		return FS_SB_UNUSABLE;
+
+	/* the CRC covers one sector: trust sectsize only if it is sane */
+	sectsize = sb.sb_sectsize;
+	if (!is_pow2(sectsize) || sectsize < XFS_MIN_SECTORSIZE || sectsize > XFS_MAX_SECTORSIZE ||
+	    sectsize > len)
+		sectsize = FS_BBSIZE;
+	if (!fs_crc_ok(buf, sectsize, FS_SB_CRC_OFF))
+		sb_bad(&v, "sb.crc", "crc", FS_X(fs_crc_compute(buf, sectsize, FS_SB_CRC_OFF)),
+		       FS_X(sb.sb_crc), false, NULL);
+
+	/* features: an unknown bit means structures we cannot verify */
+	if (fs_sb_unknown_incompat(&sb) || fs_sb_unknown_ro_compat(&sb) ||
+	    (sb.sb_features_compat & XFS_SB_FEAT_COMPAT_UNKNOWN)) {
+		char msg[160];
+		snprintf(msg, sizeof(msg),
+			 "unsupported feature bits: compat 0x%x ro_compat 0x%x incompat 0x%x",
+			 sb.sb_features_compat & XFS_SB_FEAT_COMPAT_UNKNOWN,
+			 fs_sb_unknown_ro_compat(&sb), fs_sb_unknown_incompat(&sb));
+		sb_bad(&v, "sb.feature", "features_incompat", FS_X(XFS_SB_FEAT_INCOMPAT_ALL),
+		       FS_X(sb.sb_features_incompat), true, msg);
+		return FS_SB_UNSUPPORTED;
+	}
+	SB_CHECK(sb.sb_features2 & XFS_SB_VERSION2_CRCBIT, "sb.feature", "features2",
+		 "CRC bit set", FS_X(sb.sb_features2), false, "v5 superblock lacks the CRC feature2 bit");
+	SB_CHECK(sb.sb_features2 == sb.sb_bad_features2, "sb.feature", "bad_features2",
+		 FS_X(sb.sb_features2), FS_X(sb.sb_bad_features2), false,
+		 "bad_features2 must mirror features2");
+	SB_CHECK(!(sb.sb_features_log_incompat & XFS_SB_FEAT_INCOMPAT_LOG_UNKNOWN), "sb.feature",
+		 "features_log_incompat", FS_X(XFS_SB_FEAT_INCOMPAT_LOG_ALL),
+		 FS_X(sb.sb_features_log_incompat), false, "unknown log incompat features");
+
+	if (primary)
+		SB_CHECK(sb.sb_inprogress == 0, "sb.inprogress", "inprogress", "0",
+			 FS_U(sb.sb_inprogress), false, NULL);
+
+	/* sector and block sizes */
+	SB_CHECK(is_pow2(sb.sb_sectsize) && sb.sb_sectsize >= XFS_MIN_SECTORSIZE &&
+		 sb.sb_sectsize <= XFS_MAX_SECTORSIZE, "sb.geometry", "sectsize",
+		 "power of 2 in 512..32768", FS_U(sb.sb_sectsize), true, NULL);
+	SB_CHECK(sb.sb_sectlog <= 31 && sb.sb_sectsize == (1u << sb.sb_sectlog), "sb.geometry",
+		 "sectlog", FS_U(highbit32(sb.sb_sectsize)), FS_U(sb.sb_sectlog), true, NULL);
+	SB_CHECK(is_pow2(sb.sb_blocksize) && sb.sb_blocksize >= XFS_MIN_CRC_BLOCKSIZE &&
+		 sb.sb_blocksize <= XFS_MAX_BLOCKSIZE, "sb.geometry", "blocksize",
+		 "power of 2 in 1024..65536", FS_U(sb.sb_blocksize), true, NULL);
+	SB_CHECK(sb.sb_blocklog >= XFS_MIN_BLOCKSIZE_LOG && sb.sb_blocklog <= XFS_MAX_BLOCKSIZE_LOG &&
+		 sb.sb_blocksize == (1u << sb.sb_blocklog), "sb.geometry", "blocklog",
+		 FS_U(highbit32(sb.sb_blocksize)), FS_U(sb.sb_blocklog), true, NULL);
+	SB_CHECK(sb.sb_blocksize >= sb.sb_sectsize, "sb.geometry", "blocksize",
+		 ">= sectsize", FS_U(sb.sb_blocksize), true, "block size smaller than sector size");
+	SB_CHECK((uint32_t)sb.sb_dirblklog + sb.sb_blocklog <= XFS_MAX_BLOCKSIZE_LOG, "sb.geometry",
+		 "dirblklog", "blocklog + dirblklog <= 16", FS_U(sb.sb_dirblklog), true, NULL);
+
+	/* inode geometry */
+	SB_CHECK(sb.sb_inodesize == 256 || sb.sb_inodesize == 512 || sb.sb_inodesize == 1024 ||
+		 sb.sb_inodesize == 2048, "sb.inodes", "inodesize", "256, 512, 1024 or 2048",
+		 FS_U(sb.sb_inodesize), true, NULL);
+	SB_CHECK(sb.sb_inodelog >= XFS_DINODE_MIN_LOG && sb.sb_inodelog <= XFS_DINODE_MAX_LOG &&
+		 sb.sb_inodesize == (1u << sb.sb_inodelog), "sb.inodes", "inodelog",
+		 FS_U(highbit32(sb.sb_inodesize)), FS_U(sb.sb_inodelog), true, NULL);
+	if (sb.sb_inodesize && sb.sb_blocksize)
+		SB_CHECK(sb.sb_inopblock == (sb.sb_blocksize + sb.sb_inodesize - 1) / sb.sb_inodesize,
+			 "sb.inodes", "inopblock", FS_U(sb.sb_blocksize / sb.sb_inodesize),
+			 FS_U(sb.sb_inopblock), true, NULL);
+	SB_CHECK((int)sb.sb_blocklog - (int)sb.sb_inodelog == (int)sb.sb_inopblog, "sb.inodes",
+		 "inopblog", FS_U(sb.sb_blocklog - sb.sb_inodelog), FS_U(sb.sb_inopblog), true, NULL);
+	SB_CHECK(sb.sb_imax_pct <= 100, "sb.inodes", "imax_pct", "<= 100", FS_U(sb.sb_imax_pct),
+		 false, NULL);
+	if (!v.bad) {
+		/* alignment rules as xfs_repair applies them */
+		uint32_t big = (8192u >> sb.sb_blocklog);
+		uint32_t scaled = (uint32_t)((8192ull * sb.sb_inodesize / XFS_DINODE_MIN_SIZE) >> sb.sb_blocklog);
+		uint32_t chunk = (uint32_t)(((uint64_t)sb.sb_inodesize * XFS_INODES_PER_CHUNK) >> sb.sb_blocklog);
+		bool ok = true;
+
+		if (sb.sb_versionnum & XFS_SB_VERSION_ALIGNBIT) {
+			ok = sb.sb_inoalignmt == big || sb.sb_inoalignmt == scaled;
+			if (sb.sb_features_incompat & XFS_SB_FEAT_INCOMPAT_SPINODES)
+				ok = sb.sb_inoalignmt == chunk;
+		}
+		SB_CHECK(ok, "sb.inodes", "inoalignmt",
+			 FS_U((sb.sb_features_incompat & XFS_SB_FEAT_INCOMPAT_SPINODES) ? chunk : scaled),
+			 FS_U(sb.sb_inoalignmt), true, NULL);
+		if (sb.sb_features_incompat & XFS_SB_FEAT_INCOMPAT_SPINODES)
+			SB_CHECK(sb.sb_spino_align == scaled, "sb.inodes", "spino_align", FS_U(scaled),
+				 FS_U(sb.sb_spino_align), true, NULL);
+		else
+			SB_CHECK(sb.sb_spino_align == 0, "sb.inodes", "spino_align", "0",
+				 FS_U(sb.sb_spino_align), false, NULL);
+	}
+
+	/* AG and data geometry */
+	SB_CHECK(sb.sb_agcount > 0, "sb.geometry", "agcount", "> 0", FS_U(sb.sb_agcount), true, NULL);
+	if (!v.bad) {
+		uint64_t agbytes = (uint64_t)sb.sb_agblocks << sb.sb_blocklog;
+
+		SB_CHECK(agbytes >= XFS_MIN_AG_BYTES && agbytes <= XFS_MAX_AG_BYTES &&
+			 sb.sb_agblocks >= XFS_MIN_AG_BLOCKS, "sb.geometry", "agblocks",
+			 "16 MiB .. 1 TiB of blocks", FS_U(sb.sb_agblocks), true, NULL);
+		SB_CHECK(sb.sb_agblocks && sb.sb_agblklog == log2_roundup32(sb.sb_agblocks),
+			 "sb.geometry", "agblklog", FS_U(log2_roundup32(sb.sb_agblocks)),
+			 FS_U(sb.sb_agblklog), true, NULL);
+		SB_CHECK(sb.sb_dblocks > 0 &&
+			 sb.sb_dblocks <= (uint64_t)sb.sb_agcount * sb.sb_agblocks &&
+			 sb.sb_dblocks >= (uint64_t)(sb.sb_agcount - 1) * sb.sb_agblocks + XFS_MIN_AG_BLOCKS,
+			 "sb.geometry", "dblocks",
+			 "within (agcount-1)*agblocks+64 .. agcount*agblocks", FS_U(sb.sb_dblocks), true, NULL);
+		if (sb.sb_agblocks) {
+			agcount_calc = (sb.sb_dblocks + sb.sb_agblocks - 1) / sb.sb_agblocks;
+			SB_CHECK(agcount_calc == sb.sb_agcount, "sb.geometry", "agcount",
+				 FS_U(agcount_calc), FS_U(sb.sb_agcount), true, NULL);
+		}
+	}
+	SB_CHECK(sb.sb_shared_vn == 0, "sb.geometry", "shared_vn", "0", FS_U(sb.sb_shared_vn),
+		 false, NULL);
+	SB_CHECK(!(sb.sb_qflags & (XFS_OQUOTA_ENFD | XFS_OQUOTA_CHKD)), "sb.quota", "qflags",
+		 "no OQUOTA bits on v5", FS_X(sb.sb_qflags), false, NULL);
+
+	/* log */
+	if (!v.bad) {
+		SB_CHECK(sb.sb_logblocks >= XFS_MIN_LOG_BLOCKS && sb.sb_logblocks <= XFS_MAX_LOG_BLOCKS &&
+			 ((uint64_t)sb.sb_logblocks << sb.sb_blocklog) <= XFS_MAX_LOG_BYTES,
+			 "sb.log", "logblocks", "512 .. 1048576 blocks, at most 2 GiB",
+			 FS_U(sb.sb_logblocks), true, NULL);
+		if (sb.sb_logstart) {
+			uint64_t agno_l = sb.sb_logstart >> sb.sb_agblklog;
+			uint64_t agbno_l = sb.sb_logstart & ((1ull << sb.sb_agblklog) - 1);
+			bool inside = agno_l < sb.sb_agcount && agbno_l < sb.sb_agblocks &&
+				agbno_l + sb.sb_logblocks <= sb.sb_agblocks &&
+				agno_l * sb.sb_agblocks + agbno_l + sb.sb_logblocks <= sb.sb_dblocks &&
+				agbno_l >= 4;
+			SB_CHECK(inside, "sb.log", "logstart", "a block range inside one AG",
+				 FS_U(sb.sb_logstart), true, NULL);
+		}
+		SB_CHECK(sb.sb_logsunit <= 1 || (sb.sb_logsunit % sb.sb_blocksize == 0 &&
+			 sb.sb_logsunit <= XLOG_MAX_RECORD_BSIZE), "sb.log", "logsunit",
+			 "a multiple of the block size up to 256 KiB", FS_U(sb.sb_logsunit), false, NULL);
+		if (sb.sb_versionnum & XFS_SB_VERSION_SECTORBIT)
+			SB_CHECK(sb.sb_logsectlog >= XFS_MIN_SECTORSIZE_LOG &&
+				 sb.sb_logsectlog <= XFS_MAX_SECTORSIZE_LOG &&
+				 sb.sb_logsectsize == (1u << sb.sb_logsectlog), "sb.log", "logsectsize",
+				 "2^logsectlog in 512..32768", FS_U(sb.sb_logsectsize), false, NULL);
+		else
+			SB_CHECK(sb.sb_logsectsize == 0 && sb.sb_logsectlog == 0, "sb.log", "logsectsize",
+				 "0 without the sector feature", FS_U(sb.sb_logsectsize), false, NULL);
+	}
+
+	/* realtime */
+	SB_CHECK((uint64_t)sb.sb_rextsize * sb.sb_blocksize <= XFS_MAX_RTEXTSIZE &&
+		 (uint64_t)sb.sb_rextsize * sb.sb_blocksize >= XFS_MIN_RTEXTSIZE, "sb.rtgeometry",
+		 "rextsize", "4 KiB .. 1 GiB in bytes", FS_U(sb.sb_rextsize), false, NULL);
+	if (sb.sb_rblocks == 0) {
+		SB_CHECK(sb.sb_rextents == 0, "sb.rtgeometry", "rextents", "0", FS_U(sb.sb_rextents), false, NULL);
+		SB_CHECK(sb.sb_rbmblocks == 0, "sb.rtgeometry", "rbmblocks", "0", FS_U(sb.sb_rbmblocks), false, NULL);
+		SB_CHECK(sb.sb_rextslog == 0, "sb.rtgeometry", "rextslog", "0", FS_U(sb.sb_rextslog), false, NULL);
+		SB_CHECK(sb.sb_frextents == 0, "sb.rtgeometry", "frextents", "0", FS_U(sb.sb_frextents), false, NULL);
+	} else if (sb.sb_rextsize) {
+		uint64_t rexts = sb.sb_rblocks / sb.sb_rextsize;
+		SB_CHECK(sb.sb_rextents == rexts, "sb.rtgeometry", "rextents", FS_U(rexts),
+			 FS_U(sb.sb_rextents), false, NULL);
+		SB_CHECK(sb.sb_rextslog == highbit32((uint32_t)sb.sb_rextents), "sb.rtgeometry", "rextslog",
+			 FS_U(highbit32((uint32_t)sb.sb_rextents)), FS_U(sb.sb_rextslog), false, NULL);
+		if (sb.sb_blocksize)
+			SB_CHECK(sb.sb_rbmblocks == (sb.sb_rextents + 8ull * sb.sb_blocksize - 1) /
+				 (8ull * sb.sb_blocksize), "sb.rtgeometry", "rbmblocks", NULL,
+				 FS_U(sb.sb_rbmblocks), false, NULL);
+	}
+
+	/* stripe geometry */
+	if (sb.sb_versionnum & XFS_SB_VERSION_DALIGNBIT) {
+		SB_CHECK(sb.sb_unit && (!sb.sb_agblocks || sb.sb_agblocks % sb.sb_unit == 0),
+			 "sb.stripe", "unit", "non-zero, dividing agblocks", FS_U(sb.sb_unit), false, NULL);
+		SB_CHECK(sb.sb_width && sb.sb_unit && sb.sb_width % sb.sb_unit == 0, "sb.stripe", "width",
+			 "a non-zero multiple of unit", FS_U(sb.sb_width), false, NULL);
+	} else {
+		SB_CHECK(sb.sb_unit == 0 && sb.sb_width == 0, "sb.stripe", "unit",
+			 "0 without the dalign feature", FS_U(sb.sb_unit), false, NULL);
+	}
+
+	/* counters: only the primary's are maintained */
+	if (primary && !v.bad) {
+		uint64_t max_ino = (uint64_t)sb.sb_dblocks << sb.sb_inopblog;
+		SB_CHECK(sb.sb_icount <= max_ino && sb.sb_icount % XFS_INODES_PER_CHUNK == 0,
+			 "sb.counter", "icount", "a multiple of 64 no larger than the inode space",
+			 FS_U(sb.sb_icount), false, NULL);
+		SB_CHECK(sb.sb_ifree <= sb.sb_icount, "sb.counter", "ifree", "<= icount",
+			 FS_U(sb.sb_ifree), false, NULL);
+		SB_CHECK(sb.sb_fdblocks <= sb.sb_dblocks, "sb.counter", "fdblocks", "<= dblocks",
+			 FS_U(sb.sb_fdblocks), false, NULL);
+		SB_CHECK(sb.sb_frextents <= sb.sb_rextents, "sb.counter", "frextents", "<= rextents",
+			 FS_U(sb.sb_frextents), false, NULL);
+	}
+
+	/* the rest of the sector past the superblock must be zero */
+	{
+		const unsigned char *p = buf;
+		size_t end = sectsize <= len ? sectsize : len;
+		for (size_t i = FS_DSB_SIZE; i < end; i++) {
+			if (p[i]) {
+				char at[32];
+				snprintf(at, sizeof(at), "byte %zu", i);
+				sb_bad(&v, "sb.garbage", at, "0", FS_X(p[i]), false, NULL);
+				break;
+			}
+		}
+	}
+
+	if (v.bad)
+		return FS_SB_UNUSABLE;
+	return v.findings ? FS_SB_DAMAGED : FS_SB_OK;
+}
+
+#define CMP_FIELD(f) do { \
+	if (p->f != s->f) { \
+		fs_report(fl, "sb.secondary", agno, FS_NONE, FS_NONE, #f + 3, FS_U(p->f), FS_U(s->f), \
+			  "secondary superblock %s differs from the primary", #f + 3); \
+		n++; \
+	} } while (0)
+
+int fs_sb_compare_secondary(const struct xfs_sb *p, const struct xfs_sb *s,
+			    fs_agnumber_t agno, struct fs_findings *fl)
+{
+	int n = 0;
+
+	/*
+	 * Geometry only: mkfs and the kernel leave counters, quota and even the
+	 * root/realtime inode numbers of secondaries stale or null.
+	 */
+	CMP_FIELD(sb_blocksize); CMP_FIELD(sb_dblocks); CMP_FIELD(sb_rblocks);
+	CMP_FIELD(sb_rextents); CMP_FIELD(sb_logstart); CMP_FIELD(sb_rextsize);
+	CMP_FIELD(sb_agblocks); CMP_FIELD(sb_agcount); CMP_FIELD(sb_rbmblocks);
+	CMP_FIELD(sb_logblocks); CMP_FIELD(sb_versionnum); CMP_FIELD(sb_sectsize);
+	CMP_FIELD(sb_inodesize); CMP_FIELD(sb_inopblock); CMP_FIELD(sb_blocklog);
+	CMP_FIELD(sb_sectlog); CMP_FIELD(sb_inodelog); CMP_FIELD(sb_inopblog);
+	CMP_FIELD(sb_agblklog); CMP_FIELD(sb_rextslog); CMP_FIELD(sb_imax_pct);
+	CMP_FIELD(sb_inoalignmt); CMP_FIELD(sb_unit); CMP_FIELD(sb_width);
+	CMP_FIELD(sb_dirblklog); CMP_FIELD(sb_logsectlog); CMP_FIELD(sb_logsectsize);
+	CMP_FIELD(sb_logsunit); CMP_FIELD(sb_features2); CMP_FIELD(sb_features_compat);
+	CMP_FIELD(sb_features_ro_compat); CMP_FIELD(sb_features_incompat);
+	CMP_FIELD(sb_spino_align);
+	if (memcmp(&p->sb_uuid, &s->sb_uuid, sizeof(p->sb_uuid))) {
+		fs_report(fl, "sb.uuid", agno, FS_NONE, FS_NONE, "uuid", NULL, NULL,
+			  "secondary superblock UUID differs from the primary");
+		n++;
+	}
+	if ((p->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_META_UUID) &&
+	    memcmp(&p->sb_meta_uuid, &s->sb_meta_uuid, sizeof(p->sb_meta_uuid))) {
+		fs_report(fl, "sb.uuid", agno, FS_NONE, FS_NONE, "meta_uuid", NULL, NULL,
+			  "secondary superblock metadata UUID differs from the primary");
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XFSX_SB_H
+#define XFSX_SB_H
+
+#include "libfs/format.h"
+#include "libfs/findings.h"
+
+void fs_sb_from_disk(struct xfs_sb *to, const struct xfs_dsb *from);
+void fs_sb_to_disk(struct xfs_dsb *to, const struct xfs_sb *from);
+
+/* Derive the geometry from a superblock that passed fs_sb_verify(). */
+int fs_geom_derive(const struct xfs_sb *sb, struct fs_geom *g);
+
+/* Outcome of verifying one superblock. */
+enum fs_sb_state {
+	FS_SB_OK = 0,
+	FS_SB_DAMAGED,      /* findings, but the geometry is usable */
+	FS_SB_UNUSABLE,     /* geometry cannot be trusted (or not XFS at all) */
+	FS_SB_NOT_XFS,      /* magic is not XFSB */
+	FS_SB_V4,           /* a v4 (non-CRC) filesystem */
+	FS_SB_UNSUPPORTED,  /* feature bits this build does not understand */
+};
+
+/*
+ * Verify a superblock sector (buf holds at least len bytes; the CRC covers
+ * sb_sectsize bytes).  agno says which copy it is: 0 is the primary.
+ * Every failed rule becomes a finding with the field named.
+ */
+enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
+			      struct fs_findings *fl);
+
+/*
+ * Compare a secondary superblock's geometry fields with the primary's; a
+ * finding names each field that differs.  Returns the number of differences.
+ */
+int fs_sb_compare_secondary(const struct xfs_sb *primary, const struct xfs_sb *sec,
+			    fs_agnumber_t agno, struct fs_findings *fl);
+
+/* Highest inode number count the geometry allows (for counter sanity). */
+uint64_t fs_geom_max_inodes(const struct fs_geom *g);
+
+/* Name of a feature combination for messages, e.g. "unknown incompat 0x40". */
+uint32_t fs_sb_unknown_incompat(const struct xfs_sb *sb);
+uint32_t fs_sb_unknown_ro_compat(const struct xfs_sb *sb);
+
+#endif

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The one verifier table: for each metadata type its magic, where it keeps
+ * its CRC, UUID and LSN, and its field rules.  Common checks run here from
+ * the row, so every type gets them the same way and names the failed check.
+ */
+#include "libfs/verify.h"
+
+#include <string.h>
+
+#include "libfs/ag.h"
+#include "libfs/crc.h"
+#include "libfs/endian.h"
+#include "libfs/sb.h"
+
+#define NONE SIZE_MAX
+
+static int verify_sb_fields(const struct fs_vctx *c, const void *buf, size_t len)
+{
+	size_t before = c->fl->n + c->fl->dropped;
+	enum fs_sb_state st = fs_sb_verify(buf, len, c->agno, c->fl);
+
+	(void)st;
+	return (int)(c->fl->n + c->fl->dropped - before);
+}
+
+static const struct fs_verifier table[FS_MT_NR] = {
+	[FS_MT_SB] = { FS_MT_SB, "superblock", "sb", XFS_SB_MAGIC, 0, NONE, NONE, NONE,
+		       verify_sb_fields },
+	[FS_MT_AGF] = { FS_MT_AGF, "AGF", "agf", XFS_AGF_MAGIC, offsetof(struct xfs_agf, agf_magicnum),
+			offsetof(struct xfs_agf, agf_crc), offsetof(struct xfs_agf, agf_uuid),
+			offsetof(struct xfs_agf, agf_lsn), fs_agf_verify_fields },
+	[FS_MT_AGI] = { FS_MT_AGI, "AGI", "agi", XFS_AGI_MAGIC, offsetof(struct xfs_agi, agi_magicnum),
+			offsetof(struct xfs_agi, agi_crc), offsetof(struct xfs_agi, agi_uuid),
+			offsetof(struct xfs_agi, agi_lsn), fs_agi_verify_fields },
+	[FS_MT_AGFL] = { FS_MT_AGFL, "AGFL", "agfl", XFS_AGFL_MAGIC,
+			 offsetof(struct xfs_agfl, agfl_magicnum), offsetof(struct xfs_agfl, agfl_crc),
+			 offsetof(struct xfs_agfl, agfl_uuid), offsetof(struct xfs_agfl, agfl_lsn),
+			 fs_agfl_verify_fields },
+};
+
+const struct fs_verifier *fs_verifier_get(enum fs_mtype t)
+{
+	return t < FS_MT_NR ? &table[t] : NULL;
+}
+
+bool fs_lsn_ok(const struct fs_vctx *c, uint64_t lsn)
+{
+	uint32_t cycle = fs_lsn_cycle(lsn), block = fs_lsn_block(lsn);
+	uint64_t log_bbs;
+
+	if (lsn == 0 || lsn == (uint64_t)-1)
+		return lsn == 0;
+	log_bbs = (uint64_t)c->g->logblocks << (c->g->blocklog - FS_BBSHIFT);
+	if (cycle == 0 || block >= log_bbs)
+		return false;
+	if (c->have_log_head) {
+		uint32_t hc = fs_lsn_cycle(c->head_lsn), hb = fs_lsn_block(c->head_lsn);
+		if (cycle > hc || (cycle == hc && block > hb))
+			return false;
+	}
+	return true;
+}
+
+
+int fs_verify(enum fs_mtype t, const struct fs_vctx *c, const void *buf, size_t len)
+{
+	const struct fs_verifier *v = fs_verifier_get(t);
+	const unsigned char *p = buf;
+	char code[32];
+	int n = 0;
+
+	if (!v)
+		return 0;
+	if (v->crc_off == NONE)		/* self-contained (superblock) */
+		return v->verify_fields(c, buf, len);
+
+	if (len < v->magic_off + 4 || get_be32(p + v->magic_off) != v->magic) {
+		snprintf(code, sizeof(code), "%s.magic", v->code_prefix);
+		fs_report(c->fl, code, c->agno, c->daddr, FS_NONE, "magicnum", FS_X(v->magic),
+			  len >= v->magic_off + 4 ? FS_X(get_be32(p + v->magic_off)) : "short buffer",
+			  "%s magic number is wrong", v->name);
+		return 1;
+	}
+	if (!fs_crc_ok(buf, len, v->crc_off)) {
+		snprintf(code, sizeof(code), "%s.crc", v->code_prefix);
+		fs_report(c->fl, code, c->agno, c->daddr, FS_NONE, "crc",
+			  FS_X(fs_crc_compute(buf, len, v->crc_off)), FS_X(fs_crc_stored(buf, v->crc_off)),
+			  "%s CRC does not match its contents", v->name);
+		n++;
+	}
+	if (v->uuid_off != NONE && len >= v->uuid_off + 16 &&
+	    memcmp(p + v->uuid_off, c->g->meta_uuid, 16)) {
+		snprintf(code, sizeof(code), "%s.uuid", v->code_prefix);
+		fs_report(c->fl, code, c->agno, c->daddr, FS_NONE, "uuid", NULL, NULL,
+			  "%s UUID does not match the filesystem", v->name);
+		n++;
+	}
+	if (v->lsn_off != NONE && len >= v->lsn_off + 8 && !fs_lsn_ok(c, get_be64(p + v->lsn_off))) {
+		uint64_t lsn = get_be64(p + v->lsn_off);
+		char found[40];
+
+		snprintf(found, sizeof(found), "%u/%u", fs_lsn_cycle(lsn), fs_lsn_block(lsn));
+		snprintf(code, sizeof(code), "%s.lsn", v->code_prefix);
+		fs_report(c->fl, code, c->agno, c->daddr, FS_NONE, "lsn",
+			  c->have_log_head ? "at or before the log head" : "inside the log", found,
+			  "%s LSN (cycle/block) is beyond the log", v->name);
+		n++;
+	}
+	return n + v->verify_fields(c, buf, len);
+}

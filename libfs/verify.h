@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XFSX_VERIFY_H
+#define XFSX_VERIFY_H
+
+#include "libfs/format.h"
+#include "libfs/findings.h"
+
+/* Every kind of metadata block libfs knows how to verify. */
+enum fs_mtype {
+	FS_MT_SB,
+	FS_MT_AGF,
+	FS_MT_AGI,
+	FS_MT_AGFL,
+	FS_MT_NR
+};
+
+/* What a verifier is told about the block it is looking at. */
+struct fs_vctx {
+	const struct fs_geom *g;
+	struct fs_findings *fl;
+	fs_agnumber_t agno;
+	fs_daddr_t daddr;
+	bool have_log_head;        /* head_lsn is the log's current head */
+	uint64_t head_lsn;
+};
+
+/*
+ * One row per metadata type, like libxfs' buf_ops: the common checks
+ * (magic, CRC, UUID, LSN) run from the row's offsets, then the type's own
+ * field rules.  Codes are "<code_prefix>.magic", ".crc", ".uuid", ".lsn".
+ */
+struct fs_verifier {
+	enum fs_mtype type;
+	const char *name;          /* for messages: "AGF" */
+	const char *code_prefix;   /* for finding codes: "agf" */
+	uint32_t magic;
+	size_t magic_off;
+	size_t crc_off;            /* SIZE_MAX: none */
+	size_t uuid_off;           /* SIZE_MAX: none */
+	size_t lsn_off;            /* SIZE_MAX: none */
+	/* type-specific rules; returns the number of findings it made */
+	int (*verify_fields)(const struct fs_vctx *c, const void *buf, size_t len);
+};
+
+const struct fs_verifier *fs_verifier_get(enum fs_mtype t);
+
+/*
+ * Run a row's checks over one block: returns the number of findings made
+ * (0 = clean).  A wrong magic stops there: nothing else in the block means
+ * anything.
+ */
+int fs_verify(enum fs_mtype t, const struct fs_vctx *c, const void *buf, size_t len);
+
+/* LSN sanity against the log geometry and, when known, the log head. */
+bool fs_lsn_ok(const struct fs_vctx *c, uint64_t lsn);
+
+#endif
