@@ -1,0 +1,55 @@
+# Shared helpers for shell tests: TAP output, skips that say why, and
+# cleanup of mounts and loop devices even when a test fails.
+# Source it; then call tap_plan N (or tap_done at the end).
+set -u
+: "${XFSX_BUILD:?run through meson test (XFSX_BUILD unset)}"
+: "${XFSX_SRC:?run through meson test (XFSX_SRC unset)}"
+XFSX_CHECK="$XFSX_BUILD/check/xfsx_check"
+XFSX_MKFS="$XFSX_BUILD/mkfs/xfsx_mkfs"
+XFSX_BULKSTAT="$XFSX_BUILD/bulkstat/xfsx_bulkstat"
+
+TAP_N=0
+TAP_FAILED=0
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/xfsx-test.XXXXXX")
+_MOUNTS=()
+_LOOPS=()
+
+_cleanup() {
+	local m l
+	for m in "${_MOUNTS[@]:-}"; do [ -n "$m" ] && mountpoint -q "$m" 2>/dev/null && umount -l "$m" 2>/dev/null; done
+	for l in "${_LOOPS[@]:-}"; do [ -n "$l" ] && losetup -d "$l" 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap _cleanup EXIT
+trap 'exit 130' INT TERM
+
+ok()      { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $*"; }
+not_ok()  { TAP_N=$((TAP_N + 1)); TAP_FAILED=$((TAP_FAILED + 1)); echo "not ok $TAP_N - $*"; }
+skip()    { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $1 # SKIP ${2:-}"; }
+diag()    { echo "# $*"; }
+# check NAME CMD...: ok if CMD succeeds
+check()   { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; fi; }
+tap_done() { echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]; }
+
+have_root() { [ "$(id -u)" -eq 0 ]; }
+have_xfsprogs() { command -v mkfs.xfs >/dev/null && command -v xfs_db >/dev/null && command -v xfs_repair >/dev/null; }
+# can we attach loop devices and mount XFS here?
+have_loop_xfs() {
+	have_root || return 1
+	grep -qw xfs /proc/filesystems 2>/dev/null || return 1
+	local l; l=$(losetup -f 2>/dev/null) || return 1
+	[ -n "$l" ]
+}
+
+# loop_attach IMG -> prints device, registers cleanup
+loop_attach() {
+	local dev; dev=$(losetup -f --show "$1") || return 1
+	_LOOPS+=("$dev"); echo "$dev"
+}
+# mount_img IMG DIR [opts]: loop-mount an image, registered for cleanup
+mount_img() {
+	mkdir -p "$2"
+	mount -t xfs -o "${3:-rw}" "$1" "$2" || return 1
+	_MOUNTS+=("$2")
+}
+unmount_dir() { umount "$1"; }
