@@ -52,6 +52,9 @@ struct fs_geom {
 	uint32_t blocks_per_chunk;      /* fs blocks holding one full chunk */
 	uint32_t inoalign;              /* sb_inoalignmt, in blocks (0 = none) */
 	uint32_t spino_align;           /* sparse chunk alignment, blocks */
+	uint32_t inode_cluster_size;    /* bytes the kernel reads inodes in */
+	uint32_t blocks_per_cluster;
+	uint32_t cluster_align;         /* chunk alignment in blocks (1 = none) */
 	uint32_t ag_hdr_blocks;         /* blocks taken by sb/agf/agi/agfl at the AG start */
 	uint32_t agfl_size;             /* slots in the AGFL */
 	uint64_t logstart;              /* fsblock, 0 = external log */

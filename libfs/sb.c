@@ -235,6 +235,14 @@ int fs_geom_derive(const struct xfs_sb *sb, struct fs_geom *g)
 		g->blocks_per_chunk = 1;
 	g->inoalign = (sb->sb_versionnum & XFS_SB_VERSION_ALIGNBIT) ? sb->sb_inoalignmt : 0;
 	g->spino_align = sb->sb_spino_align;
+	/* v5 scales the 8 KiB inode cluster by inode size when alignment allows */
+	g->inode_cluster_size = 8192;
+	if (g->inoalign >= ((8192u * (g->inodesize / XFS_DINODE_MIN_SIZE)) >> g->blocklog))
+		g->inode_cluster_size = 8192u * (g->inodesize / XFS_DINODE_MIN_SIZE);
+	g->blocks_per_cluster = g->inode_cluster_size >> g->blocklog;
+	if (!g->blocks_per_cluster)
+		g->blocks_per_cluster = 1;
+	g->cluster_align = g->inoalign >= g->blocks_per_cluster && g->inoalign ? g->inoalign : 1;
 	/* sb, AGF, AGI and AGFL take one sector each from the AG start */
 	g->ag_hdr_blocks = (4 * g->sectsize + g->blocksize - 1) / g->blocksize;
 	g->agfl_size = (g->sectsize - sizeof(struct xfs_agfl)) / sizeof(__be32);
@@ -293,19 +301,22 @@ int fs_geom_derive(const struct xfs_sb *sb, struct fs_geom *g)
 bool fs_agino_valid(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t agino)
 {
 	uint32_t agblocks;
+	uint64_t end;
 	fs_agino_t first, last;
 
 	if (agno >= g->agcount)
 		return false;
 	agblocks = fs_ag_blocks(g, agno);
-	/* the first inode can sit right after the headers, rounded up to the chunk alignment */
-	first = ((g->ag_hdr_blocks + (g->inoalign ? g->inoalign - 1 : 0)) /
-		 (g->inoalign ? g->inoalign : 1) * (g->inoalign ? g->inoalign : 1)) << g->inopblog;
-	last = (agblocks << g->inopblog) - 1;
-	if (g->inoalign) {
-		uint64_t end = (uint64_t)agblocks / g->inoalign * g->inoalign;
-		last = (fs_agino_t)((end << g->inopblog) - 1);
-	}
+	/*
+	 * The kernel's range: from the first cluster-aligned block after the
+	 * headers to the end of the last aligned cluster in the AG.
+	 */
+	first = (fs_agino_t)(((uint64_t)(g->ag_hdr_blocks + g->cluster_align - 1) /
+			      g->cluster_align * g->cluster_align) << g->inopblog);
+	end = (uint64_t)agblocks / g->cluster_align * g->cluster_align;
+	if (end << g->inopblog == 0)
+		return false;
+	last = (fs_agino_t)((end << g->inopblog) - 1);
 	return agino >= first && agino <= last && agino < (1ull << g->agino_log);
 }
 
