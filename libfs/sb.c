@@ -593,8 +593,8 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 
 #define CMP_FIELD(f) do { \
 	if (p->f != s->f) { \
-		fs_report(fl, "sb.secondary", agno, FS_NONE, FS_NONE, #f + 3, FS_U(p->f), FS_U(s->f), \
-			  "secondary superblock %s differs from the primary", #f + 3); \
+		fs_report(fl, "sb.secondary", agno, FS_NONE, FS_NONE, &#f[3], FS_U(p->f), FS_U(s->f), \
+			  "secondary superblock %s differs from the primary", &#f[3]); \
 		n++; \
 	} } while (0)
 
