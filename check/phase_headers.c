@@ -92,8 +92,21 @@ int check_phase_headers(struct check_ctx *cx)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (fs_agnumber_t first = 0; first < g->agcount; first += batch) {
-		uint32_t n = g->agcount - first < batch ? g->agcount - first : batch;
+	/*
+	 * A damaged or truncated filesystem can claim AGs past the device end:
+	 * say so once instead of failing one read per AG (there may be billions).
+	 */
+	uint64_t agbytes = (uint64_t)g->agblocks << g->blocklog;
+	uint64_t fit = fs->dev->size < hdr_len ? 0 : (fs->dev->size - hdr_len) / agbytes + 1;
+	fs_agnumber_t readable = fit < g->agcount ? (fs_agnumber_t)fit : g->agcount;
+	if (readable < g->agcount)
+		fs_report(cx->fl, "sb.geometry", readable, FS_NONE, FS_NONE, "agcount",
+			  FS_U(readable), FS_U(g->agcount),
+			  "AGs %u..%u start beyond the end of the device (%llu bytes): their headers cannot be checked",
+			  readable, g->agcount - 1, (unsigned long long)fs->dev->size);
+
+	for (fs_agnumber_t first = 0; first < readable; first += batch) {
+		uint32_t n = readable - first < batch ? readable - first : batch;
 
 		for (uint32_t i = 0; i < n; i++) {
 			reqs[i] = (struct fs_io_req){
