@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The in-core model: per-AG block ownership as extents and per-AG inode
+ * chunk records.  Extents are appended as scans find them (any thread, a
+ * mutex per AG), then sorted once per AG; overlaps and gaps come from one
+ * sweep over the sorted array, so the cost is O(n log n) in extents, not
+ * in blocks, and a large volume fits in memory.
+ */
+#include "check/model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const class_names[MC_NR] = {
+	[MC_FREE] = "free space", [MC_AGHDR] = "AG headers", [MC_LOG] = "log",
+	[MC_AGFL] = "AG free list", [MC_BNOBT] = "bno btree", [MC_CNTBT] = "cnt btree",
+	[MC_RMAPBT] = "rmap btree", [MC_REFCBT] = "refcount btree", [MC_INOBT] = "inode btree",
+	[MC_FINOBT] = "free inode btree", [MC_INODES] = "inode chunk", [MC_DATA] = "file data",
+	[MC_ATTR] = "attribute fork", [MC_BMBT] = "extent map btree", [MC_COW] = "CoW staging",
+};
+
+const char *model_class_name(enum model_class cls)
+{
+	return cls < MC_NR ? class_names[cls] : "unknown";
+}
+
+uint64_t model_rmap_owner(enum model_class cls, uint64_t owner)
+{
+	switch (cls) {
+	case MC_AGHDR: return XFS_RMAP_OWN_FS;
+	case MC_LOG: return XFS_RMAP_OWN_LOG;
+	case MC_AGFL: case MC_BNOBT: case MC_CNTBT: case MC_RMAPBT: return XFS_RMAP_OWN_AG;
+	case MC_REFCBT: return XFS_RMAP_OWN_REFC;
+	case MC_INOBT: case MC_FINOBT: return XFS_RMAP_OWN_INOBT;
+	case MC_INODES: return XFS_RMAP_OWN_INODES;
+	case MC_COW: return XFS_RMAP_OWN_COW;
+	case MC_DATA: case MC_ATTR: case MC_BMBT: return owner;
+	default: return XFS_RMAP_OWN_NULL;
+	}
+}
+
+int model_create(const struct fs_geom *g, struct model **out)
+{
+	struct model *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	m->g = g;
+	m->agcount = g->agcount;
+	m->ag = calloc(g->agcount ? g->agcount : 1, sizeof(*m->ag));
+	if (!m->ag) {
+		free(m);
+		return -ENOMEM;
+	}
+	for (fs_agnumber_t a = 0; a < m->agcount; a++)
+		pthread_mutex_init(&m->ag[a].lock, NULL);
+	*out = m;
+	return 0;
+}
+
+void model_destroy(struct model *m)
+{
+	if (!m)
+		return;
+	for (fs_agnumber_t a = 0; a < m->agcount; a++) {
+		free(m->ag[a].ext);
+		free(m->ag[a].ic);
+		pthread_mutex_destroy(&m->ag[a].lock);
+	}
+	free(m->ag);
+	free(m);
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 256;
+	nv = realloc(*v, ncap * elem);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len,
+	      enum model_class cls, uint64_t owner, uint64_t offset, uint8_t flags)
+{
+	struct model_ag *ag;
+	int err;
+
+	if (agno >= m->agcount || !len || cls >= MC_NR || agbno >= fs_ag_blocks(m->g, agno) ||
+	    len > fs_ag_blocks(m->g, agno) - agbno)
+		return -EINVAL;
+	ag = &m->ag[agno];
+	pthread_mutex_lock(&ag->lock);
+	err = grow((void **)&ag->ext, &ag->cap, ag->n, sizeof(*ag->ext));
+	if (!err) {
+		ag->ext[ag->n++] = (struct model_ext){ .agbno = agbno, .len = len, .owner = owner,
+						       .offset = offset, .cls = (uint8_t)cls,
+						       .flags = flags };
+		ag->sorted = false;
+	}
+	pthread_mutex_unlock(&ag->lock);
+	return err;
+}
+
+static int cmp_ext(const void *pa, const void *pb)
+{
+	const struct model_ext *a = pa, *b = pb;
+
+	if (a->agbno != b->agbno)
+		return a->agbno < b->agbno ? -1 : 1;
+	if (a->cls != b->cls)
+		return a->cls < b->cls ? -1 : 1;
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* b continues a: same owner, adjacent blocks, and for file forks adjacent offsets. */
+static bool continues(const struct model_ext *a, const struct model_ext *b)
+{
+	bool forked = a->cls == MC_DATA || a->cls == MC_ATTR;
+
+	return a->cls == b->cls && a->owner == b->owner && a->flags == b->flags &&
+	       (uint64_t)a->agbno + a->len == b->agbno && (uint64_t)a->len + b->len <= UINT32_MAX &&
+	       (!forked || a->offset + a->len == b->offset);
+}
+
+int model_ag_finish(struct model *m, fs_agnumber_t agno)
+{
+	struct model_ag *ag;
+	size_t w = 0;
+
+	if (agno >= m->agcount)
+		return -EINVAL;
+	ag = &m->ag[agno];
+	pthread_mutex_lock(&ag->lock);
+	if (!ag->sorted) {
+		qsort(ag->ext, ag->n, sizeof(*ag->ext), cmp_ext);
+		/*
+		 * Merging is only safe across free-space records when they are
+		 * adjacent, never overlapping; an exact duplicate is kept so the
+		 * sweep sees both claims.
+		 */
+		for (size_t i = 0; i < ag->n; i++) {
+			if (w && continues(&ag->ext[w - 1], &ag->ext[i]) && ag->ext[i].cls != MC_FREE)
+				ag->ext[w - 1].len += ag->ext[i].len;
+			else
+				ag->ext[w++] = ag->ext[i];
+		}
+		ag->n = w;
+		ag->sorted = true;
+	}
+	pthread_mutex_unlock(&ag->lock);
+	return 0;
+}
+
+const struct model_ext *model_ag_extents(const struct model *m, fs_agnumber_t agno, size_t *n)
+{
+	if (agno >= m->agcount) {
+		*n = 0;
+		return NULL;
+	}
+	*n = m->ag[agno].n;
+	return m->ag[agno].ext;
+}
+
+size_t model_ag_overlaps(const struct model *m, fs_agnumber_t agno, model_overlap_fn cb,
+			 void *priv)
+{
+	const struct model_ag *ag;
+	size_t reach = SIZE_MAX, found = 0;   /* the extent reaching furthest so far */
+	uint64_t reach_end = 0;
+
+	if (agno >= m->agcount)
+		return 0;
+	ag = &m->ag[agno];
+	for (size_t i = 0; i < ag->n; i++) {
+		const struct model_ext *e = &ag->ext[i];
+		uint64_t end = (uint64_t)e->agbno + e->len;
+
+		if (reach != SIZE_MAX && e->agbno < reach_end) {
+			uint64_t shared_end = end < reach_end ? end : reach_end;
+
+			found++;
+			if (cb)
+				cb(priv, agno, e->agbno, (uint32_t)(shared_end - e->agbno),
+				   &ag->ext[reach], e);
+		}
+		if (reach == SIZE_MAX || end > reach_end) {
+			reach = i;
+			reach_end = end;
+		}
+	}
+	return found;
+}
+
+size_t model_ag_gaps(const struct model *m, fs_agnumber_t agno, model_gap_fn cb, void *priv)
+{
+	const struct model_ag *ag;
+	uint64_t next = 0, ag_end;
+	size_t found = 0;
+
+	if (agno >= m->agcount)
+		return 0;
+	ag = &m->ag[agno];
+	ag_end = fs_ag_blocks(m->g, agno);
+	for (size_t i = 0; i <= ag->n; i++) {
+		uint64_t start = i < ag->n ? ag->ext[i].agbno : ag_end;
+
+		if (start > next) {
+			found++;
+			if (cb)
+				cb(priv, agno, (fs_agblock_t)next, (uint32_t)(start - next));
+		}
+		if (i < ag->n && (uint64_t)ag->ext[i].agbno + ag->ext[i].len > next)
+			next = (uint64_t)ag->ext[i].agbno + ag->ext[i].len;
+	}
+	return found;
+}
+
+uint64_t model_ag_class_blocks(const struct model *m, fs_agnumber_t agno, enum model_class cls)
+{
+	uint64_t sum = 0;
+
+	if (agno >= m->agcount)
+		return 0;
+	for (size_t i = 0; i < m->ag[agno].n; i++)
+		if (m->ag[agno].ext[i].cls == cls)
+			sum += m->ag[agno].ext[i].len;
+	return sum;
+}
+
+int model_add_ichunk(struct model *m, fs_agnumber_t agno, const struct model_ichunk *ic)
+{
+	struct model_ag *ag;
+	int err;
+
+	if (agno >= m->agcount)
+		return -EINVAL;
+	ag = &m->ag[agno];
+	pthread_mutex_lock(&ag->lock);
+	err = grow((void **)&ag->ic, &ag->capic, ag->nic, sizeof(*ag->ic));
+	if (!err) {
+		ag->ic[ag->nic++] = *ic;
+		ag->ic_sorted = false;
+	}
+	pthread_mutex_unlock(&ag->lock);
+	return err;
+}
+
+static int cmp_ichunk(const void *pa, const void *pb)
+{
+	const struct model_ichunk *a = pa, *b = pb;
+
+	if (a->startino != b->startino)
+		return a->startino < b->startino ? -1 : 1;
+	/* the inobt's view first, so it is the one merged into */
+	return (b->where & MODEL_IC_INOBT) - (a->where & MODEL_IC_INOBT);
+}
+
+int model_ag_finish_ichunks(struct model *m, fs_agnumber_t agno)
+{
+	struct model_ag *ag;
+	size_t w = 0;
+
+	if (agno >= m->agcount)
+		return -EINVAL;
+	ag = &m->ag[agno];
+	pthread_mutex_lock(&ag->lock);
+	if (!ag->ic_sorted) {
+		qsort(ag->ic, ag->nic, sizeof(*ag->ic), cmp_ichunk);
+		for (size_t i = 0; i < ag->nic; i++) {
+			struct model_ichunk *prev = w ? &ag->ic[w - 1] : NULL;
+			const struct model_ichunk *c = &ag->ic[i];
+
+			if (prev && prev->startino == c->startino) {
+				if (c->where & MODEL_IC_FINOBT)
+					prev->fino_free = c->fino_free;
+				prev->where |= c->where;
+				prev->seen_free |= c->seen_free;
+				prev->seen_mask |= c->seen_mask;
+				continue;
+			}
+			ag->ic[w++] = *c;
+		}
+		ag->nic = w;
+		ag->ic_sorted = true;
+	}
+	pthread_mutex_unlock(&ag->lock);
+	return 0;
+}
+
+const struct model_ichunk *model_ag_ichunks(const struct model *m, fs_agnumber_t agno, size_t *n)
+{
+	if (agno >= m->agcount) {
+		*n = 0;
+		return NULL;
+	}
+	*n = m->ag[agno].nic;
+	return m->ag[agno].ic;
+}
+
+struct model_ichunk *model_ichunk_find(struct model *m, fs_agnumber_t agno, fs_agino_t agino)
+{
+	struct model_ag *ag;
+	size_t lo = 0, hi;
+
+	if (agno >= m->agcount)
+		return NULL;
+	ag = &m->ag[agno];
+	hi = ag->nic;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ag->ic[mid].startino <= agino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && agino - ag->ic[lo - 1].startino < XFS_INODES_PER_CHUNK)
+		return &ag->ic[lo - 1];
+	return NULL;
+}
+
+size_t model_bytes(const struct model *m)
+{
+	size_t b = sizeof(*m) + (size_t)m->agcount * sizeof(*m->ag);
+
+	for (fs_agnumber_t a = 0; a < m->agcount; a++)
+		b += m->ag[a].cap * sizeof(struct model_ext) + m->ag[a].capic * sizeof(struct model_ichunk);
+	return b;
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XFSX_CHECK_MODEL_H
+#define XFSX_CHECK_MODEL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libfs/format.h"
+
+/*
+ * The in-core model check builds of the filesystem as observed, shaped for
+ * repair to consume (DESIGN.md, "The in-core model"):
+ *  - per AG, every observed use of a block range as an extent (agbno, len,
+ *    owner class, owner id, offset), kept as sorted extents rather than one
+ *    byte per block.  Overlaps between owners are duplicate blocks; gaps are
+ *    leaked blocks; repair bulk-loads bno/cnt/rmap/refcount btrees from it.
+ *  - per AG, one record per inode chunk as the inode btrees describe it and
+ *    as the inodes turn out to be.
+ * Adding is thread-safe (an AG's data blocks may be found by any worker);
+ * sorting and queries of an AG run when its adds are finished.
+ */
+
+/* Who owns a block range.  Free space is an owner too: the bno btree's. */
+enum model_class {
+	MC_FREE,                     /* a bno btree record */
+	MC_AGHDR,                    /* sb, AGF, AGI, AGFL sectors */
+	MC_LOG,                      /* the internal log */
+	MC_AGFL,                     /* a block on the AG free list */
+	MC_BNOBT,
+	MC_CNTBT,
+	MC_RMAPBT,
+	MC_REFCBT,
+	MC_INOBT,
+	MC_FINOBT,
+	MC_INODES,                   /* an inode chunk (owner: first inode) */
+	MC_DATA,                     /* file/dir/symlink data fork (owner: inode) */
+	MC_ATTR,                     /* attr fork (owner: inode) */
+	MC_BMBT,                     /* extent map btree block (owner: inode) */
+	MC_COW,                      /* CoW staging extent */
+	MC_NR
+};
+
+struct model_ext {
+	fs_agblock_t agbno;
+	uint32_t len;
+	uint64_t owner;              /* inode number, or 0 for static owners */
+	uint64_t offset;             /* file offset in blocks (data/attr), else 0 */
+	uint8_t cls;                 /* enum model_class */
+	uint8_t flags;               /* MODEL_EXT_* */
+};
+
+enum { MODEL_EXT_UNWRITTEN = 1 };
+
+/* One inode chunk. */
+struct model_ichunk {
+	fs_agino_t startino;
+	uint16_t holemask;           /* inobt: 4-inode groups without space */
+	uint8_t count, freecount;    /* inobt's counters */
+	uint8_t where;               /* MODEL_IC_*: which structures list it */
+	uint64_t ir_free;            /* inobt's free mask */
+	uint64_t fino_free;          /* finobt's free mask, when listed there */
+	uint64_t seen_free;          /* free as the inodes themselves say */
+	uint64_t seen_mask;          /* inodes actually examined */
+};
+
+enum { MODEL_IC_INOBT = 1, MODEL_IC_FINOBT = 2 };
+
+struct model_ag {
+	pthread_mutex_t lock;
+	struct model_ext *ext;
+	size_t n, cap;
+	bool sorted;
+	struct model_ichunk *ic;
+	size_t nic, capic;
+	bool ic_sorted;
+};
+
+struct model {
+	const struct fs_geom *g;
+	fs_agnumber_t agcount;
+	struct model_ag *ag;
+};
+
+int  model_create(const struct fs_geom *g, struct model **out);
+void model_destroy(struct model *m);
+
+/* -EINVAL when the range is not inside the AG (the caller reports it), -ENOMEM. */
+int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len,
+	      enum model_class cls, uint64_t owner, uint64_t offset, uint8_t flags);
+
+/* Sort an AG's extents by block and merge the contiguous runs of one owner. */
+int model_ag_finish(struct model *m, fs_agnumber_t agno);
+
+/* An AG's extents (sorted once model_ag_finish ran). */
+const struct model_ext *model_ag_extents(const struct model *m, fs_agnumber_t agno, size_t *n);
+
+/*
+ * Blocks claimed by more than one extent.  For every extent that starts
+ * inside an earlier one, cb gets the shared range and both claimants (the
+ * earlier one being the claimant reaching furthest).  Returns the number
+ * of overlaps.  Needs model_ag_finish.
+ */
+typedef void (*model_overlap_fn)(void *priv, fs_agnumber_t agno, fs_agblock_t agbno,
+				 uint32_t len, const struct model_ext *a,
+				 const struct model_ext *b);
+size_t model_ag_overlaps(const struct model *m, fs_agnumber_t agno, model_overlap_fn cb,
+			 void *priv);
+
+/* Block ranges of the AG no extent covers (leaked blocks).  Needs model_ag_finish. */
+typedef void (*model_gap_fn)(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len);
+size_t model_ag_gaps(const struct model *m, fs_agnumber_t agno, model_gap_fn cb, void *priv);
+
+/* Blocks of a class in an AG. */
+uint64_t model_ag_class_blocks(const struct model *m, fs_agnumber_t agno, enum model_class cls);
+
+const char *model_class_name(enum model_class cls);
+/* The rmapbt owner value a class/owner pair corresponds to. */
+uint64_t model_rmap_owner(enum model_class cls, uint64_t owner);
+
+/* Inode chunks.  Adding a chunk already present merges the `where` flags and masks. */
+int model_add_ichunk(struct model *m, fs_agnumber_t agno, const struct model_ichunk *ic);
+int model_ag_finish_ichunks(struct model *m, fs_agnumber_t agno);
+const struct model_ichunk *model_ag_ichunks(const struct model *m, fs_agnumber_t agno, size_t *n);
+/* The chunk holding agino (needs model_ag_finish_ichunks), or NULL. */
+struct model_ichunk *model_ichunk_find(struct model *m, fs_agnumber_t agno, fs_agino_t agino);
+
+/* Bytes the model holds (for the memory budget). */
+size_t model_bytes(const struct model *m);
+
+#endif

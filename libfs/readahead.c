@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Metadata readahead: turns a list of metadata objects into few large reads
+ * (windows of up to 2 MiB over dense regions, exact reads for isolated
+ * objects), runs them through the device's batch engine, and chops every
+ * completed window into one cached buffer per object, dropping the bytes in
+ * between.  This is the I/O path of DESIGN.md, steps 2 to 4.
+ */
+#include "libfs/readahead.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RA_DEFAULT_WINDOW (2u << 20)
+#define RA_DEFAULT_GAP    (64u << 10)
+#define RA_DEFAULT_QDEPTH 16u
+
+static int cmp_extent(const void *pa, const void *pb)
+{
+	const struct fs_ra_extent *a = pa, *b = pb;
+
+	if (a->daddr != b->daddr)
+		return a->daddr < b->daddr ? -1 : 1;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+static void opts_resolve(const struct fs_ra_opts *o, uint32_t align, uint32_t *window,
+			 uint32_t *gap, unsigned *qdepth)
+{
+	*window = o && o->max_window ? o->max_window : RA_DEFAULT_WINDOW;
+	*gap = o && o->gap_max ? o->gap_max : RA_DEFAULT_GAP;
+	*qdepth = o && o->qdepth ? o->qdepth : RA_DEFAULT_QDEPTH;
+	/* a window must hold at least one aligned unit */
+	if (*window < align)
+		*window = align;
+	*window = *window / align * align;
+}
+
+int fs_ra_plan(const struct fs_dev *dev, struct fs_ra_extent *ext, size_t *n,
+	       const struct fs_ra_opts *o, struct fs_ra_window **out, size_t *nwin)
+{
+	uint64_t align = dev->direct && dev->dio_align ? dev->dio_align : FS_BBSIZE;
+	uint32_t max_window, gap;
+	unsigned qdepth;
+	struct fs_ra_window *w = NULL;
+	size_t m = 0, nw = 0, cap = 0;
+
+	opts_resolve(o, (uint32_t)align, &max_window, &gap, &qdepth);
+	*out = NULL;
+	*nwin = 0;
+	if (!*n)
+		return 0;
+	qsort(ext, *n, sizeof(*ext), cmp_extent);
+	/* drop exact duplicates and objects the device cannot hold */
+	for (size_t i = 0; i < *n; i++) {
+		if (!ext[i].len || ext[i].daddr > (dev->size >> FS_BBSHIFT) ||
+		    ext[i].len > dev->size - fs_daddr_to_bytes(ext[i].daddr))
+			continue;
+		if (m && ext[m - 1].daddr == ext[i].daddr && ext[m - 1].len == ext[i].len)
+			continue;
+		ext[m++] = ext[i];
+	}
+	*n = m;
+
+	for (size_t i = 0; i < m; i++) {
+		uint64_t s = fs_daddr_to_bytes(ext[i].daddr) / align * align;
+		uint64_t e = (fs_daddr_to_bytes(ext[i].daddr) + ext[i].len + align - 1) / align * align;
+		struct fs_ra_window *cur = nw ? &w[nw - 1] : NULL;
+
+		if (e > dev->size)
+			e = dev->size;	/* an unaligned device end: the engine reports it */
+		if (cur && s <= cur->off + cur->len + gap &&
+		    (e > cur->off + cur->len ? e : cur->off + cur->len) - cur->off <= max_window) {
+			if (e > cur->off + cur->len)
+				cur->len = (uint32_t)(e - cur->off);
+			cur->count++;
+			continue;
+		}
+		if (nw == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct fs_ra_window *nv = realloc(w, ncap * sizeof(*nv));
+			if (!nv) {
+				free(w);
+				return -ENOMEM;
+			}
+			w = nv;
+			cap = ncap;
+		}
+		if (e - s > UINT32_MAX) {
+			free(w);
+			return -EFBIG;
+		}
+		w[nw++] = (struct fs_ra_window){ .off = s, .len = (uint32_t)(e - s), .first = (uint32_t)i,
+						 .count = 1 };
+	}
+	*out = w;
+	*nwin = nw;
+	return 0;
+}
+
+/* Insert every object a completed window carries. */
+static void chop(struct fs_cache *c, const struct fs_ra_extent *ext, const struct fs_ra_window *w,
+		 const unsigned char *buf, struct fs_ra_stats *st)
+{
+	for (uint32_t k = 0; k < w->count; k++) {
+		const struct fs_ra_extent *x = &ext[w->first + k];
+		uint64_t at = fs_daddr_to_bytes(x->daddr) - w->off;
+
+		if (at + x->len > w->len)
+			continue;	/* cannot happen for a plan made by fs_ra_plan */
+		if (fs_cache_insert(c, x->daddr, x->len, buf + at, NULL) == 0)
+			st->bytes_kept += x->len;
+	}
+}
+
+int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext, size_t n,
+		 const struct fs_ra_opts *o, struct fs_ra_stats *stp)
+{
+	struct fs_dev *dev = fs_cache_dev(c);
+	uint64_t align = dev->direct && dev->dio_align ? dev->dio_align : FS_BBSIZE;
+	struct fs_ra_stats st = { .extents = n };
+	struct fs_ra_window *w = NULL;
+	struct fs_io_req *reqs = NULL;
+	unsigned char **bufs = NULL;
+	uint32_t max_window, gap;
+	unsigned qdepth;
+	size_t m = 0, nw = 0;
+	int err;
+
+	opts_resolve(o, (uint32_t)align, &max_window, &gap, &qdepth);
+	/* what is cached already needs no read */
+	for (size_t i = 0; i < n; i++) {
+		if (fs_cache_contains(c, ext[i].daddr, ext[i].len))
+			st.cached++;
+		else
+			ext[m++] = ext[i];
+	}
+	err = fs_ra_plan(dev, ext, &m, o, &w, &nw);
+	if (err)
+		goto out;
+	reqs = calloc(qdepth, sizeof(*reqs));
+	bufs = calloc(qdepth, sizeof(*bufs));
+	if (!reqs || !bufs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t first = 0; first < nw; first += qdepth) {
+		size_t cnt = nw - first < qdepth ? nw - first : qdepth;
+
+		for (size_t i = 0; i < cnt; i++) {
+			const struct fs_ra_window *win = &w[first + i];
+			/* windows share max_window-sized buffers; a big lone object gets its own */
+			size_t want = win->len > max_window ? win->len : max_window;
+
+			if (win->len > max_window) {
+				free(bufs[i]);
+				bufs[i] = NULL;
+			}
+			if (!bufs[i])
+				bufs[i] = fs_dev_alloc(dev, want);
+			if (!bufs[i]) {
+				err = -ENOMEM;
+				goto out;
+			}
+			reqs[i] = (struct fs_io_req){ .off = win->off, .len = win->len, .buf = bufs[i] };
+		}
+		err = fs_ioq_read_batch(q, reqs, cnt);
+		if (err)
+			goto out;
+		for (size_t i = 0; i < cnt; i++) {
+			const struct fs_ra_window *win = &w[first + i];
+
+			if (win->count > 1)
+				st.windows++;
+			else
+				st.exact++;
+			if (reqs[i].result != (long)win->len) {
+				st.failed++;
+				continue;
+			}
+			st.bytes_read += win->len;
+			chop(c, ext, win, bufs[i], &st);
+			if (win->len > max_window) {
+				free(bufs[i]);
+				bufs[i] = NULL;
+			}
+		}
+	}
+out:
+	if (bufs)
+		for (unsigned i = 0; i < qdepth; i++)
+			free(bufs[i]);
+	free(bufs);
+	free(reqs);
+	free(w);
+	if (stp) {
+		stp->extents += st.extents;
+		stp->cached += st.cached;
+		stp->windows += st.windows;
+		stp->exact += st.exact;
+		stp->bytes_read += st.bytes_read;
+		stp->bytes_kept += st.bytes_kept;
+		stp->failed += st.failed;
+	}
+	return err;
+}

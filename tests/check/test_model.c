@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for check's in-core model: ownership extents, overlaps, gaps, inode chunks. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "check/model.h"
+
+static struct fs_geom geom(void)
+{
+	struct fs_geom g = { 0 };
+
+	g.agcount = 2;
+	g.agblocks = 1000;
+	g.last_ag_blocks = 500;
+	g.agblklog = 10;
+	g.blocklog = 12;
+	return g;
+}
+
+struct ov {
+	int n;
+	fs_agblock_t at[8];
+	uint32_t len[8];
+	uint8_t a[8], b[8];
+};
+
+static void on_overlap(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len,
+		       const struct model_ext *a, const struct model_ext *b)
+{
+	struct ov *o = priv;
+
+	(void)agno;
+	if (o->n < 8) {
+		o->at[o->n] = agbno;
+		o->len[o->n] = len;
+		o->a[o->n] = a->cls;
+		o->b[o->n] = b->cls;
+	}
+	o->n++;
+}
+
+struct gaps {
+	int n;
+	fs_agblock_t at[8];
+	uint32_t len[8];
+};
+
+static void on_gap(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len)
+{
+	struct gaps *o = priv;
+
+	(void)agno;
+	if (o->n < 8) {
+		o->at[o->n] = agbno;
+		o->len[o->n] = len;
+	}
+	o->n++;
+}
+
+static void test_bounds(void **state)
+{
+	struct fs_geom g = geom();
+	struct model *m;
+
+	(void)state;
+	assert_int_equal(model_create(&g, &m), 0);
+	assert_int_equal(model_add(m, 0, 999, 1, MC_FREE, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 999, 2, MC_FREE, 0, 0, 0), -EINVAL);
+	assert_int_equal(model_add(m, 1, 499, 1, MC_FREE, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 1, 500, 1, MC_FREE, 0, 0, 0), -EINVAL);	/* short last AG */
+	assert_int_equal(model_add(m, 2, 0, 1, MC_FREE, 0, 0, 0), -EINVAL);
+	assert_int_equal(model_add(m, 0, 0, 0, MC_FREE, 0, 0, 0), -EINVAL);
+	assert_int_equal(model_add(m, 0, 0xfffffff0u, 0x20, MC_FREE, 0, 0, 0), -EINVAL);
+	model_destroy(m);
+}
+
+static void test_overlaps_and_gaps(void **state)
+{
+	struct fs_geom g = geom();
+	struct model *m;
+	struct ov o = { 0 };
+	struct gaps gp = { 0 };
+	size_t n;
+	const struct model_ext *e;
+
+	(void)state;
+	assert_int_equal(model_create(&g, &m), 0);
+	/* added out of order, as concurrent scans would */
+	assert_int_equal(model_add(m, 0, 100, 50, MC_FREE, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 0, 4, MC_AGHDR, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 4, 1, MC_BNOBT, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 5, 1, MC_CNTBT, 0, 0, 0), 0);
+	/* a file's data in three adjacent pieces: merged into one extent */
+	assert_int_equal(model_add(m, 0, 20, 5, MC_DATA, 131, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 30, 5, MC_DATA, 131, 10, 0), 0);
+	assert_int_equal(model_add(m, 0, 25, 5, MC_DATA, 131, 5, 0), 0);
+	/* a second file claims blocks inside the free extent: duplicate */
+	assert_int_equal(model_add(m, 0, 140, 20, MC_DATA, 132, 0, 0), 0);
+	/* the cnt btree block is claimed again (same block, another owner) */
+	assert_int_equal(model_add(m, 0, 5, 1, MC_INOBT, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 160, 840, MC_INODES, 0, 0, 0), 0);
+	assert_int_equal(model_ag_finish(m, 0), 0);
+
+	e = model_ag_extents(m, 0, &n);
+	for (size_t i = 1; i < n; i++)
+		assert_true(e[i - 1].agbno <= e[i].agbno);
+	assert_int_equal(n, 8);
+	/* the merged file extent */
+	assert_int_equal(e[4].agbno, 20);
+	assert_int_equal(e[4].len, 15);
+	assert_int_equal(e[4].owner, 131);
+
+	assert_int_equal(model_ag_overlaps(m, 0, on_overlap, &o), 2);
+	assert_int_equal(o.at[0], 5);
+	assert_int_equal(o.len[0], 1);
+	assert_int_equal(o.a[0], MC_CNTBT);
+	assert_int_equal(o.b[0], MC_INOBT);
+	assert_int_equal(o.at[1], 140);
+	assert_int_equal(o.len[1], 10);
+	assert_int_equal(o.a[1], MC_FREE);
+	assert_int_equal(o.b[1], MC_DATA);
+
+	assert_int_equal(model_ag_gaps(m, 0, on_gap, &gp), 2);
+	assert_int_equal(gp.at[0], 6);
+	assert_int_equal(gp.len[0], 14);
+	assert_int_equal(gp.at[1], 35);
+	assert_int_equal(gp.len[1], 65);
+
+	assert_int_equal(model_ag_class_blocks(m, 0, MC_DATA), 35);
+	assert_int_equal(model_rmap_owner(MC_BNOBT, 0), XFS_RMAP_OWN_AG);
+	assert_int_equal(model_rmap_owner(MC_DATA, 131), 131);
+	assert_string_equal(model_class_name(MC_CNTBT), "cnt btree");
+
+	/* the short last AG: its gap ends at its own end */
+	memset(&gp, 0, sizeof(gp));
+	assert_int_equal(model_add(m, 1, 0, 400, MC_FREE, 0, 0, 0), 0);
+	assert_int_equal(model_ag_finish(m, 1), 0);
+	assert_int_equal(model_ag_gaps(m, 1, on_gap, &gp), 1);
+	assert_int_equal(gp.at[0], 400);
+	assert_int_equal(gp.len[0], 100);
+	assert_true(model_bytes(m) > 0);
+	model_destroy(m);
+}
+
+static void test_free_records_not_merged(void **state)
+{
+	struct fs_geom g = geom();
+	struct model *m;
+	size_t n;
+
+	(void)state;
+	/* two adjacent free records are a corruption (they should be one): keep both */
+	assert_int_equal(model_create(&g, &m), 0);
+	assert_int_equal(model_add(m, 0, 10, 5, MC_FREE, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 15, 5, MC_FREE, 0, 0, 0), 0);
+	/* the same free record twice (bno listing it twice) is an overlap */
+	assert_int_equal(model_add(m, 0, 15, 5, MC_FREE, 0, 0, 0), 0);
+	assert_int_equal(model_ag_finish(m, 0), 0);
+	model_ag_extents(m, 0, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(model_ag_overlaps(m, 0, NULL, NULL), 1);
+	model_destroy(m);
+}
+
+static void test_ichunks(void **state)
+{
+	struct fs_geom g = geom();
+	struct model *m;
+	struct model_ichunk ic = { 0 }, *f;
+	const struct model_ichunk *all;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(model_create(&g, &m), 0);
+	for (int i = 3; i >= 0; i--) {
+		ic = (struct model_ichunk){ .startino = 128 + 64 * i, .where = MODEL_IC_INOBT,
+					    .count = 64, .freecount = (uint8_t)i, .ir_free = (1ull << i) - 1 };
+		assert_int_equal(model_add_ichunk(m, 0, &ic), 0);
+	}
+	/* the finobt lists the chunks with free inodes */
+	ic = (struct model_ichunk){ .startino = 128 + 64, .where = MODEL_IC_FINOBT, .fino_free = 1 };
+	assert_int_equal(model_add_ichunk(m, 0, &ic), 0);
+	assert_int_equal(model_ag_finish_ichunks(m, 0), 0);
+	all = model_ag_ichunks(m, 0, &n);
+	assert_int_equal(n, 4);
+	assert_int_equal(all[0].startino, 128);
+	assert_int_equal(all[1].where, MODEL_IC_INOBT | MODEL_IC_FINOBT);
+	assert_int_equal(all[1].fino_free, 1);
+	assert_int_equal(all[1].ir_free, 1);
+	f = model_ichunk_find(m, 0, 128 + 64 * 3 + 63);
+	assert_non_null(f);
+	assert_int_equal(f->startino, 128 + 64 * 3);
+	assert_null(model_ichunk_find(m, 0, 127));
+	assert_null(model_ichunk_find(m, 0, 128 + 64 * 4));
+	model_destroy(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_overlaps_and_gaps),
+		cmocka_unit_test(test_free_records_not_merged),
+		cmocka_unit_test(test_ichunks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
