@@ -230,7 +230,10 @@ void fs_findings_write_text(const struct fs_findings *fl, FILE *out)
 	for (size_t i = 0; i < fl->n; i++) {
 		const struct fs_finding *f = &fl->v[i];
 
-		fprintf(out, "%s: %s:", fs_severity_name(f->def->sev), f->def->code);
+		fprintf(out, "%s: %s", fs_severity_name(f->def->sev), f->def->code);
+		/* "code: AG n inode i daddr d: message", or "code: message" with no place */
+		if (f->ag != FS_NONE || f->ino != FS_NONE || f->daddr != FS_NONE)
+			fputc(':', out);
 		if (f->ag != FS_NONE)
 			fprintf(out, " AG %" PRId64, f->ag);
 		if (f->ino != FS_NONE)

@@ -170,6 +170,23 @@ static uint32_t btree_maxlevels(const uint32_t minrecs[2], uint64_t records)
 	return h;
 }
 
+/*
+ * Height of a data fork bmbt, root in the inode included, as the kernel's
+ * xfs_bmap_compute_maxlevels counts it: a level that fits in the inode root
+ * (MINDBTPTRS pointers at least) is the last one.
+ */
+static uint32_t bmbt_maxlevels(const uint32_t minrecs[2], uint64_t records)
+{
+	/* xfs_bmdr_maxrecs(XFS_BMDR_SPACE_CALC(MINDBTPTRS)) is MINDBTPTRS itself */
+	const uint64_t rootrecs = MINDBTPTRS;
+	uint64_t blocks = (records + minrecs[0] - 1) / minrecs[0];
+	uint32_t level;
+
+	for (level = 1; blocks > 1; level++)
+		blocks = blocks <= rootrecs ? 1 : (blocks + minrecs[1] - 1) / minrecs[1];
+	return level;
+}
+
 /* Height of a btree that could consume `leaf_blocks` blocks at the given fanout. */
 static uint32_t btree_space_to_height(const uint32_t minrecs[2], uint64_t leaf_blocks)
 {
@@ -235,13 +252,18 @@ int fs_geom_derive(const struct xfs_sb *sb, struct fs_geom *g)
 		g->blocks_per_chunk = 1;
 	g->inoalign = (sb->sb_versionnum & XFS_SB_VERSION_ALIGNBIT) ? sb->sb_inoalignmt : 0;
 	g->spino_align = sb->sb_spino_align;
-	/* v5 scales the 8 KiB inode cluster by inode size when alignment allows */
+	/*
+	 * v5 scales the 8 KiB inode cluster by inode size when alignment allows;
+	 * the kernel then reads whole blocks, so a cluster is never smaller
+	 * than one block (xfs_ialloc_setup_geometry).
+	 */
 	g->inode_cluster_size = 8192;
-	if (g->inoalign >= ((8192u * (g->inodesize / XFS_DINODE_MIN_SIZE)) >> g->blocklog))
+	if (sb->sb_inoalignmt >= ((8192u * (g->inodesize / XFS_DINODE_MIN_SIZE)) >> g->blocklog))
 		g->inode_cluster_size = 8192u * (g->inodesize / XFS_DINODE_MIN_SIZE);
 	g->blocks_per_cluster = g->inode_cluster_size >> g->blocklog;
 	if (!g->blocks_per_cluster)
 		g->blocks_per_cluster = 1;
+	g->inode_cluster_size = g->blocks_per_cluster << g->blocklog;
 	g->cluster_align = g->inoalign >= g->blocks_per_cluster && g->inoalign ? g->inoalign : 1;
 	/* sb, AGF, AGI and AGFL take one sector each from the AG start */
 	g->ag_hdr_blocks = (4 * g->sectsize + g->blocksize - 1) / g->blocksize;
@@ -293,8 +315,8 @@ int fs_geom_derive(const struct xfs_sb *sb, struct fs_geom *g)
 	g->refc_maxlevels = g->reflink ? btree_maxlevels(mr, g->agblocks) : 0;
 	btree_minrecs(g->blocksize, lblock, sizeof(xfs_bmbt_rec_t),
 		      sizeof(xfs_bmbt_key_t) + sizeof(xfs_bmbt_ptr_t), mr);
-	g->bmbt_maxlevels_data = btree_maxlevels(mr, g->nrext64 ? XFS_MAX_EXTCNT_DATA_FORK_LARGE :
-						     XFS_MAX_EXTCNT_DATA_FORK_SMALL) + 1;
+	g->bmbt_maxlevels_data = bmbt_maxlevels(mr, g->nrext64 ? XFS_MAX_EXTCNT_DATA_FORK_LARGE :
+						XFS_MAX_EXTCNT_DATA_FORK_SMALL);
 	return 0;
 }
 
@@ -359,7 +381,8 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 	uint32_t sectsize;
 	bool primary = agno == 0;
 
-	if (len < FS_DSB_SIZE) {
+	/* a superblock lives in a sector: anything shorter cannot be CRC-checked */
+	if (len < FS_BBSIZE) {
 		fs_report(fl, "sb.unreadable", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
 			  "superblock buffer too short (%zu bytes)", len);
 		return FS_SB_UNUSABLE;
@@ -398,8 +421,16 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 			 "unsupported feature bits: compat 0x%x ro_compat 0x%x incompat 0x%x",
 			 sb.sb_features_compat & XFS_SB_FEAT_COMPAT_UNKNOWN,
 			 fs_sb_unknown_ro_compat(&sb), fs_sb_unknown_incompat(&sb));
-		sb_bad(&v, "sb.feature", "features_incompat", FS_X(XFS_SB_FEAT_INCOMPAT_ALL),
-		       FS_X(sb.sb_features_incompat), true, msg);
+		/* name the field that holds the unknown bits */
+		if (fs_sb_unknown_incompat(&sb))
+			sb_bad(&v, "sb.feature", "features_incompat", FS_X(XFS_SB_FEAT_INCOMPAT_ALL),
+			       FS_X(sb.sb_features_incompat), true, msg);
+		else if (fs_sb_unknown_ro_compat(&sb))
+			sb_bad(&v, "sb.feature", "features_ro_compat", FS_X(XFS_SB_FEAT_RO_COMPAT_ALL),
+			       FS_X(sb.sb_features_ro_compat), true, msg);
+		else
+			sb_bad(&v, "sb.feature", "features_compat", FS_X(XFS_SB_FEAT_COMPAT_ALL),
+			       FS_X(sb.sb_features_compat), true, msg);
 		return FS_SB_UNSUPPORTED;
 	}
 	SB_CHECK(sb.sb_features2 & XFS_SB_VERSION2_CRCBIT, "sb.feature", "features2",

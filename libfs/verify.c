@@ -85,7 +85,9 @@ int fs_verify(enum fs_mtype t, const struct fs_vctx *c, const void *buf, size_t 
 	if (!fs_crc_ok(buf, len, v->crc_off)) {
 		snprintf(code, sizeof(code), "%s.crc", v->code_prefix);
 		fs_report(c->fl, code, c->agno, c->daddr, FS_NONE, "crc",
-			  FS_X(fs_crc_compute(buf, len, v->crc_off)), FS_X(fs_crc_stored(buf, v->crc_off)),
+			  FS_X(fs_crc_compute(buf, len, v->crc_off)),
+			  /* a buffer too short to hold the CRC field has nothing stored to show */
+			  v->crc_off + 4 <= len ? FS_X(fs_crc_stored(buf, v->crc_off)) : "short buffer",
 			  "%s CRC does not match its contents", v->name);
 		n++;
 	}
