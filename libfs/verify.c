@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "libfs/ag.h"
+#include "libfs/btree.h"
 #include "libfs/crc.h"
 #include "libfs/endian.h"
+#include "libfs/inode.h"
 #include "libfs/sb.h"
 
 #define NONE SIZE_MAX
@@ -23,6 +25,19 @@ static int verify_sb_fields(const struct fs_vctx *c, const void *buf, size_t len
 	(void)st;
 	return (int)(c->fl->n + c->fl->dropped - before);
 }
+
+static int verify_inobt_fields(const struct fs_vctx *c, const void *buf, size_t len)
+{
+	return fs_btree_sblock_verify_fields(fs_btree_ops_get(FS_BTREE_INO), c, buf, len);
+}
+
+static int verify_finobt_fields(const struct fs_vctx *c, const void *buf, size_t len)
+{
+	return fs_btree_sblock_verify_fields(fs_btree_ops_get(FS_BTREE_FINO), c, buf, len);
+}
+
+#define SBLOCK_UUID_OFF offsetof(struct xfs_btree_block, bb_u.s.bb_uuid)
+#define SBLOCK_LSN_OFF  offsetof(struct xfs_btree_block, bb_u.s.bb_lsn)
 
 static const struct fs_verifier table[FS_MT_NR] = {
 	[FS_MT_SB] = { FS_MT_SB, "superblock", "sb", XFS_SB_MAGIC, 0, NONE, NONE, NONE,
@@ -37,6 +52,16 @@ static const struct fs_verifier table[FS_MT_NR] = {
 			 offsetof(struct xfs_agfl, agfl_magicnum), offsetof(struct xfs_agfl, agfl_crc),
 			 offsetof(struct xfs_agfl, agfl_uuid), offsetof(struct xfs_agfl, agfl_lsn),
 			 fs_agfl_verify_fields },
+	[FS_MT_INOBT] = { FS_MT_INOBT, "inode btree block", "inobt", XFS_IBT_CRC_MAGIC, 0,
+			  XFS_BTREE_SBLOCK_CRC_OFF, SBLOCK_UUID_OFF, SBLOCK_LSN_OFF,
+			  verify_inobt_fields },
+	[FS_MT_FINOBT] = { FS_MT_FINOBT, "free inode btree block", "finobt", XFS_FIBT_CRC_MAGIC, 0,
+			   XFS_BTREE_SBLOCK_CRC_OFF, SBLOCK_UUID_OFF, SBLOCK_LSN_OFF,
+			   verify_finobt_fields },
+	[FS_MT_INODE] = { FS_MT_INODE, "inode", "inode", XFS_DINODE_MAGIC,
+			  offsetof(struct xfs_dinode, di_magic), XFS_DINODE_CRC_OFF,
+			  offsetof(struct xfs_dinode, di_uuid), offsetof(struct xfs_dinode, di_lsn),
+			  fs_inode_verify_fields, 2 },
 };
 
 const struct fs_verifier *fs_verifier_get(enum fs_mtype t)
@@ -67,24 +92,31 @@ int fs_verify(enum fs_mtype t, const struct fs_vctx *c, const void *buf, size_t 
 {
 	const struct fs_verifier *v = fs_verifier_get(t);
 	const unsigned char *p = buf;
+	/* inode verifiers name the inode; 0 is never an inode number */
+	int64_t ino = c->ino ? (int64_t)c->ino : FS_NONE;
+	uint32_t magic = 0;
+	size_t msize;
 	char code[32];
 	int n = 0;
 
-	if (!v)
+	if (!v || !v->verify_fields)
 		return 0;
 	if (v->crc_off == NONE)		/* self-contained (superblock) */
 		return v->verify_fields(c, buf, len);
 
-	if (len < v->magic_off + 4 || get_be32(p + v->magic_off) != v->magic) {
+	msize = v->magic_size ? v->magic_size : 4;
+	if (len >= v->magic_off + msize)
+		magic = msize == 2 ? get_be16(p + v->magic_off) : get_be32(p + v->magic_off);
+	if (len < v->magic_off + msize || magic != v->magic) {
 		snprintf(code, sizeof(code), "%s.magic", v->code_prefix);
-		fs_report(c->fl, code, c->agno, c->daddr, FS_NONE, "magicnum", FS_X(v->magic),
-			  len >= v->magic_off + 4 ? FS_X(get_be32(p + v->magic_off)) : "short buffer",
+		fs_report(c->fl, code, c->agno, c->daddr, ino, "magicnum", FS_X(v->magic),
+			  len >= v->magic_off + msize ? FS_X(magic) : "short buffer",
 			  "%s magic number is wrong", v->name);
 		return 1;
 	}
 	if (!fs_crc_ok(buf, len, v->crc_off)) {
 		snprintf(code, sizeof(code), "%s.crc", v->code_prefix);
-		fs_report(c->fl, code, c->agno, c->daddr, FS_NONE, "crc",
+		fs_report(c->fl, code, c->agno, c->daddr, ino, "crc",
 			  FS_X(fs_crc_compute(buf, len, v->crc_off)),
 			  /* a buffer too short to hold the CRC field has nothing stored to show */
 			  v->crc_off + 4 <= len ? FS_X(fs_crc_stored(buf, v->crc_off)) : "short buffer",
@@ -94,7 +126,7 @@ int fs_verify(enum fs_mtype t, const struct fs_vctx *c, const void *buf, size_t 
 	if (v->uuid_off != NONE && len >= v->uuid_off + 16 &&
 	    memcmp(p + v->uuid_off, c->g->meta_uuid, 16)) {
 		snprintf(code, sizeof(code), "%s.uuid", v->code_prefix);
-		fs_report(c->fl, code, c->agno, c->daddr, FS_NONE, "uuid", NULL, NULL,
+		fs_report(c->fl, code, c->agno, c->daddr, ino, "uuid", NULL, NULL,
 			  "%s UUID does not match the filesystem", v->name);
 		n++;
 	}
@@ -104,7 +136,7 @@ int fs_verify(enum fs_mtype t, const struct fs_vctx *c, const void *buf, size_t 
 
 		snprintf(found, sizeof(found), "%u/%u", fs_lsn_cycle(lsn), fs_lsn_block(lsn));
 		snprintf(code, sizeof(code), "%s.lsn", v->code_prefix);
-		fs_report(c->fl, code, c->agno, c->daddr, FS_NONE, "lsn",
+		fs_report(c->fl, code, c->agno, c->daddr, ino, "lsn",
 			  c->have_log_head ? "at or before the log head" : "inside the log", found,
 			  "%s LSN (cycle/block) is beyond the log", v->name);
 		n++;

@@ -11,6 +11,9 @@ enum fs_mtype {
 	FS_MT_AGF,
 	FS_MT_AGI,
 	FS_MT_AGFL,
+	FS_MT_INOBT,               /* inode btree block (IAB3) */
+	FS_MT_FINOBT,              /* free inode btree block (FIB3) */
+	FS_MT_INODE,               /* one v3 dinode (inodesize bytes) */
 	FS_MT_NR
 };
 
@@ -22,6 +25,7 @@ struct fs_vctx {
 	fs_daddr_t daddr;
 	bool have_log_head;        /* head_lsn is the log's current head */
 	uint64_t head_lsn;
+	uint64_t ino;              /* FS_MT_INODE: the inode number the buffer should hold */
 };
 
 /*
@@ -40,6 +44,7 @@ struct fs_verifier {
 	size_t lsn_off;            /* SIZE_MAX: none */
 	/* type-specific rules; returns the number of findings it made */
 	int (*verify_fields)(const struct fs_vctx *c, const void *buf, size_t len);
+	uint8_t magic_size;        /* bytes of magic at magic_off: 0 means 4, or 2 (inodes) */
 };
 
 const struct fs_verifier *fs_verifier_get(enum fs_mtype t);
