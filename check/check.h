@@ -4,24 +4,62 @@
 
 #include <stdio.h>
 
+#include "libfs/cache.h"
 #include "libfs/fs.h"
 #include "libfs/findings.h"
+#include "libfs/readahead.h"
+#include "check/model.h"
 
 struct check_opts {
-	unsigned threads;          /* worker threads (0: one per CPU, at most agcount) */
+	unsigned threads;          /* worker threads (0: one per CPU, at most the AG groups) */
+	uint32_t ag_stride;        /* AGs per work item (0: 1) */
+	uint64_t cache_bytes;      /* metadata cache cap (0: a quarter of RAM) */
+	int progress;              /* 1 force, 0 never, -1 when stderr is a terminal */
 };
+
+struct check_progress;
 
 /* What one check run observed, kept for the summary (and, later, repair). */
 struct check_ctx {
 	struct fs *fs;
 	struct fs_findings *fl;
 	const struct check_opts *opts;
+	struct fs_cache *cache;    /* shared by every phase */
+	struct model *model;       /* block ownership and inode chunks as observed */
+	struct fs_ioq **ioq;       /* one submission queue per worker */
+	unsigned workers;
+	struct check_progress *progress;
+	struct fs_ra_stats ra;     /* readahead totals (under ra_lock) */
+	pthread_mutex_t ra_lock;
 	uint32_t ags_checked;
 	uint32_t headers_read;
+	uint64_t btree_blocks;     /* btree blocks walked (all trees) */
+	uint64_t free_extents;     /* bno records */
 };
+
+/* The whole run: phases in order (main.c only parses and renders). */
+int  check_run(struct check_ctx *cx);
+void check_teardown(struct check_ctx *cx);
 
 /* Phase 1: superblocks, AGF, AGI and AGFL of every AG. */
 int check_phase_headers(struct check_ctx *cx);
+/* Phase 2: static ownership (headers, log, AGFL) and the free space btrees. */
+int check_phase_freesp(struct check_ctx *cx);
+/* Last: every block owned once (duplicate claims across all scanned owners). */
+int check_phase_owners(struct check_ctx *cx);
+
+/* Read one filesystem block of an AG through the cache into buf. */
+int check_read_agblock(struct check_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf);
+
+/* Progress on stderr: phase name, units done/total, ETA. */
+void check_progress_phase(struct check_ctx *cx, const char *name, uint64_t total);
+void check_progress_add(struct check_ctx *cx, uint64_t done);
+void check_progress_end(struct check_ctx *cx);
+void check_progress_free(struct check_ctx *cx);
+
+/* Option parsing (opts.c): 0, or -1 for a bad value. */
+int check_parse_memory(const char *s, uint64_t *bytes);
+int check_parse_subopts(const char *s, struct check_opts *o);
 
 /* Geometry reports. */
 void check_print_geometry_text(const struct fs *fs, const char *path, FILE *out);

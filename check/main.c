@@ -24,6 +24,10 @@ static void usage(FILE *out)
 		"  -g, --geometry          print the filesystem geometry and exit\n"
 		"  -j, --json              machine-readable output (one JSON object)\n"
 		"  -t, --threads=N         worker threads (default: one per CPU)\n"
+		"  -m, --memory=MiB        metadata cache cap (default: a quarter of RAM)\n"
+		"  -o ag_stride=N          AGs per work item: a few threads cover many AGs\n"
+		"      --progress          show phase and ETA on stderr even when not a terminal\n"
+		"      --no-progress       never show progress (default: on a terminal)\n"
 		"      --io-engine=E       uring, aio or pread (default: best available;\n"
 		"                          also $XFSX_IO_ENGINE)\n"
 		"      --no-direct         do not use O_DIRECT\n"
@@ -37,10 +41,20 @@ static void print_summary_json(const struct check_ctx *cx, FILE *out)
 {
 	const struct fs_findings *fl = cx->fl;
 
-	fprintf(out, "\"summary\":{\"ags\":%u,\"headers\":%u,\"findings\":%zu,\"errors\":%zu,"
-		"\"warnings\":%zu,\"clean\":%s}",
-		cx->ags_checked, cx->headers_read, fl->n + fl->dropped, fl->by_sev[FS_SEV_ERROR],
-		fl->by_sev[FS_SEV_WARNING], fl->by_sev[FS_SEV_ERROR] ? "false" : "true");
+	struct fs_cache_stats cs = { 0 };
+
+	if (cx->cache)
+		fs_cache_get_stats(cx->cache, &cs);
+	fprintf(out, "\"summary\":{\"ags\":%u,\"headers\":%u,\"btree_blocks\":%" PRIu64 ","
+		"\"free_extents\":%" PRIu64 ",\"findings\":%zu,\"errors\":%zu,"
+		"\"warnings\":%zu,\"clean\":%s,\"cache\":{\"hits\":%" PRIu64 ",\"misses\":%" PRIu64
+		",\"evictions\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 "},\"readahead\":{\"windows\":%"
+		PRIu64 ",\"exact\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"bytes_kept\":%" PRIu64 "}}",
+		cx->ags_checked, cx->headers_read, cx->btree_blocks, cx->free_extents,
+		fl->n + fl->dropped, fl->by_sev[FS_SEV_ERROR],
+		fl->by_sev[FS_SEV_WARNING], fl->by_sev[FS_SEV_ERROR] ? "false" : "true",
+		cs.hits, cs.misses, cs.evictions, cs.peak_bytes, cx->ra.windows, cx->ra.exact,
+		cx->ra.bytes_read, cx->ra.bytes_kept);
 }
 
 static void print_fs_json(const struct fs *fs, const char *path, FILE *out)
@@ -64,6 +78,9 @@ int main(int argc, char **argv)
 		{ "geometry", no_argument, NULL, 'g' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "memory", required_argument, NULL, 'm' },
+		{ "progress", no_argument, NULL, 'P' },
+		{ "no-progress", no_argument, NULL, 'N' },
 		{ "io-engine", required_argument, NULL, 'E' },
 		{ "no-direct", no_argument, NULL, 'D' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -72,7 +89,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	struct fs_open_opts oo = { .allow_secondary = true };
-	struct check_opts co = { 0 };
+	struct check_opts co = { .progress = -1 };
 	bool geometry = false, json = false, quiet = false;
 	struct fs_findings fl;
 	struct fs_error ferr = { 0 };
@@ -81,7 +98,7 @@ int main(int argc, char **argv)
 	const char *path;
 	int c, err, rc;
 
-	while ((c = getopt_long(argc, argv, "gjt:qhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "gjt:m:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'g': geometry = true; break;
 		case 'j': json = true; break;
@@ -96,6 +113,21 @@ int main(int argc, char **argv)
 			co.threads = (unsigned)v;
 			break;
 		}
+		case 'm':
+			if (check_parse_memory(optarg, &co.cache_bytes)) {
+				fprintf(stderr, "xfsx_check: --memory takes a size in MiB (at least 16)\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			if (check_parse_subopts(optarg, &co)) {
+				fprintf(stderr, "xfsx_check: unknown or invalid -o option '%s' (ag_stride=N)\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'P': co.progress = 1; break;
+		case 'N': co.progress = 0; break;
 		case 'E':
 			if (fs_io_engine_parse(optarg, &oo.dev.engine) < 0) {
 				fprintf(stderr, "xfsx_check: unknown I/O engine '%s' (uring, aio, pread)\n", optarg);
@@ -149,9 +181,12 @@ int main(int argc, char **argv)
 	cx.fs = fs;
 	cx.fl = &fl;
 	cx.opts = &co;
-	err = check_phase_headers(&cx);
+	if (quiet || json)
+		co.progress = 0;
+	err = check_run(&cx);
 	if (err) {
-		fprintf(stderr, "xfsx_check: %s: reading AG headers failed: %s\n", path, strerror(-err));
+		fprintf(stderr, "xfsx_check: %s: check failed: %s\n", path, strerror(-err));
+		check_teardown(&cx);
 		fs_close(fs);
 		fs_findings_free(&fl);
 		return EXIT_OPERATIONAL;
@@ -173,6 +208,7 @@ int main(int argc, char **argv)
 		       cx.ags_checked, cx.headers_read, fl.by_sev[FS_SEV_ERROR],
 		       fl.by_sev[FS_SEV_WARNING], rc ? "" : ", clean");
 	}
+	check_teardown(&cx);
 	fs_close(fs);
 	fs_findings_free(&fl);
 	return rc;

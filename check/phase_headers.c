@@ -69,6 +69,19 @@ static void check_ag(struct check_ctx *cx, fs_agnumber_t agno, const unsigned ch
 	}
 }
 
+/* Later phases read the AGF and AGFL again: keep them in the cache. */
+static void cache_headers(struct check_ctx *cx, fs_agnumber_t agno, const unsigned char *hdr)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	uint32_t sect_bbs = g->sectsize >> FS_BBSHIFT;
+
+	if (!cx->cache)
+		return;
+	for (uint32_t i = 1; i < 4; i++)
+		fs_cache_insert(cx->cache, fs_ag_daddr(g, agno) + i * sect_bbs, g->sectsize,
+				hdr + (size_t)i * g->sectsize, NULL);
+}
+
 int check_phase_headers(struct check_ctx *cx)
 {
 	struct fs *fs = cx->fs;
@@ -136,8 +149,10 @@ int check_phase_headers(struct check_ctx *cx)
 			}
 			check_ag(cx, first + i, reqs[i].buf);
 			cx->headers_read += 4;
+			cache_headers(cx, first + i, reqs[i].buf);
 		}
 		cx->ags_checked += n;
+		check_progress_add(cx, n);
 	}
 out:
 	free(bufs);

@@ -14,6 +14,7 @@
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 #include "libfs/sb.h"
+#include "libfs/btree_ag.h"
 
 #define NONE SIZE_MAX
 
@@ -45,6 +46,14 @@ static const struct fs_verifier table[FS_MT_NR] = {
 	[FS_MT_AGF] = { FS_MT_AGF, "AGF", "agf", XFS_AGF_MAGIC, offsetof(struct xfs_agf, agf_magicnum),
 			offsetof(struct xfs_agf, agf_crc), offsetof(struct xfs_agf, agf_uuid),
 			offsetof(struct xfs_agf, agf_lsn), fs_agf_verify_fields },
+	[FS_MT_BNOBT] = { FS_MT_BNOBT, "free space (bno) btree block", "bnobt", XFS_ABTB_CRC_MAGIC,
+			  offsetof(struct xfs_btree_block, bb_magic), XFS_BTREE_SBLOCK_CRC_OFF,
+			  offsetof(struct xfs_btree_block, bb_u.s.bb_uuid),
+			  offsetof(struct xfs_btree_block, bb_u.s.bb_lsn), fs_bnobt_verify_fields },
+	[FS_MT_CNTBT] = { FS_MT_CNTBT, "free space (cnt) btree block", "cntbt", XFS_ABTC_CRC_MAGIC,
+			  offsetof(struct xfs_btree_block, bb_magic), XFS_BTREE_SBLOCK_CRC_OFF,
+			  offsetof(struct xfs_btree_block, bb_u.s.bb_uuid),
+			  offsetof(struct xfs_btree_block, bb_u.s.bb_lsn), fs_cntbt_verify_fields },
 	[FS_MT_AGI] = { FS_MT_AGI, "AGI", "agi", XFS_AGI_MAGIC, offsetof(struct xfs_agi, agi_magicnum),
 			offsetof(struct xfs_agi, agi_crc), offsetof(struct xfs_agi, agi_uuid),
 			offsetof(struct xfs_agi, agi_lsn), fs_agi_verify_fields },

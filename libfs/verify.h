@@ -14,6 +14,8 @@ enum fs_mtype {
 	FS_MT_INOBT,               /* inode btree block (IAB3) */
 	FS_MT_FINOBT,              /* free inode btree block (FIB3) */
 	FS_MT_INODE,               /* one v3 dinode (inodesize bytes) */
+	FS_MT_BNOBT,               /* free space by block btree block (AB3B) */
+	FS_MT_CNTBT,               /* free space by size btree block (AB3C) */
 	FS_MT_NR
 };
 

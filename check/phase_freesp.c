@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Phase 2 of check: per AG, record the statically owned blocks (AG headers,
+ * the internal log, the AGFL's blocks) in the model, walk the two free
+ * space btrees (bno by block, cnt by size) with the generic walker, check
+ * every record, check that the two trees describe the same extent set, and
+ * compare the AGF's counters (freeblks, longest, btreeblks) and the
+ * superblock's fdblocks with what was found.  Free extents and btree
+ * blocks go into the model, where the last phase finds double claims.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/check.h"
+#include "libfs/ag.h"
+#include "libfs/btree_ag.h"
+#include "libfs/endian.h"
+#include "libfs/workq.h"
+
+#define MISMATCH_REPORTS 10   /* per AG, then one summary */
+
+struct fsp_tree {
+	const struct fs_btree_ops *ops;
+	enum model_class cls;
+	struct fs_alloc_rec *rec;
+	size_t n, cap;
+	uint64_t blocks;           /* blocks accepted by the walk */
+	uint32_t bad_blocks;
+	bool walked;               /* the walk ran (root and height plausible) */
+	fs_agblock_t leaf;         /* the leaf whose records are being visited */
+	fs_agblock_t root;
+	uint64_t prev_end;         /* bno: end of the previous record */
+	bool have_prev;
+};
+
+struct fsp_ag {
+	struct check_ctx *cx;
+	fs_agnumber_t agno;
+	unsigned worker;
+	struct fs_agf agf;
+	struct fsp_tree *t;        /* the tree being walked */
+	uint32_t agfl_count;
+	int err;                   /* first operational failure */
+};
+
+/* What phase 2 adds up over all AGs for the superblock counters. */
+struct fsp_totals {
+	pthread_mutex_t lock;
+	uint64_t fdblocks;
+	bool complete;             /* every AG's trees walked without a rejected block */
+};
+
+static void fsp_report(struct fsp_ag *a, const char *code, fs_agblock_t agbno, const char *field,
+		       const char *exp, const char *found, const char *msg)
+{
+	const struct fs_geom *g = &a->cx->fs->g;
+
+	fs_report(a->cx->fl, code, a->agno,
+		  agbno == NULLAGBLOCK ? FS_NONE : (int64_t)fs_agbno_to_daddr(g, a->agno, agbno),
+		  FS_NONE, field, exp, found, "AG %u: %s", a->agno, msg);
+}
+
+static void model_note(struct fsp_ag *a, fs_agblock_t agbno, uint32_t len, enum model_class cls)
+{
+	int err = model_add(a->cx->model, a->agno, agbno, len, cls, 0, 0, 0);
+
+	if (err == -ENOMEM && !a->err)
+		a->err = err;
+}
+
+/* ---- walker callbacks ---- */
+
+static int read_block(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
+{
+	struct fsp_ag *a = priv;
+
+	return check_read_agblock(a->cx, agno, agbno, buf);
+}
+
+/* A node's children are about to be read one by one: fetch them in one go. */
+static void readahead_children(struct fsp_ag *a, const void *block, uint32_t numrecs)
+{
+	struct check_ctx *cx = a->cx;
+	const struct fs_geom *g = &cx->fs->g;
+	const struct fs_btree_ops *ops = a->t->ops;
+	uint32_t maxr = fs_btree_maxrecs(ops, g->blocksize, false);
+	struct fs_ra_extent *ext;
+	struct fs_ra_stats st = { 0 };
+	size_t n = 0;
+
+	if (numrecs > maxr)
+		numrecs = maxr;
+	ext = malloc((numrecs ? numrecs : 1) * sizeof(*ext));
+	if (!ext)
+		return;
+	for (uint32_t i = 0; i < numrecs; i++) {
+		uint64_t p = fs_btree_ptr(ops, block, g->blocksize, i);
+
+		if (p >= g->ag_hdr_blocks && p < fs_ag_blocks(g, a->agno))
+			ext[n++] = (struct fs_ra_extent){
+				fs_agbno_to_daddr(g, a->agno, (fs_agblock_t)p), g->blocksize };
+	}
+	if (n && fs_readahead(cx->cache, cx->ioq[a->worker], ext, n, NULL, &st) == 0) {
+		pthread_mutex_lock(&cx->ra_lock);
+		cx->ra.extents += st.extents;
+		cx->ra.cached += st.cached;
+		cx->ra.windows += st.windows;
+		cx->ra.exact += st.exact;
+		cx->ra.bytes_read += st.bytes_read;
+		cx->ra.bytes_kept += st.bytes_kept;
+		cx->ra.failed += st.failed;
+		pthread_mutex_unlock(&cx->ra_lock);
+	}
+	free(ext);
+}
+
+static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const void *block)
+{
+	struct fsp_ag *a = priv;
+	struct fsp_tree *t = a->t;
+	const struct fs_geom *g = &a->cx->fs->g;
+	struct fs_btree_hdr h;
+
+	fs_btree_hdr_decode(t->ops, block, &h);
+	t->blocks++;
+	model_note(a, agbno, 1, t->cls);
+	/* below the root, a block is at least half full (as xfs_repair insists) */
+	if (agbno != t->root) {
+		uint32_t minr = fs_btree_maxrecs(t->ops, g->blocksize, level == 0) / 2;
+
+		if (h.numrecs < minr) {
+			char code[32], msg[128];
+
+			snprintf(code, sizeof(code), "%s.numrecs", t->ops->code_prefix);
+			snprintf(msg, sizeof(msg), "%s block %u holds fewer records than a non-root block must",
+				 t->ops->name, agbno);
+			fsp_report(a, code, agbno, "bb_numrecs", FS_U(minr), FS_U(h.numrecs), msg);
+		}
+	}
+	if (level > 0)
+		readahead_children(a, block, h.numrecs);
+	else
+		t->leaf = agbno;
+	return 0;
+}
+
+static int visit_rec(void *priv, const void *rec)
+{
+	struct fsp_ag *a = priv;
+	struct fsp_tree *t = a->t;
+	const struct fs_geom *g = &a->cx->fs->g;
+	struct fs_alloc_rec r;
+	const char *why;
+	char found[48], msg[160];
+
+	fs_alloc_rec_decode(rec, &r);
+	snprintf(found, sizeof(found), "%u+%u", r.startblock, r.blockcount);
+	why = fs_alloc_rec_problem(g, a->agno, &r);
+	if (why) {
+		snprintf(msg, sizeof(msg), "%s record %s: %s", t->ops->name, found, why);
+		fsp_report(a, "freesp.rec", t->leaf, "record", "an extent inside the AG", found, msg);
+		return 0;
+	}
+	if (t->cls == MC_BNOBT) {
+		if (t->have_prev && r.startblock < t->prev_end) {
+			snprintf(msg, sizeof(msg), "bno btree record %s overlaps the previous record", found);
+			fsp_report(a, "freesp.overlap", t->leaf, "startblock",
+				   FS_U(t->prev_end), FS_U(r.startblock), msg);
+		}
+		t->prev_end = (uint64_t)r.startblock + r.blockcount;
+		t->have_prev = true;
+		model_note(a, r.startblock, r.blockcount, MC_FREE);
+	}
+	if (t->n == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 256;
+		struct fs_alloc_rec *nv = realloc(t->rec, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		t->rec = nv;
+		t->cap = ncap;
+	}
+	t->rec[t->n++] = r;
+	return 0;
+}
+
+static void walk_tree(struct fsp_ag *a, struct fsp_tree *t, fs_agblock_t root, uint32_t levels)
+{
+	struct check_ctx *cx = a->cx;
+	const struct fs_geom *g = &cx->fs->g;
+	struct fs_btree_walk w = {
+		.ops = t->ops, .g = g, .fl = cx->fl,
+		.vc = { .g = g, .fl = cx->fl, .agno = a->agno,
+			.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn },
+		.root = root, .nlevels = levels,
+		.read_block = read_block, .visit_block = visit_block, .visit_rec = visit_rec,
+		.priv = a,
+	};
+	int err;
+
+	/* phase 1 already reported an impossible root or height */
+	if (levels == 0 || levels > g->alloc_maxlevels || root < g->ag_hdr_blocks ||
+	    root >= fs_ag_blocks(g, a->agno))
+		return;
+	a->t = t;
+	t->root = root;
+	t->leaf = NULLAGBLOCK;
+	err = fs_btree_walk(&w);
+	if (err < 0 && !a->err)
+		a->err = err;
+	t->walked = err == 0;
+	t->bad_blocks = w.bad_blocks;
+	__atomic_add_fetch(&cx->btree_blocks, w.blocks, __ATOMIC_RELAXED);
+}
+
+static int cmp_rec_bno(const void *pa, const void *pb)
+{
+	const struct fs_alloc_rec *x = pa, *y = pb;
+
+	if (x->startblock != y->startblock)
+		return x->startblock < y->startblock ? -1 : 1;
+	return x->blockcount < y->blockcount ? -1 : x->blockcount > y->blockcount;
+}
+
+/* Both trees must list the same extents; report what only one of them has. */
+static void compare_trees(struct fsp_ag *a, struct fsp_tree *bno, struct fsp_tree *cnt)
+{
+	size_t i = 0, j = 0, bad = 0;
+
+	qsort(cnt->rec, cnt->n, sizeof(*cnt->rec), cmp_rec_bno);
+	while (i < bno->n || j < cnt->n) {
+		int c = i >= bno->n ? 1 : j >= cnt->n ? -1 : cmp_rec_bno(&bno->rec[i], &cnt->rec[j]);
+		const struct fs_alloc_rec *r;
+		char found[48], msg[160];
+
+		if (c == 0) {
+			i++;
+			j++;
+			continue;
+		}
+		r = c < 0 ? &bno->rec[i++] : &cnt->rec[j++];
+		if (++bad > MISMATCH_REPORTS)
+			continue;
+		snprintf(found, sizeof(found), "%u+%u", r->startblock, r->blockcount);
+		snprintf(msg, sizeof(msg), "free extent %s is in the %s btree but not in the %s btree",
+			 found, c < 0 ? "bno" : "cnt", c < 0 ? "cnt" : "bno");
+		fsp_report(a, "freesp.mismatch", NULLAGBLOCK, c < 0 ? "cnt" : "bno",
+			   "the same extent", found, msg);
+	}
+	if (bad > MISMATCH_REPORTS) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "%zu more free extents are in only one of the two btrees",
+			 bad - MISMATCH_REPORTS);
+		fsp_report(a, "freesp.mismatch", NULLAGBLOCK, NULL, NULL, NULL, msg);
+	}
+}
+
+static void check_counter(struct fsp_ag *a, const char *field, uint64_t on_disk, uint64_t seen)
+{
+	char msg[128];
+
+	if (on_disk == seen)
+		return;
+	snprintf(msg, sizeof(msg), "AGF %s is %llu but the btrees hold %llu", field,
+		 (unsigned long long)on_disk, (unsigned long long)seen);
+	fs_report(a->cx->fl, "agf.counters", a->agno,
+		  (int64_t)(fs_ag_daddr(&a->cx->fs->g, a->agno) + (a->cx->fs->g.sectsize >> FS_BBSHIFT)),
+		  FS_NONE, field, FS_U(seen), FS_U(on_disk), "AG %u: %s", a->agno, msg);
+}
+
+/* The AGFL's active blocks are owned (by the free list); returns how many. */
+static uint32_t note_agfl(struct fsp_ag *a)
+{
+	struct check_ctx *cx = a->cx;
+	const struct fs_geom *g = &cx->fs->g;
+	uint32_t n = fs_agfl_active_count(g, &a->agf), count = 0;
+	struct fs_buf *b;
+
+	if (a->agf.flfirst >= g->agfl_size || a->agf.fllast >= g->agfl_size || n != a->agf.flcount)
+		return a->agf.flcount;	/* phase 1 reported it; trust the count for the totals */
+	if (!n)
+		return 0;
+	if (fs_cache_read(cx->cache, fs_ag_daddr(g, a->agno) + 3 * (g->sectsize >> FS_BBSHIFT),
+			  g->sectsize, &b))
+		return n;
+	if (get_be32(b->data) == XFS_AGFL_MAGIC) {
+		const unsigned char *slots = b->data + sizeof(struct xfs_agfl);
+
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t bno = get_be32(slots + 4 * (size_t)fs_agfl_slot(g, &a->agf, i));
+
+			if (bno >= g->ag_hdr_blocks && bno < fs_ag_blocks(g, a->agno))
+				model_note(a, bno, 1, MC_AGFL);
+			count++;
+		}
+	}
+	fs_buf_put(cx->cache, b);
+	return count;
+}
+
+static int freesp_ag(void *priv, fs_agnumber_t agno, unsigned worker)
+{
+	struct fsp_totals *tot = ((void **)priv)[1];
+	struct check_ctx *cx = ((void **)priv)[0];
+	const struct fs_geom *g = &cx->fs->g;
+	struct fsp_tree bno = { .ops = fs_btree_ag_ops(FS_BTREE_AG_BNO), .cls = MC_BNOBT };
+	struct fsp_tree cnt = { .ops = fs_btree_ag_ops(FS_BTREE_AG_CNT), .cls = MC_CNTBT };
+	struct fsp_ag a = { .cx = cx, .agno = agno, .worker = worker };
+	uint64_t freeblks = 0, longest = 0, btreeblks, fdblocks = 0;
+	struct fs_buf *b;
+	bool complete;
+	int err;
+
+	/* statically owned: the header sectors and, in its AG, the internal log */
+	model_note(&a, 0, g->ag_hdr_blocks, MC_AGHDR);
+	if (g->log_internal && g->log_agno == agno && g->logblocks &&
+	    g->log_agbno < fs_ag_blocks(g, agno) && g->logblocks <= fs_ag_blocks(g, agno) - g->log_agbno)
+		model_note(&a, g->log_agbno, g->logblocks, MC_LOG);
+
+	err = fs_cache_read(cx->cache, fs_ag_daddr(g, agno) + (g->sectsize >> FS_BBSHIFT),
+			    g->sectsize, &b);
+	if (err) {
+		/* phase 1 reported an unreadable AGF */
+		complete = false;
+		goto out;
+	}
+	if (get_be32(b->data) != XFS_AGF_MAGIC) {
+		fs_buf_put(cx->cache, b);
+		complete = false;
+		goto out;
+	}
+	fs_agf_decode(b->data, &a.agf);
+	fs_buf_put(cx->cache, b);
+
+	a.agfl_count = note_agfl(&a);
+	walk_tree(&a, &bno, a.agf.bno_root, a.agf.bno_level);
+	walk_tree(&a, &cnt, a.agf.cnt_root, a.agf.cnt_level);
+	complete = bno.walked && cnt.walked && !bno.bad_blocks && !cnt.bad_blocks;
+	__atomic_add_fetch(&cx->free_extents, bno.n, __ATOMIC_RELAXED);
+
+	if (complete) {
+		compare_trees(&a, &bno, &cnt);
+		for (size_t i = 0; i < cnt.n; i++) {
+			freeblks += cnt.rec[i].blockcount;
+			if (cnt.rec[i].blockcount > longest)
+				longest = cnt.rec[i].blockcount;
+		}
+		check_counter(&a, "freeblks", a.agf.freeblks, freeblks);
+		check_counter(&a, "longest", a.agf.longest, longest);
+		/*
+		 * btreeblks counts the free space (and rmap) btrees' blocks
+		 * beyond their roots.  The rmap tree is not walked yet: its
+		 * share is taken from the AGF's own rmap_blocks.
+		 */
+		btreeblks = (bno.blocks - 1) + (cnt.blocks - 1);
+		if (g->rmapbt && a.agf.rmap_blocks)
+			btreeblks += a.agf.rmap_blocks - 1;
+		if (g->lazysbcount)
+			check_counter(&a, "btreeblks", a.agf.btreeblks, btreeblks);
+		/* free for the superblock: extents, the free list, non-root btree blocks */
+		fdblocks = freeblks + a.agfl_count + btreeblks;
+	}
+out:
+	pthread_mutex_lock(&tot->lock);
+	tot->fdblocks += fdblocks;
+	if (!complete)
+		tot->complete = false;
+	pthread_mutex_unlock(&tot->lock);
+	free(bno.rec);
+	free(cnt.rec);
+	check_progress_add(cx, 1);
+	return a.err;
+}
+
+int check_phase_freesp(struct check_ctx *cx)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct fsp_totals tot = { .complete = true };
+	struct fs_ag_workq_opts wo = {
+		.threads = cx->workers, .ag_stride = cx->opts->ag_stride,
+		.first_ag = 0, .ag_count = g->agcount,
+	};
+	void *priv[2] = { cx, &tot };
+	int err;
+
+	pthread_mutex_init(&tot.lock, NULL);
+	check_progress_phase(cx, "free space btrees", g->agcount);
+	err = fs_ag_workq_run(&wo, freesp_ag, priv);
+	check_progress_end(cx);
+	pthread_mutex_destroy(&tot.lock);
+	if (err)
+		return err;
+	if (tot.complete && g->lazysbcount && cx->fs->sb.sb_fdblocks != tot.fdblocks)
+		fs_report(cx->fl, "sb.counters", 0, 0, FS_NONE, "fdblocks", FS_U(tot.fdblocks),
+			  FS_U(cx->fs->sb.sb_fdblocks),
+			  "superblock free block count is %llu but the AGs hold %llu",
+			  (unsigned long long)cx->fs->sb.sb_fdblocks, (unsigned long long)tot.fdblocks);
+	return 0;
+}

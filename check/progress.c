@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Progress on stderr: the phase, units done of total and an ETA, redrawn in
+ * place at most five times a second on a terminal (one line per update,
+ * once a second, when forced onto something that is not a terminal).
+ * Updates come from worker threads; whoever finds the redraw due draws.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check/check.h"
+
+struct check_progress {
+	pthread_mutex_t lock;
+	bool tty;
+	const char *phase;
+	unsigned phase_no;
+	uint64_t total, done;
+	double start, last;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void draw(struct check_progress *p, bool final)
+{
+	double t = now(), el = t - p->start;
+	unsigned pct = p->total ? (unsigned)(p->done * 100 / p->total) : 100;
+
+	fprintf(stderr, "%sphase %u: %s: %llu/%llu (%u%%)", p->tty ? "\r\033[K" : "", p->phase_no,
+		p->phase, (unsigned long long)p->done, (unsigned long long)p->total, pct);
+	if (final) {
+		fprintf(stderr, ", %.1fs\n", el);
+	} else if (p->done && p->done < p->total) {
+		double eta = el / p->done * (p->total - p->done);
+		fprintf(stderr, ", ETA %u:%02u", (unsigned)eta / 60, (unsigned)eta % 60);
+	}
+	if (!p->tty && !final)
+		fputc('\n', stderr);
+	fflush(stderr);
+	p->last = t;
+}
+
+void check_progress_phase(struct check_ctx *cx, const char *name, uint64_t total)
+{
+	struct check_progress *p = cx->progress;
+
+	if (!p) {
+		int mode = cx->opts ? cx->opts->progress : 0;
+
+		if (mode == 0 || (mode < 0 && !isatty(STDERR_FILENO)))
+			return;
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return;
+		pthread_mutex_init(&p->lock, NULL);
+		p->tty = isatty(STDERR_FILENO);
+		cx->progress = p;
+	}
+	pthread_mutex_lock(&p->lock);
+	p->phase = name;
+	p->phase_no++;
+	p->total = total;
+	p->done = 0;
+	p->start = now();
+	p->last = 0;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void check_progress_add(struct check_ctx *cx, uint64_t done)
+{
+	struct check_progress *p = cx->progress;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->done += done;
+	if (now() - p->last >= (p->tty ? 0.2 : 1.0))
+		draw(p, false);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void check_progress_end(struct check_ctx *cx)
+{
+	struct check_progress *p = cx->progress;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	draw(p, true);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void check_progress_free(struct check_ctx *cx)
+{
+	if (!cx->progress)
+		return;
+	pthread_mutex_destroy(&cx->progress->lock);
+	free(cx->progress);
+	cx->progress = NULL;
+}

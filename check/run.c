@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One check run: the dirty-log warning first, then the engine (one metadata
+ * cache for all phases, the in-core model, a submission queue per worker)
+ * and the phases in order.  Phases are files: phase_headers.c (1),
+ * phase_freesp.c (2), phase_owners.c (last).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check/check.h"
+#include "libfs/workq.h"
+
+static uint64_t default_cache_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t quarter = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 4 : 0;
+
+	return quarter ? quarter : 256ull << 20;
+}
+
+int check_read_agblock(struct check_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct fs_buf *b;
+	int err;
+
+	if (agno >= g->agcount || agbno >= fs_ag_blocks(g, agno))
+		return -ERANGE;
+	err = fs_cache_read(cx->cache, fs_agbno_to_daddr(g, agno, agbno), g->blocksize, &b);
+	if (err)
+		return err;
+	memcpy(buf, b->data, g->blocksize);
+	fs_buf_put(cx->cache, b);
+	return 0;
+}
+
+static int engine_start(struct check_ctx *cx)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct fs_ag_workq_opts wo = {
+		.threads = cx->opts->threads, .ag_stride = cx->opts->ag_stride,
+		.first_ag = 0, .ag_count = g->agcount,
+	};
+	int err;
+
+	pthread_mutex_init(&cx->ra_lock, NULL);
+	err = fs_cache_create(cx->fs->dev, cx->opts->cache_bytes ? cx->opts->cache_bytes :
+			      default_cache_bytes(), &cx->cache);
+	if (err)
+		return err;
+	err = model_create(g, &cx->model);
+	if (err)
+		return err;
+	cx->workers = fs_ag_workq_threads(&wo);
+	cx->ioq = calloc(cx->workers, sizeof(*cx->ioq));
+	if (!cx->ioq)
+		return -ENOMEM;
+	for (unsigned i = 0; i < cx->workers; i++) {
+		err = fs_ioq_create(cx->fs->dev, &cx->ioq[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void check_teardown(struct check_ctx *cx)
+{
+	if (cx->ioq)
+		for (unsigned i = 0; i < cx->workers; i++)
+			fs_ioq_destroy(cx->ioq[i]);
+	free(cx->ioq);
+	cx->ioq = NULL;
+	fs_cache_destroy(cx->cache);
+	cx->cache = NULL;
+	model_destroy(cx->model);
+	cx->model = NULL;
+	check_progress_free(cx);
+	pthread_mutex_destroy(&cx->ra_lock);
+}
+
+int check_run(struct check_ctx *cx)
+{
+	struct fs *fs = cx->fs;
+	int err;
+
+	/* first: a dirty log means what follows may be stale, not corrupt */
+	if (fs->have_log_head && !fs->log_clean)
+		fs_report(cx->fl, "log.dirty", FS_NONE, FS_NONE, FS_NONE, "log", "clean", "dirty",
+			  "the log is dirty (head at cycle %u block %u): mount the filesystem to "
+			  "replay it; findings below may be spurious",
+			  fs_lsn_cycle(fs->log_head_lsn), fs_lsn_block(fs->log_head_lsn));
+	err = engine_start(cx);
+	if (err)
+		return err;
+	check_progress_phase(cx, "AG headers", fs->g.agcount);
+	err = check_phase_headers(cx);
+	check_progress_end(cx);
+	if (err)
+		return err;
+	err = check_phase_freesp(cx);
+	if (err)
+		return err;
+	return check_phase_owners(cx);
+}
