@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The offline engine: open the device read-only through libfs, scan the
+ * AGs in parallel with the libfs inode scan, turn each inode into the
+ * struct xfs_bulkstat the kernel would report, and write the records in
+ * inode-number order.  Each worker formats into 1 MiB chunks; the worker
+ * holding the lowest unfinished AG writes straight through, the others
+ * queue their chunks (bounded: past the cap they wait for the head AG to
+ * move on), and finished AGs are flushed in AG order.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bulkstat/bulkstat.h"
+#include "libfs/fs.h"
+#include "libfs/inode.h"
+#include "libfs/verify.h"
+#include "libfs/workq.h"
+
+#define CHUNK_SIZE (1u << 20)
+#define QUEUE_CAP  (256u << 20)   /* bytes queued behind the head AG before workers wait */
+
+struct chunk {
+	struct chunk *next;
+	size_t len;
+	char data[];
+};
+
+struct ag_queue {
+	struct chunk *head, *tail;
+	bool done;
+};
+
+/* Output in AG order from many workers. */
+struct sink {
+	int fd;
+	pthread_mutex_t lock;
+	pthread_cond_t moved;
+	fs_agnumber_t first_ag, nags;
+	struct ag_queue *q;        /* index: agno - first_ag */
+	fs_agnumber_t head;        /* index of the lowest unfinished AG */
+	size_t queued;
+	int err;                   /* first write error */
+};
+
+static void chunk_write_locked(struct sink *s, struct chunk *c)
+{
+	if (!s->err && c->len)
+		s->err = bs_write_all(s->fd, c->data, c->len);
+	free(c);
+}
+
+/* Flush what the head AG queued; advance past finished AGs.  Lock held. */
+static void advance_locked(struct sink *s)
+{
+	while (s->head < s->nags) {
+		struct ag_queue *a = &s->q[s->head];
+
+		while (a->head) {
+			struct chunk *c = a->head;
+			a->head = c->next;
+			s->queued -= c->len;
+			chunk_write_locked(s, c);
+		}
+		a->tail = NULL;
+		if (!a->done)
+			break;
+		s->head++;
+	}
+	pthread_cond_broadcast(&s->moved);
+}
+
+static int sink_put(struct sink *s, fs_agnumber_t agno, struct chunk *c)
+{
+	fs_agnumber_t i = agno - s->first_ag;
+	int err;
+
+	pthread_mutex_lock(&s->lock);
+	if (i == s->head) {
+		advance_locked(s);
+		chunk_write_locked(s, c);
+	} else {
+		struct ag_queue *a = &s->q[i];
+
+		c->next = NULL;
+		if (a->tail)
+			a->tail->next = c;
+		else
+			a->head = c;
+		a->tail = c;
+		s->queued += c->len;
+		while (s->queued > QUEUE_CAP && s->head != i && !s->err)
+			pthread_cond_wait(&s->moved, &s->lock);
+	}
+	err = s->err;
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+static void sink_done(struct sink *s, fs_agnumber_t agno)
+{
+	pthread_mutex_lock(&s->lock);
+	s->q[agno - s->first_ag].done = true;
+	advance_locked(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+struct engine;
+
+struct worker {
+	struct engine *e;
+	struct fs_inode_scan *scan;
+	struct fs_findings scratch;   /* one inode's findings at a time */
+	struct chunk *cur;
+	fs_agnumber_t agno;
+	uint64_t inodes, damaged;
+	int err;
+};
+
+struct engine {
+	struct fs *fs;
+	const struct bs_opts *o;
+	struct sink sink;
+	struct worker *w;
+	struct fs_findings fl;        /* AG header and btree findings */
+	fs_ino_t internal[5];
+	unsigned ninternal;
+	uint32_t dev_blksize;         /* what the kernel reports as blksize for devices */
+	fs_agnumber_t start_ag;
+	fs_agino_t start_agino;
+};
+
+static struct chunk *chunk_new(void)
+{
+	struct chunk *c = malloc(sizeof(*c) + CHUNK_SIZE);
+
+	if (c) {
+		c->next = NULL;
+		c->len = 0;
+	}
+	return c;
+}
+
+static bool is_internal(const struct engine *e, fs_ino_t ino)
+{
+	for (unsigned i = 0; i < e->ninternal; i++)
+		if (e->internal[i] == ino)
+			return true;
+	return false;
+}
+
+/* struct xfs_bulkstat as xfs_bulkstat_one_int() fills it from the inode. */
+static void fill_bulkstat(const struct engine *e, const struct fs_inode *ip, fs_ino_t ino,
+			  struct xfs_bulkstat *bs)
+{
+	uint16_t type = ip->mode & S_IFMT;
+	bool special = type == S_IFCHR || type == S_IFBLK || type == S_IFIFO || type == S_IFSOCK;
+
+	memset(bs, 0, sizeof(*bs));
+	bs->bs_ino = ino;
+	bs->bs_mode = ip->mode;
+	bs->bs_nlink = ip->nlink;
+	bs->bs_uid = ip->uid;
+	bs->bs_gid = ip->gid;
+	bs->bs_projectid = ip->projid;
+	/* special files have no size in core: xfs_iformat_data_fork() zeroes it */
+	bs->bs_size = special ? 0 : ip->size;
+	bs->bs_atime = ip->atime.sec;
+	bs->bs_atime_nsec = ip->atime.nsec;
+	bs->bs_mtime = ip->mtime.sec;
+	bs->bs_mtime_nsec = ip->mtime.nsec;
+	bs->bs_ctime = ip->ctime.sec;
+	bs->bs_ctime_nsec = ip->ctime.nsec;
+	bs->bs_btime = ip->crtime.sec;
+	bs->bs_btime_nsec = ip->crtime.nsec;
+	bs->bs_gen = ip->gen;
+	bs->bs_xflags = fs_inode_xflags(ip);
+	bs->bs_extsize_blks = ip->extsize;
+	bs->bs_extents64 = ip->nextents;
+	bs->bs_extents = ip->nextents > XFS_MAX_EXTCNT_DATA_FORK_SMALL ?
+			 (uint32_t)XFS_MAX_EXTCNT_DATA_FORK_SMALL : (uint32_t)ip->nextents;
+	bs->bs_aextents = ip->forkoff ? ip->anextents : 0;
+	bs->bs_forkoff = (uint16_t)(ip->forkoff << 3);
+	bs->bs_version = XFS_BULKSTAT_VERSION_V5;
+	if (ip->flags2 & XFS_DIFLAG2_COWEXTSIZE)
+		bs->bs_cowextsize_blks = ip->cowextsize;
+	/* blocks and rdev follow the data fork format, not the file type */
+	switch (ip->format) {
+	case XFS_DINODE_FMT_DEV:
+		bs->bs_rdev = fs_inode_bulkstat_rdev(ip->dev);
+		bs->bs_blksize = e->dev_blksize;
+		bs->bs_blocks = 0;
+		break;
+	case XFS_DINODE_FMT_LOCAL:
+		bs->bs_blksize = e->fs->g.blocksize;
+		bs->bs_blocks = 0;
+		break;
+	default:
+		bs->bs_blksize = e->fs->g.blocksize;
+		bs->bs_blocks = ip->nblocks;
+		break;
+	}
+}
+
+static void report_damaged(struct worker *w, fs_ino_t ino, const char *code, const char *msg,
+			   const struct fs_finding *f)
+{
+	w->damaged++;
+	if (f && f->field[0] && (f->expected[0] || f->found[0]))
+		fprintf(stderr, "xfsx_bulkstat: inode %" PRIu64 " (AG %u): skipped: %s: %s [%s: expected %s, found %s]\n",
+			ino, w->agno, code, msg, f->field, f->expected[0] ? f->expected : "?",
+			f->found[0] ? f->found : "?");
+	else
+		fprintf(stderr, "xfsx_bulkstat: inode %" PRIu64 " (AG %u): skipped: %s: %s\n", ino,
+			w->agno, code, msg);
+}
+
+static bool is_lsn_code(const char *code)
+{
+	size_t n = strlen(code);
+
+	return n > 4 && !strcmp(code + n - 4, ".lsn");
+}
+
+static int on_inode(void *priv, const struct fs_inode_scan_item *it)
+{
+	struct worker *w = priv;
+	struct engine *e = w->e;
+	const struct fs_geom *g = &e->fs->g;
+	struct fs_vctx vc = {
+		.g = g, .fl = &w->scratch, .agno = it->agno,
+		.have_log_head = e->fs->have_log_head, .head_lsn = e->fs->log_head_lsn,
+		.ino = it->ino,
+	};
+	struct fs_inode ip;
+	struct xfs_bulkstat bs;
+
+	if (!e->o->include_internal && is_internal(e, it->ino))
+		return 0;
+	if (!it->dinode) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "its inode chunk could not be read: %s",
+			 strerror(-it->read_err));
+		report_damaged(w, it->ino, "inode.unreadable", msg, NULL);
+		return 0;
+	}
+	vc.daddr = fs_agbno_to_daddr(g, it->agno, fs_agino_to_agbno(g, it->agino)) +
+		   ((uint64_t)fs_agino_to_offset(g, it->agino) * g->inodesize >> FS_BBSHIFT);
+	if (fs_verify(FS_MT_INODE, &vc, it->dinode, g->inodesize) > 0) {
+		const struct fs_finding *bad = NULL;
+
+		/* the kernel never judges an inode by its LSN when reading it */
+		for (size_t i = 0; i < w->scratch.n && !bad; i++)
+			if (!is_lsn_code(w->scratch.v[i].def->code))
+				bad = &w->scratch.v[i];
+		if (bad || w->scratch.dropped) {
+			if (bad)
+				report_damaged(w, it->ino, bad->def->code, bad->message, bad);
+			else
+				report_damaged(w, it->ino, "inode", "inode failed verification", NULL);
+		}
+		w->scratch.n = 0;
+		w->scratch.dropped = 0;
+		memset(w->scratch.by_sev, 0, sizeof(w->scratch.by_sev));
+		if (bad)
+			return 0;
+	}
+	fs_inode_decode(it->dinode, &ip);
+	if (ip.mode == 0) {
+		/* the kernel skips it silently (-ENOENT); it is still an inconsistency */
+		report_damaged(w, it->ino, "inode.free",
+			       "allocated in the inode btree but free on disk (mode 0)", NULL);
+		return 0;
+	}
+	fill_bulkstat(e, &ip, it->ino, &bs);
+	if (CHUNK_SIZE - w->cur->len < BS_MAX_RECORD) {
+		struct chunk *n = chunk_new();
+		int err;
+
+		if (!n)
+			return -ENOMEM;
+		err = sink_put(&e->sink, w->agno, w->cur);
+		w->cur = n;
+		if (err)
+			return err;
+	}
+	w->cur->len += bs_format_record(&e->o->out, &bs, w->cur->data + w->cur->len);
+	w->inodes++;
+	return 0;
+}
+
+static int do_ag(void *priv, fs_agnumber_t agno, unsigned worker)
+{
+	struct engine *e = priv;
+	struct worker *w = &e->w[worker];
+	fs_agino_t start = agno == e->start_ag ? e->start_agino : 0;
+	int ret;
+
+	w->agno = agno;
+	ret = fs_inode_scan_ag(w->scan, agno, start, &e->fl, on_inode, w);
+	if (ret == -EUCLEAN) {
+		fprintf(stderr, "xfsx_bulkstat: AG %u: the AGI cannot be trusted; its inodes are not listed\n",
+			agno);
+		ret = 0;
+	}
+	if (ret == 0) {
+		/* hand over what is left of this AG and mark it finished */
+		ret = sink_put(&e->sink, agno, w->cur);
+		w->cur = chunk_new();
+		if (!w->cur && !ret)
+			ret = -ENOMEM;
+	}
+	sink_done(&e->sink, agno);
+	if (ret)
+		w->err = ret;
+	return ret;
+}
+
+static void collect_internal(struct engine *e)
+{
+	const struct xfs_sb *sb = &e->fs->sb;
+	fs_ino_t cand[5] = { sb->sb_rbmino, sb->sb_rsumino, 0, 0, 0 };
+	unsigned n = 2;
+
+	/* xfs_is_sb_inum(): quota inodes count only on a quota-enabled filesystem */
+	if (e->fs->g.quota) {
+		cand[n++] = sb->sb_uquotino;
+		cand[n++] = sb->sb_gquotino;
+		cand[n++] = sb->sb_pquotino;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (cand[i] && cand[i] != NULLFSINO)
+			e->internal[e->ninternal++] = cand[i];
+}
+
+int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *r)
+{
+	struct fs_open_opts oo = { .allow_secondary = false };
+	struct fs_error ferr = { 0 };
+	struct engine e = { .o = o };
+	struct fs_ag_workq_opts wo = { .threads = o->threads, .ag_stride = 1 };
+	unsigned nthreads;
+	int rc = EXIT_OK, err;
+	long pg = sysconf(_SC_PAGESIZE);
+
+	oo.dev.writable = false;
+	oo.dev.no_direct = o->no_direct;
+	oo.dev.engine = (enum fs_io_engine)o->io_engine;
+	fs_findings_init(&e.fl);
+	err = fs_open(path, &oo, &e.fs, &e.fl, &ferr);
+	if (err) {
+		fprintf(stderr, "xfsx_bulkstat: %s\n", ferr.msg);
+		fs_findings_free(&e.fl);
+		return err == -EUCLEAN ? EXIT_DAMAGE : EXIT_OPERATIONAL;
+	}
+	if (e.fs->have_log_head && !e.fs->log_clean)
+		fprintf(stderr, "xfsx_bulkstat: %s: the log is dirty; inodes changed since the last "
+			"checkpoint may be missing or stale (mount and unmount to replay it)\n", path);
+	e.dev_blksize = pg > 0 ? (uint32_t)pg : 4096;
+	collect_internal(&e);
+
+	/* which AGs, from where */
+	{
+		const struct fs_geom *g = &e.fs->g;
+		fs_agnumber_t sag = fs_ino_to_agno(g, o->start_ino);
+		uint64_t last_ag = g->agcount;
+
+		if (o->start_ino >> g->agino_log >= g->agcount) {
+			wo.ag_count = 0;	/* past the last AG: nothing to list */
+		} else if (o->have_ag) {
+			if (o->ag >= g->agcount) {
+				fprintf(stderr, "xfsx_bulkstat: --ag=%u: the filesystem has %u AGs\n",
+					o->ag, g->agcount);
+				fs_close(e.fs);
+				fs_findings_free(&e.fl);
+				return EXIT_USAGE;
+			}
+			wo.first_ag = o->ag;
+			wo.ag_count = sag > o->ag ? 0 : 1;
+			e.start_ag = o->ag;
+			e.start_agino = sag == o->ag ? fs_ino_to_agino(g, o->start_ino) : 0;
+		} else {
+			wo.first_ag = sag;
+			wo.ag_count = (fs_agnumber_t)(last_ag - sag);
+			e.start_ag = sag;
+			e.start_agino = fs_ino_to_agino(g, o->start_ino);
+		}
+	}
+
+	nthreads = fs_ag_workq_threads(&wo);
+	e.w = calloc(nthreads, sizeof(*e.w));
+	e.sink.fd = o->out_fd;
+	e.sink.first_ag = wo.first_ag;
+	e.sink.nags = wo.ag_count;
+	e.sink.q = calloc(wo.ag_count ? wo.ag_count : 1, sizeof(*e.sink.q));
+	pthread_mutex_init(&e.sink.lock, NULL);
+	pthread_cond_init(&e.sink.moved, NULL);
+	if (!e.w || !e.sink.q) {
+		fprintf(stderr, "xfsx_bulkstat: out of memory\n");
+		rc = EXIT_OPERATIONAL;
+		goto out;
+	}
+	for (unsigned i = 0; i < nthreads; i++) {
+		e.w[i].e = &e;
+		fs_findings_init(&e.w[i].scratch);
+		e.w[i].cur = chunk_new();
+		err = e.w[i].cur ? fs_inode_scan_create(e.fs, NULL, &e.w[i].scan) : -ENOMEM;
+		if (err) {
+			fprintf(stderr, "xfsx_bulkstat: %s: cannot set up reading: %s\n", path,
+				strerror(-err));
+			rc = EXIT_OPERATIONAL;
+			goto out;
+		}
+	}
+	{
+		char hdr[BS_MAX_FIELDS * 24];
+		size_t n = bs_format_header(&o->out, hdr, sizeof(hdr));
+
+		if (n && bs_write_all(o->out_fd, hdr, n)) {
+			rc = EXIT_OPERATIONAL;
+			goto out;
+		}
+	}
+	err = wo.ag_count ? fs_ag_workq_run(&wo, do_ag, &e) : 0;
+	for (unsigned i = 0; i < nthreads; i++) {
+		r->inodes += e.w[i].inodes;
+		r->damaged += e.w[i].damaged;
+	}
+	if (err == -EPIPE) {
+		rc = EXIT_OK;	/* the reader went away: not our failure */
+	} else if (err) {
+		fprintf(stderr, "xfsx_bulkstat: %s: %s\n", path, strerror(err < 0 ? -err : EIO));
+		rc = EXIT_OPERATIONAL;
+	}
+	/* header, btree and record problems met on the way */
+	fs_findings_sort(&e.fl);
+	for (size_t i = 0; i < e.fl.n; i++) {
+		const struct fs_finding *f = &e.fl.v[i];
+		if (f->def->sev == FS_SEV_ERROR && !is_lsn_code(f->def->code))
+			r->problems++;
+	}
+	if (e.fl.n) {
+		fputs("xfsx_bulkstat: problems found on the way (inodes behind them may be missing):\n",
+		      stderr);
+		fs_findings_write_text(&e.fl, stderr);
+	}
+out:
+	if (e.w)
+		for (unsigned i = 0; i < nthreads; i++) {
+			fs_inode_scan_destroy(e.w[i].scan);
+			fs_findings_free(&e.w[i].scratch);
+			free(e.w[i].cur);
+		}
+	if (e.sink.q)
+		for (fs_agnumber_t i = 0; i < e.sink.nags; i++)
+			while (e.sink.q[i].head) {
+				struct chunk *c = e.sink.q[i].head;
+				e.sink.q[i].head = c->next;
+				free(c);
+			}
+	free(e.sink.q);
+	free(e.w);
+	pthread_mutex_destroy(&e.sink.lock);
+	pthread_cond_destroy(&e.sink.moved);
+	fs_close(e.fs);
+	fs_findings_free(&e.fl);
+	return rc;
+}
