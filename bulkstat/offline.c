@@ -432,6 +432,22 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 		r->inodes += e.w[i].inodes;
 		r->damaged += e.w[i].damaged;
 	}
+	if (getenv("XFSX_BULKSTAT_STATS")) {
+		/* for benchmarks: how the reads were shaped */
+		struct fs_inode_scan_stats sum = { 0 }, st;
+
+		for (unsigned i = 0; i < nthreads; i++) {
+			fs_inode_scan_get_stats(e.w[i].scan, &st);
+			sum.chunks += st.chunks;
+			sum.windows += st.windows;
+			sum.bytes_read += st.bytes_read;
+			sum.btree_blocks += st.btree_blocks;
+		}
+		fprintf(stderr, "xfsx_bulkstat: stats: %u threads, %s engine%s, %" PRIu64 " chunks, %" PRIu64
+			" reads, %" PRIu64 " bytes read, %" PRIu64 " inobt blocks\n",
+			nthreads, fs_io_engine_name(e.fs->dev->engine), e.fs->dev->direct ? " (O_DIRECT)" : "",
+			sum.chunks, sum.windows, sum.bytes_read, sum.btree_blocks);
+	}
 	if (err == -EPIPE) {
 		rc = EXIT_OK;	/* the reader went away: not our failure */
 	} else if (err) {

@@ -11,6 +11,7 @@
 #include "libfs/inode.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -435,10 +436,18 @@ int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 
 /* ---- the inode scan ---- */
 
+/*
+ * Reads are planned as records arrive from the inobt walk: each record's
+ * wanted inodes extend the current window (when the gap is small and the
+ * window stays under window_max) or open a new one.  A batch is a buffer of
+ * windows; two batches alternate, and a reader thread per scanner reads one
+ * while the caller's callback works through the other, so the device and
+ * the CPU are busy at the same time.
+ */
+
 struct pending {
 	struct fs_inobt_rec rec;
-	uint64_t off, end;         /* bytes wanted: first..last inode of interest */
-	uint32_t win;              /* window holding it */
+	uint32_t win;              /* window holding its wanted inodes */
 };
 
 struct window {
@@ -448,27 +457,66 @@ struct window {
 	size_t buf_off;            /* where in the batch buffer */
 };
 
+struct batch {
+	unsigned char *buf;
+	size_t used;
+	struct window *wins;
+	struct fs_io_req *reqs;
+	size_t nwin, win_cap;
+	struct pending *pend;
+	size_t npend, pend_cap;
+	/* reader hand-off */
+	bool queued, done;
+	int err;
+};
+
 struct fs_inode_scan {
 	struct fs *fs;
 	struct fs_inode_scan_opts o;
 	struct fs_ioq *q;
 	size_t align;
-	unsigned char *buf;
 	size_t buf_cap;
-	struct window *wins;
-	struct fs_io_req *reqs;
-	size_t win_cap;
-	struct pending *pend;
-	size_t npend, pend_cap;
-	uint64_t pend_bytes;
+	struct batch b[2];
+	unsigned fill;             /* the batch records go to */
+	/* the reader thread */
+	pthread_t reader;
+	bool have_reader, quit;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
 	/* the AG being scanned */
 	fs_agnumber_t agno;
 	fs_agino_t start;
 	struct fs_findings *fl;
 	fs_inode_scan_fn fn;
 	void *priv;
+	int stop;                  /* a callback's nonzero return, or an error */
 	struct fs_inode_scan_stats st;
 };
+
+static void read_batch(struct fs_inode_scan *s, struct batch *b);
+
+static void *reader_main(void *arg)
+{
+	struct fs_inode_scan *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		struct batch *b = NULL;
+
+		while (!s->quit && !(b = s->b[0].queued ? &s->b[0] : s->b[1].queued ? &s->b[1] : NULL))
+			pthread_cond_wait(&s->cond, &s->lock);
+		if (!b)
+			break;
+		b->queued = false;
+		pthread_mutex_unlock(&s->lock);
+		read_batch(s, b);
+		pthread_mutex_lock(&s->lock);
+		b->done = true;
+		pthread_cond_broadcast(&s->cond);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
 
 int fs_inode_scan_create(struct fs *fs, const struct fs_inode_scan_opts *o,
 			 struct fs_inode_scan **out)
@@ -486,23 +534,30 @@ int fs_inode_scan_create(struct fs *fs, const struct fs_inode_scan_opts *o,
 	if (!s->o.gap_max)
 		s->o.gap_max = 256u << 10;
 	if (!s->o.batch_bytes)
-		s->o.batch_bytes = 16u << 20;
-	s->align = fs->dev->direct && fs->dev->dio_align > FS_BBSIZE ? fs->dev->dio_align : FS_BBSIZE;
-	/* a window never exceeds window_max plus alignment on both ends */
+		s->o.batch_bytes = 8u << 20;
 	if (s->o.window_max < (size_t)XFS_INODES_PER_CHUNK * fs->g.inodesize)
 		s->o.window_max = (size_t)XFS_INODES_PER_CHUNK * fs->g.inodesize;
+	if (s->o.batch_bytes < s->o.window_max)
+		s->o.batch_bytes = s->o.window_max;
+	s->align = fs->dev->direct && fs->dev->dio_align > FS_BBSIZE ? fs->dev->dio_align : FS_BBSIZE;
+	/* a batch closes once it holds batch_bytes; one more window may follow */
 	s->buf_cap = s->o.batch_bytes + s->o.window_max + 2 * s->align;
-	s->buf = fs_dev_alloc(fs->dev, s->buf_cap);
-	if (!s->buf) {
-		free(s);
-		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	for (int i = 0; i < 2; i++) {
+		s->b[i].buf = fs_dev_alloc(fs->dev, s->buf_cap);
+		if (!s->b[i].buf) {
+			fs_inode_scan_destroy(s);
+			return -ENOMEM;
+		}
 	}
 	err = fs_ioq_create(fs->dev, &s->q);
 	if (err) {
-		free(s->buf);
-		free(s);
+		fs_inode_scan_destroy(s);
 		return err;
 	}
+	/* without a reader thread the batches are read in line, one at a time */
+	s->have_reader = pthread_create(&s->reader, NULL, reader_main, s) == 0;
 	*out = s;
 	return 0;
 }
@@ -511,11 +566,22 @@ void fs_inode_scan_destroy(struct fs_inode_scan *s)
 {
 	if (!s)
 		return;
+	if (s->have_reader) {
+		pthread_mutex_lock(&s->lock);
+		s->quit = true;
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->reader, NULL);
+	}
 	fs_ioq_destroy(s->q);
-	free(s->buf);
-	free(s->wins);
-	free(s->reqs);
-	free(s->pend);
+	for (int i = 0; i < 2; i++) {
+		free(s->b[i].buf);
+		free(s->b[i].wins);
+		free(s->b[i].reqs);
+		free(s->b[i].pend);
+	}
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
 	free(s);
 }
 
@@ -544,73 +610,87 @@ static uint64_t wanted_mask(const struct fs_inode_scan *s, const struct fs_inobt
 	return m;
 }
 
-static int grow_windows(struct fs_inode_scan *s, size_t need)
-{
-	if (need <= s->win_cap)
-		return 0;
-	size_t ncap = s->win_cap ? s->win_cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	struct window *nw = realloc(s->wins, ncap * sizeof(*nw));
-	if (!nw)
-		return -ENOMEM;
-	s->wins = nw;
-	struct fs_io_req *nr = realloc(s->reqs, ncap * sizeof(*nr));
-	if (!nr)
-		return -ENOMEM;
-	s->reqs = nr;
-	s->win_cap = ncap;
-	return 0;
-}
-
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-/* Read the windows of one batch; each request carries its own result. */
-static int read_windows(struct fs_inode_scan *s, size_t nwin)
+/* Read one batch's windows (reader thread, or in line). */
+static void read_batch(struct fs_inode_scan *s, struct batch *b)
 {
 	struct fs_dev *dev = s->fs->dev;
-	int err;
 
-	for (size_t i = 0; i < nwin; i++) {
-		struct window *w = &s->wins[i];
+	for (size_t i = 0; i < b->nwin; i++) {
+		struct window *w = &b->wins[i];
 
-		s->reqs[i] = (struct fs_io_req){ .off = w->off, .len = w->len, .buf = s->buf + w->buf_off };
+		b->reqs[i] = (struct fs_io_req){ .off = w->off, .len = w->len, .buf = b->buf + w->buf_off };
 		/* the device may end inside the last window */
 		if (w->off < dev->size && w->off + w->len > dev->size && w->want_end <= dev->size)
-			s->reqs[i].len = dev->size - w->off;
+			b->reqs[i].len = dev->size - w->off;
 	}
-	err = fs_ioq_read_batch(s->q, s->reqs, nwin);
-	if (err)
-		return err;
-	for (size_t i = 0; i < nwin; i++) {
-		struct fs_io_req *r = &s->reqs[i];
+	b->err = b->nwin ? fs_ioq_read_batch(s->q, b->reqs, b->nwin) : 0;
+	if (b->err)
+		return;
+	for (size_t i = 0; i < b->nwin; i++) {
+		struct fs_io_req *r = &b->reqs[i];
 
 		if (r->result == -EINVAL) {
 			/* an unaligned tail: the synchronous path bounces it */
 			int e = fs_dev_read(dev, r->buf, r->len, r->off);
 			r->result = e ? e : (long)r->len;
 		}
-		s->st.windows++;
-		if (r->result > 0)
-			s->st.bytes_read += (uint64_t)r->result;
 	}
-	return 0;
 }
 
-static int deliver(struct fs_inode_scan *s, size_t first, size_t last)
+static void submit(struct fs_inode_scan *s, struct batch *b)
+{
+	b->done = false;
+	if (!s->have_reader) {
+		read_batch(s, b);
+		b->done = true;
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	b->queued = true;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void wait_batch(struct fs_inode_scan *s, struct batch *b)
+{
+	if (!s->have_reader)
+		return;
+	pthread_mutex_lock(&s->lock);
+	while (!b->done)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void reset_batch(struct batch *b)
+{
+	b->used = 0;
+	b->nwin = 0;
+	b->npend = 0;
+	b->done = false;
+	b->queued = false;
+	b->err = 0;
+}
+
+/* Hand a read batch's inodes to the callback, in inode order. */
+static int deliver(struct fs_inode_scan *s, struct batch *b)
 {
 	const struct fs_geom *g = &s->fs->g;
 
-	for (size_t p = first; p < last; p++) {
-		struct pending *pd = &s->pend[p];
+	if (b->err)
+		return b->err;
+	for (size_t i = 0; i < b->nwin; i++) {
+		s->st.windows++;
+		if (b->reqs[i].result > 0)
+			s->st.bytes_read += (uint64_t)b->reqs[i].result;
+	}
+	for (size_t p = 0; p < b->npend; p++) {
+		struct pending *pd = &b->pend[p];
 		uint64_t m = wanted_mask(s, &pd->rec);
-		const struct window *w;
-		const struct fs_io_req *r;
+		const struct window *w = &b->wins[pd->win];
+		const struct fs_io_req *r = &b->reqs[pd->win];
 
-		if (!m)
-			continue;
-		w = &s->wins[pd->win];
-		r = &s->reqs[pd->win];
 		s->st.chunks++;
 		for (unsigned i = 0; i < XFS_INODES_PER_CHUNK; i++) {
 			struct fs_inode_scan_item it;
@@ -630,7 +710,7 @@ static int deliver(struct fs_inode_scan *s, size_t first, size_t last)
 				it.dinode = NULL;
 				it.read_err = r->result < 0 ? (int)r->result : -EIO;
 			} else {
-				it.dinode = s->buf + w->buf_off + (at - w->off);
+				it.dinode = b->buf + w->buf_off + (at - w->off);
 				it.read_err = 0;
 			}
 			ret = s->fn(s->priv, &it);
@@ -641,74 +721,120 @@ static int deliver(struct fs_inode_scan *s, size_t first, size_t last)
 	return 0;
 }
 
-/* Plan windows over the pending records, read them batch by batch, deliver. */
-static int flush_pending(struct fs_inode_scan *s)
+/*
+ * The filling batch is complete: start reading it, then deliver the batch
+ * read before it (older inodes first) and make that one the filling batch.
+ */
+static int rotate(struct fs_inode_scan *s)
 {
-	size_t p = 0;
+	struct batch *cur = &s->b[s->fill], *prev = &s->b[!s->fill];
 	int ret = 0;
 
-	while (p < s->npend && !ret) {
-		size_t first = p, nwin = 0, used = 0;
-
-		while (p < s->npend) {
-			struct pending *pd = &s->pend[p];
-			struct window *w = nwin ? &s->wins[nwin - 1] : NULL;
-
-			if (pd->end <= pd->off) {	/* nothing wanted in this chunk */
-				pd->win = nwin ? (uint32_t)(nwin - 1) : 0;
-				p++;
-				continue;
-			}
-			if (w && pd->off >= w->want_end && pd->off - w->want_end <= s->o.gap_max &&
-			    pd->end - w->off <= s->o.window_max) {
-				size_t nlen = align_up(pd->end - w->off, s->align);
-				if (used - w->len + nlen <= s->buf_cap) {
-					used += nlen - w->len;
-					w->len = nlen;
-					w->want_end = pd->end;
-					pd->win = (uint32_t)(nwin - 1);
-					p++;
-					continue;
-				}
-			}
-			/* a new window */
-			{
-				uint64_t off = pd->off / s->align * s->align;
-				size_t len = align_up(pd->end - off, s->align);
-
-				if (nwin && used + len > s->buf_cap)
-					break;	/* the batch is full */
-				if (nwin && used >= s->o.batch_bytes)
-					break;
-				ret = grow_windows(s, nwin + 1);
-				if (ret)
-					return ret;
-				w = &s->wins[nwin];
-				w->off = off;
-				w->len = len;
-				w->want_end = pd->end;
-				w->buf_off = used;
-				used += len;
-				pd->win = (uint32_t)nwin++;
-				p++;
-			}
-		}
-		if (nwin) {
-			ret = read_windows(s, nwin);
-			if (ret)
-				return ret;
-		}
-		ret = deliver(s, first, p);
+	submit(s, cur);
+	if (prev->npend) {
+		wait_batch(s, prev);
+		ret = deliver(s, prev);
 	}
-	s->npend = 0;
-	s->pend_bytes = 0;
+	reset_batch(prev);
+	s->fill = !s->fill;
 	return ret;
 }
 
-struct scan_walk {
-	struct fs_inode_scan *s;
-	struct fs_findings *fl;
-};
+/* At the end of an AG (or on a stop): finish and deliver whatever is left, in order. */
+static int drain(struct fs_inode_scan *s, bool deliver_them)
+{
+	struct batch *cur = &s->b[s->fill], *prev = &s->b[!s->fill];
+	int ret = 0;
+
+	if (cur->npend)
+		submit(s, cur);
+	if (prev->npend) {
+		wait_batch(s, prev);
+		if (deliver_them)
+			ret = deliver(s, prev);
+	}
+	if (cur->npend) {
+		wait_batch(s, cur);
+		if (deliver_them && !ret)
+			ret = deliver(s, cur);
+	}
+	reset_batch(prev);
+	reset_batch(cur);
+	return ret;
+}
+
+static int batch_add_window(struct batch *b, uint64_t off, size_t len, uint64_t want_end)
+{
+	if (b->nwin == b->win_cap) {
+		size_t ncap = b->win_cap ? b->win_cap * 2 : 64;
+		struct window *nw = realloc(b->wins, ncap * sizeof(*nw));
+		struct fs_io_req *nr;
+
+		if (!nw)
+			return -ENOMEM;
+		b->wins = nw;
+		nr = realloc(b->reqs, ncap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		b->reqs = nr;
+		b->win_cap = ncap;
+	}
+	b->wins[b->nwin] = (struct window){ .off = off, .len = len, .want_end = want_end,
+					    .buf_off = b->used };
+	b->used += len;
+	b->nwin++;
+	return 0;
+}
+
+/* Place one record's wanted byte range [off, end) in the filling batch. */
+static int plan_record(struct fs_inode_scan *s, const struct fs_inobt_rec *r, uint64_t off,
+		       uint64_t end)
+{
+	struct batch *b = &s->b[s->fill];
+	struct window *w = b->nwin ? &b->wins[b->nwin - 1] : NULL;
+	struct pending *pd;
+	int err;
+
+	if (w && off >= w->want_end && off - w->want_end <= s->o.gap_max &&
+	    end - w->off <= s->o.window_max) {
+		size_t nlen = align_up(end - w->off, s->align);
+
+		if (b->used - w->len + nlen <= s->buf_cap) {
+			b->used += nlen - w->len;
+			w->len = nlen;
+			w->want_end = end;
+			goto add;
+		}
+	}
+	{
+		uint64_t aoff = off / s->align * s->align;
+		size_t len = align_up(end - aoff, s->align);
+
+		if (b->nwin && (b->used >= s->o.batch_bytes || b->used + len > s->buf_cap)) {
+			err = rotate(s);
+			if (err)
+				return err;
+			b = &s->b[s->fill];
+		}
+		err = batch_add_window(b, aoff, len, end);
+		if (err)
+			return err;
+	}
+add:
+	if (b->npend == b->pend_cap) {
+		size_t ncap = b->pend_cap ? b->pend_cap * 2 : 256;
+		struct pending *np = realloc(b->pend, ncap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		b->pend = np;
+		b->pend_cap = ncap;
+	}
+	pd = &b->pend[b->npend++];
+	pd->rec = *r;
+	pd->win = (uint32_t)(b->nwin - 1);
+	return 0;
+}
 
 static int scan_read_block(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
 {
@@ -725,8 +851,8 @@ static int scan_visit_rec(void *priv, const void *rec)
 	const struct fs_geom *g = &s->fs->g;
 	struct fs_inobt_rec r;
 	const char *why;
-	struct pending *pd;
 	uint64_t m;
+	unsigned lo, hi;
 
 	fs_inobt_rec_decode(g, rec, &r);
 	why = fs_inobt_rec_problem(g, s->agno, &r);
@@ -736,30 +862,13 @@ static int scan_visit_rec(void *priv, const void *rec)
 			  r.startino, why);
 		return 0;
 	}
-	if ((uint64_t)r.startino + XFS_INODES_PER_CHUNK <= s->start)
-		return 0;
 	m = wanted_mask(s, &r);
-	if (s->npend == s->pend_cap) {
-		size_t ncap = s->pend_cap ? s->pend_cap * 2 : 256;
-		struct pending *np = realloc(s->pend, ncap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		s->pend = np;
-		s->pend_cap = ncap;
-	}
-	pd = &s->pend[s->npend++];
-	pd->rec = r;
-	if (m) {
-		unsigned lo = (unsigned)__builtin_ctzll(m), hi = 63 - (unsigned)__builtin_clzll(m);
-		pd->off = inode_byte(g, s->agno, r.startino + lo);
-		pd->end = inode_byte(g, s->agno, r.startino + hi) + g->inodesize;
-		s->pend_bytes += pd->end - pd->off;
-	} else {
-		pd->off = pd->end = 0;
-	}
-	if (s->pend_bytes >= s->o.batch_bytes)
-		return flush_pending(s);
-	return 0;
+	if (!m)
+		return 0;
+	lo = (unsigned)__builtin_ctzll(m);
+	hi = 63 - (unsigned)__builtin_clzll(m);
+	return plan_record(s, &r, inode_byte(g, s->agno, r.startino + lo),
+			   inode_byte(g, s->agno, r.startino + hi) + g->inodesize);
 }
 
 int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start_agino,
@@ -775,7 +884,7 @@ int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t sta
 	struct fs_btree_walk w = { 0 };
 	unsigned char *agibuf;
 	struct fs_agi agi;
-	int err;
+	int err, derr;
 
 	if (agno >= g->agcount)
 		return -EINVAL;
@@ -792,7 +901,8 @@ int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t sta
 	fs_verify(FS_MT_AGI, &vc, agibuf, g->sectsize);
 	fs_agi_decode(agibuf, &agi);
 	/* the root and height are only as good as the header's integrity */
-	if (agi.magic != XFS_AGI_MAGIC || !fs_crc_ok(agibuf, g->sectsize, offsetof(struct xfs_agi, agi_crc)) || agi.seqno != agno) {
+	if (agi.magic != XFS_AGI_MAGIC || !fs_crc_ok(agibuf, g->sectsize, offsetof(struct xfs_agi, agi_crc)) ||
+	    agi.seqno != agno) {
 		free(agibuf);
 		return -EUCLEAN;
 	}
@@ -803,8 +913,9 @@ int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t sta
 	s->fl = fl;
 	s->fn = fn;
 	s->priv = priv;
-	s->npend = 0;
-	s->pend_bytes = 0;
+	reset_batch(&s->b[0]);
+	reset_batch(&s->b[1]);
+	s->fill = 0;
 
 	w.ops = fs_btree_ops_get(FS_BTREE_INO);
 	w.g = g;
@@ -817,8 +928,7 @@ int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t sta
 	w.priv = s;
 	err = fs_btree_walk(&w);
 	s->st.btree_blocks += w.blocks;
-	if (!err)
-		err = flush_pending(s);
-	s->npend = 0;
-	return err;
+	/* in flight reads must finish before the buffers can be reused */
+	derr = drain(s, err == 0);
+	return err ? err : derr;
 }
