@@ -102,6 +102,11 @@ static int call(struct online *s, uint64_t ino, uint32_t icount, uint64_t *next)
 			s->flags &= ~XFS_BULK_IREQ_NREXT64;	/* older kernel */
 			continue;
 		}
+		if (errno == EINVAL && s->o->have_ag && ino != 0) {
+			/* a start inode in an earlier AG: the kernel wants the AG's start (0) */
+			ino = 0;
+			continue;
+		}
 		return -errno;
 	}
 	*next = h->ino;
