@@ -9,6 +9,7 @@
 #include "libfs/findings.h"
 #include "libfs/readahead.h"
 #include "check/model.h"
+#include "libfs/btree.h"
 
 struct check_opts {
 	unsigned threads;          /* worker threads (0: one per CPU, at most the AG groups) */
@@ -35,6 +36,7 @@ struct check_ctx {
 	uint32_t headers_read;
 	uint64_t btree_blocks;     /* btree blocks walked (all trees) */
 	uint64_t free_extents;     /* bno records */
+	uint64_t inodes;           /* inodes the inode btrees hold */
 };
 
 /* The whole run: phases in order (main.c only parses and renders). */
@@ -45,8 +47,18 @@ void check_teardown(struct check_ctx *cx);
 int check_phase_headers(struct check_ctx *cx);
 /* Phase 2: static ownership (headers, log, AGFL) and the free space btrees. */
 int check_phase_freesp(struct check_ctx *cx);
+/* Phase 3: the inode btrees (inobt, finobt) against each other and the AGI. */
+int check_phase_inobt(struct check_ctx *cx);
 /* Last: every block owned once (duplicate claims across all scanned owners). */
 int check_phase_owners(struct check_ctx *cx);
+
+/* Shared by the btree phases (btcommon.c). */
+struct fs_btree_ops;
+void check_btree_readahead(struct check_ctx *cx, unsigned worker, const struct fs_btree_ops *ops,
+			   fs_agnumber_t agno, const void *block, uint32_t numrecs);
+/* A block below the root must be at least half full; reports and returns false if not. */
+bool check_btree_minrecs(struct check_ctx *cx, const struct fs_btree_ops *ops, fs_agnumber_t agno,
+			 fs_agblock_t agbno, uint32_t level, const void *block);
 
 /* Read one filesystem block of an AG through the cache into buf. */
 int check_read_agblock(struct check_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf);

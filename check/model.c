@@ -145,7 +145,8 @@ int model_ag_finish(struct model *m, fs_agnumber_t agno)
 	ag = &m->ag[agno];
 	pthread_mutex_lock(&ag->lock);
 	if (!ag->sorted) {
-		qsort(ag->ext, ag->n, sizeof(*ag->ext), cmp_ext);
+		if (ag->n)
+			qsort(ag->ext, ag->n, sizeof(*ag->ext), cmp_ext);
 		/*
 		 * Merging is only safe across free-space records when they are
 		 * adjacent, never overlapping; an exact duplicate is kept so the
@@ -278,7 +279,8 @@ int model_ag_finish_ichunks(struct model *m, fs_agnumber_t agno)
 	ag = &m->ag[agno];
 	pthread_mutex_lock(&ag->lock);
 	if (!ag->ic_sorted) {
-		qsort(ag->ic, ag->nic, sizeof(*ag->ic), cmp_ichunk);
+		if (ag->nic)
+			qsort(ag->ic, ag->nic, sizeof(*ag->ic), cmp_ichunk);
 		for (size_t i = 0; i < ag->nic; i++) {
 			struct model_ichunk *prev = w ? &ag->ic[w - 1] : NULL;
 			const struct model_ichunk *c = &ag->ic[i];

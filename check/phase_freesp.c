@@ -58,7 +58,7 @@ static void fsp_report(struct fsp_ag *a, const char *code, fs_agblock_t agbno, c
 
 	fs_report(a->cx->fl, code, a->agno,
 		  agbno == NULLAGBLOCK ? FS_NONE : (int64_t)fs_agbno_to_daddr(g, a->agno, agbno),
-		  FS_NONE, field, exp, found, "AG %u: %s", a->agno, msg);
+		  FS_NONE, field, exp, found, "%s", msg);
 }
 
 static void model_note(struct fsp_ag *a, fs_agblock_t agbno, uint32_t len, enum model_class cls)
@@ -78,68 +78,19 @@ static int read_block(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *
 	return check_read_agblock(a->cx, agno, agbno, buf);
 }
 
-/* A node's children are about to be read one by one: fetch them in one go. */
-static void readahead_children(struct fsp_ag *a, const void *block, uint32_t numrecs)
-{
-	struct check_ctx *cx = a->cx;
-	const struct fs_geom *g = &cx->fs->g;
-	const struct fs_btree_ops *ops = a->t->ops;
-	uint32_t maxr = fs_btree_maxrecs(ops, g->blocksize, false);
-	struct fs_ra_extent *ext;
-	struct fs_ra_stats st = { 0 };
-	size_t n = 0;
-
-	if (numrecs > maxr)
-		numrecs = maxr;
-	ext = malloc((numrecs ? numrecs : 1) * sizeof(*ext));
-	if (!ext)
-		return;
-	for (uint32_t i = 0; i < numrecs; i++) {
-		uint64_t p = fs_btree_ptr(ops, block, g->blocksize, i);
-
-		if (p >= g->ag_hdr_blocks && p < fs_ag_blocks(g, a->agno))
-			ext[n++] = (struct fs_ra_extent){
-				fs_agbno_to_daddr(g, a->agno, (fs_agblock_t)p), g->blocksize };
-	}
-	if (n && fs_readahead(cx->cache, cx->ioq[a->worker], ext, n, NULL, &st) == 0) {
-		pthread_mutex_lock(&cx->ra_lock);
-		cx->ra.extents += st.extents;
-		cx->ra.cached += st.cached;
-		cx->ra.windows += st.windows;
-		cx->ra.exact += st.exact;
-		cx->ra.bytes_read += st.bytes_read;
-		cx->ra.bytes_kept += st.bytes_kept;
-		cx->ra.failed += st.failed;
-		pthread_mutex_unlock(&cx->ra_lock);
-	}
-	free(ext);
-}
-
 static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const void *block)
 {
 	struct fsp_ag *a = priv;
 	struct fsp_tree *t = a->t;
-	const struct fs_geom *g = &a->cx->fs->g;
 	struct fs_btree_hdr h;
 
 	fs_btree_hdr_decode(t->ops, block, &h);
 	t->blocks++;
 	model_note(a, agbno, 1, t->cls);
-	/* below the root, a block is at least half full (as xfs_repair insists) */
-	if (agbno != t->root) {
-		uint32_t minr = fs_btree_maxrecs(t->ops, g->blocksize, level == 0) / 2;
-
-		if (h.numrecs < minr) {
-			char code[32], msg[128];
-
-			snprintf(code, sizeof(code), "%s.numrecs", t->ops->code_prefix);
-			snprintf(msg, sizeof(msg), "%s block %u holds fewer records than a non-root block must",
-				 t->ops->name, agbno);
-			fsp_report(a, code, agbno, "bb_numrecs", FS_U(minr), FS_U(h.numrecs), msg);
-		}
-	}
+	if (agbno != t->root)
+		check_btree_minrecs(a->cx, t->ops, a->agno, agbno, level, block);
 	if (level > 0)
-		readahead_children(a, block, h.numrecs);
+		check_btree_readahead(a->cx, a->worker, t->ops, a->agno, block, h.numrecs);
 	else
 		t->leaf = agbno;
 	return 0;
@@ -228,7 +179,8 @@ static void compare_trees(struct fsp_ag *a, struct fsp_tree *bno, struct fsp_tre
 {
 	size_t i = 0, j = 0, bad = 0;
 
-	qsort(cnt->rec, cnt->n, sizeof(*cnt->rec), cmp_rec_bno);
+	if (cnt->n)
+		qsort(cnt->rec, cnt->n, sizeof(*cnt->rec), cmp_rec_bno);
 	while (i < bno->n || j < cnt->n) {
 		int c = i >= bno->n ? 1 : j >= cnt->n ? -1 : cmp_rec_bno(&bno->rec[i], &cnt->rec[j]);
 		const struct fs_alloc_rec *r;
@@ -267,7 +219,7 @@ static void check_counter(struct fsp_ag *a, const char *field, uint64_t on_disk,
 		 (unsigned long long)on_disk, (unsigned long long)seen);
 	fs_report(a->cx->fl, "agf.counters", a->agno,
 		  (int64_t)(fs_ag_daddr(&a->cx->fs->g, a->agno) + (a->cx->fs->g.sectsize >> FS_BBSHIFT)),
-		  FS_NONE, field, FS_U(seen), FS_U(on_disk), "AG %u: %s", a->agno, msg);
+		  FS_NONE, field, FS_U(seen), FS_U(on_disk), "%s", msg);
 }
 
 /* The AGFL's active blocks are owned (by the free list); returns how many. */

@@ -30,8 +30,8 @@ static void on_overlap(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint3
 		 model_class_name(b->cls));
 	fs_report(d->cx->fl, "block.dup", agno, (int64_t)fs_agbno_to_daddr(g, agno, agbno), FS_NONE,
 		  "owner", "one owner", found,
-		  "AG %u blocks %u..%u are claimed by %s (block %u+%u) and by %s (block %u+%u)",
-		  agno, agbno, agbno + len - 1, model_class_name(a->cls), a->agbno, a->len,
+		  "blocks %u..%u are claimed by %s (extent %u+%u) and by %s (extent %u+%u)",
+		  agbno, agbno + len - 1, model_class_name(a->cls), a->agbno, a->len,
 		  model_class_name(b->cls), b->agbno, b->len);
 }
 
@@ -46,7 +46,7 @@ int check_phase_owners(struct check_ctx *cx)
 		model_ag_overlaps(cx->model, agno, on_overlap, &d);
 		if (d.n > DUP_REPORTS)
 			fs_report(cx->fl, "block.dup", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
-				  "AG %u: %zu more multiply claimed block ranges", agno,
+				  "%zu more multiply claimed block ranges",
 				  d.n - DUP_REPORTS);
 	}
 	return 0;

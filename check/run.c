@@ -3,7 +3,8 @@
  * One check run: the dirty-log warning first, then the engine (one metadata
  * cache for all phases, the in-core model, a submission queue per worker)
  * and the phases in order.  Phases are files: phase_headers.c (1),
- * phase_freesp.c (2), phase_owners.c (last).
+ * phase_freesp.c (2), phase_inobt.c (3),
+ * phase_owners.c (last).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -101,6 +102,9 @@ int check_run(struct check_ctx *cx)
 	if (err)
 		return err;
 	err = check_phase_freesp(cx);
+	if (err)
+		return err;
+	err = check_phase_inobt(cx);
 	if (err)
 		return err;
 	return check_phase_owners(cx);

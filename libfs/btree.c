@@ -404,23 +404,40 @@ static void visit_leaf(struct walker *k)
 	struct fs_btree_walk *w = k->w;
 	const struct fs_btree_ops *ops = w->ops;
 	struct wlevel *L = &k->lv[0];
+	uint32_t misordered = 0;
 
 	for (uint32_t i = 0; i < L->numrecs && !k->stop; i++) {
 		const void *rec = fs_btree_rec(ops, L->buf, i);
 		unsigned char key[KEYBUF];
 
+		if (ops->rec_valid && !ops->rec_valid(w->g, w->vc.agno, rec)) {
+			w->records++;
+			k->stop = w->visit_rec(w->priv, rec);
+			continue;
+		}
 		ops->rec_key(rec, key);
 		if (k->have_lastkey && keys_misordered(ops, k->lastkey, key)) {
 			char where[16];
-			snprintf(where, sizeof(where), "%u", i);
-			wreport(k, "order", L->agbno, "record", "keys in ascending order", where,
-				"%s: block %s: record out of key order; skipped", FS_U(L->agbno));
+			/* one report per block: a shifted run would otherwise flood */
+			if (!misordered++) {
+				snprintf(where, sizeof(where), "%u", i);
+				wreport(k, "order", L->agbno, "record", "keys in ascending order", where,
+					"%s: block %s: record out of key order; skipped",
+					FS_U(L->agbno));
+			}
 			continue;
 		}
 		memcpy(k->lastkey, key, ops->key_len);
 		k->have_lastkey = true;
 		w->records++;
 		k->stop = w->visit_rec(w->priv, rec);
+	}
+	if (misordered > 1) {
+		char n[16];
+		snprintf(n, sizeof(n), "%u", misordered);
+		wreport(k, "order", L->agbno, "record", "keys in ascending order", n,
+			"%s: block %s: more records out of key order (count in 'found'); skipped",
+			FS_U(L->agbno));
 	}
 }
 

@@ -35,6 +35,13 @@ struct fs_btree_ops {
 	void (*rec_key)(const void *rec, void *key);
 	/* order of two keys: <0, 0, >0 */
 	int (*key_cmp)(const void *a, const void *b);
+	/*
+	 * Optional: false when a leaf record is invalid on its own (say,
+	 * outside the AG).  The walker still hands it to visit_rec (to be
+	 * reported) but leaves it out of the key order check, so one wild
+	 * record does not make every later record look out of order.
+	 */
+	bool (*rec_valid)(const struct fs_geom *g, fs_agnumber_t agno, const void *rec);
 };
 
 const struct fs_btree_ops *fs_btree_ops_get(enum fs_btree_type t);

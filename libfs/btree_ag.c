@@ -45,20 +45,28 @@ static int cnt_key_cmp(const void *a, const void *b)
 	return c ? c : cmp_u32(START(a), START(b));
 }
 
+static bool alloc_rec_valid(const struct fs_geom *g, fs_agnumber_t agno, const void *rec)
+{
+	struct fs_alloc_rec r;
+
+	fs_alloc_rec_decode(rec, &r);
+	return fs_alloc_rec_problem(g, agno, &r) == NULL;
+}
+
 static const struct fs_btree_ops ag_table[FS_BTREE_AG_NR] = {
 	[FS_BTREE_AG_BNO] = {
 		.type = FS_BTREE_NR, .name = "free space (bno) btree", .code_prefix = "bnobt",
 		.mtype = FS_MT_BNOBT, .magic = XFS_ABTB_CRC_MAGIC,
 		.rec_len = sizeof(xfs_alloc_rec_t), .key_len = sizeof(xfs_alloc_key_t),
 		.ptr_len = sizeof(xfs_alloc_ptr_t), .maxlevels = alloc_maxlevels,
-		.rec_key = alloc_rec_key, .key_cmp = bno_key_cmp,
+		.rec_key = alloc_rec_key, .key_cmp = bno_key_cmp, .rec_valid = alloc_rec_valid,
 	},
 	[FS_BTREE_AG_CNT] = {
 		.type = FS_BTREE_NR, .name = "free space (cnt) btree", .code_prefix = "cntbt",
 		.mtype = FS_MT_CNTBT, .magic = XFS_ABTC_CRC_MAGIC,
 		.rec_len = sizeof(xfs_alloc_rec_t), .key_len = sizeof(xfs_alloc_key_t),
 		.ptr_len = sizeof(xfs_alloc_ptr_t), .maxlevels = alloc_maxlevels,
-		.rec_key = alloc_rec_key, .key_cmp = cnt_key_cmp,
+		.rec_key = alloc_rec_key, .key_cmp = cnt_key_cmp, .rec_valid = alloc_rec_valid,
 	},
 };
 

@@ -89,6 +89,8 @@ static const struct fs_finding_def table[] = {
 	{ "freesp.mismatch",    E, true,  "the bno and cnt btrees do not describe the same free extents" },
 	{ "agf.counters",       E, true,  "AGF counter disagrees with what the btree scan found" },
 	{ "sb.counters",        E, true,  "superblock counter disagrees with what the scan found" },
+	{ "agi.counters",       E, true,  "AGI counter disagrees with what the inode btree scan found" },
+	{ "finobt.mismatch",    E, true,  "the free inode btree does not hold exactly the inode btree records with free inodes" },
 	/* block ownership (the in-core model) */
 	{ "block.dup",          E, true,  "block is claimed by more than one owner" },
 	/* AGI */

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What every per-AG btree phase does around the generic walker: read blocks
+ * through the cache, read a node's children ahead in one batch, and insist
+ * (as xfs_repair does) that blocks below the root are at least half full.
+ */
+#include <stdlib.h>
+
+#include "check/check.h"
+
+void check_btree_readahead(struct check_ctx *cx, unsigned worker, const struct fs_btree_ops *ops,
+			   fs_agnumber_t agno, const void *block, uint32_t numrecs)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	uint32_t maxr = fs_btree_maxrecs(ops, g->blocksize, false);
+	struct fs_ra_extent *ext;
+	struct fs_ra_stats st = { 0 };
+	size_t n = 0;
+
+	if (numrecs > maxr)
+		numrecs = maxr;
+	ext = malloc((numrecs ? numrecs : 1) * sizeof(*ext));
+	if (!ext)
+		return;
+	for (uint32_t i = 0; i < numrecs; i++) {
+		uint64_t p = fs_btree_ptr(ops, block, g->blocksize, i);
+
+		if (p >= g->ag_hdr_blocks && p < fs_ag_blocks(g, agno))
+			ext[n++] = (struct fs_ra_extent){
+				fs_agbno_to_daddr(g, agno, (fs_agblock_t)p), g->blocksize };
+	}
+	if (n && fs_readahead(cx->cache, cx->ioq[worker], ext, n, NULL, &st) == 0) {
+		pthread_mutex_lock(&cx->ra_lock);
+		cx->ra.extents += st.extents;
+		cx->ra.cached += st.cached;
+		cx->ra.windows += st.windows;
+		cx->ra.exact += st.exact;
+		cx->ra.bytes_read += st.bytes_read;
+		cx->ra.bytes_kept += st.bytes_kept;
+		cx->ra.failed += st.failed;
+		pthread_mutex_unlock(&cx->ra_lock);
+	}
+	free(ext);
+}
+
+bool check_btree_minrecs(struct check_ctx *cx, const struct fs_btree_ops *ops, fs_agnumber_t agno,
+			 fs_agblock_t agbno, uint32_t level, const void *block)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	uint32_t minr = fs_btree_maxrecs(ops, g->blocksize, level == 0) / 2;
+	struct fs_btree_hdr h;
+	char code[32];
+
+	fs_btree_hdr_decode(ops, block, &h);
+	if (h.numrecs >= minr)
+		return true;
+	snprintf(code, sizeof(code), "%s.numrecs", ops->code_prefix);
+	fs_report(cx->fl, code, agno, (int64_t)fs_agbno_to_daddr(g, agno, agbno), FS_NONE,
+		  "bb_numrecs", FS_U(minr), FS_U(h.numrecs),
+		  "%s block %u holds fewer records than a non-root block must", ops->name, agbno);
+	return false;
+}

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Phase 3 of check: per AG, walk the inode btree and the free inode btree
+ * from the AGI.  Every record must be a valid chunk (alignment, hole mask,
+ * counts, free mask); chunks go into the model (their blocks as inode
+ * chunk owners, their records for the inode scan to come); the finobt must
+ * hold exactly the inobt records that have free inodes, with the same
+ * contents; the AGI's count/freecount and (inobtcount) block counters, and
+ * the superblock's icount/ifree, must equal what the trees hold.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/check.h"
+#include "libfs/ag.h"
+#include "libfs/endian.h"
+#include "libfs/workq.h"
+
+#define MISMATCH_REPORTS 10
+
+struct ino_tree {
+	const struct fs_btree_ops *ops;
+	enum model_class cls;
+	struct fs_inobt_rec *rec;
+	size_t n, cap;
+	uint64_t blocks;
+	bool clean;                /* walked with no block rejected */
+	fs_agblock_t root, leaf;
+};
+
+struct ino_ag {
+	struct check_ctx *cx;
+	fs_agnumber_t agno;
+	unsigned worker;
+	struct ino_tree *t;
+	int err;
+};
+
+struct ino_totals {
+	pthread_mutex_t lock;
+	uint64_t icount, ifree;
+	bool complete;
+};
+
+static void note(struct ino_ag *a, fs_agblock_t agbno, uint32_t len, enum model_class cls,
+		 uint64_t owner)
+{
+	int err = model_add(a->cx->model, a->agno, agbno, len, cls, owner, 0, 0);
+
+	if (err == -ENOMEM && !a->err)
+		a->err = err;
+}
+
+static int read_block(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
+{
+	return check_read_agblock(((struct ino_ag *)priv)->cx, agno, agbno, buf);
+}
+
+static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const void *block)
+{
+	struct ino_ag *a = priv;
+	struct ino_tree *t = a->t;
+	struct fs_btree_hdr h;
+
+	fs_btree_hdr_decode(t->ops, block, &h);
+	t->blocks++;
+	note(a, agbno, 1, t->cls, 0);
+	if (agbno != t->root)
+		check_btree_minrecs(a->cx, t->ops, a->agno, agbno, level, block);
+	if (level > 0)
+		check_btree_readahead(a->cx, a->worker, t->ops, a->agno, block, h.numrecs);
+	else
+		t->leaf = agbno;
+	return 0;
+}
+
+/* The blocks of a chunk that have inodes behind them (holes have none). */
+static void note_chunk_blocks(struct ino_ag *a, const struct fs_inobt_rec *r)
+{
+	const struct fs_geom *g = &a->cx->fs->g;
+	fs_ino_t owner = fs_agino_to_ino(g, a->agno, r->startino);
+	uint32_t bit = 0;
+
+	while (bit < XFS_INOBT_HOLEMASK_BITS) {
+		uint32_t end;
+		fs_agino_t first, last;
+		fs_agblock_t b0, b1;
+
+		if (r->holemask & (1u << bit)) {
+			bit++;
+			continue;
+		}
+		for (end = bit; end < XFS_INOBT_HOLEMASK_BITS && !(r->holemask & (1u << end)); end++)
+			;
+		first = r->startino + bit * XFS_INODES_PER_HOLEMASK_BIT;
+		last = r->startino + end * XFS_INODES_PER_HOLEMASK_BIT - 1;
+		b0 = fs_agino_to_agbno(g, first);
+		b1 = fs_agino_to_agbno(g, last);
+		note(a, b0, b1 - b0 + 1, MC_INODES, owner);
+		bit = end;
+	}
+}
+
+static int visit_rec(void *priv, const void *raw)
+{
+	struct ino_ag *a = priv;
+	struct ino_tree *t = a->t;
+	const struct fs_geom *g = &a->cx->fs->g;
+	struct fs_inobt_rec r;
+	const char *why;
+	char code[32], found[64];
+
+	fs_inobt_rec_decode(g, raw, &r);
+	snprintf(found, sizeof(found), "startino %u holemask 0x%x count %u freecount %u",
+		 r.startino, r.holemask, r.count, r.freecount);
+	why = fs_inobt_rec_problem(g, a->agno, &r);
+	/* full chunks start on the inode alignment (sparse ones only on the sparse alignment) */
+	if (!why && g->inoalign && !r.holemask &&
+	    fs_agino_to_agbno(g, r.startino) % g->inoalign)
+		why = "chunk does not start on the inode alignment";
+	if (!why && t->cls == MC_FINOBT && r.freecount == 0)
+		why = "record without free inodes in the free inode btree";
+	if (why) {
+		snprintf(code, sizeof(code), "%s.rec", t->ops->code_prefix);
+		fs_report(a->cx->fl, code, a->agno,
+			  t->leaf == NULLAGBLOCK ? FS_NONE : (int64_t)fs_agbno_to_daddr(g, a->agno, t->leaf),
+			  FS_NONE, "record", "a valid inode chunk", found, "%s record: %s",
+			  t->ops->name, why);
+		return 0;
+	}
+	if (t->n == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 128;
+		struct fs_inobt_rec *nv = realloc(t->rec, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		t->rec = nv;
+		t->cap = ncap;
+	}
+	t->rec[t->n++] = r;
+	if (t->cls == MC_INOBT) {
+		struct model_ichunk ic = {
+			.startino = r.startino, .holemask = r.holemask, .count = r.count,
+			.freecount = r.freecount, .where = MODEL_IC_INOBT, .ir_free = r.free,
+		};
+		note_chunk_blocks(a, &r);
+		if (model_add_ichunk(a->cx->model, a->agno, &ic) == -ENOMEM && !a->err)
+			a->err = -ENOMEM;
+	} else {
+		struct model_ichunk ic = {
+			.startino = r.startino, .where = MODEL_IC_FINOBT, .fino_free = r.free,
+		};
+		if (model_add_ichunk(a->cx->model, a->agno, &ic) == -ENOMEM && !a->err)
+			a->err = -ENOMEM;
+	}
+	return 0;
+}
+
+static void walk(struct ino_ag *a, struct ino_tree *t, fs_agblock_t root, uint32_t levels)
+{
+	struct check_ctx *cx = a->cx;
+	const struct fs_geom *g = &cx->fs->g;
+	struct fs_btree_walk w = {
+		.ops = t->ops, .g = g, .fl = cx->fl,
+		.vc = { .g = g, .fl = cx->fl, .agno = a->agno,
+			.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn },
+		.root = root, .nlevels = levels,
+		.read_block = read_block, .visit_block = visit_block, .visit_rec = visit_rec,
+		.priv = a,
+	};
+	int err;
+
+	if (levels == 0 || levels > g->inobt_maxlevels || root < g->ag_hdr_blocks ||
+	    root >= fs_ag_blocks(g, a->agno))
+		return;		/* phase 1 reported it */
+	a->t = t;
+	t->root = root;
+	t->leaf = NULLAGBLOCK;
+	err = fs_btree_walk(&w);
+	if (err < 0 && !a->err)
+		a->err = err;
+	t->clean = err == 0 && w.bad_blocks == 0;
+	__atomic_add_fetch(&cx->btree_blocks, w.blocks, __ATOMIC_RELAXED);
+}
+
+static bool same_rec(const struct fs_inobt_rec *x, const struct fs_inobt_rec *y)
+{
+	return x->startino == y->startino && x->holemask == y->holemask && x->count == y->count &&
+	       x->freecount == y->freecount && x->free == y->free;
+}
+
+/* The finobt holds exactly the inobt records with free inodes, unchanged. */
+static void compare_finobt(struct ino_ag *a, const struct ino_tree *ino, const struct ino_tree *fino)
+{
+	const struct fs_geom *g = &a->cx->fs->g;
+	size_t i = 0, j = 0, bad = 0;
+
+	while (i < ino->n || j < fino->n) {
+		const struct fs_inobt_rec *r = i < ino->n ? &ino->rec[i] : NULL;
+		const struct fs_inobt_rec *f = j < fino->n ? &fino->rec[j] : NULL;
+		const char *why = NULL;
+		fs_agino_t at;
+
+		if (r && r->freecount == 0) {
+			i++;
+			continue;
+		}
+		if (r && f && r->startino == f->startino) {
+			if (!same_rec(r, f))
+				why = "finobt record differs from the inobt record";
+			at = r->startino;
+			i++;
+			j++;
+		} else if (r && (!f || r->startino < f->startino)) {
+			why = "chunk with free inodes is missing from the free inode btree";
+			at = r->startino;
+			i++;
+		} else {
+			why = "free inode btree record has no inobt record with free inodes";
+			at = f->startino;
+			j++;
+		}
+		if (!why || ++bad > MISMATCH_REPORTS)
+			continue;
+		fs_report(a->cx->fl, "finobt.mismatch", a->agno, FS_NONE,
+			  (int64_t)fs_agino_to_ino(g, a->agno, at), "startino", "the same record",
+			  FS_U(at), "chunk at AG inode %u: %s", at, why);
+	}
+	if (bad > MISMATCH_REPORTS)
+		fs_report(a->cx->fl, "finobt.mismatch", a->agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+			  "%zu more differences between the inode and free inode btrees",
+			  bad - MISMATCH_REPORTS);
+}
+
+static void agi_counter(struct ino_ag *a, const char *field, uint64_t on_disk, uint64_t seen)
+{
+	const struct fs_geom *g = &a->cx->fs->g;
+
+	if (on_disk == seen)
+		return;
+	fs_report(a->cx->fl, "agi.counters", a->agno,
+		  (int64_t)(fs_ag_daddr(g, a->agno) + 2 * (g->sectsize >> FS_BBSHIFT)), FS_NONE,
+		  field, FS_U(seen), FS_U(on_disk), "AGI %s is %llu but the inode btrees hold %llu",
+		  field, (unsigned long long)on_disk, (unsigned long long)seen);
+}
+
+static int inobt_ag(void *priv, fs_agnumber_t agno, unsigned worker)
+{
+	struct check_ctx *cx = ((void **)priv)[0];
+	struct ino_totals *tot = ((void **)priv)[1];
+	const struct fs_geom *g = &cx->fs->g;
+	struct ino_tree ino = { .ops = fs_btree_ops_get(FS_BTREE_INO), .cls = MC_INOBT };
+	struct ino_tree fino = { .ops = fs_btree_ops_get(FS_BTREE_FINO), .cls = MC_FINOBT };
+	struct ino_ag a = { .cx = cx, .agno = agno, .worker = worker };
+	uint64_t count = 0, freecount = 0, fino_free = 0;
+	struct fs_agi agi;
+	struct fs_buf *b;
+	bool complete = false;
+
+	if (fs_cache_read(cx->cache, fs_ag_daddr(g, agno) + 2 * (g->sectsize >> FS_BBSHIFT),
+			  g->sectsize, &b))
+		goto out;
+	if (get_be32(b->data) != XFS_AGI_MAGIC) {
+		fs_buf_put(cx->cache, b);
+		goto out;
+	}
+	fs_agi_decode(b->data, &agi);
+	fs_buf_put(cx->cache, b);
+
+	walk(&a, &ino, agi.root, agi.level);
+	if (g->finobt)
+		walk(&a, &fino, agi.free_root, agi.free_level);
+	complete = ino.clean && (!g->finobt || fino.clean);
+	for (size_t i = 0; i < ino.n; i++) {
+		count += ino.rec[i].count;
+		freecount += ino.rec[i].freecount;
+	}
+	for (size_t j = 0; j < fino.n; j++)
+		fino_free += fino.rec[j].freecount;
+	if (complete) {
+		agi_counter(&a, "count", agi.count, count);
+		agi_counter(&a, "freecount", agi.freecount, freecount);
+		if (g->finobt) {
+			compare_finobt(&a, &ino, &fino);
+			if (fino_free != freecount)
+				agi_counter(&a, "freecount", agi.freecount, fino_free);
+		}
+		if (g->inobtcount) {
+			agi_counter(&a, "ino_blocks", agi.iblocks, ino.blocks);
+			if (g->finobt)
+				agi_counter(&a, "fino_blocks", agi.fblocks, fino.blocks);
+		}
+	}
+out:
+	pthread_mutex_lock(&tot->lock);
+	tot->icount += count;
+	tot->ifree += freecount;
+	if (!complete)
+		tot->complete = false;
+	pthread_mutex_unlock(&tot->lock);
+	free(ino.rec);
+	free(fino.rec);
+	check_progress_add(cx, 1);
+	return a.err;
+}
+
+int check_phase_inobt(struct check_ctx *cx)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct ino_totals tot = { .complete = true };
+	struct fs_ag_workq_opts wo = {
+		.threads = cx->workers, .ag_stride = cx->opts->ag_stride,
+		.first_ag = 0, .ag_count = g->agcount,
+	};
+	void *priv[2] = { cx, &tot };
+	int err;
+
+	pthread_mutex_init(&tot.lock, NULL);
+	check_progress_phase(cx, "inode btrees", g->agcount);
+	err = fs_ag_workq_run(&wo, inobt_ag, priv);
+	check_progress_end(cx);
+	pthread_mutex_destroy(&tot.lock);
+	if (err)
+		return err;
+	for (fs_agnumber_t agno = 0; agno < g->agcount; agno++) {
+		err = model_ag_finish_ichunks(cx->model, agno);
+		if (err)
+			return err;
+	}
+	cx->inodes = tot.icount;
+	if (!tot.complete)
+		return 0;
+	if (cx->fs->sb.sb_icount != tot.icount)
+		fs_report(cx->fl, "sb.counters", 0, 0, FS_NONE, "icount", FS_U(tot.icount),
+			  FS_U(cx->fs->sb.sb_icount),
+			  "superblock inode count is %llu but the inode btrees hold %llu",
+			  (unsigned long long)cx->fs->sb.sb_icount, (unsigned long long)tot.icount);
+	if (cx->fs->sb.sb_ifree != tot.ifree)
+		fs_report(cx->fl, "sb.counters", 0, 0, FS_NONE, "ifree", FS_U(tot.ifree),
+			  FS_U(cx->fs->sb.sb_ifree),
+			  "superblock free inode count is %llu but the inode btrees hold %llu",
+			  (unsigned long long)cx->fs->sb.sb_ifree, (unsigned long long)tot.ifree);
+	return 0;
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Damage corpus for the free space btrees (bno, cnt), the inode btrees
+# (inobt, finobt) and the AGF/AGI/superblock counters.
+# Each case fuzzes one field of one block with xfs_db -x, then runs Debian's
+# xfs_repair -n and xfsx_check on the same image.  Rules:
+#  - xfsx_check never crashes: exit 0 or 4 only;
+#  - every case xfs_repair -n reports (exit 1), xfsx_check reports (exit 4);
+#  - CRC-breaking fuzz (no -d) is reported with the block's .crc code;
+#  - named cases report their expected finding code.
+# The closing diagnostics print how many cases each tool detected.
+. "$XFSX_SRC/tests/lib.sh"
+
+have_xfsprogs || { skip "freesp damage corpus" "xfsprogs not installed"; tap_done; exit; }
+
+base="$TMP/base.img"
+truncate -s 320M "$base"
+mkfs.xfs -q -f -b size=1024 -d agcount=2 "$base" || { not_ok "mkfs.xfs"; tap_done; exit; }
+multi=0
+if have_loop_xfs; then
+	# fragment AG 0's free space so bno and cnt grow to two levels
+	mount_img "$base" "$TMP/mnt" && {
+		xfs_io -f -c "pwrite -q 0 12m" -c fsync "$TMP/mnt/big"
+		args=()
+		for ((i = 0; i < 12 * 1024; i += 2)); do args+=(-c "fpunch ${i}k 1k"); done
+		xfs_io "${args[@]}" "$TMP/mnt/big"
+		# enough inodes for a two-level inobt, every third freed for the finobt
+		mkdir "$TMP/mnt/d"
+		for ((i = 0; i < 5000; i++)); do : > "$TMP/mnt/d/$i"; done
+		for ((i = 0; i < 5000; i += 3)); do rm "$TMP/mnt/d/$i"; done
+		unmount_dir "$TMP/mnt"
+	}
+	[ "$(xfs_db -r -c 'agf 0' -c 'p bnolevel' "$base" | awk '{print $3}')" = 2 ] && multi=1
+else
+	diag "no root/loop device: trees stay single blocks (leaf cases only)"
+fi
+
+"$XFSX_CHECK" -q "$base"; rc=$?
+check "base image is clean (exit 0, got $rc)" [ $rc -eq 0 ]
+
+total=0 rep_det=0 x_det=0 missed=0 extra=0
+img="$TMP/t.img"
+
+# run_case NAME EXPECT_CODE(or -) XFS_DB_COMMANDS...
+run_case() {
+	local name=$1 expect=$2; shift 2
+	local args=() c rrc xrc out
+	for c in "$@"; do args+=(-c "$c"); done
+	cp --sparse=always "$base" "$img"
+	xfs_db -x "${args[@]}" "$img" >/dev/null 2>&1
+	xfs_repair -n "$img" >/dev/null 2>&1; rrc=$?
+	out=$("$XFSX_CHECK" -j "$img" 2>/dev/null); xrc=$?
+	total=$((total + 1))
+	[ $rrc -ne 0 ] && rep_det=$((rep_det + 1))
+	[ $xrc -eq 4 ] && x_det=$((x_det + 1))
+	if [ $xrc -ne 0 ] && [ $xrc -ne 4 ]; then
+		not_ok "$name: xfsx_check exit $xrc (crash or operational error)"
+		return
+	fi
+	if [ $rrc -ne 0 ] && [ $xrc -ne 4 ]; then
+		missed=$((missed + 1))
+		not_ok "$name: xfs_repair -n reports it, xfsx_check does not"
+		return
+	fi
+	[ $rrc -eq 0 ] && [ $xrc -eq 4 ] && extra=$((extra + 1))
+	if [ "$expect" != - ] && ! grep -q "\"code\":\"$expect\"" <<<"$out"; then
+		not_ok "$name: expected finding $expect"
+		return
+	fi
+	ok "$name (xfs_repair rc $rrc, xfsx rc $xrc)"
+}
+
+leaf_fields=(magic level numrecs leftsib rightsib bno lsn uuid owner
+	"recs[1].startblock" "recs[1].blockcount" "recs[3].startblock" "recs[3].blockcount")
+node_fields=(magic level numrecs leftsib rightsib bno lsn uuid owner
+	"keys[1].startblock" "keys[1].blockcount" "keys[2].startblock" "ptrs[1]" "ptrs[2]")
+root1_fields=(magic level numrecs leftsib rightsib bno lsn uuid owner
+	"recs[1].startblock" "recs[1].blockcount")
+ileaf_fields=(magic level numrecs leftsib rightsib bno lsn owner
+	"recs[1].startino" "recs[1].holemask" "recs[1].count" "recs[1].freecount" "recs[1].free"
+	"recs[2].startino" "recs[2].freecount")
+inode_fields=(magic level numrecs leftsib rightsib bno lsn owner "keys[1].startino" "keys[2].startino"
+	"ptrs[1]" "ptrs[2]")
+verbs=(zeroes ones firstbit middlebit lastbit add sub random)
+
+# name|finding prefix|field list|xfs_db navigation...
+targets=()
+if [ $multi = 1 ]; then
+	targets+=("bno-node|bnobt|node|agf 0|addr bnoroot" "bno-leaf|bnobt|leaf|agf 0|addr bnoroot|addr ptrs[2]"
+		  "cnt-node|cntbt|node|agf 0|addr cntroot" "cnt-leaf|cntbt|leaf|agf 0|addr cntroot|addr ptrs[2]")
+	if [ "$(xfs_db -r -c 'agi 0' -c 'p level' "$base" | awk '{print $3}')" = 2 ]; then
+		targets+=("ino-node|inobt|inode|agi 0|addr root" "ino-leaf|inobt|ileaf|agi 0|addr root|addr ptrs[1]")
+	else
+		targets+=("ino-root|inobt|ileaf|agi 0|addr root")
+	fi
+	if [ "$(xfs_db -r -c 'agi 0' -c 'p free_level' "$base" | awk '{print $3}')" = 2 ]; then
+		targets+=("fino-node|finobt|inode|agi 0|addr free_root"
+			  "fino-leaf|finobt|ileaf|agi 0|addr free_root|addr ptrs[1]")
+	else
+		targets+=("fino-root|finobt|ileaf|agi 0|addr free_root")
+	fi
+fi
+targets+=("bno-root1|bnobt|root1|agf 1|addr bnoroot" "cnt-root1|cntbt|root1|agf 1|addr cntroot")
+
+for t in "${targets[@]}"; do
+	IFS='|' read -r tname prefix fset nav1 nav2 nav3 <<<"$t"
+	nav=("$nav1" "$nav2"); [ -n "${nav3:-}" ] && nav+=("$nav3")
+	declare -n fl="${fset}_fields"
+	fields=("${fl[@]}")
+	unset -n fl
+	for f in "${fields[@]}"; do
+		for v in "${verbs[@]}"; do
+			run_case "$tname fuzz -d $f $v" - "${nav[@]}" "fuzz -d $f $v"
+		done
+		# -c leaves the CRC stale: the block must fail its CRC (or its magic)
+		exp="$prefix.crc"
+		[ "$f" = magic ] && exp="$prefix.magic"
+		run_case "$tname fuzz -c $f random (CRC broken)" "$exp" "${nav[@]}" "fuzz -c $f random"
+	done
+done
+
+# AGF counters (CRC kept valid): the scan must disagree with them
+for f in freeblks longest btreeblks; do
+	[ $multi = 0 ] && [ $f = btreeblks ] && continue
+	for v in add sub; do
+		run_case "agf 0 fuzz -d $f $v" agf.counters "agf 0" "fuzz -d $f $v"
+	done
+done
+# AGI counters
+for f in count freecount; do
+	for v in add sub; do
+		run_case "agi 0 fuzz -d $f $v" agi.counters "agi 0" "fuzz -d $f $v"
+	done
+done
+# the superblock's free block count
+run_case "sb 0 fdblocks+1" sb.counters "sb 0" "write -d fdblocks $(( $(xfs_db -r -c 'sb 0' -c 'p fdblocks' "$base" | awk '{print $3}') + 1 ))"
+# bno and cnt disagree: one cnt record changed with a valid CRC and still in order
+run_case "agf 1 cnt root blockcount-1" - "agf 1" "addr cntroot" "fuzz -d recs[1].blockcount sub"
+
+diag "cases: $total; xfs_repair -n detected: $rep_det; xfsx_check detected: $x_det;" \
+	"missed (repair yes, xfsx no): $missed; xfsx only: $extra"
+tap_done
