@@ -127,7 +127,12 @@ void check_print_geometry_json(const struct fs *fs, FILE *out)
 	jnum(out, &f, "features_ro_compat", sb->sb_features_ro_compat);
 	jnum(out, &f, "features_incompat", sb->sb_features_incompat);
 	jnum(out, &f, "features_log_incompat", sb->sb_features_log_incompat);
-	jnum(out, &f, "crc", sb->sb_crc);
+	/*
+	 * sb_crc holds the stored CRC read little-endian (how XFS stores it);
+	 * xfs_db prints the field's bytes as a big-endian number like every
+	 * other field, so the JSON holds the same.
+	 */
+	jnum(out, &f, "crc", __builtin_bswap32(sb->sb_crc));
 	jnum(out, &f, "spino_align", sb->sb_spino_align);
 	jino(out, &f, "pquotino", sb->sb_pquotino);
 	jnum(out, &f, "lsn", sb->sb_lsn);

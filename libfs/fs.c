@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uuid/uuid.h>
 
 #include "libfs/endian.h"
 #include "libfs/sb.h"
@@ -69,6 +70,19 @@ static int find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *wher
 	return ret;
 }
 
+/* Every size field and its log agree on a v5 geometry: XFS in all but the magic. */
+static bool sb_looks_like_xfs(const struct xfs_sb *sb)
+{
+	return (sb->sb_versionnum & XFS_SB_VERSION_NUMBITS) == XFS_SB_VERSION_5 &&
+	       sb->sb_blocklog >= XFS_MIN_BLOCKSIZE_LOG && sb->sb_blocklog <= XFS_MAX_BLOCKSIZE_LOG &&
+	       sb->sb_blocksize == 1u << sb->sb_blocklog &&
+	       sb->sb_sectlog >= XFS_MIN_SECTORSIZE_LOG && sb->sb_sectlog <= XFS_MAX_SECTORSIZE_LOG &&
+	       sb->sb_sectsize == 1u << sb->sb_sectlog &&
+	       sb->sb_inodelog >= XFS_DINODE_MIN_LOG && sb->sb_inodelog <= XFS_DINODE_MAX_LOG &&
+	       sb->sb_inodesize == 1u << sb->sb_inodelog &&
+	       sb->sb_agcount > 0 && sb->sb_agblocks > 0;
+}
+
 int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 	    struct fs_findings *fl, struct fs_error *e)
 {
@@ -113,10 +127,6 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 	st = fs_sb_verify(buf, XFS_MAX_SECTORSIZE, 0, fl);
 	fs_sb_from_disk(&fs->sb, (const void *)buf);
 	switch (st) {
-	case FS_SB_NOT_XFS:
-		err = fail(e, -EINVAL, "%s: not an XFS filesystem (superblock magic 0x%08x)", path,
-			   fs->sb.sb_magicnum);
-		goto out;
 	case FS_SB_V4:
 		err = fail(e, -EPROTONOSUPPORT,
 			   "%s: v4 filesystems are not supported (superblock version %u); xfsx handles v5 (CRC) filesystems only",
@@ -127,6 +137,18 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 			   "%s: unsupported filesystem features (incompat 0x%x, ro_compat 0x%x unknown to this build)",
 			   path, fs_sb_unknown_incompat(&fs->sb), fs_sb_unknown_ro_compat(&fs->sb));
 		goto out;
+	case FS_SB_NOT_XFS:
+		/*
+		 * A wrong magic in front of an otherwise XFS-shaped superblock is a
+		 * damaged primary: look for a secondary as xfs_repair would.  Anything
+		 * else (zeros, another filesystem, random data) is simply not XFS.
+		 */
+		if (!o->allow_secondary || !sb_looks_like_xfs(&fs->sb)) {
+			err = fail(e, -EINVAL, "%s: not an XFS filesystem (superblock magic 0x%08x)",
+				   path, fs->sb.sb_magicnum);
+			goto out;
+		}
+		/* fall through */
 	case FS_SB_UNUSABLE: {
 		uint64_t where;
 		if (!o->allow_secondary) {
@@ -162,6 +184,19 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 			  (unsigned long long)fs->dev->size);
 	}
 	fs_log_find_head(fs);
+	/*
+	 * Log records carry the UUID the superblock had when they were written:
+	 * a primary that disagrees with its own log has a damaged UUID, even
+	 * though then every AG header and secondary seems to be the odd one.
+	 */
+	if (fs->have_log_uuid && fs->sb_source == 0 &&
+	    memcmp(fs->log_uuid, &fs->sb.sb_uuid, sizeof(fs->log_uuid))) {
+		char lu[37], su[37];
+		uuid_unparse_lower(fs->log_uuid, lu);
+		uuid_unparse_lower((const unsigned char *)&fs->sb.sb_uuid, su);
+		fs_report(fl, "sb.uuid", 0, 0, FS_NONE, "uuid", lu, su,
+			  "primary superblock UUID differs from the one stamped in the log");
+	}
 	*out = fs;
 	fs = NULL;
 	err = 0;

@@ -18,6 +18,8 @@ struct fs {
 	bool have_log_head;
 	uint64_t log_head_lsn;
 	bool log_clean;            /* head record is an unmount record */
+	bool have_log_uuid;        /* log_uuid holds the head record's h_fs_uuid */
+	unsigned char log_uuid[16];
 };
 
 struct fs_open_opts {

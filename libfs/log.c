@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "libfs/endian.h"
 #include "libfs/fs.h"
@@ -41,6 +42,9 @@ static bool head_is_unmount(struct fs *fs, uint64_t log_off, uint64_t head_bb,
 			return false;
 		if (be32(rh->h_magicno) != XLOG_HEADER_MAGIC_NUM)
 			continue;
+		/* the log stamps every record with the filesystem's UUID */
+		memcpy(fs->log_uuid, &rh->h_fs_uuid, sizeof(fs->log_uuid));
+		fs->have_log_uuid = true;
 		/* an unmount record: one op, its payload the unmount magic */
 		{
 			uint32_t len = be32(rh->h_len);
@@ -53,7 +57,8 @@ static bool head_is_unmount(struct fs *fs, uint64_t log_off, uint64_t head_bb,
 			unsigned char *data;
 			bool ok = false;
 
-			if (num_ops != 1 || len == 0 || len > 4096 ||
+			/* a log stripe unit pads the record up to it (256 KiB at most) */
+			if (num_ops != 1 || len == 0 || len > XLOG_MAX_RECORD_BSIZE ||
 			    bb + hdr_bbs + (len + FS_BBSIZE - 1) / FS_BBSIZE > log_bbs)
 				return false;
 			data = malloc(FS_BBSIZE);
@@ -81,6 +86,7 @@ int fs_log_find_head(struct fs *fs)
 	int err;
 
 	fs->have_log_head = false;
+	fs->have_log_uuid = false;
 	if (!g->log_internal)
 		return -EOPNOTSUPP;
 	log_off = fs_daddr_to_bytes(fs_fsb_to_daddr(g, g->logstart));

@@ -603,11 +603,51 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 			 FS_U(sb.sb_frextents), false, NULL);
 	}
 
-	/* the rest of the sector past the superblock must be zero */
+	/*
+	 * Inode numbers the superblock names must exist: the root directory
+	 * always (secondaries written by old mkfs may hold NULL), the realtime
+	 * inodes and quota inodes when set (quota inodes may also read 0).
+	 */
+	if (!v.bad) {
+		struct fs_geom g;
+
+		if (fs_geom_derive(&sb, &g) == 0) {
+			SB_CHECK(fs_ino_valid(&g, sb.sb_rootino) || (!primary && sb.sb_rootino == NULLFSINO),
+				 "sb.inodes", "rootino", "an inode number inside the filesystem",
+				 FS_U(sb.sb_rootino), false, "root directory inode number cannot exist");
+			SB_CHECK(sb.sb_rbmino == NULLFSINO || fs_ino_valid(&g, sb.sb_rbmino),
+				 "sb.rtgeometry", "rbmino", "null or an inode number inside the filesystem",
+				 FS_U(sb.sb_rbmino), false, "realtime bitmap inode number cannot exist");
+			SB_CHECK(sb.sb_rsumino == NULLFSINO || fs_ino_valid(&g, sb.sb_rsumino),
+				 "sb.rtgeometry", "rsumino", "null or an inode number inside the filesystem",
+				 FS_U(sb.sb_rsumino), false, "realtime summary inode number cannot exist");
+#define QINO_OK(x) ((x) == 0 || (x) == NULLFSINO || fs_ino_valid(&g, (x)))
+			SB_CHECK(QINO_OK(sb.sb_uquotino), "sb.quota", "uquotino",
+				 "0, null or an inode number inside the filesystem", FS_U(sb.sb_uquotino),
+				 false, "user quota inode number cannot exist");
+			SB_CHECK(QINO_OK(sb.sb_gquotino), "sb.quota", "gquotino",
+				 "0, null or an inode number inside the filesystem", FS_U(sb.sb_gquotino),
+				 false, "group quota inode number cannot exist");
+			SB_CHECK(QINO_OK(sb.sb_pquotino), "sb.quota", "pquotino",
+				 "0, null or an inode number inside the filesystem", FS_U(sb.sb_pquotino),
+				 false, "project quota inode number cannot exist");
+#undef QINO_OK
+		}
+	}
+	/* read-only is the one superblock flag there is (xfs_repair clears any other) */
+	SB_CHECK(!(sb.sb_flags & ~XFS_SBF_READONLY), "sb.feature", "flags",
+		 FS_X(XFS_SBF_READONLY), FS_X(sb.sb_flags), false, "unknown superblock flags");
+
+	/*
+	 * The rest of the sector past the last field in use must be zero; without
+	 * the meta_uuid feature that field is unused too (as xfs_repair sees it).
+	 */
 	{
 		const unsigned char *p = buf;
 		size_t end = sectsize <= len ? sectsize : len;
-		for (size_t i = FS_DSB_SIZE; i < end; i++) {
+		size_t start = (sb.sb_features_incompat & XFS_SB_FEAT_INCOMPAT_META_UUID) ?
+			FS_DSB_SIZE : offsetof(struct xfs_dsb, sb_meta_uuid);
+		for (size_t i = start; i < end; i++) {
 			if (p[i]) {
 				char at[32];
 				snprintf(at, sizeof(at), "byte %zu", i);
@@ -636,20 +676,40 @@ int fs_sb_compare_secondary(const struct xfs_sb *p, const struct xfs_sb *s,
 
 	/*
 	 * Geometry only: mkfs and the kernel leave counters, quota and even the
-	 * root/realtime inode numbers of secondaries stale or null.
+	 * root/realtime inode numbers of secondaries stale or null.  Fields the
+	 * kernel changes in the primary alone are not compared either: the
+	 * attr and quota version bits (set on first use), sb_unit/sb_width
+	 * (sunit/swidth mount options), sb_imax_pct (growfs -m), and the
+	 * needsrepair bit (set on the primary during upgrades), as xfs_repair
+	 * does not compare them.
 	 */
+	const uint16_t vmask = (uint16_t)~(XFS_SB_VERSION_ATTRBIT | XFS_SB_VERSION_QUOTABIT);
+	const uint32_t imask = ~(uint32_t)XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR;
+
 	CMP_FIELD(sb_blocksize); CMP_FIELD(sb_dblocks); CMP_FIELD(sb_rblocks);
 	CMP_FIELD(sb_rextents); CMP_FIELD(sb_logstart); CMP_FIELD(sb_rextsize);
 	CMP_FIELD(sb_agblocks); CMP_FIELD(sb_agcount); CMP_FIELD(sb_rbmblocks);
-	CMP_FIELD(sb_logblocks); CMP_FIELD(sb_versionnum); CMP_FIELD(sb_sectsize);
+	CMP_FIELD(sb_logblocks); CMP_FIELD(sb_sectsize);
 	CMP_FIELD(sb_inodesize); CMP_FIELD(sb_inopblock); CMP_FIELD(sb_blocklog);
 	CMP_FIELD(sb_sectlog); CMP_FIELD(sb_inodelog); CMP_FIELD(sb_inopblog);
-	CMP_FIELD(sb_agblklog); CMP_FIELD(sb_rextslog); CMP_FIELD(sb_imax_pct);
-	CMP_FIELD(sb_inoalignmt); CMP_FIELD(sb_unit); CMP_FIELD(sb_width);
+	CMP_FIELD(sb_agblklog); CMP_FIELD(sb_rextslog);
+	CMP_FIELD(sb_inoalignmt);
 	CMP_FIELD(sb_dirblklog); CMP_FIELD(sb_logsectlog); CMP_FIELD(sb_logsectsize);
 	CMP_FIELD(sb_logsunit); CMP_FIELD(sb_features2); CMP_FIELD(sb_features_compat);
-	CMP_FIELD(sb_features_ro_compat); CMP_FIELD(sb_features_incompat);
+	CMP_FIELD(sb_features_ro_compat);
 	CMP_FIELD(sb_spino_align);
+	if ((p->sb_versionnum & vmask) != (s->sb_versionnum & vmask)) {
+		fs_report(fl, "sb.secondary", agno, FS_NONE, FS_NONE, "versionnum",
+			  FS_X(p->sb_versionnum), FS_X(s->sb_versionnum),
+			  "secondary superblock versionnum differs from the primary");
+		n++;
+	}
+	if ((p->sb_features_incompat & imask) != (s->sb_features_incompat & imask)) {
+		fs_report(fl, "sb.secondary", agno, FS_NONE, FS_NONE, "features_incompat",
+			  FS_X(p->sb_features_incompat), FS_X(s->sb_features_incompat),
+			  "secondary superblock features_incompat differs from the primary");
+		n++;
+	}
 	if (memcmp(&p->sb_uuid, &s->sb_uuid, sizeof(p->sb_uuid))) {
 		fs_report(fl, "sb.uuid", agno, FS_NONE, FS_NONE, "uuid", NULL, NULL,
 			  "secondary superblock UUID differs from the primary");

@@ -228,6 +228,17 @@ M(icount_odd, sb->sb_icount = 65)
 M(icount_huge, sb->sb_icount = ((4ull * 16384) << 3) + 64)
 M(ifree, sb->sb_ifree = 65)
 M(fdblocks, sb->sb_fdblocks = 3ull * 16384 + 10001)
+M(rootino, sb->sb_rootino = 5)
+M(rootino_null, sb->sb_rootino = NULLFSINO)
+M(rootino_past_end, sb->sb_rootino = ((uint64_t)4 << 17) | 64)
+M(rbmino, sb->sb_rbmino = 1ull << 40)
+M(rsumino, sb->sb_rsumino = 3)
+M(uquotino, sb->sb_uquotino = 0xdeadbeefcafeull)
+M(gquotino, sb->sb_gquotino = 1)
+M(pquotino, sb->sb_pquotino = ((uint64_t)3 << 17) | 80000)
+M(flags, sb->sb_flags = 0x90)
+M(inodes_ok, sb->sb_rbmino = NULLFSINO; sb->sb_rsumino = NULLFSINO; sb->sb_uquotino = NULLFSINO;
+  sb->sb_gquotino = 0; sb->sb_pquotino = sb->sb_rootino + 3; sb->sb_flags = XFS_SBF_READONLY)
 M(meta_uuid_flip, sb->sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_META_UUID;
   memset(&sb->sb_meta_uuid, 0x11, 16))
 
@@ -250,6 +261,11 @@ static void r_garbage(unsigned char *buf, const struct xfs_sb *sb)
 {
 	(void)sb;
 	buf[FS_DSB_SIZE + 10] = 0x42;
+}
+static void r_meta_uuid_unused(unsigned char *buf, const struct xfs_sb *sb)
+{
+	(void)sb;
+	buf[offsetof(struct xfs_dsb, sb_meta_uuid) + 3] = 7;	/* no meta_uuid feature */
 }
 static void r_garbage_last(unsigned char *buf, const struct xfs_sb *sb)
 {
@@ -334,6 +350,18 @@ static const struct sb_case cases[] = {
 	C(icount_huge, NULL, "sb.counter", "icount", FS_SB_DAMAGED),
 	C(ifree, NULL, "sb.counter", "ifree", FS_SB_DAMAGED),
 	C(fdblocks, NULL, "sb.counter", "fdblocks", FS_SB_DAMAGED),
+	C(rootino, NULL, "sb.inodes", "rootino", FS_SB_DAMAGED),
+	C(rootino_null, NULL, "sb.inodes", "rootino", FS_SB_DAMAGED),
+	C(rootino_past_end, NULL, "sb.inodes", "rootino", FS_SB_DAMAGED),
+	C(rbmino, NULL, "sb.rtgeometry", "rbmino", FS_SB_DAMAGED),
+	C(rsumino, NULL, "sb.rtgeometry", "rsumino", FS_SB_DAMAGED),
+	C(uquotino, NULL, "sb.quota", "uquotino", FS_SB_DAMAGED),
+	C(gquotino, NULL, "sb.quota", "gquotino", FS_SB_DAMAGED),
+	C(pquotino, NULL, "sb.quota", "pquotino", FS_SB_DAMAGED),
+	C2(rootino, NULL, 2, "sb.inodes", "rootino", FS_SB_DAMAGED),
+	C2(uquotino, NULL, 1, "sb.quota", "uquotino", FS_SB_DAMAGED),
+	C(flags, NULL, "sb.feature", "flags", FS_SB_DAMAGED),
+	R(meta_uuid_unused, r_meta_uuid_unused, true, NULL, "sb.garbage", "byte 251", FS_SB_DAMAGED),
 	R(garbage, r_garbage, true, NULL, "sb.garbage", NULL, FS_SB_DAMAGED),
 	R(garbage_4k_last, r_garbage_last, true, variant_sect4k, "sb.garbage", NULL, FS_SB_DAMAGED),
 	/* the same garbage without a fresh CRC: both findings */
@@ -381,7 +409,8 @@ static void test_field_rule(void **state)
 /* Valid variations that must not be flagged. */
 static void test_valid_variations(void **state)
 {
-	static void (*const ok[])(struct xfs_sb *) = { m_rt_ok, m_dalign_ok, m_meta_uuid_flip };
+	static void (*const ok[])(struct xfs_sb *) = { m_rt_ok, m_dalign_ok, m_meta_uuid_flip,
+							m_inodes_ok };
 	_Alignas(8) unsigned char buf[BUFSZ];
 	struct fx f;
 	struct fs_findings fl;
@@ -408,6 +437,7 @@ static void test_secondary_exemptions(void **state)
 {
 	static void (*const muts[])(struct xfs_sb *) = {
 		m_inprogress, m_icount_odd, m_icount_huge, m_ifree, m_fdblocks,
+		m_rootino_null,	/* old mkfs left NULL root inodes in secondaries */
 	};
 	_Alignas(8) unsigned char buf[BUFSZ];
 	struct fx f;
@@ -504,7 +534,7 @@ static const struct sec_field sec_fields[] = {
 	SF(sb_rextsize), SF(sb_agblocks), SF(sb_agcount), SF(sb_rbmblocks), SF(sb_logblocks),
 	SF(sb_versionnum), SF(sb_sectsize), SF(sb_inodesize), SF(sb_inopblock), SF(sb_blocklog),
 	SF(sb_sectlog), SF(sb_inodelog), SF(sb_inopblog), SF(sb_agblklog), SF(sb_rextslog),
-	SF(sb_imax_pct), SF(sb_inoalignmt), SF(sb_unit), SF(sb_width), SF(sb_dirblklog),
+	SF(sb_inoalignmt), SF(sb_dirblklog),
 	SF(sb_logsectlog), SF(sb_logsectsize), SF(sb_logsunit), SF(sb_features2),
 	SF(sb_features_compat), SF(sb_features_ro_compat), SF(sb_features_incompat),
 	SF(sb_spino_align),
@@ -537,13 +567,34 @@ static void test_compare_secondary(void **state)
 		fs_findings_free(&fl);
 	}
 
-	/* counters, root inode, label and LSN are not compared: secondaries keep mkfs-time values */
+	/*
+	 * counters, root inode, label and LSN are not compared: secondaries keep
+	 * mkfs-time values; nor what the kernel changes in the primary alone
+	 * (attr/quota version bits on first use, stripe geometry from mount
+	 * options, imax_pct from growfs -m, needsrepair during upgrades)
+	 */
 	{
 		struct xfs_sb s = f.sb;
 		s.sb_icount = 0; s.sb_ifree = 0; s.sb_fdblocks = 1; s.sb_rootino = NULLFSINO;
 		s.sb_lsn = 12345; s.sb_fname[0] = 'x'; s.sb_inprogress = 1;
+		s.sb_versionnum ^= XFS_SB_VERSION_ATTRBIT | XFS_SB_VERSION_QUOTABIT;
+		s.sb_unit = 16; s.sb_width = 64; s.sb_imax_pct = 5;
+		s.sb_features_incompat ^= XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR;
+		s.sb_features_log_incompat = 1; s.sb_qflags = 1; s.sb_uquotino = 77;
 		fs_findings_init(&fl);
 		assert_int_equal(fs_sb_compare_secondary(&f.sb, &s, 1, &fl), 0);
+		fx_dump(&fl);
+		fs_findings_free(&fl);
+	}
+	/* while any other version or incompat bit is a difference */
+	{
+		struct xfs_sb s = f.sb;
+		s.sb_versionnum ^= XFS_SB_VERSION_DALIGNBIT;
+		s.sb_features_incompat ^= XFS_SB_FEAT_INCOMPAT_NREXT64;
+		fs_findings_init(&fl);
+		assert_int_equal(fs_sb_compare_secondary(&f.sb, &s, 1, &fl), 2);
+		assert_true(fx_has(&fl, "sb.secondary", "versionnum"));
+		assert_true(fx_has(&fl, "sb.secondary", "features_incompat"));
 		fs_findings_free(&fl);
 	}
 	/* UUID, and the metadata UUID when the feature says it matters */
@@ -613,7 +664,8 @@ int main(void)
 	/* one TAP line per broken field */
 	memcpy(tests, fixed, sizeof(fixed));
 	for (size_t i = 0; i < NC; i++) {
-		snprintf(names[i], sizeof(names[i]), "sb field rule: %s", cases[i].name);
+		snprintf(names[i], sizeof(names[i]), "sb field rule: %s (AG %u)", cases[i].name,
+			 cases[i].agno);
 		tests[NF + i] = (struct CMUnitTest){ names[i], test_field_rule, NULL, NULL,
 						     (void *)&cases[i] };
 	}
