@@ -5,7 +5,10 @@
  * space btrees (bno by block, cnt by size) with the generic walker, check
  * every record, check that the two trees describe the same extent set, and
  * compare the AGF's counters (freeblks, longest, btreeblks) and the
- * superblock's fdblocks with what was found.  Free extents and btree
+ * superblock's fdblocks with what was found.  The rmap and refcount trees
+ * (also rooted in the AGF) are walked for their blocks and records' own
+ * rules; comparing their contents with the observed owners needs the
+ * inode scan and comes with it.  Free extents and btree
  * blocks go into the model, where the last phase finds double claims.
  */
 #include <errno.h>
@@ -96,6 +99,40 @@ static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const voi
 	return 0;
 }
 
+/* rmap and refcount records: only their own rules for now (the walker skipped invalid ones' order) */
+static int visit_other_rec(struct fsp_ag *a, const void *rec)
+{
+	struct fsp_tree *t = a->t;
+	const struct fs_geom *g = &a->cx->fs->g;
+	const char *why;
+	char code[32], found[96], msg[200];
+
+	if (t->cls == MC_RMAPBT) {
+		struct fs_rmap_rec r;
+
+		fs_rmap_rec_decode(rec, &r);
+		why = fs_rmap_rec_problem(g, a->agno, &r);
+		snprintf(found, sizeof(found), "%u+%u owner %lld offset %llu%s%s%s", r.startblock,
+			 r.blockcount, (long long)r.owner, (unsigned long long)r.offset,
+			 r.attr_fork ? " attr" : "", r.bmbt_block ? " bmbt" : "",
+			 r.unwritten ? " unwritten" : "");
+	} else {
+		struct fs_refc_rec r;
+
+		fs_refc_rec_decode(rec, &r);
+		why = fs_refc_rec_problem(g, a->agno, &r);
+		snprintf(found, sizeof(found), "%u+%u refcount %u%s", r.startblock, r.blockcount,
+			 r.refcount, r.cow ? " cow" : "");
+	}
+	t->n++;
+	if (!why)
+		return 0;
+	snprintf(code, sizeof(code), "%s.rec", t->ops->code_prefix);
+	snprintf(msg, sizeof(msg), "%s record %s: %s", t->ops->name, found, why);
+	fsp_report(a, code, t->leaf, "record", "a valid record", found, msg);
+	return 0;
+}
+
 static int visit_rec(void *priv, const void *rec)
 {
 	struct fsp_ag *a = priv;
@@ -105,6 +142,8 @@ static int visit_rec(void *priv, const void *rec)
 	const char *why;
 	char found[48], msg[160];
 
+	if (t->cls == MC_RMAPBT || t->cls == MC_REFCBT)
+		return visit_other_rec(a, rec);
 	fs_alloc_rec_decode(rec, &r);
 	snprintf(found, sizeof(found), "%u+%u", r.startblock, r.blockcount);
 	why = fs_alloc_rec_problem(g, a->agno, &r);
@@ -151,7 +190,7 @@ static void walk_tree(struct fsp_ag *a, struct fsp_tree *t, fs_agblock_t root, u
 	int err;
 
 	/* phase 1 already reported an impossible root or height */
-	if (levels == 0 || levels > g->alloc_maxlevels || root < g->ag_hdr_blocks ||
+	if (levels == 0 || levels > t->ops->maxlevels(g) || root < g->ag_hdr_blocks ||
 	    root >= fs_ag_blocks(g, a->agno))
 		return;
 	a->t = t;
@@ -259,6 +298,8 @@ static int freesp_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	const struct fs_geom *g = &cx->fs->g;
 	struct fsp_tree bno = { .ops = fs_btree_ag_ops(FS_BTREE_AG_BNO), .cls = MC_BNOBT };
 	struct fsp_tree cnt = { .ops = fs_btree_ag_ops(FS_BTREE_AG_CNT), .cls = MC_CNTBT };
+	struct fsp_tree rmap = { .ops = fs_btree_ag_ops(FS_BTREE_AG_RMAP), .cls = MC_RMAPBT };
+	struct fsp_tree refc = { .ops = fs_btree_ag_ops(FS_BTREE_AG_REFC), .cls = MC_REFCBT };
 	struct fsp_ag a = { .cx = cx, .agno = agno, .worker = worker };
 	uint64_t freeblks = 0, longest = 0, btreeblks, fdblocks = 0;
 	struct fs_buf *b;
@@ -289,6 +330,16 @@ static int freesp_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	a.agfl_count = note_agfl(&a);
 	walk_tree(&a, &bno, a.agf.bno_root, a.agf.bno_level);
 	walk_tree(&a, &cnt, a.agf.cnt_root, a.agf.cnt_level);
+	if (g->rmapbt) {
+		walk_tree(&a, &rmap, a.agf.rmap_root, a.agf.rmap_level);
+		if (rmap.walked && !rmap.bad_blocks)
+			check_counter(&a, "rmap_blocks", a.agf.rmap_blocks, rmap.blocks);
+	}
+	if (g->reflink) {
+		walk_tree(&a, &refc, a.agf.refc_root, a.agf.refc_level);
+		if (refc.walked && !refc.bad_blocks)
+			check_counter(&a, "refcount_blocks", a.agf.refc_blocks, refc.blocks);
+	}
 	complete = bno.walked && cnt.walked && !bno.bad_blocks && !cnt.bad_blocks;
 	__atomic_add_fetch(&cx->free_extents, bno.n, __ATOMIC_RELAXED);
 
@@ -303,11 +354,13 @@ static int freesp_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 		check_counter(&a, "longest", a.agf.longest, longest);
 		/*
 		 * btreeblks counts the free space (and rmap) btrees' blocks
-		 * beyond their roots.  The rmap tree is not walked yet: its
-		 * share is taken from the AGF's own rmap_blocks.
+		 * beyond their roots.  An rmap tree that could not be walked
+		 * whole contributes what its AGF counter says.
 		 */
 		btreeblks = (bno.blocks - 1) + (cnt.blocks - 1);
-		if (g->rmapbt && a.agf.rmap_blocks)
+		if (g->rmapbt && rmap.walked && !rmap.bad_blocks)
+			btreeblks += rmap.blocks - 1;
+		else if (g->rmapbt && a.agf.rmap_blocks)
 			btreeblks += a.agf.rmap_blocks - 1;
 		if (g->lazysbcount)
 			check_counter(&a, "btreeblks", a.agf.btreeblks, btreeblks);

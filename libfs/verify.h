@@ -16,6 +16,8 @@ enum fs_mtype {
 	FS_MT_INODE,               /* one v3 dinode (inodesize bytes) */
 	FS_MT_BNOBT,               /* free space by block btree block (AB3B) */
 	FS_MT_CNTBT,               /* free space by size btree block (AB3C) */
+	FS_MT_RMAPBT,              /* reverse mapping btree block (RMB3) */
+	FS_MT_REFCBT,              /* reference count btree block (R3FC) */
 	FS_MT_NR
 };
 
