@@ -597,8 +597,18 @@ const char *fs_inobt_rec_problem(const struct fs_geom *g, fs_agnumber_t agno,
 	uint64_t alloc = fs_inobt_rec_allocmask(r);
 	unsigned holes = (unsigned)__builtin_popcount(r->holemask);
 
-	if (r->startino % XFS_INODES_PER_CHUNK)
+	/*
+	 * Chunks start on a block boundary aligned as inode allocation aligns
+	 * them (cluster_align blocks), or on a 64-inode boundary inside a
+	 * block that holds more than one chunk (64 KiB blocks).
+	 */
+	if (g->inopblock >= XFS_INODES_PER_CHUNK) {
+		if (r->startino % XFS_INODES_PER_CHUNK)
+			return "startino is not aligned to a chunk";
+	} else if (fs_agino_to_offset(g, r->startino) != 0 ||
+		   fs_agino_to_agbno(g, r->startino) % (g->cluster_align ? g->cluster_align : 1)) {
 		return "startino is not aligned to a chunk";
+	}
 	if (!fs_agino_valid(g, agno, r->startino) ||
 	    !fs_agino_valid(g, agno, r->startino + XFS_INODES_PER_CHUNK - 1))
 		return "chunk lies outside the AG's inode range";
