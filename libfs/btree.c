@@ -304,6 +304,37 @@ static void forget_siblings_below(struct walker *k, uint32_t level)
 }
 
 /*
+ * Run the verifier table on a block; every finding goes to the walk's list.
+ * 1 when the block must not be followed, 0 when it may, negative errno.
+ * An LSN beyond the log head alone does not stop the walk: the kernel does
+ * not judge a block by it when reading (and xfs_repair -L leaves such LSNs).
+ */
+static int verify_block(struct walker *k, struct fs_vctx *vc, const void *buf)
+{
+	struct fs_btree_walk *w = k->w;
+	struct fs_findings tmp;
+	bool reject = false;
+
+	fs_findings_init(&tmp);
+	vc->fl = &tmp;
+	fs_verify(w->ops->mtype, vc, buf, k->bs);
+	vc->fl = w->fl;
+	for (size_t i = 0; i < tmp.n; i++) {
+		const struct fs_finding *f = &tmp.v[i];
+		size_t n = strlen(f->def->code);
+
+		if (n < 4 || strcmp(f->def->code + n - 4, ".lsn"))
+			reject = true;
+		fs_report(w->fl, f->def->code, f->ag, f->daddr, f->ino, f->field, f->expected,
+			  f->found, "%s", f->message);
+	}
+	if (tmp.dropped)
+		reject = true;
+	fs_findings_free(&tmp);
+	return reject;
+}
+
+/*
  * Read, verify and open one block at the expected level.  Returns 1 when
  * it is open, 0 when it was rejected (reported), negative errno.
  */
@@ -332,8 +363,11 @@ static int open_block(struct walker *k, uint32_t level, fs_agblock_t agbno, cons
 		goto rejected;
 	}
 	vc.daddr = fs_agbno_to_daddr(w->g, w->vc.agno, agbno);
-	if (fs_verify(ops->mtype, &vc, L->buf, k->bs) > 0) {
-		/* a block that failed any check is not followed: its pointers are suspect */
+	err = verify_block(k, &vc, L->buf);
+	if (err < 0)
+		return err;
+	if (err) {
+		/* a block that failed a check is not followed: its pointers are suspect */
 		goto rejected;
 	}
 	fs_btree_hdr_decode(ops, L->buf, &h);

@@ -4,7 +4,8 @@
  * inode btrees built in memory (a good tree visited in key order; a bad
  * magic, a loop, a level mismatch, a misordered record, a broken sibling
  * link, a root outside the AG and an impossible height each reported
- * without a crash; random damage under a valid CRC), inobt record rules,
+ * without a crash; an LSN past the log head reported but followed; random
+ * damage under a valid CRC), inobt record rules,
  * and the per-AG worker pool.
  */
 #include <setjmp.h>
@@ -311,6 +312,21 @@ static void test_bad_root_and_height(void **state)
 	fs_findings_free(&fl);
 }
 
+/* An LSN past the log head is reported, but the block is still followed. */
+static void test_lsn_not_fatal(void **state)
+{
+	struct tree *t = *state;
+	struct fs_findings fl;
+
+	fs_findings_init(&fl);
+	put_be64(B(t, 18) + offsetof(struct xfs_btree_block, bb_u.s.bb_lsn), 9ull << 32);
+	crc(t, 18);
+	assert_int_equal(walk(t, &fl, 16, 2), 0);
+	assert_true(fs_findings_has(&fl, "inobt.lsn"));
+	assert_int_equal(t->nrecs, 9);
+	fs_findings_free(&fl);
+}
+
 /* Random damage with valid CRCs, pointers included: findings, never a crash or a hang. */
 static void test_random(void **state)
 {
@@ -428,6 +444,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_level_mismatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_order_and_siblings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_root_and_height, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lsn_not_fatal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inobt_records, setup, teardown),
 		cmocka_unit_test(test_workq),
