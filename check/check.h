@@ -37,6 +37,7 @@ struct check_ctx {
 	uint64_t btree_blocks;     /* btree blocks walked (all trees) */
 	uint64_t free_extents;     /* bno records */
 	uint64_t inodes;           /* inodes the inode btrees hold */
+	uint64_t inodes_checked;   /* inodes read and verified */
 };
 
 /* The whole run: phases in order (main.c only parses and renders). */
@@ -49,6 +50,8 @@ int check_phase_headers(struct check_ctx *cx);
 int check_phase_freesp(struct check_ctx *cx);
 /* Phase 3: the inode btrees (inobt, finobt) against each other and the AGI. */
 int check_phase_inobt(struct check_ctx *cx);
+/* Phase 4: every inode of every chunk: v3 core rules, state vs the inobt free mask. */
+int check_phase_inodes(struct check_ctx *cx);
 /* Last: every block owned once (duplicate claims across all scanned owners). */
 int check_phase_owners(struct check_ctx *cx);
 

@@ -4,7 +4,7 @@
  * cache for all phases, the in-core model, a submission queue per worker)
  * and the phases in order.  Phases are files: phase_headers.c (1),
  * phase_freesp.c (2), phase_inobt.c (3),
- * phase_owners.c (last).
+ * phase_inodes.c (4), phase_owners.c (last).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -105,6 +105,9 @@ int check_run(struct check_ctx *cx)
 	if (err)
 		return err;
 	err = check_phase_inobt(cx);
+	if (err)
+		return err;
+	err = check_phase_inodes(cx);
 	if (err)
 		return err;
 	return check_phase_owners(cx);

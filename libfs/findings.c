@@ -125,6 +125,7 @@ static const struct fs_finding_def table[] = {
 	{ "sb.counters",        E, true,  "superblock counter disagrees with what the scan found" },
 	{ "agi.counters",       E, true,  "AGI counter disagrees with what the inode btree scan found" },
 	{ "finobt.mismatch",    E, true,  "the free inode btree does not hold exactly the inode btree records with free inodes" },
+	{ "inobt.freemask",     E, true,  "inode in use on disk is marked free in the inode btree" },
 	/* block ownership (the in-core model) */
 	{ "block.dup",          E, true,  "block is claimed by more than one owner" },
 	/* AGI */
