@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Encoders for the metadata a new filesystem holds: superblock sector, AGF,
+ * AGI, AGFL, short-form btree blocks and their records, v3 inodes, the
+ * short-form directory, and a log record carrying an unmount record.  Each
+ * takes host-order values and leaves a buffer ready to write, CRC included
+ * (the *_finish helpers recompute it after further edits).
+ */
+#ifndef XFSX_ENCODE_H
+#define XFSX_ENCODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libfs/ag.h"
+#include "libfs/format.h"
+
+/* A superblock sector (sectsize bytes): zeroed, encoded, CRC set. */
+void fs_enc_sb(void *buf, size_t sectsize, const struct xfs_sb *sb);
+
+/* AGF / AGI sectors from host-order values; uuid is the metadata UUID. */
+void fs_enc_agf(void *buf, size_t sectsize, const struct fs_agf *agf, const unsigned char uuid[16]);
+void fs_enc_agi(void *buf, size_t sectsize, const struct fs_agi *agi, const unsigned char uuid[16]);
+
+/*
+ * AGFL sector: every slot NULLAGBLOCK except count entries starting at slot
+ * first (wrapping), holding blocks[].
+ */
+void fs_enc_agfl(void *buf, size_t sectsize, uint32_t seqno, const unsigned char uuid[16],
+		 uint32_t first, const uint32_t *blocks, uint32_t count);
+
+/* Short-form (per-AG) btree block header; records follow at fs_sblock_rec(). */
+void fs_enc_sblock(void *buf, size_t blocksize, uint32_t magic, uint16_t level,
+		   uint16_t numrecs, fs_daddr_t daddr, fs_agnumber_t agno,
+		   const unsigned char uuid[16]);
+void fs_enc_sblock_finish(void *buf, size_t blocksize);
+static inline void *fs_sblock_rec(void *buf, size_t recsize, unsigned i)
+{
+	return (char *)buf + XFS_BTREE_SBLOCK_CRC_LEN + (size_t)i * recsize;
+}
+
+void fs_enc_alloc_rec(void *rec, uint32_t start, uint32_t len);
+void fs_enc_inobt_rec(void *rec, uint32_t startino, bool sparse, uint16_t holemask, uint8_t count,
+		      uint8_t freecount, uint64_t free_mask);
+void fs_enc_rmap_rec(void *rec, uint32_t start, uint32_t len, uint64_t owner, uint64_t offset);
+
+/*
+ * A v3 inode that exists but is not in use, as inode chunk initialisation
+ * leaves it: magic, version 3, null unlinked pointer, its number, UUID, CRC.
+ */
+void fs_enc_dinode_free(void *buf, size_t inodesize, fs_ino_t ino, const unsigned char uuid[16]);
+
+/* Fields of an inode in use (times in seconds/nanoseconds since the epoch). */
+struct fs_dinode_init {
+	uint16_t mode;
+	uint8_t format;          /* XFS_DINODE_FMT_* of the data fork */
+	uint32_t nlink, uid, gid;
+	uint64_t size;
+	uint16_t flags;          /* XFS_DIFLAG_* */
+	uint64_t flags2;         /* XFS_DIFLAG2_* (bigtime, nrext64 are set from the options) */
+	int64_t sec;
+	uint32_t nsec;
+	uint64_t changecount;
+	bool bigtime, nrext64;
+};
+void fs_enc_dinode(void *buf, size_t inodesize, fs_ino_t ino, const unsigned char uuid[16],
+		   const struct fs_dinode_init *in);
+/* Data fork start and CRC recompute after the fork was filled in. */
+void *fs_dinode_dfork(void *buf);
+void fs_enc_dinode_finish(void *buf, size_t inodesize);
+
+/*
+ * Empty short-form directory (no entries, 4-byte parent) into a data fork;
+ * returns its size in bytes (the directory inode's di_size).
+ */
+size_t fs_enc_dir_sf_empty(void *dfork, fs_ino_t parent);
+
+/*
+ * The first log record of a freshly formatted log: a record header at
+ * cycle 1, LSN (1,0), tail (1,0), holding one unmount record, padded to the
+ * log stripe unit (lsunit_bytes, 0 for none) with every sector stamped with
+ * the cycle.  buf must hold fs_log_first_record_len() bytes; returns that length.
+ */
+size_t fs_log_first_record_len(uint32_t lsunit_bytes);
+size_t fs_enc_log_first_record(void *buf, uint32_t lsunit_bytes, const unsigned char uuid[16]);
+
+#endif

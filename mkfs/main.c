@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xfsx_mkfs: make a v5 XFS filesystem on a device or image file.  This file
+ * only sequences the steps: parse options, probe and check the target, plan
+ * the geometry, print it, write it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include "libfs/io.h"
+#include "mkfs/opts.h"
+#include "mkfs/plan.h"
+#include "mkfs/target.h"
+#include "mkfs/write.h"
+
+#ifndef XFSX_VERSION
+#define XFSX_VERSION "unknown"
+#endif
+
+static int die(const char *msg)
+{
+	fprintf(stderr, "xfsx_mkfs: %s\n", msg);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct mkfs_opts o;
+	struct mkfs_topo topo;
+	struct mkfs_plan plan;
+	struct fs_dev_opts dopts = { .writable = true };
+	struct fs_dev *dev = NULL;
+	const char *target = NULL;
+	char err[512];
+	int rc;
+
+	switch (mkfs_parse_args(argc, argv, &o, &target, err, sizeof(err))) {
+	case MKFS_PARSE_OK:
+		break;
+	case MKFS_PARSE_HELP:
+		fputs(mkfs_usage, stdout);
+		return 0;
+	case MKFS_PARSE_VERSION:
+		printf("xfsx_mkfs %s\n", XFSX_VERSION);
+		return 0;
+	default:
+		fprintf(stderr, "xfsx_mkfs: %s\n%s", err, mkfs_usage);
+		return 1;
+	}
+
+	if (mkfs_target_probe(target, &topo, err, sizeof(err)))
+		return die(err);
+	if (topo.is_file && !o.dsize && topo.size == 0)
+		return die("the image file is empty: give its size with -d size= or make it "
+			   "first (truncate -s 10G FILE)");
+	if (!o.uuid_given)
+		uuid_generate(o.uuid);
+
+	rc = mkfs_plan(&o, &topo, &plan, err, sizeof(err));
+	if (rc)
+		return die(err);
+
+	if (!o.noaction) {
+		if (mkfs_target_check_unmounted(target, err, sizeof(err)))
+			return die(err);
+		if (!o.force && mkfs_target_check_empty(target, err, sizeof(err)))
+			return die(err);
+	}
+	if (!o.quiet)
+		mkfs_print_geometry(target, &plan);
+	if (o.noaction)
+		return 0;
+
+	/* an image file grows to the requested size (sparse) */
+	if (topo.is_file && o.dsize > topo.size && truncate(target, (off_t)o.dsize) < 0) {
+		snprintf(err, sizeof(err), "cannot extend %s to %llu bytes: %s", target,
+			 (unsigned long long)o.dsize, strerror(errno));
+		return die(err);
+	}
+	rc = fs_dev_open(target, &dopts, &dev);
+	if (rc < 0) {
+		snprintf(err, sizeof(err), "cannot open %s for writing: %s", target, strerror(-rc));
+		return die(err);
+	}
+	rc = mkfs_write(dev, &plan, &o, err, sizeof(err));
+	fs_dev_close(dev);
+	if (rc < 0)
+		return die(err);
+	return 0;
+}

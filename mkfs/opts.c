@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Command line of xfsx_mkfs, in mkfs.xfs's syntax: option letters with
+ * comma-separated name=value suboptions.  Only parsing and range checks of
+ * single values live here; rules that join several values are the planner's.
+ */
+#include "mkfs/opts.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+const char mkfs_usage[] =
+"Usage: xfsx_mkfs [options] DEVICE|FILE\n"
+"  -b size=N                        block size (1k..16k, default 4k)\n"
+"  -s size=N                        sector size (default: the device's)\n"
+"  -i size=N,maxpct=N,sparse=0|1,nrext64=0|1\n"
+"  -n size=N                        directory block size\n"
+"  -d size=N,agcount=N,agsize=N,su=N,sw=N,sunit=N,swidth=N,concurrency=N|nr_cpus\n"
+"  -l size=N,su=N,sunit=N,concurrency=N|nr_cpus\n"
+"  -m crc=1,finobt=0|1,rmapbt=0|1,reflink=0|1,inobtcount=0|1,bigtime=0|1,\n"
+"     nrext64=0|1,uuid=UUID\n"
+"  -L label  -f (force)  -N (dry run)  -q (quiet)  -K (no discard)  -V  -h\n"
+"Sizes take a k/m/g/t/p suffix (powers of 1024), s (512-byte sectors) or b (blocks).\n";
+
+static int perr(char *err, size_t el, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int perr(char *err, size_t el, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, el, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+int mkfs_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!s || !*s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno)
+		return -ERANGE;
+	if (*end) {
+		switch (tolower((unsigned char)*end)) {
+		case 's': shift = 9; break;
+		case 'k': shift = 10; break;
+		case 'm': shift = 20; break;
+		case 'g': shift = 30; break;
+		case 't': shift = 40; break;
+		case 'p': shift = 50; break;
+		case 'e': shift = 60; break;
+		default: return -EINVAL;
+		}
+		end++;
+		/* accept "KiB"/"MB"-style tails too */
+		if (tolower((unsigned char)*end) == 'i')
+			end++;
+		if (tolower((unsigned char)*end) == 'b')
+			end++;
+		if (*end)
+			return -EINVAL;
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* Sizes given in blocks ("10b") wait until the block size is known. */
+struct pending_size {
+	const char *opt;
+	const char *val;
+	uint64_t *dst;
+};
+
+struct parser {
+	struct mkfs_opts *o;
+	char *err;
+	size_t el;
+	struct pending_size pend[8];
+	unsigned npend;
+};
+
+static int size_arg(struct parser *ps, const char *opt, const char *val, uint64_t *dst)
+{
+	size_t n;
+
+	if (!val || !*val)
+		return perr(ps->err, ps->el, "%s needs a value, e.g. %s=1g", opt, opt);
+	n = strlen(val);
+	if (n > 1 && tolower((unsigned char)val[n - 1]) == 'b' && isdigit((unsigned char)val[n - 2])) {
+		if (ps->npend >= sizeof(ps->pend) / sizeof(ps->pend[0]))
+			return perr(ps->err, ps->el, "too many sizes in blocks");
+		ps->pend[ps->npend++] = (struct pending_size){ opt, val, dst };
+		return 0;
+	}
+	if (mkfs_parse_size(val, dst) < 0)
+		return perr(ps->err, ps->el, "%s=%s is not a size: use a number with an optional "
+			    "k/m/g/t/p, s or b suffix", opt, val);
+	return 0;
+}
+
+/* Sizes of blocks, sectors, inodes: bytes with an optional k suffix, never in blocks. */
+static int small_size_arg(struct parser *ps, const char *opt, const char *val, uint64_t *dst)
+{
+	if (!val || mkfs_parse_size(val, dst) < 0)
+		return perr(ps->err, ps->el, "%s=%s is not a size in bytes (e.g. 4096 or 4k)", opt,
+			    val ? val : "");
+	return 0;
+}
+
+static int num_arg(struct parser *ps, const char *opt, const char *val, long long min,
+		   long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (!val || !*val)
+		return perr(ps->err, ps->el, "%s needs a value between %lld and %lld", opt, min, max);
+	errno = 0;
+	v = strtoll(val, &end, 0);
+	if (errno || *end || v < min || v > max)
+		return perr(ps->err, ps->el, "%s=%s: expected a whole number between %lld and %lld",
+			    opt, val, min, max);
+	*out = v;
+	return 0;
+}
+
+/* A 0|1 switch; the bare name means 1, as in mkfs.xfs. */
+static int bool_arg(struct parser *ps, const char *opt, const char *val, int *out)
+{
+	long long v;
+
+	if (!val) {
+		*out = 1;
+		return 0;
+	}
+	if (num_arg(ps, opt, val, 0, 1, &v))
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+static int concurrency_arg(struct parser *ps, const char *opt, const char *val, int *out)
+{
+	long long v;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* "nr_cpus", "1" or no value: one writer per online CPU (as mkfs.xfs 6.10) */
+	if (!val || !strcmp(val, "nr_cpus")) {
+		v = 1;
+	} else if (num_arg(ps, opt, val, 0, INT_MAX, &v)) {
+		return -EINVAL;
+	}
+	if (v == 1)
+		v = cpus > 0 ? (cpus > INT_MAX ? INT_MAX : cpus) : 0;
+	*out = (int)v;
+	return 0;
+}
+
+static int unknown(struct parser *ps, char letter, const char *name, const char *known)
+{
+	return perr(ps->err, ps->el, "-%c %s is not an option xfsx_mkfs knows; -%c takes %s",
+		    letter, name, letter, known);
+}
+
+static int parse_sub(struct parser *ps, char letter, char *arg)
+{
+	struct mkfs_opts *o = ps->o;
+	char *save = NULL, *tok;
+	long long v;
+
+	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *val = strchr(tok, '=');
+		char name[64];
+		uint64_t sz;
+
+		if (val)
+			*val++ = 0;
+		snprintf(name, sizeof(name), "-%c %s", letter, tok);
+		switch (letter) {
+		case 'b':
+			if (strcmp(tok, "size"))
+				return unknown(ps, letter, tok, "size=");
+			if (small_size_arg(ps, name, val, &sz))
+				return -EINVAL;
+			if (sz > 65536)
+				return perr(ps->err, ps->el, "-b size=%s is larger than 64 KiB", val);
+			o->blocksize = (uint32_t)sz;
+			break;
+		case 's':
+			if (strcmp(tok, "size") && strcmp(tok, "sectsize"))
+				return unknown(ps, letter, tok, "size=");
+			if (small_size_arg(ps, name, val, &sz))
+				return -EINVAL;
+			if (sz > 32768)
+				return perr(ps->err, ps->el, "-s size=%s is larger than 32 KiB", val);
+			o->sectsize = (uint32_t)sz;
+			break;
+		case 'i':
+			if (!strcmp(tok, "size")) {
+				if (small_size_arg(ps, name, val, &sz))
+					return -EINVAL;
+				if (sz > 65536)
+					return perr(ps->err, ps->el, "-i size=%s is too large", val);
+				o->inodesize = (uint32_t)sz;
+			} else if (!strcmp(tok, "maxpct")) {
+				if (num_arg(ps, name, val, 0, 100, &v))
+					return -EINVAL;
+				o->imaxpct = (int)v;
+			} else if (!strcmp(tok, "sparse")) {
+				if (bool_arg(ps, name, val, &o->sparse))
+					return -EINVAL;
+			} else if (!strcmp(tok, "nrext64")) {
+				if (bool_arg(ps, name, val, &o->nrext64))
+					return -EINVAL;
+			} else if (!strcmp(tok, "attr") || !strcmp(tok, "projid32bit")) {
+				/* v5 always has attr2 and 32-bit project ids */
+				if (!val || strcmp(val, !strcmp(tok, "attr") ? "2" : "1"))
+					return perr(ps->err, ps->el, "%s: v5 filesystems always use %s", name,
+						    !strcmp(tok, "attr") ? "attr=2" : "projid32bit=1");
+			} else {
+				return unknown(ps, letter, tok, "size=, maxpct=, sparse=, nrext64=");
+			}
+			break;
+		case 'n':
+			if (!strcmp(tok, "size")) {
+				if (small_size_arg(ps, name, val, &sz))
+					return -EINVAL;
+				if (sz > 65536)
+					return perr(ps->err, ps->el, "-n size=%s is larger than 64 KiB", val);
+				o->dirblocksize = (uint32_t)sz;
+			} else if (!strcmp(tok, "version")) {
+				if (!val || strcmp(val, "2"))
+					return perr(ps->err, ps->el, "-n version=%s: only version 2 "
+						    "directories are made (ascii-ci is not supported)",
+						    val ? val : "");
+			} else if (!strcmp(tok, "ftype")) {
+				if (val && strcmp(val, "1"))
+					return perr(ps->err, ps->el, "-n ftype=%s: v5 filesystems always "
+						    "store the file type in directories", val);
+			} else {
+				return unknown(ps, letter, tok, "size=, version=2, ftype=1");
+			}
+			break;
+		case 'd':
+			if (!strcmp(tok, "size")) {
+				if (size_arg(ps, name, val, &o->dsize))
+					return -EINVAL;
+			} else if (!strcmp(tok, "agcount")) {
+				if (num_arg(ps, name, val, 1, XFS_MAX_AGNUMBER, &v))
+					return -EINVAL;
+				o->agcount = (uint64_t)v;
+			} else if (!strcmp(tok, "agsize")) {
+				if (size_arg(ps, name, val, &o->agsize))
+					return -EINVAL;
+			} else if (!strcmp(tok, "su")) {
+				if (size_arg(ps, name, val, &o->dsu))
+					return -EINVAL;
+				o->stripe_given = true;
+			} else if (!strcmp(tok, "sw")) {
+				if (num_arg(ps, name, val, 0, INT_MAX, &v))
+					return -EINVAL;
+				o->dsw = (uint64_t)v;
+				o->stripe_given = true;
+			} else if (!strcmp(tok, "sunit")) {
+				if (num_arg(ps, name, val, 0, INT_MAX, &v))
+					return -EINVAL;
+				o->dsunit = v;
+				o->stripe_given = true;
+			} else if (!strcmp(tok, "swidth")) {
+				if (num_arg(ps, name, val, 0, INT_MAX, &v))
+					return -EINVAL;
+				o->dswidth = v;
+				o->stripe_given = true;
+			} else if (!strcmp(tok, "noalign")) {
+				o->dsunit = o->dswidth = 0;
+				o->stripe_given = true;
+			} else if (!strcmp(tok, "concurrency")) {
+				if (concurrency_arg(ps, name, val, &o->data_concurrency))
+					return -EINVAL;
+			} else {
+				return unknown(ps, letter, tok,
+					       "size=, agcount=, agsize=, su=, sw=, sunit=, swidth=, "
+					       "noalign, concurrency=");
+			}
+			break;
+		case 'l':
+			if (!strcmp(tok, "size")) {
+				if (size_arg(ps, name, val, &o->logsize))
+					return -EINVAL;
+			} else if (!strcmp(tok, "su")) {
+				if (size_arg(ps, name, val, &o->lsu))
+					return -EINVAL;
+			} else if (!strcmp(tok, "sunit")) {
+				if (num_arg(ps, name, val, 0, INT_MAX, &v))
+					return -EINVAL;
+				o->lsunit = v;
+			} else if (!strcmp(tok, "concurrency")) {
+				if (concurrency_arg(ps, name, val, &o->log_concurrency))
+					return -EINVAL;
+			} else if (!strcmp(tok, "internal")) {
+				if (val && strcmp(val, "1"))
+					return perr(ps->err, ps->el, "-l internal=%s: only internal logs "
+						    "are supported", val);
+			} else if (!strcmp(tok, "version")) {
+				if (!val || strcmp(val, "2"))
+					return perr(ps->err, ps->el, "-l version=%s: v5 filesystems use "
+						    "version 2 logs", val ? val : "");
+			} else if (!strcmp(tok, "lazy-count")) {
+				if (val && strcmp(val, "1"))
+					return perr(ps->err, ps->el, "-l lazy-count=%s: v5 filesystems "
+						    "always use lazy counters", val);
+			} else {
+				return unknown(ps, letter, tok, "size=, su=, sunit=, concurrency=");
+			}
+			break;
+		case 'm': {
+			int b;
+
+			if (!strcmp(tok, "crc")) {
+				if (bool_arg(ps, name, val, &b))
+					return -EINVAL;
+				if (!b)
+					return perr(ps->err, ps->el, "-m crc=0 asks for a v4 filesystem; "
+						    "xfsx_mkfs makes only v5 (CRC) filesystems, which "
+						    "every kernel since 3.15 mounts. Use mkfs.xfs for v4 "
+						    "(deprecated upstream)");
+			} else if (!strcmp(tok, "finobt")) {
+				if (bool_arg(ps, name, val, &o->finobt))
+					return -EINVAL;
+			} else if (!strcmp(tok, "rmapbt")) {
+				if (bool_arg(ps, name, val, &o->rmapbt))
+					return -EINVAL;
+			} else if (!strcmp(tok, "reflink")) {
+				if (bool_arg(ps, name, val, &o->reflink))
+					return -EINVAL;
+			} else if (!strcmp(tok, "inobtcount")) {
+				if (bool_arg(ps, name, val, &o->inobtcount))
+					return -EINVAL;
+			} else if (!strcmp(tok, "bigtime")) {
+				if (bool_arg(ps, name, val, &o->bigtime))
+					return -EINVAL;
+			} else if (!strcmp(tok, "nrext64")) {
+				if (bool_arg(ps, name, val, &o->nrext64))
+					return -EINVAL;
+			} else if (!strcmp(tok, "uuid")) {
+				uuid_t u;
+
+				if (!val || uuid_parse(val, u))
+					return perr(ps->err, ps->el, "-m uuid=%s is not a UUID "
+						    "(xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", val ? val : "");
+				memcpy(o->uuid, u, 16);
+				o->uuid_given = true;
+			} else {
+				return unknown(ps, letter, tok, "crc=1, finobt=, rmapbt=, reflink=, "
+					       "inobtcount=, bigtime=, nrext64=, uuid=");
+			}
+			break;
+		}
+		}
+	}
+	return 0;
+}
+
+enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *o,
+				       const char **target, char *err, size_t el)
+{
+	struct parser ps = { .o = o, .err = err, .el = el };
+	int c;
+
+	mkfs_opts_init(o);
+	err[0] = 0;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt(argc, argv, "b:d:fi:l:L:m:n:Nqs:KVh")) != -1) {
+		switch (c) {
+		case 'b': case 'd': case 'i': case 'l': case 'm': case 'n': case 's':
+			if (parse_sub(&ps, (char)c, optarg))
+				return MKFS_PARSE_ERROR;
+			break;
+		case 'L':
+			if (strlen(optarg) > 12) {
+				perr(err, el, "label '%s' is longer than 12 characters", optarg);
+				return MKFS_PARSE_ERROR;
+			}
+			memset(o->label, 0, sizeof(o->label));
+			memcpy(o->label, optarg, strlen(optarg));
+			o->label_given = true;
+			break;
+		case 'f': o->force = true; break;
+		case 'N': o->noaction = true; break;
+		case 'q': o->quiet = true; break;
+		case 'K': o->nodiscard = true; break;
+		case 'V': return MKFS_PARSE_VERSION;
+		case 'h': return MKFS_PARSE_HELP;
+		default:
+			if (optopt && strchr("bdilLmns", optopt))
+				perr(err, el, "-%c needs an argument", optopt);
+			else
+				perr(err, el, "unknown option -%c", optopt ? optopt : '?');
+			return MKFS_PARSE_ERROR;
+		}
+	}
+	if (optind != argc - 1) {
+		perr(err, el, optind >= argc ? "no device or image file given" :
+		     "only one device or image file can be given (extra: '%s')",
+		     optind < argc - 1 ? argv[optind + 1] : "");
+		return MKFS_PARSE_ERROR;
+	}
+	*target = argv[optind];
+
+	/* sizes in blocks, now that the block size is known */
+	for (unsigned i = 0; i < ps.npend; i++) {
+		char num[64];
+		size_t n = strlen(ps.pend[i].val);
+		uint64_t v;
+		uint32_t bs = o->blocksize ? o->blocksize : 4096;
+
+		if (n >= sizeof(num) || !strcmp(ps.pend[i].opt, "-b size")) {
+			perr(err, el, "%s=%s: a size in blocks cannot set the block size",
+			     ps.pend[i].opt, ps.pend[i].val);
+			return MKFS_PARSE_ERROR;
+		}
+		memcpy(num, ps.pend[i].val, n - 1);
+		num[n - 1] = 0;
+		if (mkfs_parse_size(num, &v) < 0 || v > UINT64_MAX / bs) {
+			perr(err, el, "%s=%s is not a number of blocks", ps.pend[i].opt, ps.pend[i].val);
+			return MKFS_PARSE_ERROR;
+		}
+		*ps.pend[i].dst = v * bs;
+	}
+	return MKFS_PARSE_OK;
+}

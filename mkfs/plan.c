@@ -1,0 +1,806 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Geometry planner: turns options and target facts into the superblock and
+ * per-AG layout mkfs.xfs 6.10 would choose for the same target (block and
+ * sector sizes, AG count and size with stripe alignment, log size and
+ * placement, inode alignment), and computes the exact free-space counters
+ * the written filesystem will have.  The rules follow xfsprogs' mkfs
+ * (calc_default_ag_geometry, align_ag_geometry, calculate_log_size,
+ * align_internal_log) and the kernel's allocator choices for the AGFL and
+ * the root inode chunk; the code is ours.
+ */
+#include "mkfs/plan.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MiB(n, blog) ((uint64_t)(n) << (20 - (blog)))
+#define GiB(n, blog) ((uint64_t)(n) << (30 - (blog)))
+#define TiB(n, blog) ((uint64_t)(n) << (40 - (blog)))
+
+/* mkfs.xfs's own limits (include/xfs_multidisk.h), not on-disk format facts */
+#define AG_MIN_BLOCKS(blog)   ((uint64_t)XFS_MIN_AG_BYTES >> (blog))
+#define AG_MAX_BLOCKS(blog)   (((uint64_t)XFS_MAX_AG_BYTES - 1) >> (blog))
+#define MULTIDISK_AGLOG       5   /* 32 AGs */
+#define NOMULTIDISK_AGLOG     2   /* 4 AGs */
+#define MIN_REALISTIC_LOG(blog) MiB(64, blog)
+#define MIN_FS_MB             300
+/* log blocks one concurrent writer is budgeted (see the man page) */
+#define LOG_BLOCKS_PER_WRITER_4K 512u
+
+static int fail(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
+static uint32_t log2_exact(uint64_t v)
+{
+	return (uint32_t)(63 - __builtin_clzll(v));
+}
+
+static uint32_t log2_roundup(uint64_t v)
+{
+	uint32_t l = 0;
+
+	while ((1ull << l) < v)
+		l++;
+	return l;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+void mkfs_opts_init(struct mkfs_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->imaxpct = OPT_UNSET;
+	o->sparse = o->nrext64 = OPT_UNSET;
+	o->dsunit = o->dswidth = OPT_UNSET;
+	o->lsunit = OPT_UNSET;
+	o->data_concurrency = o->log_concurrency = OPT_UNSET;
+	o->finobt = o->rmapbt = o->reflink = o->inobtcount = o->bigtime = OPT_UNSET;
+}
+
+static bool feat(int v, bool dflt) { return v == OPT_UNSET ? dflt : v != 0; }
+
+/* xfsprogs' calc_default_ag_geometry: 4 AGs up to 4 TiB, then 1 TiB AGs */
+static void default_ag_geometry(uint32_t blog, uint64_t dblocks, bool multidisk,
+				uint64_t *agsize, uint64_t *agcount)
+{
+	uint64_t blocks;
+	int shift;
+
+	if (dblocks >= TiB(32, blog) || (!multidisk && dblocks >= TiB(4, blog))) {
+		blocks = AG_MAX_BLOCKS(blog);
+		goto done;
+	}
+	if (!multidisk && dblocks >= MiB(128, blog)) {
+		shift = NOMULTIDISK_AGLOG;
+	} else {
+		shift = MULTIDISK_AGLOG;
+		if (dblocks <= GiB(512, blog))
+			shift--;
+		if (dblocks <= GiB(8, blog))
+			shift--;
+		if (dblocks < MiB(128, blog))
+			shift--;
+		if (dblocks < MiB(64, blog))
+			shift--;
+		if (dblocks < MiB(32, blog))
+			shift--;
+	}
+	blocks = dblocks >> shift;
+	if ((dblocks & ((1ull << shift) - 1)) && blocks < AG_MAX_BLOCKS(blog))
+		blocks++;
+done:
+	*agsize = blocks;
+	*agcount = dblocks / blocks + (dblocks % blocks != 0);
+}
+
+/*
+ * -d concurrency=N (and the automatic choice on solid-state devices): as
+ * many AGs as writers, in multiples of N for large filesystems, never fewer
+ * than the default geometry and never smaller than 4 GiB (xfsprogs 6.10).
+ */
+static void concurrency_ag_geometry(uint32_t blog, uint64_t dblocks, bool multidisk,
+				    unsigned nr_threads, uint64_t *agsize, uint64_t *agcount)
+{
+	uint64_t def_agsize, def_agcount, try_agsize;
+	uint64_t try_threads;
+
+	default_ag_geometry(blog, dblocks, multidisk, &def_agsize, &def_agcount);
+	try_agsize = def_agsize;
+	if (!nr_threads || nr_threads < def_agcount)
+		goto out;
+	try_threads = nr_threads;
+	try_agsize = dblocks / try_threads;
+	if (try_agsize < GiB(4, blog)) {
+		do {
+			try_threads--;
+			if (try_threads <= def_agcount) {
+				try_agsize = def_agsize;
+				goto out;
+			}
+			try_agsize = dblocks / try_threads;
+		} while (try_agsize < GiB(4, blog));
+		goto out;
+	}
+	while (try_agsize > AG_MAX_BLOCKS(blog) && try_agsize > def_agsize) {
+		try_threads += nr_threads;
+		try_agsize = dblocks / try_threads;
+	}
+out:
+	*agsize = try_agsize;
+	*agcount = dblocks / try_agsize + (dblocks % try_agsize != 0);
+}
+
+static int plan_sizes(const struct mkfs_opts *o, const struct mkfs_topo *t,
+		      struct mkfs_plan *p, char *err, size_t el)
+{
+	uint32_t lsect = t->lsect ? t->lsect : FS_BBSIZE;
+	uint32_t psect = t->psect ? t->psect : lsect;
+
+	p->blocksize = o->blocksize ? o->blocksize : 4096;
+	if (!is_pow2(p->blocksize) || p->blocksize < XFS_MIN_CRC_BLOCKSIZE ||
+	    p->blocksize > XFS_MAX_BLOCKSIZE)
+		return fail(err, el, "block size %u is not a power of two between 1024 and 65536; "
+			    "pick one with -b size=", p->blocksize);
+	if (p->blocksize > 16384)
+		return fail(err, el, "block size %u is not supported by xfsx_mkfs yet: above 16 KiB "
+			    "the minimum log size depends on transaction reservations it does not "
+			    "compute; use -b size=16384 or less, or mkfs.xfs", p->blocksize);
+	p->blocklog = log2_exact(p->blocksize);
+
+	if (o->sectsize) {
+		p->sectsize = o->sectsize;
+		if (!is_pow2(p->sectsize) || p->sectsize < XFS_MIN_SECTORSIZE ||
+		    p->sectsize > XFS_MAX_SECTORSIZE)
+			return fail(err, el, "sector size %u is not a power of two between 512 and "
+				    "32768", p->sectsize);
+		if (p->sectsize < lsect)
+			return fail(err, el, "sector size %u is smaller than the device's logical "
+				    "sector size %u; use -s size=%u or larger", p->sectsize, lsect, lsect);
+	} else {
+		if (psect > XFS_MAX_SECTORSIZE)
+			psect = lsect;
+		p->sectsize = psect;
+		if (p->blocksize < p->sectsize && p->blocksize >= lsect)
+			p->sectsize = lsect;
+	}
+	if (p->sectsize > p->blocksize)
+		return fail(err, el, "sector size %u is larger than the block size %u; "
+			    "use a larger -b size=", p->sectsize, p->blocksize);
+	p->sectlog = log2_exact(p->sectsize);
+
+	p->inodesize = o->inodesize ? o->inodesize : 512;
+	if (!is_pow2(p->inodesize) || p->inodesize < 512 || p->inodesize > XFS_DINODE_MAX_SIZE)
+		return fail(err, el, "inode size %u must be 512, 1024 or 2048 bytes on a v5 "
+			    "(CRC) filesystem", p->inodesize);
+	if (p->inodesize > p->blocksize / 2)
+		return fail(err, el, "inode size %u cannot be larger than half the block size (%u); "
+			    "use a smaller -i size= or a larger -b size=", p->inodesize, p->blocksize);
+	p->inodelog = log2_exact(p->inodesize);
+
+	p->dirblocksize = o->dirblocksize ? o->dirblocksize : max_u64(p->blocksize, 4096);
+	if (!is_pow2(p->dirblocksize) || p->dirblocksize < p->blocksize ||
+	    p->dirblocksize > XFS_MAX_BLOCKSIZE)
+		return fail(err, el, "directory block size %u must be a power of two from the block "
+			    "size (%u) to 65536", p->dirblocksize, p->blocksize);
+	return 0;
+}
+
+static int plan_stripe(const struct mkfs_opts *o, const struct mkfs_topo *t,
+		       struct mkfs_plan *p, uint64_t dblocks, char *err, size_t el)
+{
+	uint64_t sunit_bytes = 0, swidth_bytes = 0;
+	bool from_dev = false;
+
+	if (o->dsu || o->dsw) {
+		if (!o->dsu || !o->dsw)
+			return fail(err, el, "both -d su= and sw= must be given");
+		sunit_bytes = o->dsu;
+		swidth_bytes = o->dsu * o->dsw;
+	} else if (o->dsunit != OPT_UNSET || o->dswidth != OPT_UNSET) {
+		if (o->dsunit == OPT_UNSET || o->dswidth == OPT_UNSET)
+			return fail(err, el, "both -d sunit= and swidth= must be given");
+		sunit_bytes = (uint64_t)o->dsunit << FS_BBSHIFT;
+		swidth_bytes = (uint64_t)o->dswidth << FS_BBSHIFT;
+	}
+	if (o->stripe_given) {
+		if (!sunit_bytes && !swidth_bytes)
+			goto done;          /* sunit=0,swidth=0: no alignment */
+		if (!sunit_bytes || !swidth_bytes || swidth_bytes % sunit_bytes ||
+		    sunit_bytes % p->sectsize)
+			return fail(err, el, "stripe width %llu must be a non-zero multiple of stripe "
+				    "unit %llu, which must be a multiple of the sector size %u",
+				    (unsigned long long)swidth_bytes, (unsigned long long)sunit_bytes,
+				    p->sectsize);
+	} else if (t->sunit && t->swidth && t->swidth % t->sunit == 0 && t->sunit != t->swidth &&
+		   dblocks >= GiB(1, p->blocklog)) {
+		/* the device's topology, except on small volumes (as mkfs.xfs) */
+		sunit_bytes = t->sunit;
+		swidth_bytes = t->swidth;
+		from_dev = true;
+	}
+	if (sunit_bytes % p->blocksize || swidth_bytes % p->blocksize) {
+		if (from_dev)
+			goto done;
+		return fail(err, el, "stripe unit (%llu) or stripe width (%llu) is not a multiple "
+			    "of the block size (%u)", (unsigned long long)sunit_bytes,
+			    (unsigned long long)swidth_bytes, p->blocksize);
+	}
+	if ((swidth_bytes >> p->blocklog) > UINT32_MAX)
+		return fail(err, el, "stripe width %llu bytes is too large",
+			    (unsigned long long)swidth_bytes);
+	p->dsunit = (uint32_t)(sunit_bytes >> p->blocklog);
+	p->dswidth = (uint32_t)(swidth_bytes >> p->blocklog);
+done:
+	return 0;
+}
+
+/* xfsprogs' align_ag_geometry: AGs start on stripe units, not all on one disk */
+static int align_ag(const struct mkfs_opts *o, struct mkfs_plan *p, uint64_t *dblocks,
+		    uint64_t *agsize, uint64_t *agcount, char *err, size_t el)
+{
+	uint32_t blog = p->blocklog, dsunit = p->dsunit;
+	uint64_t tmp;
+
+	if (dsunit) {
+		if (*agsize % dsunit) {
+			tmp = (*agsize + dsunit - 1) / dsunit * dsunit;
+			if (tmp > AG_MAX_BLOCKS(blog))
+				tmp = *agsize / dsunit * dsunit;
+			*agsize = tmp;
+			if (!o->agcount)
+				*agcount = *dblocks / *agsize + (*dblocks % *agsize != 0);
+		}
+		if (*agsize % p->dswidth == 0 && p->dswidth != dsunit && *agcount > 1 &&
+		    !o->agcount && !o->agsize) {
+			tmp = *agsize - dsunit;
+			if (tmp < AG_MIN_BLOCKS(blog)) {
+				tmp = *agsize + dsunit;
+				if (*dblocks < *agsize)
+					tmp = *agsize;
+			}
+			*agsize = tmp;
+			*agcount = *dblocks / *agsize + (*dblocks % *agsize != 0);
+		}
+	}
+	/* a last AG too small to hold its metadata is dropped */
+	if (*dblocks % *agsize && *dblocks % *agsize < AG_MIN_BLOCKS(blog)) {
+		if (o->agcount)
+			return fail(err, el, "with agcount=%llu the last AG would have %llu blocks, "
+				    "fewer than the minimum %llu; choose another -d agcount=",
+				    (unsigned long long)o->agcount,
+				    (unsigned long long)(*dblocks % *agsize),
+				    (unsigned long long)AG_MIN_BLOCKS(blog));
+		*agcount -= 1;
+		*dblocks = *agcount * *agsize;
+	}
+	if (*agsize < AG_MIN_BLOCKS(blog) || *agsize > AG_MAX_BLOCKS(blog))
+		return fail(err, el, "AG size %llu blocks is outside %llu..%llu (16 MiB .. 1 TiB); "
+			    "choose another -d agsize= or agcount=", (unsigned long long)*agsize,
+			    (unsigned long long)AG_MIN_BLOCKS(blog),
+			    (unsigned long long)AG_MAX_BLOCKS(blog));
+	if (*agsize > *dblocks)
+		return fail(err, el, "AG size %llu blocks is larger than the filesystem (%llu blocks)",
+			    (unsigned long long)*agsize, (unsigned long long)*dblocks);
+	if (*agcount > XFS_MAX_AGNUMBER)
+		return fail(err, el, "%llu AGs are too many; choose a larger -d agsize=",
+			    (unsigned long long)*agcount);
+	return 0;
+}
+
+static int plan_ag(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_plan *p,
+		   uint64_t *dblocks, char *err, size_t el)
+{
+	uint64_t agsize, agcount;
+	int rc;
+
+	if (o->data_concurrency > 0 && (o->agcount || o->agsize))
+		return fail(err, el, "-d concurrency= cannot be combined with agcount= or agsize=");
+	if (o->agcount && o->agsize)
+		return fail(err, el, "-d agcount= and agsize= cannot both be given");
+	if (o->data_concurrency > 0) {
+		p->data_concurrency = (unsigned)o->data_concurrency;
+		concurrency_ag_geometry(p->blocklog, *dblocks, p->dsunit, p->data_concurrency,
+					&agsize, &agcount);
+	} else if (o->agsize) {
+		if (o->agsize % p->blocksize)
+			return fail(err, el, "AG size %llu bytes is not a multiple of the block size %u",
+				    (unsigned long long)o->agsize, p->blocksize);
+		agsize = o->agsize >> p->blocklog;
+		agcount = *dblocks / agsize + (*dblocks % agsize != 0);
+	} else if (o->agcount) {
+		agcount = o->agcount;
+		agsize = *dblocks / agcount + (*dblocks % agcount != 0);
+	} else if (o->data_concurrency == OPT_UNSET && t->solid_state && t->nr_cpus) {
+		p->data_concurrency = t->nr_cpus;
+		concurrency_ag_geometry(p->blocklog, *dblocks, p->dsunit, t->nr_cpus,
+					&agsize, &agcount);
+	} else {
+		default_ag_geometry(p->blocklog, *dblocks, p->dsunit, &agsize, &agcount);
+	}
+	rc = align_ag(o, p, dblocks, &agsize, &agcount, err, el);
+	if (rc)
+		return rc;
+	p->agblocks = (uint32_t)agsize;
+	p->agcount = (uint32_t)agcount;
+	p->agblklog = log2_roundup(agsize);
+	return 0;
+}
+
+static void plan_fixed_blocks(struct mkfs_plan *p)
+{
+	uint32_t agfl_block = (3 * p->sectsize) >> p->blocklog;
+	uint32_t next;
+
+	p->hdr_blocks = (4 * p->sectsize + p->blocksize - 1) >> p->blocklog;
+	p->bno_root = agfl_block + 1;
+	p->cnt_root = p->bno_root + 1;
+	p->ino_root = p->cnt_root + 1;
+	next = p->ino_root + 1;
+	p->fino_root = p->finobt ? next++ : 0;
+	p->rmap_root = p->rmapbt ? next++ : 0;
+	p->refc_root = p->reflink ? next++ : 0;
+	p->prealloc_blocks = next;
+	p->agfl_size = (p->sectsize - sizeof(struct xfs_agfl)) / sizeof(__be32);
+}
+
+/* Height of a short-form btree indexing `records` at minimum fill. */
+static uint32_t sbtree_maxlevels(uint32_t blocksize, size_t rec, size_t keyptr, uint64_t records)
+{
+	uint64_t minleaf = (blocksize - XFS_BTREE_SBLOCK_CRC_LEN) / rec / 2;
+	uint64_t minnode = (blocksize - XFS_BTREE_SBLOCK_CRC_LEN) / keyptr / 2;
+	uint64_t blocks = (records + minleaf - 1) / minleaf;
+	uint32_t h = 1;
+
+	while (blocks > 1) {
+		blocks = (blocks + minnode - 1) / minnode;
+		h++;
+	}
+	return h;
+}
+
+static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_plan *p,
+		    char *err, size_t el)
+{
+	uint32_t blog = p->blocklog;
+	uint64_t max_logblocks, min_logblocks, logblocks, usable_overhead;
+	uint32_t sunit;
+
+	/* log stripe unit: -l su/sunit, else the data stripe unit (v2 logs) */
+	if (o->lsu) {
+		if (o->lsu % p->blocksize)
+			return fail(err, el, "log stripe unit %llu must be a multiple of the block size "
+				    "%u", (unsigned long long)o->lsu, p->blocksize);
+		p->lsunit = (uint32_t)(o->lsu >> blog);
+	} else if (o->lsunit != OPT_UNSET) {
+		if (((uint64_t)o->lsunit << FS_BBSHIFT) % p->blocksize)
+			return fail(err, el, "log stripe unit %lld sectors must be a multiple of the "
+				    "block size %u", (long long)o->lsunit, p->blocksize);
+		p->lsunit = (uint32_t)(((uint64_t)o->lsunit << FS_BBSHIFT) >> blog);
+	} else if (p->sectsize > FS_BBSIZE) {
+		p->lsunit = 1;       /* log writes must cover whole sectors */
+	} else if (p->dsunit) {
+		p->lsunit = p->dsunit;
+	}
+	if ((uint64_t)p->lsunit * p->blocksize > XLOG_MAX_RECORD_BSIZE) {
+		if (o->lsu || o->lsunit != OPT_UNSET)
+			return fail(err, el, "log stripe unit %llu bytes is larger than 256 KiB",
+				    (unsigned long long)p->lsunit * p->blocksize);
+		p->lsunit = (32 * 1024) >> blog;
+	}
+
+	usable_overhead = p->hdr_blocks + 4 /* XFS_ALLOCBT_AGFL_RESERVE */ + 3 +
+			  p->finobt + p->rmapbt + p->reflink;
+	max_logblocks = p->agblocks - usable_overhead - 1;
+	min_logblocks = XFS_MIN_LOG_BLOCKS;
+	if (!o->logsize && p->dblocks >= GiB(1, blog))
+		min_logblocks = max_u64(min_logblocks, XFS_MIN_LOG_BYTES >> blog);
+
+	if (o->log_concurrency > 0 && o->logsize)
+		return fail(err, el, "-l concurrency= cannot be combined with -l size=");
+	if (o->logsize) {
+		if (o->logsize % p->blocksize)
+			return fail(err, el, "log size %llu bytes is not a multiple of the block size "
+				    "%u", (unsigned long long)o->logsize, p->blocksize);
+		logblocks = o->logsize >> blog;
+		if (logblocks > max_logblocks)
+			return fail(err, el, "internal log size %llu blocks is too large: it must be "
+				    "less than %llu blocks to fit in an AG",
+				    (unsigned long long)logblocks, (unsigned long long)max_logblocks);
+	} else {
+		unsigned writers = 0;
+
+		logblocks = (p->dblocks << blog) / 2048 >> blog;
+		if (o->log_concurrency > 0)
+			writers = (unsigned)o->log_concurrency;
+		else if (o->log_concurrency == OPT_UNSET && t->solid_state)
+			writers = t->nr_cpus;
+		if (writers && p->dblocks >= GiB(1, blog)) {
+			/* see the man page: 3/2 of one writer's budget per writer */
+			uint64_t per = (uint64_t)LOG_BLOCKS_PER_WRITER_4K * 4096 >> blog;
+			uint64_t want = per * 3 / 2 * writers;
+
+			p->log_concurrency = writers;
+			logblocks = max_u64(logblocks, min_u64(want, XFS_MAX_LOG_BYTES >> blog));
+		}
+		logblocks = max_u64(logblocks, MIN_REALISTIC_LOG(blog));
+		logblocks = max_u64(logblocks, min_logblocks);
+		logblocks = min_u64(logblocks, max_logblocks);
+		logblocks = min_u64(logblocks, XFS_MAX_LOG_BLOCKS);
+		if ((logblocks << blog) > XFS_MAX_LOG_BYTES)
+			logblocks = XFS_MAX_LOG_BYTES >> blog;
+	}
+	if (logblocks > p->agblocks - p->prealloc_blocks)
+		return fail(err, el, "internal log size %llu blocks is too large: it must fit in an "
+			    "allocation group", (unsigned long long)logblocks);
+
+	p->logagno = p->agcount / 2;
+	p->logstart = ((uint64_t)p->logagno << p->agblklog) | p->prealloc_blocks;
+	sunit = p->lsunit ? p->lsunit : p->dsunit;
+	if (sunit) {
+		uint64_t agstart = (uint64_t)p->logagno << p->agblklog;
+		uint64_t tmp;
+
+		if (p->logstart % sunit)
+			p->logstart = (p->logstart + sunit - 1) / sunit * sunit;
+		if (p->logstart - agstart >= mkfs_ag_length(p, p->logagno))
+			return fail(err, el, "because of stripe alignment the internal log cannot "
+				    "start inside AG %u; choose other -d/-l stripe options", p->logagno);
+		if (logblocks % sunit) {
+			if (o->logsize)
+				return fail(err, el, "log size %llu blocks is not a multiple of the log "
+					    "stripe unit %u blocks", (unsigned long long)logblocks, sunit);
+			tmp = (logblocks + sunit - 1) / sunit * sunit;
+			if (tmp > XFS_MAX_LOG_BLOCKS || (tmp << blog) > XFS_MAX_LOG_BYTES ||
+			    tmp > max_logblocks)
+				tmp = logblocks / sunit * sunit;
+			logblocks = tmp;
+		}
+		if (p->logstart - agstart + logblocks > mkfs_ag_length(p, p->logagno) &&
+		    logblocks > sunit)
+			logblocks -= sunit;
+		if (p->logstart - agstart + logblocks > mkfs_ag_length(p, p->logagno))
+			return fail(err, el, "because of stripe alignment the internal log (%llu "
+				    "blocks) does not fit in its AG", (unsigned long long)logblocks);
+	}
+	if (logblocks < min_logblocks || logblocks > XFS_MAX_LOG_BLOCKS ||
+	    (logblocks << blog) > XFS_MAX_LOG_BYTES)
+		return fail(err, el, "log size %llu blocks is outside %llu blocks .. 2 GiB",
+			    (unsigned long long)logblocks, (unsigned long long)min_logblocks);
+	if (logblocks < MIN_REALISTIC_LOG(blog))
+		return fail(err, el, "log size %llu blocks is smaller than 64 MiB (%llu blocks), the "
+			    "smallest log mkfs.xfs 5.19 and later make; give -l size=64m or more",
+			    (unsigned long long)logblocks,
+			    (unsigned long long)MIN_REALISTIC_LOG(blog));
+	p->logblocks = (uint32_t)logblocks;
+	p->logagbno = (uint32_t)(p->logstart & ((1ull << p->agblklog) - 1));
+	return 0;
+}
+
+static void plan_sb(const struct mkfs_opts *o, struct mkfs_plan *p)
+{
+	struct xfs_sb *sb = &p->sb;
+	uint32_t cluster = (8192u * (p->inodesize / XFS_DINODE_MIN_SIZE)) >> p->blocklog;
+
+	memset(sb, 0, sizeof(*sb));
+	sb->sb_magicnum = XFS_SB_MAGIC;
+	sb->sb_blocksize = p->blocksize;
+	sb->sb_dblocks = p->dblocks;
+	memcpy(&sb->sb_uuid, o->uuid, 16);
+	sb->sb_logstart = p->logstart;
+	sb->sb_rootino = p->rootino;
+	sb->sb_rbmino = p->rootino + 1;
+	sb->sb_rsumino = p->rootino + 2;
+	sb->sb_rextsize = p->blocksize < XFS_MIN_RTEXTSIZE ? XFS_MIN_RTEXTSIZE >> p->blocklog : 1;
+	sb->sb_agblocks = p->agblocks;
+	sb->sb_agcount = p->agcount;
+	sb->sb_logblocks = p->logblocks;
+	sb->sb_versionnum = XFS_SB_VERSION_5 | XFS_SB_VERSION_NLINKBIT | XFS_SB_VERSION_EXTFLGBIT |
+			    XFS_SB_VERSION_DIRV2BIT | XFS_SB_VERSION_ALIGNBIT |
+			    XFS_SB_VERSION_LOGV2BIT | XFS_SB_VERSION_MOREBITSBIT;
+	if (p->dsunit)
+		sb->sb_versionnum |= XFS_SB_VERSION_DALIGNBIT;
+	if (p->sectsize > FS_BBSIZE) {
+		sb->sb_versionnum |= XFS_SB_VERSION_SECTORBIT;
+		sb->sb_logsectlog = (uint8_t)p->sectlog;
+		sb->sb_logsectsize = (uint16_t)p->sectsize;
+	}
+	sb->sb_sectsize = (uint16_t)p->sectsize;
+	sb->sb_inodesize = (uint16_t)p->inodesize;
+	sb->sb_inopblock = (uint16_t)(p->blocksize / p->inodesize);
+	memcpy(sb->sb_fname, o->label, sizeof(sb->sb_fname));
+	sb->sb_blocklog = (uint8_t)p->blocklog;
+	sb->sb_sectlog = (uint8_t)p->sectlog;
+	sb->sb_inodelog = (uint8_t)p->inodelog;
+	sb->sb_inopblog = (uint8_t)(p->blocklog - p->inodelog);
+	sb->sb_agblklog = (uint8_t)p->agblklog;
+	sb->sb_imax_pct = (uint8_t)p->imaxpct;
+	sb->sb_icount = p->icount;
+	sb->sb_ifree = p->ifree;
+	sb->sb_fdblocks = p->fdblocks;
+	sb->sb_inoalignmt = cluster;
+	if (p->sparse) {
+		sb->sb_spino_align = cluster;
+		sb->sb_inoalignmt = (XFS_INODES_PER_CHUNK * p->inodesize) >> p->blocklog;
+	}
+	sb->sb_unit = p->dsunit;
+	sb->sb_width = p->dswidth;
+	sb->sb_dirblklog = (uint8_t)(log2_exact(p->dirblocksize) - p->blocklog);
+	sb->sb_logsunit = p->lsunit ? p->lsunit * p->blocksize : 1;
+	sb->sb_features2 = XFS_SB_VERSION2_LAZYSBCOUNTBIT | XFS_SB_VERSION2_PROJID32BIT |
+			   XFS_SB_VERSION2_CRCBIT | XFS_SB_VERSION2_ATTR2BIT;
+	sb->sb_bad_features2 = sb->sb_features2;
+	sb->sb_features_incompat = XFS_SB_FEAT_INCOMPAT_FTYPE;
+	if (p->sparse)
+		sb->sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_SPINODES;
+	if (p->bigtime)
+		sb->sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_BIGTIME;
+	if (p->nrext64)
+		sb->sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_NREXT64;
+	if (p->finobt)
+		sb->sb_features_ro_compat |= XFS_SB_FEAT_RO_COMPAT_FINOBT;
+	if (p->rmapbt)
+		sb->sb_features_ro_compat |= XFS_SB_FEAT_RO_COMPAT_RMAPBT;
+	if (p->reflink)
+		sb->sb_features_ro_compat |= XFS_SB_FEAT_RO_COMPAT_REFLINK;
+	if (p->inobtcount)
+		sb->sb_features_ro_compat |= XFS_SB_FEAT_RO_COMPAT_INOBTCNT;
+}
+
+int mkfs_plan(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_plan *p,
+	      char *err, size_t el)
+{
+	uint64_t dblocks, bytes;
+	uint32_t cluster;
+	struct mkfs_ag ag;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	err[0] = 0;
+	rc = plan_sizes(o, t, p, err, el);
+	if (rc)
+		return rc;
+
+	bytes = o->dsize ? o->dsize : t->size;
+	if (o->dsize && o->dsize > t->size && !t->is_file)
+		return fail(err, el, "-d size=%llu is larger than the device (%llu bytes)",
+			    (unsigned long long)o->dsize, (unsigned long long)t->size);
+	dblocks = bytes >> p->blocklog;
+	if (dblocks < MiB(MIN_FS_MB, p->blocklog))
+		return fail(err, el, "the filesystem would be %llu MiB; it must be at least %u MiB "
+			    "(as mkfs.xfs since 5.19 requires); use a larger device or image",
+			    (unsigned long long)(bytes >> 20), MIN_FS_MB);
+
+	/* features: mkfs.xfs 6.10 defaults */
+	p->finobt = feat(o->finobt, true);
+	p->rmapbt = feat(o->rmapbt, true);
+	p->reflink = feat(o->reflink, true);
+	p->inobtcount = feat(o->inobtcount, true);
+	p->bigtime = feat(o->bigtime, true);
+	p->sparse = feat(o->sparse, true);
+	p->nrext64 = feat(o->nrext64, true);
+	if (p->inobtcount && !p->finobt)
+		return fail(err, el, "inobtcount=1 needs finobt=1");
+
+	rc = plan_stripe(o, t, p, dblocks, err, el);
+	if (rc)
+		return rc;
+	rc = plan_ag(o, t, p, &dblocks, err, el);
+	if (rc)
+		return rc;
+	p->dblocks = dblocks;
+	if (dblocks < MiB(MIN_FS_MB, p->blocklog))
+		return fail(err, el, "after AG alignment the filesystem would be %llu blocks, less "
+			    "than 300 MiB; use a larger device or other -d options",
+			    (unsigned long long)dblocks);
+	if (p->agcount < 2)
+		return fail(err, el, "a filesystem needs at least 2 AGs so the superblock has a "
+			    "backup; choose a larger -d agcount= or smaller agsize=");
+
+	if (o->imaxpct != OPT_UNSET) {
+		if (o->imaxpct < 0 || o->imaxpct > 100)
+			return fail(err, el, "-i maxpct=%d must be between 0 and 100", o->imaxpct);
+		p->imaxpct = (uint32_t)o->imaxpct;
+	}
+	if (o->imaxpct == OPT_UNSET || o->imaxpct == 0)
+		p->imaxpct = dblocks < TiB(1, p->blocklog) ? 25 : dblocks < TiB(50, p->blocklog) ? 5 : 1;
+
+	plan_fixed_blocks(p);
+	p->alloc_maxlevels = sbtree_maxlevels(p->blocksize, sizeof(xfs_alloc_rec_t),
+					      sizeof(xfs_alloc_key_t) + sizeof(xfs_alloc_ptr_t),
+					      ((uint64_t)p->agblocks + 1) / 2);
+	/* rmap with reflink can grow to the whole AG; its height bound is generous enough */
+	p->rmap_maxlevels = p->rmapbt ? 9 : 0;
+	p->agfl_need = 2 * (p->alloc_maxlevels < 2 ? p->alloc_maxlevels : 2) +
+		       (p->rmapbt ? 2 : 0);
+	p->chunk_blocks = (XFS_INODES_PER_CHUNK * p->inodesize) >> p->blocklog;
+	cluster = (8192u * (p->inodesize / XFS_DINODE_MIN_SIZE)) >> p->blocklog;
+	{
+		uint32_t inoalign = p->sparse ? p->chunk_blocks : (cluster ? cluster : 1);
+		/* stripe-aligned inode chunks when the stripe unit is a multiple (xfs_ialloc) */
+		p->chunk_align = p->dsunit && !(p->dsunit % inoalign) ? p->dsunit : inoalign;
+	}
+
+	rc = plan_log(o, t, p, err, el);
+	if (rc)
+		return rc;
+
+	/* the counters the written filesystem will have */
+	for (uint32_t a = 0; a < p->agcount; a++) {
+		rc = mkfs_ag_layout(p, a, &ag);
+		if (rc)
+			return fail(err, el, "AG %u has no room for its metadata (the log or the root "
+				    "inode chunk does not fit); choose other -d/-l options", a);
+		p->fdblocks += ag.freeblks + ag.agfl_count;
+		if (a == 0)
+			p->rootino = (uint64_t)ag.chunk_agbno << (p->blocklog - p->inodelog);
+	}
+	p->icount = XFS_INODES_PER_CHUNK;
+	p->ifree = XFS_INODES_PER_CHUNK - 3;
+	plan_sb(o, p);
+	return 0;
+}
+
+/* --- per-AG layout ------------------------------------------------------- */
+
+static void free_remove(struct mkfs_ag *ag, uint32_t i, uint32_t start, uint32_t len)
+{
+	uint32_t fs = ag->free[i].start, fe = fs + ag->free[i].len;
+	uint32_t j;
+
+	if (start == fs && start + len == fe) {
+		for (j = i; j + 1 < ag->nfree; j++)
+			ag->free[j] = ag->free[j + 1];
+		ag->nfree--;
+	} else if (start == fs) {
+		ag->free[i].start += len;
+		ag->free[i].len -= len;
+	} else if (start + len == fe) {
+		ag->free[i].len -= len;
+	} else {
+		for (j = ag->nfree; j > i + 1; j--)
+			ag->free[j] = ag->free[j - 1];
+		ag->nfree++;
+		ag->free[i].len = start - fs;
+		ag->free[i + 1].start = start + len;
+		ag->free[i + 1].len = fe - (start + len);
+	}
+}
+
+/* Insert an rmap record in block order, merging with a same-owner neighbour. */
+static void rmap_add(struct mkfs_ag *ag, uint32_t start, uint32_t len, uint64_t owner, bool merge)
+{
+	uint32_t i = 0, j;
+
+	while (i < ag->nrmap && ag->rmap[i].start < start)
+		i++;
+	if (merge && i > 0 && ag->rmap[i - 1].owner == owner &&
+	    ag->rmap[i - 1].start + ag->rmap[i - 1].len == start) {
+		ag->rmap[i - 1].len += len;
+		if (i < ag->nrmap && ag->rmap[i].owner == owner &&
+		    ag->rmap[i - 1].start + ag->rmap[i - 1].len == ag->rmap[i].start) {
+			ag->rmap[i - 1].len += ag->rmap[i].len;
+			for (j = i; j + 1 < ag->nrmap; j++)
+				ag->rmap[j] = ag->rmap[j + 1];
+			ag->nrmap--;
+		}
+		return;
+	}
+	if (merge && i < ag->nrmap && ag->rmap[i].owner == owner && start + len == ag->rmap[i].start) {
+		ag->rmap[i].start = start;
+		ag->rmap[i].len += len;
+		return;
+	}
+	for (j = ag->nrmap; j > i; j--)
+		ag->rmap[j] = ag->rmap[j - 1];
+	ag->rmap[i] = (struct mkfs_rmap){ start, len, owner };
+	ag->nrmap++;
+}
+
+int mkfs_ag_layout(const struct mkfs_plan *p, uint32_t agno, struct mkfs_ag *ag)
+{
+	uint32_t need;
+
+	memset(ag, 0, sizeof(*ag));
+	ag->agno = agno;
+	ag->length = mkfs_ag_length(p, agno);
+	if (ag->length <= p->prealloc_blocks)
+		return -ENOSPC;
+
+	/* static owners, as the kernel's AG header init writes them (unmerged) */
+	rmap_add(ag, 0, p->bno_root, XFS_RMAP_OWN_FS, false);
+	rmap_add(ag, p->bno_root, 2, XFS_RMAP_OWN_AG, false);
+	rmap_add(ag, p->ino_root, p->finobt ? 2 : 1, XFS_RMAP_OWN_INOBT, false);
+	if (p->rmapbt)
+		rmap_add(ag, p->rmap_root, 1, XFS_RMAP_OWN_AG, false);
+	if (p->reflink)
+		rmap_add(ag, p->refc_root, 1, XFS_RMAP_OWN_REFC, false);
+
+	ag->has_log = agno == p->logagno;
+	if (ag->has_log) {
+		uint32_t log_end = p->logagbno + p->logblocks;
+
+		if (log_end > ag->length)
+			return -ENOSPC;
+		if (p->logagbno > p->prealloc_blocks)
+			ag->free[ag->nfree++] = (typeof(ag->free[0])){ p->prealloc_blocks,
+								   p->logagbno - p->prealloc_blocks };
+		if (log_end < ag->length)
+			ag->free[ag->nfree++] = (typeof(ag->free[0])){ log_end, ag->length - log_end };
+		rmap_add(ag, p->logagbno, p->logblocks, XFS_RMAP_OWN_LOG, false);
+	} else {
+		ag->free[ag->nfree++] = (typeof(ag->free[0])){ p->prealloc_blocks,
+							   ag->length - p->prealloc_blocks };
+	}
+
+	/*
+	 * Fill the AGFL as xfs_alloc_fix_freelist does: by-size allocations
+	 * (the smallest free extent that holds what is still needed, lowest
+	 * block first; else the largest), blocks queued in ascending order.
+	 */
+	need = p->agfl_need;
+	while (ag->agfl_count < need) {
+		uint32_t want = need - ag->agfl_count, best = UINT32_MAX, i, take, start;
+
+		for (i = 0; i < ag->nfree; i++) {
+			if (ag->free[i].len >= want &&
+			    (best == UINT32_MAX || ag->free[i].len < ag->free[best].len))
+				best = i;
+		}
+		if (best == UINT32_MAX) {
+			for (i = 0; i < ag->nfree; i++)
+				if (best == UINT32_MAX || ag->free[i].len > ag->free[best].len)
+					best = i;
+		}
+		if (best == UINT32_MAX)
+			return -ENOSPC;
+		take = ag->free[best].len < want ? ag->free[best].len : want;
+		start = ag->free[best].start;
+		free_remove(ag, best, start, take);
+		for (i = 0; i < take; i++)
+			ag->agfl[ag->agfl_count++] = start + i;
+		if (p->rmapbt)
+			rmap_add(ag, start, take, XFS_RMAP_OWN_AG, true);
+	}
+
+	/* the root inode chunk: first aligned block that fits, near the inobt root */
+	if (agno == 0) {
+		uint32_t i;
+
+		for (i = 0; i < ag->nfree; i++) {
+			uint32_t s = (ag->free[i].start + p->chunk_align - 1) / p->chunk_align *
+				     p->chunk_align;
+			if (s + p->chunk_blocks <= ag->free[i].start + ag->free[i].len) {
+				free_remove(ag, i, s, p->chunk_blocks);
+				ag->chunk_agbno = s;
+				ag->has_inodes = true;
+				rmap_add(ag, s, p->chunk_blocks, XFS_RMAP_OWN_INODES, false);
+				break;
+			}
+		}
+		if (!ag->has_inodes)
+			return -ENOSPC;
+	}
+
+	for (uint32_t i = 0; i < ag->nfree; i++) {
+		ag->freeblks += ag->free[i].len;
+		if (ag->free[i].len > ag->longest)
+			ag->longest = ag->free[i].len;
+	}
+	return 0;
+}

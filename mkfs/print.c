@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The geometry report, laid out as mkfs.xfs prints it so that scripts and
+ * habits that read mkfs.xfs's output read ours.
+ */
+#include <stdio.h>
+
+#include "mkfs/write.h"
+
+void mkfs_print_geometry(const char *target, const struct mkfs_plan *p)
+{
+	const struct xfs_sb *sb = &p->sb;
+
+	printf("meta-data=%-22s isize=%-6u agcount=%u, agsize=%u blks\n", target, p->inodesize,
+	       p->agcount, p->agblocks);
+	printf("         =%-22s sectsz=%-5u attr=%u, projid32bit=%u\n", "", p->sectsize, 2, 1);
+	printf("         =%-22s crc=%-8u finobt=%u, sparse=%u, rmapbt=%u\n", "", 1, p->finobt,
+	       p->sparse, p->rmapbt);
+	printf("         =%-22s reflink=%-4u bigtime=%u inobtcount=%u nrext64=%u\n", "", p->reflink,
+	       p->bigtime, p->inobtcount, p->nrext64);
+	printf("data     =%-22s bsize=%-6u blocks=%llu, imaxpct=%u\n", "", p->blocksize,
+	       (unsigned long long)p->dblocks, p->imaxpct);
+	printf("         =%-22s sunit=%-6u swidth=%u blks\n", "", p->dsunit, p->dswidth);
+	printf("naming   =version %-14u bsize=%-6u ascii-ci=%d, ftype=%d\n", 2, p->dirblocksize, 0, 1);
+	printf("log      =%-22s bsize=%-6u blocks=%u, version=%d\n", "internal log", p->blocksize,
+	       p->logblocks, 2);
+	printf("         =%-22s sectsz=%-5u sunit=%u blks, lazy-count=%d\n", "",
+	       sb->sb_logsectsize ? sb->sb_logsectsize : 512,
+	       sb->sb_logsunit > 1 ? sb->sb_logsunit / p->blocksize : 0, 1);
+	printf("realtime =%-22s extsz=%-6u blocks=%llu, rtextents=%llu\n", "none",
+	       sb->sb_rextsize * p->blocksize, 0ull, 0ull);
+}

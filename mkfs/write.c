@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The writer: puts a planned filesystem on the device.  Free space is never
+ * written: the target is discarded (or, with -K, only the ranges that must
+ * read as zero are zeroed) by offload, then each AG gets one write holding
+ * its header sectors and btree roots, AG 0 its inode chunk, and the log its
+ * first record.  The primary superblock goes last, with inprogress cleared
+ * only after everything else is on stable storage.
+ */
+#include "mkfs/write.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "libfs/encode.h"
+
+#define WHACK_BYTES (128 * 1024)   /* old signatures live in the first/last 128 KiB */
+
+static int werr(char *err, size_t el, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int werr(char *err, size_t el, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(err, el, fmt, ap);
+	va_end(ap);
+	n = strlen(err);
+	if (rc < 0 && n < el)
+		snprintf(err + n, el - n, ": %s", strerror(-rc));
+	return rc < 0 ? rc : -EIO;
+}
+
+static int cmp_cnt(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b;   /* {start, len} pairs: by length, then start */
+
+	if (x[1] != y[1])
+		return x[1] < y[1] ? -1 : 1;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static void block_at(const struct mkfs_plan *p, unsigned char *agbuf, uint32_t agbno,
+		     void **out)
+{
+	*out = agbuf + ((size_t)agbno << p->blocklog);
+}
+
+/* Secondary superblocks: as the primary, minus the counters and rt inodes. */
+static void secondary_sb(const struct mkfs_plan *p, struct xfs_sb *sb)
+{
+	*sb = p->sb;
+	sb->sb_rbmino = NULLFSINO;
+	sb->sb_rsumino = NULLFSINO;
+	sb->sb_inprogress = 1;
+	sb->sb_icount = 0;
+	sb->sb_ifree = 0;
+	sb->sb_fdblocks = p->fdblocks + p->chunk_blocks;
+}
+
+/* Encode the fixed blocks [0, prealloc_blocks) of one AG into agbuf. */
+static void encode_ag(const struct mkfs_plan *p, const struct mkfs_ag *ag, unsigned char *agbuf)
+{
+	const unsigned char *uuid = (const unsigned char *)&p->sb.sb_uuid;
+	size_t ss = p->sectsize, bs = p->blocksize;
+	struct fs_geom g = { .blocklog = p->blocklog, .agblocks = p->agblocks };
+	struct fs_agf agf = { 0 };
+	struct fs_agi agi = { 0 };
+	struct xfs_sb sb;
+	void *blk;
+	uint32_t recs[MKFS_MAX_FREE_EXTENTS][2];
+	bool is0 = ag->agno == 0;
+	uint32_t agino0 = ag->chunk_agbno << (p->blocklog - p->inodelog);
+
+	memset(agbuf, 0, (size_t)p->prealloc_blocks << p->blocklog);
+
+	/* sector 0: superblock (AG 0's is rewritten last with inprogress cleared) */
+	if (is0) {
+		sb = p->sb;
+		sb.sb_inprogress = 1;
+	} else {
+		secondary_sb(p, &sb);
+	}
+	fs_enc_sb(agbuf, ss, &sb);
+
+	agf.seqno = ag->agno;
+	agf.length = ag->length;
+	agf.bno_root = p->bno_root;
+	agf.cnt_root = p->cnt_root;
+	agf.bno_level = agf.cnt_level = 1;
+	if (p->rmapbt) {
+		agf.rmap_root = p->rmap_root;
+		agf.rmap_level = 1;
+		agf.rmap_blocks = 1;
+	}
+	if (p->reflink) {
+		agf.refc_root = p->refc_root;
+		agf.refc_level = 1;
+		agf.refc_blocks = 1;
+	}
+	/* the kernel's AGF init leaves slot 0 unused: the list runs from slot 1 */
+	agf.flfirst = 1;
+	agf.fllast = ag->agfl_count;
+	agf.flcount = ag->agfl_count;
+	agf.freeblks = ag->freeblks;
+	agf.longest = ag->longest;
+	fs_enc_agf(agbuf + ss, ss, &agf, uuid);
+
+	agi.seqno = ag->agno;
+	agi.length = ag->length;
+	agi.count = is0 ? XFS_INODES_PER_CHUNK : 0;
+	agi.root = p->ino_root;
+	agi.level = 1;
+	agi.freecount = is0 ? XFS_INODES_PER_CHUNK - 3 : 0;
+	agi.newino = is0 ? agino0 : NULLAGINO;
+	agi.dirino = NULLAGINO;
+	for (int i = 0; i < XFS_AGI_UNLINKED_BUCKETS; i++)
+		agi.unlinked[i] = NULLAGINO;
+	if (p->finobt) {
+		agi.free_root = p->fino_root;
+		agi.free_level = 1;
+	}
+	if (p->inobtcount) {
+		agi.iblocks = 1;
+		agi.fblocks = p->finobt ? 1 : 0;
+	}
+	fs_enc_agi(agbuf + 2 * ss, ss, &agi, uuid);
+	fs_enc_agfl(agbuf + 3 * ss, ss, ag->agno, uuid, 1, ag->agfl, ag->agfl_count);
+
+	/* free space by block, then by size */
+	for (uint32_t i = 0; i < ag->nfree; i++) {
+		recs[i][0] = ag->free[i].start;
+		recs[i][1] = ag->free[i].len;
+	}
+	block_at(p, agbuf, p->bno_root, &blk);
+	fs_enc_sblock(blk, bs, XFS_ABTB_CRC_MAGIC, 0, (uint16_t)ag->nfree,
+		      fs_agbno_to_daddr(&g, ag->agno, p->bno_root), ag->agno, uuid);
+	for (uint32_t i = 0; i < ag->nfree; i++)
+		fs_enc_alloc_rec(fs_sblock_rec(blk, sizeof(xfs_alloc_rec_t), i), recs[i][0], recs[i][1]);
+	fs_enc_sblock_finish(blk, bs);
+
+	qsort(recs, ag->nfree, sizeof(recs[0]), cmp_cnt);
+	block_at(p, agbuf, p->cnt_root, &blk);
+	fs_enc_sblock(blk, bs, XFS_ABTC_CRC_MAGIC, 0, (uint16_t)ag->nfree,
+		      fs_agbno_to_daddr(&g, ag->agno, p->cnt_root), ag->agno, uuid);
+	for (uint32_t i = 0; i < ag->nfree; i++)
+		fs_enc_alloc_rec(fs_sblock_rec(blk, sizeof(xfs_alloc_rec_t), i), recs[i][0], recs[i][1]);
+	fs_enc_sblock_finish(blk, bs);
+
+	/* inode btrees: AG 0 holds the root chunk with three inodes in use */
+	for (int fino = 0; fino < 2; fino++) {
+		uint32_t root = fino ? p->fino_root : p->ino_root;
+
+		if (fino && !p->finobt)
+			continue;
+		block_at(p, agbuf, root, &blk);
+		fs_enc_sblock(blk, bs, fino ? XFS_FIBT_CRC_MAGIC : XFS_IBT_CRC_MAGIC, 0, is0 ? 1 : 0,
+			      fs_agbno_to_daddr(&g, ag->agno, root), ag->agno, uuid);
+		if (is0)
+			fs_enc_inobt_rec(fs_sblock_rec(blk, sizeof(xfs_inobt_rec_t), 0), agino0,
+					 p->sparse, 0, XFS_INODES_PER_CHUNK,
+					 XFS_INODES_PER_CHUNK - 3, ~0ull << 3);
+		fs_enc_sblock_finish(blk, bs);
+	}
+
+	if (p->rmapbt) {
+		block_at(p, agbuf, p->rmap_root, &blk);
+		fs_enc_sblock(blk, bs, XFS_RMAP_CRC_MAGIC, 0, (uint16_t)ag->nrmap,
+			      fs_agbno_to_daddr(&g, ag->agno, p->rmap_root), ag->agno, uuid);
+		for (uint32_t i = 0; i < ag->nrmap; i++)
+			fs_enc_rmap_rec(fs_sblock_rec(blk, sizeof(struct xfs_rmap_rec), i),
+					ag->rmap[i].start, ag->rmap[i].len, ag->rmap[i].owner, 0);
+		fs_enc_sblock_finish(blk, bs);
+	}
+	if (p->reflink) {
+		block_at(p, agbuf, p->refc_root, &blk);
+		fs_enc_sblock(blk, bs, XFS_REFC_CRC_MAGIC, 0, 0,
+			      fs_agbno_to_daddr(&g, ag->agno, p->refc_root), ag->agno, uuid);
+	}
+}
+
+static void now_or_epoch(int64_t *sec, uint32_t *nsec)
+{
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	struct timespec ts;
+
+	/* reproducible images: the time a build system asks for */
+	if (sde && *sde) {
+		char *end;
+		long long v = strtoll(sde, &end, 10);
+
+		if (!*end && v >= 0) {
+			*sec = v;
+			*nsec = 0;
+			return;
+		}
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	*sec = ts.tv_sec;
+	*nsec = (uint32_t)ts.tv_nsec;
+}
+
+/* The root inode chunk: root directory, rt bitmap and summary, 61 free inodes. */
+static void encode_chunk(const struct mkfs_plan *p, unsigned char *buf)
+{
+	const unsigned char *uuid = (const unsigned char *)&p->sb.sb_uuid;
+	struct fs_dinode_init in = { .bigtime = p->bigtime, .nrext64 = p->nrext64, .changecount = 2 };
+	size_t is = p->inodesize;
+
+	now_or_epoch(&in.sec, &in.nsec);
+	for (uint32_t i = 0; i < XFS_INODES_PER_CHUNK; i++)
+		fs_enc_dinode_free(buf + i * is, is, p->rootino + i, uuid);
+
+	in.mode = S_IFDIR | 0755;
+	in.format = XFS_DINODE_FMT_LOCAL;
+	in.nlink = 2;
+	in.size = fs_enc_dir_sf_empty(fs_dinode_dfork(buf), p->rootino);
+	fs_enc_dinode(buf, is, p->rootino, uuid, &in);
+	fs_enc_dir_sf_empty(fs_dinode_dfork(buf), p->rootino);
+	fs_enc_dinode_finish(buf, is);
+
+	in.mode = S_IFREG;
+	in.format = XFS_DINODE_FMT_EXTENTS;
+	in.nlink = 1;
+	in.size = 0;
+	in.flags = XFS_DIFLAG_NEWRTBM;
+	fs_enc_dinode(buf + is, is, p->rootino + 1, uuid, &in);
+	in.flags = 0;
+	fs_enc_dinode(buf + 2 * is, is, p->rootino + 2, uuid, &in);
+}
+
+int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_opts *o,
+	       char *err, size_t el)
+{
+	struct fs_geom g = { .blocklog = p->blocklog, .agblocks = p->agblocks };
+	uint64_t log_off = fs_daddr_to_bytes(fs_agbno_to_daddr(&g, p->logagno, p->logagbno));
+	uint64_t log_bytes = (uint64_t)p->logblocks << p->blocklog;
+	size_t agbuf_len = (size_t)p->prealloc_blocks << p->blocklog;
+	size_t chunk_len = (size_t)p->chunk_blocks << p->blocklog;
+	/* as mkfs.xfs: records are padded to the log stripe unit, else to the log sector */
+	uint32_t lsunit_bytes = p->sb.sb_logsunit > 1 ? p->sb.sb_logsunit : p->sb.sb_logsectsize;
+	size_t rec_len = fs_log_first_record_len(lsunit_bytes);
+	unsigned char *agbuf = NULL, *chunk = NULL, *rec = NULL;
+	struct mkfs_ag ag;
+	int rc;
+
+	agbuf = fs_dev_alloc(dev, agbuf_len);
+	chunk = fs_dev_alloc(dev, chunk_len);
+	rec = fs_dev_alloc(dev, rec_len);
+	if (!agbuf || !chunk || !rec) {
+		rc = werr(err, el, -ENOMEM, "allocating write buffers");
+		goto out;
+	}
+
+	/*
+	 * Clear what was there: discard everything (files: punch a hole), then
+	 * zero by offload the ranges that must read as zero even where discard
+	 * does not zero: the log, and the first and last 128 KiB of the target
+	 * where other filesystems and RAID/partition tables keep signatures.
+	 */
+	if (!o->nodiscard) {
+		rc = fs_dev_discard_range(dev, 0, dev->size);
+		if (rc < 0 && rc != -EOPNOTSUPP && rc != -ENOTTY && rc != -EINVAL)
+			goto zero_fail;
+	}
+	rc = fs_dev_zero_range(dev, log_off, log_bytes);
+	if (rc < 0) {
+		rc = werr(err, el, rc, "zeroing the log (%llu bytes at offset %llu)",
+			  (unsigned long long)log_bytes, (unsigned long long)log_off);
+		goto out;
+	}
+	rc = fs_dev_zero_range(dev, 0, dev->size < WHACK_BYTES ? dev->size : WHACK_BYTES);
+	if (rc < 0)
+		goto zero_fail;
+	if (dev->size > WHACK_BYTES) {
+		uint64_t tail = dev->size - WHACK_BYTES;
+
+		tail &= ~(uint64_t)(FS_BBSIZE - 1);
+		rc = fs_dev_zero_range(dev, tail, dev->size - tail);
+		if (rc < 0)
+			goto zero_fail;
+	}
+
+	/* AG headers and btree roots, last AG first so AG 0 is the last written */
+	for (uint32_t a = p->agcount; a-- > 0;) {
+		rc = mkfs_ag_layout(p, a, &ag);
+		if (rc < 0) {
+			rc = werr(err, el, rc, "laying out AG %u", a);
+			goto out;
+		}
+		encode_ag(p, &ag, agbuf);
+		rc = fs_dev_write(dev, agbuf, agbuf_len, fs_daddr_to_bytes(fs_ag_daddr(&g, a)));
+		if (rc < 0) {
+			rc = werr(err, el, rc, "writing the headers of AG %u", a);
+			goto out;
+		}
+		if (a == 0) {
+			encode_chunk(p, chunk);
+			rc = fs_dev_write(dev, chunk, chunk_len,
+					  fs_daddr_to_bytes(fs_agbno_to_daddr(&g, 0, ag.chunk_agbno)));
+			if (rc < 0) {
+				rc = werr(err, el, rc, "writing the root inode chunk");
+				goto out;
+			}
+		}
+	}
+
+	fs_enc_log_first_record(rec, lsunit_bytes, (const unsigned char *)&p->sb.sb_uuid);
+	rc = fs_dev_write(dev, rec, rec_len, log_off);
+	if (rc < 0) {
+		rc = werr(err, el, rc, "writing the log's unmount record");
+		goto out;
+	}
+
+	/* everything else is durable before the primary says the filesystem is complete */
+	rc = fs_dev_flush(dev);
+	if (rc < 0) {
+		rc = werr(err, el, rc, "flushing %s", dev->path);
+		goto out;
+	}
+	fs_enc_sb(agbuf, p->sectsize, &p->sb);
+	rc = fs_dev_write(dev, agbuf, p->sectsize, 0);
+	if (rc < 0) {
+		rc = werr(err, el, rc, "writing the primary superblock");
+		goto out;
+	}
+	rc = fs_dev_flush(dev);
+	if (rc < 0)
+		rc = werr(err, el, rc, "flushing %s", dev->path);
+	goto out;
+
+zero_fail:
+	rc = werr(err, el, rc, "clearing %s by discard/zero-range offload (xfsx_mkfs never "
+		  "writes zero buffers)", dev->path);
+out:
+	free(agbuf);
+	free(chunk);
+	free(rec);
+	return rc;
+}

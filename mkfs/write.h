@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XFSX_MKFS_WRITE_H
+#define XFSX_MKFS_WRITE_H
+
+#include <stddef.h>
+
+#include "libfs/io.h"
+#include "mkfs/plan.h"
+
+/* Write the planned filesystem to dev.  Negative errno, message in err. */
+int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_opts *o,
+	       char *err, size_t errlen);
+
+/* Print the geometry in mkfs.xfs's layout. */
+void mkfs_print_geometry(const char *target, const struct mkfs_plan *p);
+
+#endif
