@@ -52,10 +52,15 @@ static void block_at(const struct mkfs_plan *p, unsigned char *agbuf, uint32_t a
 	*out = agbuf + ((size_t)agbno << p->blocklog);
 }
 
-/* Secondary superblocks: as the primary, minus the counters and rt inodes. */
-static void secondary_sb(const struct mkfs_plan *p, struct xfs_sb *sb)
+/*
+ * Secondary superblocks: as the primary, minus the counters and rt inodes;
+ * like mkfs.xfs, only the last AG's and the middle one's name the root inode.
+ */
+static void secondary_sb(const struct mkfs_plan *p, uint32_t agno, struct xfs_sb *sb)
 {
 	*sb = p->sb;
+	if (agno != p->agcount - 1 && !(p->agcount > 2 && agno == (p->agcount - 1) / 2))
+		sb->sb_rootino = NULLFSINO;
 	sb->sb_rbmino = NULLFSINO;
 	sb->sb_rsumino = NULLFSINO;
 	sb->sb_inprogress = 1;
@@ -85,7 +90,7 @@ static void encode_ag(const struct mkfs_plan *p, const struct mkfs_ag *ag, unsig
 		sb = p->sb;
 		sb.sb_inprogress = 1;
 	} else {
-		secondary_sb(p, &sb);
+		secondary_sb(p, ag->agno, &sb);
 	}
 	fs_enc_sb(agbuf, ss, &sb);
 
