@@ -74,6 +74,39 @@ for opts in "${matrix[@]}"; do
 	fi
 done
 
+# populated by the kernel: many inodes (chunks sharing 64 KiB blocks in the
+# second case), fragmented free space, reflinked files, rmap
+if have_loop_xfs; then
+	for opts in "-m rmapbt=1" "-b size=65536" "-b size=1024 -i sparse=1"; do
+		rm -f "$img"; truncate -s 1G "$img"
+		# shellcheck disable=SC2086
+		mkfs.xfs -q -f $opts "$img"
+		if ! mount_img "$img" "$TMP/mnt" 2>/dev/null; then
+			skip "populated mkfs.xfs $opts" "the kernel cannot mount it"
+			continue
+		fi
+		mkdir "$TMP/mnt/d"
+		for ((i = 0; i < 3000; i++)); do : > "$TMP/mnt/d/$i"; done
+		for ((i = 0; i < 3000; i += 4)); do rm "$TMP/mnt/d/$i"; done
+		xfs_io -f -c "pwrite -q 0 2m" -c fsync "$TMP/mnt/big" >/dev/null
+		args=()
+		for ((i = 0; i < 2048; i += 128)); do args+=(-c "fpunch ${i}k 64k"); done
+		xfs_io "${args[@]}" "$TMP/mnt/big"
+		cp --reflink=auto "$TMP/mnt/big" "$TMP/mnt/big2"
+		unmount_dir "$TMP/mnt"
+		xfs_repair -n "$img" >/dev/null 2>&1; rrc=$?
+		"$XFSX_CHECK" "$img" >"$TMP/out" 2>&1; rc=$?
+		if [ $rc -eq 0 ] && [ $rrc -eq 0 ]; then
+			ok "populated mkfs.xfs $opts: clean (xfs_repair -n agrees)"
+		else
+			not_ok "populated mkfs.xfs $opts: xfsx exit $rc, xfs_repair -n exit $rrc"
+			head -5 "$TMP/out" | sed 's/^/# /'
+		fi
+	done
+else
+	skip "populated images" "needs root and a loop device"
+fi
+
 # engine options must not change the verdict or the findings
 rm -f "$img"; truncate -s 2G "$img"
 mkfs.xfs -q -f -d agcount=16 -m rmapbt=1 "$img"
