@@ -71,5 +71,29 @@ for c in "${cases[@]}"; do
 	if xfs_repair -n "$img" >"$TMP/repair" 2>&1; then ok "$label: xfs_repair -n clean after use"
 	else not_ok "$label: xfs_repair -n after use: $(grep -i -e error -e wrong -e bad "$TMP/repair" | head -3 | tr '\n' ' ')"; fi
 done
+# a block device as the target: BLKDISCARD/BLKZEROOUT, libblkid topology,
+# O_EXCL, with and without -K over a previous filesystem
+rm -f "$img"; truncate -s 2g "$img"
+if dev=$(loop_attach "$img"); then
+	for opts in "" "-f -K"; do
+		label="loop device ${opts:-(defaults)}"
+		# shellcheck disable=SC2086
+		if ! "$XFSX_MKFS" -q $opts "$dev" 2>"$TMP/err"; then
+			not_ok "$label: xfsx_mkfs failed: $(head -1 "$TMP/err")"; continue
+		fi
+		if mount_img "$dev" "$mnt"; then
+			check "$label: populate after mounting" populate "$mnt"
+			umount "$mnt"
+			rm -rf "$mnt"
+		else
+			not_ok "$label: mount failed: $(dmesg | tail -2 | tr '\n' ' ')"
+		fi
+		if xfs_repair -n "$dev" >"$TMP/repair" 2>&1; then ok "$label: xfs_repair -n clean after use"
+		else not_ok "$label: xfs_repair -n after use"; fi
+	done
+	losetup -d "$dev"
+else
+	not_ok "losetup for the block device case"
+fi
 rm -f "$img"
 tap_done
