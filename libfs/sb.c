@@ -632,11 +632,22 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 				 "0, null or an inode number inside the filesystem", FS_U(sb.sb_pquotino),
 				 false, "project quota inode number cannot exist");
 #undef QINO_OK
+#define QINO_SET(x) ((x) != 0 && (x) != NULLFSINO)
+			/* quotas on (the kernel sets the bit) but no quota inode anywhere */
+			if (primary && (sb.sb_versionnum & XFS_SB_VERSION_QUOTABIT))
+				SB_CHECK(QINO_SET(sb.sb_uquotino) || QINO_SET(sb.sb_gquotino) ||
+					 QINO_SET(sb.sb_pquotino), "sb.quota", "versionnum",
+					 "a quota inode when the quota bit is set", FS_X(sb.sb_versionnum),
+					 false, "quota bit set but no quota inode");
+#undef QINO_SET
 		}
 	}
-	/* read-only is the one superblock flag there is (xfs_repair clears any other) */
-	SB_CHECK(!(sb.sb_flags & ~XFS_SBF_READONLY), "sb.feature", "flags",
-		 FS_X(XFS_SBF_READONLY), FS_X(sb.sb_flags), false, "unknown superblock flags");
+	/*
+	 * No superblock flag is in use: mkfs writes 0 and xfs_repair calls any
+	 * bit, even the historical read-only one, a bad flags field.
+	 */
+	SB_CHECK(sb.sb_flags == 0, "sb.feature", "flags", "0", FS_X(sb.sb_flags), false,
+		 "superblock flags field is not zero");
 
 	/*
 	 * The rest of the sector past the last field in use must be zero; without

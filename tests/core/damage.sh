@@ -48,6 +48,7 @@ ok "base images are clean for xfsx_check and xfs_repair -n"
 agcount_of() { xfs_db -r -c 'sb 0' -c 'print agcount' "$1" | awk '{print $3}'; }
 A_LAST=$(($(agcount_of "$A") - 1)); B_LAST=$(($(agcount_of "$B") - 1))
 B_MID=$((B_LAST / 2))
+A_VERSION=$(xfs_db -r -c 'sb 0' -c 'print versionnum' "$A" | awk '{print $3}')
 # an active free list slot of an AGF (flfirst), to damage a block actually in use
 flfirst_of() { xfs_db -r -c "agf $2" -c 'print flfirst' "$1" | awk '{print $3}'; }
 
@@ -161,6 +162,9 @@ for obj in "sb 0"; do
 	run_case set "$A" "$obj" bad_features2 0
 	run_case set "$A" "$obj" unit 3
 	run_case set "$A" "$obj" rootino 5
+	run_case set "$A" "$obj" uquotino 12345678901
+	run_case set "$A" "$obj" flags 1
+	run_case set "$A" "$obj" versionnum $((A_VERSION | 0x40))	# quotas on, no quota inode
 	run_case set "$B" "$obj" logstart 1
 	run_case set "$B" "$obj" agblocks 1
 done
@@ -171,6 +175,7 @@ for obj in "sb 1" "sb $A_LAST"; do
 	run_case set "$A" "$obj" magicnum 0
 	run_case set "$A" "$obj" logstart 0
 	run_case set "$A" "$obj" inodesize 1024
+	run_case set "$A" "$obj" flags 2
 done
 run_case set "$B" "sb $B_LAST" agblocks 1
 run_case set "$B" "sb $B_MID" features_ro_compat 0

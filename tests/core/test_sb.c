@@ -237,8 +237,11 @@ M(uquotino, sb->sb_uquotino = 0xdeadbeefcafeull)
 M(gquotino, sb->sb_gquotino = 1)
 M(pquotino, sb->sb_pquotino = ((uint64_t)3 << 17) | 80000)
 M(flags, sb->sb_flags = 0x90)
+M(flags_readonly, sb->sb_flags = XFS_SBF_READONLY)
+M(quotabit_noino, sb->sb_versionnum |= XFS_SB_VERSION_QUOTABIT)
 M(inodes_ok, sb->sb_rbmino = NULLFSINO; sb->sb_rsumino = NULLFSINO; sb->sb_uquotino = NULLFSINO;
-  sb->sb_gquotino = 0; sb->sb_pquotino = sb->sb_rootino + 3; sb->sb_flags = XFS_SBF_READONLY)
+  sb->sb_gquotino = 0; sb->sb_pquotino = sb->sb_rootino + 3;
+  sb->sb_versionnum |= XFS_SB_VERSION_QUOTABIT)
 M(meta_uuid_flip, sb->sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_META_UUID;
   memset(&sb->sb_meta_uuid, 0x11, 16))
 
@@ -361,6 +364,9 @@ static const struct sb_case cases[] = {
 	C2(rootino, NULL, 2, "sb.inodes", "rootino", FS_SB_DAMAGED),
 	C2(uquotino, NULL, 1, "sb.quota", "uquotino", FS_SB_DAMAGED),
 	C(flags, NULL, "sb.feature", "flags", FS_SB_DAMAGED),
+	C(flags_readonly, NULL, "sb.feature", "flags", FS_SB_DAMAGED),
+	C2(flags, NULL, 3, "sb.feature", "flags", FS_SB_DAMAGED),
+	C(quotabit_noino, NULL, "sb.quota", "versionnum", FS_SB_DAMAGED),
 	R(meta_uuid_unused, r_meta_uuid_unused, true, NULL, "sb.garbage", "byte 251", FS_SB_DAMAGED),
 	R(garbage, r_garbage, true, NULL, "sb.garbage", NULL, FS_SB_DAMAGED),
 	R(garbage_4k_last, r_garbage_last, true, variant_sect4k, "sb.garbage", NULL, FS_SB_DAMAGED),
@@ -438,6 +444,7 @@ static void test_secondary_exemptions(void **state)
 	static void (*const muts[])(struct xfs_sb *) = {
 		m_inprogress, m_icount_odd, m_icount_huge, m_ifree, m_fdblocks,
 		m_rootino_null,	/* old mkfs left NULL root inodes in secondaries */
+		m_quotabit_noino,	/* the kernel sets the quota bit in the primary only */
 	};
 	_Alignas(8) unsigned char buf[BUFSZ];
 	struct fx f;
