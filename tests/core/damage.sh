@@ -54,8 +54,10 @@ flfirst_of() { xfs_db -r -c "agf $2" -c 'print flfirst' "$1" | awk '{print $3}';
 
 # --- one case ------------------------------------------------------------------
 W="$TMP/work.img"
-n_cases=0; n_repair=0; n_xfsx=0; n_missed=0; n_extra=0
-n_set=0; n_set_ok=0; n_crc=0; n_crc_ok=0
+n_cases=0; n_xfsx=0; n_missed=0; n_extra=0
+n_set=0; n_set_ok=0
+n_crc=0; n_crc_ok=0; n_crc_repair=0
+n_rand=0; n_rand_xfsx=0; n_rand_repair=0
 
 # object_of "agf 3" -> prefix agf, ag 3
 # detected JSON OBJ AG RC: the run reported damage to this object in this AG
@@ -115,20 +117,25 @@ run_case() {
 			tool has "$TMP/check.json" "$prefix." "$ag" || head -c 300 "$TMP/check.err" | sed 's/^/# /'
 		fi
 		;;
-	rand|crc)
+	crc)
 		xfs_repair -n "$W" >"$TMP/repair.out" 2>&1; rrc=$?
-		[ $rrc -ne 0 ] && n_repair=$((n_repair + 1))
-		if [ $kind = crc ]; then
-			n_crc=$((n_crc + 1))
-			if [ $rc -eq 4 ] && tool has "$TMP/check.json" "$prefix.crc" "$ag" >/dev/null; then
-				n_crc_ok=$((n_crc_ok + 1))
-				ok "$name: exit 4, $prefix.crc in AG $ag (xfs_repair -n exit $rrc)"
-			else
-				n_missed=$((n_missed + 1))
-				not_ok "$name: exit $rc, $prefix.crc in AG $ag (xfs_repair -n exit $rrc)"
-				tool has "$TMP/check.json" "$prefix.crc" "$ag"
-			fi
-		elif [ $rrc -ne 0 ] && [ $got = no ]; then
+		n_crc=$((n_crc + 1))
+		[ $rrc -ne 0 ] && n_crc_repair=$((n_crc_repair + 1))
+		if [ $rc -eq 4 ] && tool has "$TMP/check.json" "$prefix.crc" "$ag" >/dev/null; then
+			n_crc_ok=$((n_crc_ok + 1))
+			ok "$name: exit 4, $prefix.crc in AG $ag (xfs_repair -n exit $rrc)"
+		else
+			n_missed=$((n_missed + 1))
+			not_ok "$name: exit $rc, $prefix.crc in AG $ag (xfs_repair -n exit $rrc)"
+			tool has "$TMP/check.json" "$prefix.crc" "$ag"
+		fi
+		;;
+	rand)
+		xfs_repair -n "$W" >"$TMP/repair.out" 2>&1; rrc=$?
+		n_rand=$((n_rand + 1))
+		[ $rrc -ne 0 ] && n_rand_repair=$((n_rand_repair + 1))
+		[ $got = yes ] && n_rand_xfsx=$((n_rand_xfsx + 1))
+		if [ $rrc -ne 0 ] && [ $got = no ]; then
 			n_missed=$((n_missed + 1))
 			not_ok "$name: xfs_repair -n reports it (exit $rrc), so must xfsx_check (exit $rc)"
 			xfs_db -r -c "$obj" -c "print $field" "$W" 2>/dev/null | grep -F -m1 "$field = " | sed 's/^/#   now: /'
@@ -273,8 +280,10 @@ for f in $agi_fields; do run_case rand "$B" "agi $B_LAST" "$f"; done
 for f in $agfl_fields; do run_case rand "$A" "agfl 0" "$f"; done
 for f in $agfl_fields; do run_case rand "$B" "agfl $B_LAST" "$f"; done
 
-diag "damage summary: $n_cases cases; targeted invalid values: $n_set, detected $n_set_ok;" \
-     "stale CRC: $n_crc, detected $n_crc_ok"
-diag "damage summary: xfs_repair -n detected $n_repair of the random and CRC cases;" \
-     "xfsx_check detected $n_xfsx of all cases; missed $n_missed; reported by xfsx_check only: $n_extra"
+diag "damage summary: $n_cases cases: $n_set targeted invalid values, $n_rand random values, $n_crc stale CRCs"
+diag "damage summary: targeted: xfsx_check detected $n_set_ok of $n_set"
+diag "damage summary: stale CRC: xfs_repair -n detected $n_crc_repair, xfsx_check $n_crc_ok of $n_crc"
+diag "damage summary: random: xfs_repair -n detected $n_rand_repair, xfsx_check $n_rand_xfsx of $n_rand" \
+     "($n_extra reported by xfsx_check only)"
+diag "damage summary: total: xfsx_check detected $n_xfsx of $n_cases; missed $n_missed"
 tap_done
