@@ -624,8 +624,11 @@ int mkfs_plan(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_
 	p->alloc_maxlevels = sbtree_maxlevels(p->blocksize, sizeof(xfs_alloc_rec_t),
 					      sizeof(xfs_alloc_key_t) + sizeof(xfs_alloc_ptr_t),
 					      ((uint64_t)p->agblocks + 1) / 2);
-	/* rmap with reflink can grow to the whole AG; its height bound is generous enough */
-	p->rmap_maxlevels = p->rmapbt ? 9 : 0;
+	/*
+	 * xfs_alloc_min_freelist for one-level trees: min(level + 1, maxlevels)
+	 * for bno and cnt, and for the rmapbt (whose maximum height is always
+	 * at least 2), so 2 + 2 (+ 2).
+	 */
 	p->agfl_need = 2 * (p->alloc_maxlevels < 2 ? p->alloc_maxlevels : 2) +
 		       (p->rmapbt ? 2 : 0);
 	p->chunk_blocks = (XFS_INODES_PER_CHUNK * p->inodesize) >> p->blocklog;

@@ -104,7 +104,7 @@ struct mkfs_plan {
 	uint32_t agfl_size;          /* slots */
 	uint32_t agfl_need;          /* blocks mkfs puts on each AGFL */
 	uint32_t chunk_blocks, chunk_align;
-	uint32_t alloc_maxlevels, rmap_maxlevels;
+	uint32_t alloc_maxlevels;
 	uint32_t data_concurrency, log_concurrency; /* 0: the rule did not apply */
 	uint64_t icount, ifree, fdblocks;
 	uint64_t rootino;
