@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "libfs/encode.h"
+#include "libfs/sb.h"
 
 #define WHACK_BYTES (128 * 1024)   /* old signatures live in the first/last 128 KiB */
 
@@ -240,6 +241,42 @@ static void encode_chunk(const struct mkfs_plan *p, unsigned char *buf)
 	fs_enc_dinode(buf + 2 * is, is, p->rootino + 2, uuid, &in);
 }
 
+/*
+ * An XFS that was there may have secondary superblocks where the new one
+ * has free space; xfs_repair's superblock search could find them later.
+ * Zero every old AG's superblock sector (as mkfs.xfs does), by offload.
+ */
+static int zap_old_xfs(struct fs_dev *dev)
+{
+	size_t len = dev->dio_align > FS_BBSIZE ? dev->dio_align : FS_BBSIZE;
+	unsigned char *buf = fs_dev_alloc(dev, len);
+	struct xfs_sb old;
+	uint64_t agbytes;
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	if (dev->size < len || fs_dev_read(dev, buf, len, 0) < 0)
+		goto out;
+	fs_sb_from_disk(&old, (const struct xfs_dsb *)buf);
+	if (old.sb_magicnum != XFS_SB_MAGIC || old.sb_blocklog < 9 || old.sb_blocklog > 16 ||
+	    old.sb_sectlog < 9 || old.sb_sectlog > 15 || !old.sb_agblocks || !old.sb_agcount)
+		goto out;
+	agbytes = (uint64_t)old.sb_agblocks << old.sb_blocklog;
+	for (uint64_t a = 1; a < old.sb_agcount; a++) {
+		uint64_t off = a * agbytes;
+
+		if (off + (1u << old.sb_sectlog) > dev->size)
+			break;
+		rc = fs_dev_zero_range(dev, off, 1u << old.sb_sectlog);
+		if (rc < 0)
+			break;
+	}
+out:
+	free(buf);
+	return rc;
+}
+
 int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_opts *o,
 	       char *err, size_t el)
 {
@@ -269,6 +306,9 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 	 * does not zero: the log, and the first and last 128 KiB of the target
 	 * where other filesystems and RAID/partition tables keep signatures.
 	 */
+	rc = zap_old_xfs(dev);
+	if (rc < 0)
+		goto zero_fail;
 	if (!o->nodiscard) {
 		rc = fs_dev_discard_range(dev, 0, dev->size);
 		if (rc < 0 && rc != -EOPNOTSUPP && rc != -ENOTTY && rc != -EINVAL)

@@ -27,6 +27,32 @@ before=$(sum "$img")
 [ "$(sum "$img")" = "$before" ] && ok "-N leaves the image byte-identical" || not_ok "-N changed the image"
 grep -q "bsize=2048" "$TMP/out" && ok "-N prints the geometry" || not_ok "-N printed: $(head -2 "$TMP/out")"
 
+# -f -K over an older XFS with another AG size: its secondary superblocks
+# are gone (none left where the new filesystem has free space)
+if command -v mkfs.xfs >/dev/null; then
+	rm -f "$img"; truncate -s 2g "$img"; mkfs.xfs -q -f -d agcount=13 "$img"
+	"$XFSX_MKFS" -q -f -K "$img"
+	left=$(python3 - "$img" <<'PY'
+import sys
+f = open(sys.argv[1], "rb"); agbytes = 40330 * 4096   # mkfs.xfs: 2 GiB / 13 AGs
+newag = 131072 * 4096
+n = 0
+for a in range(1, 13):
+    off = a * agbytes
+    if off % newag == 0:
+        continue
+    f.seek(off)
+    n += f.read(4) == b"XFSB"
+print(n)
+PY
+)
+	[ "$left" = 0 ] && ok "-f -K clears the old filesystem's secondary superblocks" ||
+		not_ok "-f -K left $left old secondary superblocks"
+	xfs_repair -n "$img" >/dev/null 2>&1 && ok "-f -K image xfs_repair -n clean" || not_ok "-f -K image xfs_repair -n"
+else
+	skip "old secondary superblocks cleared" "mkfs.xfs not installed"
+fi
+
 # other signatures: ext4 and a partition table
 if command -v mkfs.ext4 >/dev/null; then
 	rm -f "$img"; truncate -s 1g "$img"; mkfs.ext4 -q -F "$img"
