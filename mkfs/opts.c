@@ -142,7 +142,7 @@ static int num_arg(struct parser *ps, const char *opt, const char *val, long lon
 /* A 0|1 switch; the bare name means 1, as in mkfs.xfs. */
 static int bool_arg(struct parser *ps, const char *opt, const char *val, int *out)
 {
-	long long v;
+	long long v = 0;
 
 	if (!val) {
 		*out = 1;
@@ -156,7 +156,7 @@ static int bool_arg(struct parser *ps, const char *opt, const char *val, int *ou
 
 static int concurrency_arg(struct parser *ps, const char *opt, const char *val, int *out)
 {
-	long long v;
+	long long v = 0;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	/* "nr_cpus", "1" or no value: one writer per online CPU (as mkfs.xfs 6.10) */
@@ -181,7 +181,7 @@ static int parse_sub(struct parser *ps, char letter, char *arg)
 {
 	struct mkfs_opts *o = ps->o;
 	char *save = NULL, *tok;
-	long long v;
+	long long v = 0;
 
 	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *val = strchr(tok, '=');
