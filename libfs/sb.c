@@ -12,124 +12,60 @@
 #include "libfs/crc.h"
 #include "libfs/endian.h"
 
+/*
+ * Every scalar superblock field with its width in bits, in on-disk order:
+ * one list, expanded once to decode and once to encode, so the two can
+ * never disagree about a field.  8-bit fields need no swapping.
+ */
+#define SB_SCALAR_FIELDS(X) \
+	X(magicnum, 32) X(blocksize, 32) X(dblocks, 64) X(rblocks, 64) \
+	X(rextents, 64) X(logstart, 64) X(rootino, 64) X(rbmino, 64) \
+	X(rsumino, 64) X(rextsize, 32) X(agblocks, 32) X(agcount, 32) \
+	X(rbmblocks, 32) X(logblocks, 32) X(versionnum, 16) X(sectsize, 16) \
+	X(inodesize, 16) X(inopblock, 16) X(blocklog, 8) X(sectlog, 8) \
+	X(inodelog, 8) X(inopblog, 8) X(agblklog, 8) X(rextslog, 8) \
+	X(inprogress, 8) X(imax_pct, 8) X(icount, 64) X(ifree, 64) \
+	X(fdblocks, 64) X(frextents, 64) X(uquotino, 64) X(gquotino, 64) \
+	X(qflags, 16) X(flags, 8) X(shared_vn, 8) X(inoalignmt, 32) \
+	X(unit, 32) X(width, 32) X(dirblklog, 8) X(logsectlog, 8) \
+	X(logsectsize, 16) X(logsunit, 32) X(features2, 32) \
+	X(features_compat, 32) X(features_ro_compat, 32) X(features_incompat, 32) \
+	X(features_log_incompat, 32) X(spino_align, 32) X(pquotino, 64) X(lsn, 64)
+
+static inline uint8_t be8(uint8_t v) { return v; }
+static inline uint8_t to_be8(uint8_t v) { return v; }
+
+/* The byte arrays (UUIDs, label) copied as they are. */
+static void sb_copy_bytes(void *to_uuid, void *to_fname, void *to_meta, const void *from_uuid,
+			  const void *from_fname, const void *from_meta)
+{
+	memcpy(to_uuid, from_uuid, sizeof(uuid_t));
+	memcpy(to_fname, from_fname, XFSLABEL_MAX);
+	memcpy(to_meta, from_meta, sizeof(uuid_t));
+}
+
 void fs_sb_from_disk(struct xfs_sb *to, const struct xfs_dsb *from)
 {
 	memset(to, 0, sizeof(*to));
-	to->sb_magicnum = be32(from->sb_magicnum);
-	to->sb_blocksize = be32(from->sb_blocksize);
-	to->sb_dblocks = be64(from->sb_dblocks);
-	to->sb_rblocks = be64(from->sb_rblocks);
-	to->sb_rextents = be64(from->sb_rextents);
-	memcpy(&to->sb_uuid, &from->sb_uuid, sizeof(to->sb_uuid));
-	to->sb_logstart = be64(from->sb_logstart);
-	to->sb_rootino = be64(from->sb_rootino);
-	to->sb_rbmino = be64(from->sb_rbmino);
-	to->sb_rsumino = be64(from->sb_rsumino);
-	to->sb_rextsize = be32(from->sb_rextsize);
-	to->sb_agblocks = be32(from->sb_agblocks);
-	to->sb_agcount = be32(from->sb_agcount);
-	to->sb_rbmblocks = be32(from->sb_rbmblocks);
-	to->sb_logblocks = be32(from->sb_logblocks);
-	to->sb_versionnum = be16(from->sb_versionnum);
-	to->sb_sectsize = be16(from->sb_sectsize);
-	to->sb_inodesize = be16(from->sb_inodesize);
-	to->sb_inopblock = be16(from->sb_inopblock);
-	memcpy(to->sb_fname, from->sb_fname, sizeof(to->sb_fname));
-	to->sb_blocklog = from->sb_blocklog;
-	to->sb_sectlog = from->sb_sectlog;
-	to->sb_inodelog = from->sb_inodelog;
-	to->sb_inopblog = from->sb_inopblog;
-	to->sb_agblklog = from->sb_agblklog;
-	to->sb_rextslog = from->sb_rextslog;
-	to->sb_inprogress = from->sb_inprogress;
-	to->sb_imax_pct = from->sb_imax_pct;
-	to->sb_icount = be64(from->sb_icount);
-	to->sb_ifree = be64(from->sb_ifree);
-	to->sb_fdblocks = be64(from->sb_fdblocks);
-	to->sb_frextents = be64(from->sb_frextents);
-	to->sb_uquotino = be64(from->sb_uquotino);
-	to->sb_gquotino = be64(from->sb_gquotino);
-	to->sb_qflags = be16(from->sb_qflags);
-	to->sb_flags = from->sb_flags;
-	to->sb_shared_vn = from->sb_shared_vn;
-	to->sb_inoalignmt = be32(from->sb_inoalignmt);
-	to->sb_unit = be32(from->sb_unit);
-	to->sb_width = be32(from->sb_width);
-	to->sb_dirblklog = from->sb_dirblklog;
-	to->sb_logsectlog = from->sb_logsectlog;
-	to->sb_logsectsize = be16(from->sb_logsectsize);
-	to->sb_logsunit = be32(from->sb_logsunit);
-	to->sb_features2 = be32(from->sb_features2);
+#define SB_DECODE(f, w) to->sb_##f = be##w(from->sb_##f);
+	SB_SCALAR_FIELDS(SB_DECODE)
+#undef SB_DECODE
 	to->sb_bad_features2 = be32(from->sb_bad_features2);
-	to->sb_features_compat = be32(from->sb_features_compat);
-	to->sb_features_ro_compat = be32(from->sb_features_ro_compat);
-	to->sb_features_incompat = be32(from->sb_features_incompat);
-	to->sb_features_log_incompat = be32(from->sb_features_log_incompat);
 	to->sb_crc = fs_crc_stored(from, FS_SB_CRC_OFF);
-	to->sb_spino_align = be32(from->sb_spino_align);
-	to->sb_pquotino = be64(from->sb_pquotino);
-	to->sb_lsn = be64(from->sb_lsn);
-	memcpy(&to->sb_meta_uuid, &from->sb_meta_uuid, sizeof(to->sb_meta_uuid));
+	sb_copy_bytes(&to->sb_uuid, to->sb_fname, &to->sb_meta_uuid, &from->sb_uuid,
+		      from->sb_fname, &from->sb_meta_uuid);
 }
 
 void fs_sb_to_disk(struct xfs_dsb *to, const struct xfs_sb *from)
 {
 	memset(to, 0, sizeof(*to));
-	to->sb_magicnum = to_be32(from->sb_magicnum);
-	to->sb_blocksize = to_be32(from->sb_blocksize);
-	to->sb_dblocks = to_be64(from->sb_dblocks);
-	to->sb_rblocks = to_be64(from->sb_rblocks);
-	to->sb_rextents = to_be64(from->sb_rextents);
-	memcpy(&to->sb_uuid, &from->sb_uuid, sizeof(to->sb_uuid));
-	to->sb_logstart = to_be64(from->sb_logstart);
-	to->sb_rootino = to_be64(from->sb_rootino);
-	to->sb_rbmino = to_be64(from->sb_rbmino);
-	to->sb_rsumino = to_be64(from->sb_rsumino);
-	to->sb_rextsize = to_be32(from->sb_rextsize);
-	to->sb_agblocks = to_be32(from->sb_agblocks);
-	to->sb_agcount = to_be32(from->sb_agcount);
-	to->sb_rbmblocks = to_be32(from->sb_rbmblocks);
-	to->sb_logblocks = to_be32(from->sb_logblocks);
-	to->sb_versionnum = to_be16(from->sb_versionnum);
-	to->sb_sectsize = to_be16(from->sb_sectsize);
-	to->sb_inodesize = to_be16(from->sb_inodesize);
-	to->sb_inopblock = to_be16(from->sb_inopblock);
-	memcpy(to->sb_fname, from->sb_fname, sizeof(to->sb_fname));
-	to->sb_blocklog = from->sb_blocklog;
-	to->sb_sectlog = from->sb_sectlog;
-	to->sb_inodelog = from->sb_inodelog;
-	to->sb_inopblog = from->sb_inopblog;
-	to->sb_agblklog = from->sb_agblklog;
-	to->sb_rextslog = from->sb_rextslog;
-	to->sb_inprogress = from->sb_inprogress;
-	to->sb_imax_pct = from->sb_imax_pct;
-	to->sb_icount = to_be64(from->sb_icount);
-	to->sb_ifree = to_be64(from->sb_ifree);
-	to->sb_fdblocks = to_be64(from->sb_fdblocks);
-	to->sb_frextents = to_be64(from->sb_frextents);
-	to->sb_uquotino = to_be64(from->sb_uquotino);
-	to->sb_gquotino = to_be64(from->sb_gquotino);
-	to->sb_qflags = to_be16(from->sb_qflags);
-	to->sb_flags = from->sb_flags;
-	to->sb_shared_vn = from->sb_shared_vn;
-	to->sb_inoalignmt = to_be32(from->sb_inoalignmt);
-	to->sb_unit = to_be32(from->sb_unit);
-	to->sb_width = to_be32(from->sb_width);
-	to->sb_dirblklog = from->sb_dirblklog;
-	to->sb_logsectlog = from->sb_logsectlog;
-	to->sb_logsectsize = to_be16(from->sb_logsectsize);
-	to->sb_logsunit = to_be32(from->sb_logsunit);
-	to->sb_features2 = to_be32(from->sb_features2);
+#define SB_ENCODE(f, w) to->sb_##f = to_be##w(from->sb_##f);
+	SB_SCALAR_FIELDS(SB_ENCODE)
+#undef SB_ENCODE
 	/* the kernel always writes bad_features2 as a copy of features2 */
 	to->sb_bad_features2 = to_be32(from->sb_features2);
-	to->sb_features_compat = to_be32(from->sb_features_compat);
-	to->sb_features_ro_compat = to_be32(from->sb_features_ro_compat);
-	to->sb_features_incompat = to_be32(from->sb_features_incompat);
-	to->sb_features_log_incompat = to_be32(from->sb_features_log_incompat);
-	to->sb_spino_align = to_be32(from->sb_spino_align);
-	to->sb_pquotino = to_be64(from->sb_pquotino);
-	to->sb_lsn = to_be64(from->sb_lsn);
-	memcpy(&to->sb_meta_uuid, &from->sb_meta_uuid, sizeof(to->sb_meta_uuid));
+	sb_copy_bytes(&to->sb_uuid, to->sb_fname, &to->sb_meta_uuid, &from->sb_uuid,
+		      from->sb_fname, &from->sb_meta_uuid);
 }
 
 uint32_t fs_sb_unknown_incompat(const struct xfs_sb *sb)
