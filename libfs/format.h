@@ -70,6 +70,7 @@ struct fs_geom {
 	bool crc, ftype, finobt, spinodes, rmapbt, reflink, inobtcount, bigtime,
 	     nrext64, meta_uuid_feat, needsrepair, lazysbcount, attr2, projid32,
 	     quota;
+	bool asciici;                   /* ascii-ci names: directory hashes fold case */
 	unsigned char uuid[16];
 	unsigned char meta_uuid[16];    /* what metadata blocks are stamped with */
 };

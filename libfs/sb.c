@@ -218,6 +218,7 @@ int fs_geom_derive(const struct xfs_sb *sb, struct fs_geom *g)
 
 	g->crc = (sb->sb_versionnum & XFS_SB_VERSION_NUMBITS) == XFS_SB_VERSION_5;
 	g->ftype = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_FTYPE;
+	g->asciici = sb->sb_versionnum & XFS_SB_VERSION_BORGBIT;
 	g->spinodes = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_SPINODES;
 	g->meta_uuid_feat = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_META_UUID;
 	g->bigtime = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_BIGTIME;

@@ -11,6 +11,7 @@
 #include "libfs/ag.h"
 #include "libfs/btree.h"
 #include "libfs/crc.h"
+#include "libfs/da.h"
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 #include "libfs/sb.h"
@@ -79,6 +80,10 @@ static const struct fs_verifier table[FS_MT_NR] = {
 			  offsetof(struct xfs_dinode, di_magic), XFS_DINODE_CRC_OFF,
 			  offsetof(struct xfs_dinode, di_uuid), offsetof(struct xfs_dinode, di_lsn),
 			  fs_inode_verify_fields, 2 },
+	[FS_MT_DA_NODE] = { FS_MT_DA_NODE, "DA node block", "da", XFS_DA3_NODE_MAGIC,
+			    offsetof(struct xfs_da3_blkinfo, hdr.magic), XFS_DA3_NODE_CRC_OFF,
+			    offsetof(struct xfs_da3_blkinfo, uuid), offsetof(struct xfs_da3_blkinfo, lsn),
+			    fs_da3_node_verify_fields, 2 },
 };
 
 const struct fs_verifier *fs_verifier_get(enum fs_mtype t)

@@ -18,6 +18,7 @@ enum fs_mtype {
 	FS_MT_CNTBT,               /* free space by size btree block (AB3C) */
 	FS_MT_RMAPBT,              /* reverse mapping btree block (RMB3) */
 	FS_MT_REFCBT,              /* reference count btree block (R3FC) */
+	FS_MT_DA_NODE,             /* dir/attr DA3 node block (0x3ebe); vc.ino = owner */
 	FS_MT_NR
 };
 
