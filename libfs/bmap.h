@@ -41,6 +41,7 @@ struct fs_bmap_ctx {
 	/* read one filesystem block (blocksize bytes) into buf: 0 or negative errno */
 	int (*read_fsblock)(void *priv, fs_fsblock_t fsb, void *buf);
 	void *priv;
+	uint64_t rblocks;          /* realtime device blocks; 0 = unknown (rt extents not judged) */
 };
 
 /*
@@ -57,6 +58,10 @@ struct fs_bmap_ctx {
 int fs_bmap_load(const struct fs_bmap_ctx *c, const void *dinode, const struct fs_inode *ip,
 		 int whichfork, struct fs_bmap *out);
 void fs_bmap_free(struct fs_bmap *m);
+
+/* Unpack / pack one on-disk bmbt record (struct xfs_bmbt_rec, 16 bytes). */
+void fs_bmbt_rec_decode(const void *rec, struct fs_bmap_ext *e);
+void fs_bmbt_rec_encode(const struct fs_bmap_ext *e, void *rec);
 
 /*
  * The mapping holding file block off: its index in m->ext, or -1 for a

@@ -35,6 +35,27 @@ static int inobt_key_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static uint32_t bmbt_maxlevels(const struct fs_geom *g)
+{
+	/* the data fork's height bounds the attr fork's too */
+	return g->bmbt_maxlevels_data;
+}
+
+static void bmbt_rec_key(const void *rec, void *key)
+{
+	/* a bmbt key is the record's startoff: the low 54 bits of l0 above bit 9 */
+	uint64_t l0 = get_be64(rec);
+
+	put_be64(key, (l0 >> (64 - BMBT_EXNTFLAG_BITLEN - BMBT_STARTOFF_BITLEN)) & BMBT_STARTOFF_MASK);
+}
+
+static int bmbt_key_cmp(const void *a, const void *b)
+{
+	uint64_t x = get_be64(a), y = get_be64(b);
+
+	return x < y ? -1 : x > y;
+}
+
 static const struct fs_btree_ops btree_table[FS_BTREE_NR] = {
 	[FS_BTREE_INO] = {
 		.type = FS_BTREE_INO, .name = "inode btree", .code_prefix = "inobt",
@@ -49,6 +70,13 @@ static const struct fs_btree_ops btree_table[FS_BTREE_NR] = {
 		.rec_len = sizeof(struct xfs_inobt_rec), .key_len = sizeof(struct xfs_inobt_key),
 		.ptr_len = sizeof(xfs_inobt_ptr_t), .maxlevels = inobt_maxlevels,
 		.rec_key = inobt_rec_key, .key_cmp = inobt_key_cmp,
+	},
+	[FS_BTREE_BMBT] = {
+		.type = FS_BTREE_BMBT, .name = "block map btree", .code_prefix = "bmbt",
+		.mtype = FS_MT_BMBT, .magic = XFS_BMAP_CRC_MAGIC, .long_format = true,
+		.rec_len = sizeof(struct xfs_bmbt_rec), .key_len = sizeof(xfs_bmbt_key_t),
+		.ptr_len = sizeof(xfs_bmbt_ptr_t), .maxlevels = bmbt_maxlevels,
+		.rec_key = bmbt_rec_key, .key_cmp = bmbt_key_cmp,
 	},
 };
 
@@ -137,7 +165,8 @@ static void breport(const struct fs_btree_ops *ops, const struct fs_vctx *c, con
 	char code[32];
 
 	snprintf(code, sizeof(code), "%s.%s", ops->code_prefix, what);
-	fs_report(c->fl, code, c->agno, (int64_t)c->daddr, FS_NONE, field, exp, found, "%s: %s",
+	fs_report(c->fl, code, c->agno, (int64_t)c->daddr, c->ino ? (int64_t)c->ino : FS_NONE,
+		  field, exp, found, "%s: %s",
 		  ops->name, msg);
 }
 
@@ -189,6 +218,62 @@ int fs_btree_sblock_verify_fields(const struct fs_btree_ops *ops, const struct f
 		n++;
 	}
 	if (h.leftsib != NULLAGBLOCK && h.leftsib == h.rightsib) {
+		breport(ops, c, "sibling", "bb_rightsib", "different from bb_leftsib",
+			FS_U(h.rightsib), "left and right siblings are the same block");
+		n++;
+	}
+	return n;
+}
+
+static bool lsib_ok(const struct fs_geom *g, uint64_t sib)
+{
+	return sib == NULLFSBLOCK ||
+	       (fs_fsb_valid(g, sib) && fs_fsb_to_agbno(g, sib) >= g->ag_hdr_blocks);
+}
+
+int fs_btree_lblock_verify_fields(const struct fs_btree_ops *ops, const struct fs_vctx *c,
+				  const void *buf, size_t len)
+{
+	const struct fs_geom *g = c->g;
+	struct fs_btree_hdr h;
+	uint32_t maxr;
+	int n = 0;
+
+	if (len < fs_btree_hdr_len(ops))
+		return 0;
+	fs_btree_hdr_decode(ops, buf, &h);
+	if (h.owner != c->ino) {
+		breport(ops, c, "owner", "bb_owner", FS_U(c->ino), FS_U(h.owner),
+			"block belongs to another inode");
+		n++;
+	}
+	if (h.blkno != c->daddr) {
+		breport(ops, c, "blkno", "bb_blkno", FS_U(c->daddr), FS_U(h.blkno),
+			"block says it lives elsewhere");
+		n++;
+	}
+	if (ops->maxlevels && h.level >= ops->maxlevels(g)) {
+		breport(ops, c, "level", "bb_level", FS_U(ops->maxlevels(g) - 1), FS_U(h.level),
+			"block level is above what the geometry allows");
+		n++;
+	}
+	maxr = fs_btree_maxrecs(ops, len, h.level == 0);
+	if (h.numrecs > maxr) {
+		breport(ops, c, "numrecs", "bb_numrecs", FS_U(maxr), FS_U(h.numrecs),
+			"more records than the block can hold");
+		n++;
+	}
+	if (!lsib_ok(g, h.leftsib)) {
+		breport(ops, c, "sibling", "bb_leftsib", "a block of the filesystem", FS_X(h.leftsib),
+			"left sibling outside the filesystem");
+		n++;
+	}
+	if (!lsib_ok(g, h.rightsib)) {
+		breport(ops, c, "sibling", "bb_rightsib", "a block of the filesystem",
+			FS_X(h.rightsib), "right sibling outside the filesystem");
+		n++;
+	}
+	if (h.leftsib != NULLFSBLOCK && h.leftsib == h.rightsib) {
 		breport(ops, c, "sibling", "bb_rightsib", "different from bb_leftsib",
 			FS_U(h.rightsib), "left and right siblings are the same block");
 		n++;

@@ -14,6 +14,7 @@
 enum fs_btree_type {
 	FS_BTREE_INO,
 	FS_BTREE_FINO,
+	FS_BTREE_BMBT,             /* long format, rooted in an inode fork (walked by bmap.c) */
 	FS_BTREE_NR
 };
 
@@ -76,6 +77,15 @@ uint64_t fs_btree_ptr(const struct fs_btree_ops *ops, const void *block, size_t 
  * magic/CRC/UUID/LSN checks come from the table row.
  */
 int fs_btree_sblock_verify_fields(const struct fs_btree_ops *ops, const struct fs_vctx *c,
+				  const void *buf, size_t len);
+
+/*
+ * Field rules of a long-format (bmbt) block for the verifier table: owner is
+ * c->ino, blkno is the daddr it was read from, level below the geometry's
+ * bmbt height, numrecs within maxrecs, siblings NULL or inside the
+ * filesystem and off the AG headers.
+ */
+int fs_btree_lblock_verify_fields(const struct fs_btree_ops *ops, const struct fs_vctx *c,
 				  const void *buf, size_t len);
 
 /*

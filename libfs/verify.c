@@ -38,6 +38,11 @@ static int verify_finobt_fields(const struct fs_vctx *c, const void *buf, size_t
 	return fs_btree_sblock_verify_fields(fs_btree_ops_get(FS_BTREE_FINO), c, buf, len);
 }
 
+static int verify_bmbt_fields(const struct fs_vctx *c, const void *buf, size_t len)
+{
+	return fs_btree_lblock_verify_fields(fs_btree_ops_get(FS_BTREE_BMBT), c, buf, len);
+}
+
 #define SBLOCK_UUID_OFF offsetof(struct xfs_btree_block, bb_u.s.bb_uuid)
 #define SBLOCK_LSN_OFF  offsetof(struct xfs_btree_block, bb_u.s.bb_lsn)
 
@@ -76,6 +81,10 @@ static const struct fs_verifier table[FS_MT_NR] = {
 	[FS_MT_FINOBT] = { FS_MT_FINOBT, "free inode btree block", "finobt", XFS_FIBT_CRC_MAGIC, 0,
 			   XFS_BTREE_SBLOCK_CRC_OFF, SBLOCK_UUID_OFF, SBLOCK_LSN_OFF,
 			   verify_finobt_fields },
+	[FS_MT_BMBT] = { FS_MT_BMBT, "block map btree block", "bmbt", XFS_BMAP_CRC_MAGIC,
+			 offsetof(struct xfs_btree_block, bb_magic), XFS_BTREE_LBLOCK_CRC_OFF,
+			 offsetof(struct xfs_btree_block, bb_u.l.bb_uuid),
+			 offsetof(struct xfs_btree_block, bb_u.l.bb_lsn), verify_bmbt_fields },
 	[FS_MT_INODE] = { FS_MT_INODE, "inode", "inode", XFS_DINODE_MAGIC,
 			  offsetof(struct xfs_dinode, di_magic), XFS_DINODE_CRC_OFF,
 			  offsetof(struct xfs_dinode, di_uuid), offsetof(struct xfs_dinode, di_lsn),

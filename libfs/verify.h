@@ -19,6 +19,7 @@ enum fs_mtype {
 	FS_MT_RMAPBT,              /* reverse mapping btree block (RMB3) */
 	FS_MT_REFCBT,              /* reference count btree block (R3FC) */
 	FS_MT_DA_NODE,             /* dir/attr DA3 node block (0x3ebe); vc.ino = owner */
+	FS_MT_BMBT,                /* block map btree block (BMA3); c->ino is the owner */
 	FS_MT_NR
 };
 
