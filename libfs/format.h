@@ -65,7 +65,7 @@ struct fs_geom {
 	uint64_t rootino, rbmino, rsumino;
 	/* maximum btree heights this geometry allows */
 	uint32_t alloc_maxlevels, inobt_maxlevels, rmap_maxlevels, refc_maxlevels;
-	uint32_t bmbt_maxlevels_data;
+	uint32_t bmbt_maxlevels_data, bmbt_maxlevels_attr;
 	/* feature summary */
 	bool crc, ftype, finobt, spinodes, rmapbt, reflink, inobtcount, bigtime,
 	     nrext64, meta_uuid_feat, needsrepair, lazysbcount, attr2, projid32,

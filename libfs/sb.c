@@ -107,14 +107,13 @@ static uint32_t btree_maxlevels(const uint32_t minrecs[2], uint64_t records)
 }
 
 /*
- * Height of a data fork bmbt, root in the inode included, as the kernel's
+ * Height of a fork's bmbt, root in the inode included, as the kernel's
  * xfs_bmap_compute_maxlevels counts it: a level that fits in the inode root
  * (MINDBTPTRS pointers at least) is the last one.
  */
-static uint32_t bmbt_maxlevels(const uint32_t minrecs[2], uint64_t records)
+static uint32_t bmbt_maxlevels(const uint32_t minrecs[2], uint64_t records, uint64_t rootrecs)
 {
-	/* xfs_bmdr_maxrecs(XFS_BMDR_SPACE_CALC(MINDBTPTRS)) is MINDBTPTRS itself */
-	const uint64_t rootrecs = MINDBTPTRS;
+	/* xfs_bmdr_maxrecs(XFS_BMDR_SPACE_CALC(n)) is n itself: rootrecs is MIN[DA]BTPTRS */
 	uint64_t blocks = (records + minrecs[0] - 1) / minrecs[0];
 	uint32_t level;
 
@@ -253,7 +252,9 @@ int fs_geom_derive(const struct xfs_sb *sb, struct fs_geom *g)
 	btree_minrecs(g->blocksize, lblock, sizeof(xfs_bmbt_rec_t),
 		      sizeof(xfs_bmbt_key_t) + sizeof(xfs_bmbt_ptr_t), mr);
 	g->bmbt_maxlevels_data = bmbt_maxlevels(mr, g->nrext64 ? XFS_MAX_EXTCNT_DATA_FORK_LARGE :
-						XFS_MAX_EXTCNT_DATA_FORK_SMALL);
+						XFS_MAX_EXTCNT_DATA_FORK_SMALL, MINDBTPTRS);
+	g->bmbt_maxlevels_attr = bmbt_maxlevels(mr, g->nrext64 ? XFS_MAX_EXTCNT_ATTR_FORK_LARGE :
+						XFS_MAX_EXTCNT_ATTR_FORK_SMALL, MINABTPTRS);
 	return 0;
 }
 
