@@ -12,8 +12,6 @@
  * the kernel's rules, as of xfsprogs 6.1, expressed on struct fs_geom.
  */
 #include "libfs/logres.h"
-#include <stdio.h>
-#include <stdlib.h>
 
 /* Roll counts of the permanent reservations (kernel xfs_trans_resv.h). */
 enum {
@@ -325,7 +323,6 @@ uint32_t fs_log_min_blocks(const struct fs_geom *g, uint32_t logsunit_bytes)
 	r.alloc_contig = leaf_max - leaf_max / 2;
 	n = all_resv(&r, v);
 	for (size_t i = 0; i < n; i++) {
-		if (getenv("LRDBG")) fprintf(stderr, "%zu %u %u\n", i, v[i].logres, v[i].logcount);
 		uint64_t t = v[i].logcount > 1 ? (uint64_t)v[i].logres * v[i].logcount : v[i].logres;
 
 		if (t > space) {

@@ -10,6 +10,8 @@
  * the root inode chunk; the code is ours.
  */
 #include "mkfs/plan.h"
+#include "libfs/logres.h"
+#include "libfs/sb.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -157,10 +159,6 @@ static int plan_sizes(const struct mkfs_opts *o, const struct mkfs_topo *t,
 	    p->blocksize > XFS_MAX_BLOCKSIZE)
 		return fail(err, el, "block size %u is not a power of two between 1024 and 65536; "
 			    "pick one with -b size=", p->blocksize);
-	if (p->blocksize > 16384)
-		return fail(err, el, "block size %u is not supported by xfsx_mkfs yet: above 16 KiB "
-			    "the minimum log size depends on transaction reservations it does not "
-			    "compute; use -b size=16384 or less, or mkfs.xfs", p->blocksize);
 	p->blocklog = log2_exact(p->blocksize);
 
 	if (o->sectsize) {
@@ -374,12 +372,33 @@ static uint32_t sbtree_maxlevels(uint32_t blocksize, size_t rec, size_t keyptr, 
 	return h;
 }
 
+static void plan_sb(const struct mkfs_opts *o, struct mkfs_plan *p);
+
+/*
+ * The kernel's minimum log for this geometry (three of its largest
+ * transactions), from the superblock the plan would write.
+ */
+static int reservation_min_logblocks(const struct mkfs_opts *o, const struct mkfs_plan *p,
+				     uint32_t *out)
+{
+	struct mkfs_plan tmp = *p;
+	struct fs_geom g;
+
+	plan_sb(o, &tmp);
+	/* mkfs.xfs sizes the log before it sets the inode alignment: same cluster size here */
+	tmp.sb.sb_inoalignmt = 0;
+	if (fs_geom_derive(&tmp.sb, &g))
+		return -EINVAL;
+	*out = fs_log_min_blocks(&g, tmp.sb.sb_logsunit);
+	return 0;
+}
+
 static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_plan *p,
 		    char *err, size_t el)
 {
 	uint32_t blog = p->blocklog;
 	uint64_t max_logblocks, min_logblocks, logblocks, usable_overhead;
-	uint32_t sunit;
+	uint32_t sunit, resv_min;
 
 	/* log stripe unit: -l su/sunit, else the data stripe unit (v2 logs) */
 	if (o->lsu) {
@@ -407,7 +426,10 @@ static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct
 	usable_overhead = p->hdr_blocks + 4 /* XFS_ALLOCBT_AGFL_RESERVE */ + 3 +
 			  p->finobt + p->rmapbt + p->reflink;
 	max_logblocks = p->agblocks - usable_overhead - 1;
-	min_logblocks = XFS_MIN_LOG_BLOCKS;
+	if (reservation_min_logblocks(o, p, &resv_min))
+		return fail(err, el, "the geometry is inconsistent (%u blocks of %u bytes, %u AGs)",
+			    (unsigned)p->dblocks, p->blocksize, p->agcount);
+	min_logblocks = max_u64(XFS_MIN_LOG_BLOCKS, resv_min);
 	if (!o->logsize && p->dblocks >= GiB(1, blog))
 		min_logblocks = max_u64(min_logblocks, XFS_MIN_LOG_BYTES >> blog);
 
@@ -478,7 +500,12 @@ static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct
 			return fail(err, el, "because of stripe alignment the internal log (%llu "
 				    "blocks) does not fit in its AG", (unsigned long long)logblocks);
 	}
-	if (logblocks < min_logblocks || logblocks > XFS_MAX_LOG_BLOCKS ||
+	if (logblocks < min_logblocks)
+		return fail(err, el, "log size %llu blocks is too small: this geometry needs at least "
+			    "%llu blocks (three of the kernel's largest transactions); give a larger "
+			    "-l size=", (unsigned long long)logblocks,
+			    (unsigned long long)min_logblocks);
+	if (logblocks > XFS_MAX_LOG_BLOCKS ||
 	    (logblocks << blog) > XFS_MAX_LOG_BYTES)
 		return fail(err, el, "log size %llu blocks is outside %llu blocks .. 2 GiB",
 			    (unsigned long long)logblocks, (unsigned long long)min_logblocks);
@@ -631,7 +658,9 @@ int mkfs_plan(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_
 	 */
 	p->agfl_need = 2 * (p->alloc_maxlevels < 2 ? p->alloc_maxlevels : 2) +
 		       (p->rmapbt ? 2 : 0);
-	p->chunk_blocks = (XFS_INODES_PER_CHUNK * p->inodesize) >> p->blocklog;
+	/* with more than 64 inodes in a block, one allocation fills a block (xfs_ialloc_setup_geometry) */
+	p->chunk_inodes = max_u64(XFS_INODES_PER_CHUNK, p->blocksize / p->inodesize);
+	p->chunk_blocks = (p->chunk_inodes * p->inodesize) >> p->blocklog;
 	cluster = (8192u * (p->inodesize / XFS_DINODE_MIN_SIZE)) >> p->blocklog;
 	{
 		uint32_t inoalign = p->sparse ? p->chunk_blocks : (cluster ? cluster : 1);
@@ -653,8 +682,8 @@ int mkfs_plan(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_
 		if (a == 0)
 			p->rootino = (uint64_t)ag.chunk_agbno << (p->blocklog - p->inodelog);
 	}
-	p->icount = XFS_INODES_PER_CHUNK;
-	p->ifree = XFS_INODES_PER_CHUNK - 3;
+	p->icount = p->chunk_inodes;
+	p->ifree = p->chunk_inodes - 3;
 	plan_sb(o, p);
 	return 0;
 }

@@ -103,6 +103,7 @@ struct mkfs_plan {
 	uint32_t prealloc_blocks;    /* first block past the fixed blocks */
 	uint32_t agfl_size;          /* slots */
 	uint32_t agfl_need;          /* blocks mkfs puts on each AGFL */
+	uint32_t chunk_inodes;       /* inodes one allocation makes: 64, or a block's worth */
 	uint32_t chunk_blocks, chunk_align;
 	uint32_t alloc_maxlevels;
 	uint32_t data_concurrency, log_concurrency; /* 0: the rule did not apply */

@@ -120,10 +120,10 @@ static void encode_ag(const struct mkfs_plan *p, const struct mkfs_ag *ag, unsig
 
 	agi.seqno = ag->agno;
 	agi.length = ag->length;
-	agi.count = is0 ? XFS_INODES_PER_CHUNK : 0;
+	agi.count = is0 ? p->chunk_inodes : 0;
 	agi.root = p->ino_root;
 	agi.level = 1;
-	agi.freecount = is0 ? XFS_INODES_PER_CHUNK - 3 : 0;
+	agi.freecount = is0 ? p->chunk_inodes - 3 : 0;
 	agi.newino = is0 ? agino0 : NULLAGINO;
 	agi.dirino = NULLAGINO;
 	for (int i = 0; i < XFS_AGI_UNLINKED_BUCKETS; i++)
@@ -166,12 +166,16 @@ static void encode_ag(const struct mkfs_plan *p, const struct mkfs_ag *ag, unsig
 		if (fino && !p->finobt)
 			continue;
 		block_at(p, agbuf, root, &blk);
-		fs_enc_sblock(blk, bs, fino ? XFS_FIBT_CRC_MAGIC : XFS_IBT_CRC_MAGIC, 0, is0 ? 1 : 0,
+		/* one record per 64 inodes of the root allocation, the first with 3 in use */
+		uint16_t nrec = is0 ? (uint16_t)(p->chunk_inodes / XFS_INODES_PER_CHUNK) : 0;
+
+		fs_enc_sblock(blk, bs, fino ? XFS_FIBT_CRC_MAGIC : XFS_IBT_CRC_MAGIC, 0, nrec,
 			      fs_agbno_to_daddr(&g, ag->agno, root), ag->agno, uuid);
-		if (is0)
-			fs_enc_inobt_rec(fs_sblock_rec(blk, sizeof(xfs_inobt_rec_t), 0), agino0,
-					 p->sparse, 0, XFS_INODES_PER_CHUNK,
-					 XFS_INODES_PER_CHUNK - 3, ~0ull << 3);
+		for (uint16_t r = 0; r < nrec; r++)
+			fs_enc_inobt_rec(fs_sblock_rec(blk, sizeof(xfs_inobt_rec_t), r),
+					 agino0 + r * XFS_INODES_PER_CHUNK, p->sparse, 0,
+					 XFS_INODES_PER_CHUNK, r ? XFS_INODES_PER_CHUNK :
+					 XFS_INODES_PER_CHUNK - 3, r ? ~0ull : ~0ull << 3);
 		fs_enc_sblock_finish(blk, bs);
 	}
 
@@ -212,7 +216,7 @@ static void now_or_epoch(int64_t *sec, uint32_t *nsec)
 	*nsec = (uint32_t)ts.tv_nsec;
 }
 
-/* The root inode chunk: root directory, rt bitmap and summary, 61 free inodes. */
+/* The root inode chunk: root directory, rt bitmap and summary, the rest free. */
 static void encode_chunk(const struct mkfs_plan *p, unsigned char *buf)
 {
 	const unsigned char *uuid = (const unsigned char *)&p->sb.sb_uuid;
@@ -220,7 +224,7 @@ static void encode_chunk(const struct mkfs_plan *p, unsigned char *buf)
 	size_t is = p->inodesize;
 
 	now_or_epoch(&in.sec, &in.nsec);
-	for (uint32_t i = 0; i < XFS_INODES_PER_CHUNK; i++)
+	for (uint32_t i = 0; i < p->chunk_inodes; i++)
 		fs_enc_dinode_free(buf + i * is, is, p->rootino + i, uuid);
 
 	in.mode = S_IFDIR | 0755;

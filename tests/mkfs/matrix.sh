@@ -17,6 +17,10 @@ options=(
 	"-b size=1024"
 	"-b size=2048"
 	"-b size=8192"
+	"-b size=16384"
+	"-b size=32768"
+	"-b size=65536"
+	"-b size=65536 -i size=1024"
 	"-s size=4096"
 	"-i size=1024"
 	"-i size=2048"
@@ -41,7 +45,6 @@ solo_options=(
 	"-m rmapbt=0,reflink=0,finobt=0,inobtcount=0 -i sparse=0"
 	"-d concurrency=8"
 	"-l concurrency=4"
-	"-b size=16384"
 )
 
 a="$TMP/x.img"; b="$TMP/m.img"
@@ -90,7 +93,8 @@ run() { # size oracle(0/1) opts...
 
 for sz in "${sizes[@]}"; do run "$sz" 1; done
 for o in "${options[@]}"; do [ -n "$o" ] && run 3g 1 "$o"; done
-for o in "${options[@]:1:6}"; do run 301m 1 "$o"; run 700g 1 "$o"; done
+for o in "-b size=1024" "-b size=2048" "-b size=8192" "-b size=32768" "-s size=4096" \
+	 "-i size=1024" "-i size=2048"; do run 301m 1 "$o"; run 700g 1 "$o"; done
 for o in "${solo_options[@]}"; do run 3g 0 "$o"; done
 # large sparse images: default geometry across the 4 TiB rule and 1 TiB AGs
 for sz in 4t 5t 15t; do run "$sz" 1; done

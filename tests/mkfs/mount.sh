@@ -38,6 +38,7 @@ cases=(
 	"1g|"
 	"300m|"
 	"16g|-b size=1024"
+	"4g|-b size=65536"
 	"4g|-i size=1024 -m reflink=0"
 	"4g|-s size=4096"
 	"4g|-d su=64k,sw=4"

@@ -93,7 +93,7 @@ bad "agcount" -N -d agcount=2,agsize=100m "$img"
 bad "-q" -N -m nosuch=1 "$img"
 bad "no device" -N
 bad "label" -N -L thirteen_chars "$img"
-bad "not supported" -N -b size=65536 "$img"
+bad "needs at least" -N -b size=65536 -l size=64m "$img"
 
 # a mounted image is refused even with -f
 if have_loop_xfs && have_xfsprogs; then

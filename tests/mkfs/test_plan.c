@@ -218,7 +218,7 @@ static void test_refusals(void **state)
 
 	(void)state;
 	defaults(&o);
-	o.blocksize = 65536;
+	o.blocksize = 3000;
 	assert_int_not_equal(plan_for(10ull << 30, &o, &p), 0);
 	defaults(&o);
 	o.inodesize = 256;
@@ -239,6 +239,33 @@ static void test_refusals(void **state)
 	assert_int_not_equal(plan_for(10ull << 30, &o, &p), 0);   /* inobtcount needs finobt */
 }
 
+/* 64 KiB blocks, 4 GiB: mkfs.xfs 6.1 (-m rmapbt=1 -i nrext64=1) makes this geometry. */
+static void test_large_blocks(void **state)
+{
+	struct mkfs_opts o;
+	struct mkfs_plan p;
+
+	(void)state;
+	defaults(&o);
+	o.blocksize = 65536;
+	assert_int_equal(plan_for(4ull << 30, &o, &p), 0);
+	assert_int_equal(p.agcount, 4);
+	assert_int_equal(p.agblocks, 16384);
+	assert_int_equal(p.logblocks, 2570);       /* the reservation minimum, above 64 MiB */
+	assert_int_equal(p.logagno, 2);
+	assert_int_equal(p.logagbno, 7);
+	/* 128 inodes in a block: the root allocation is one block, two inobt records */
+	assert_int_equal(p.chunk_inodes, 128);
+	assert_int_equal(p.chunk_blocks, 1);
+	assert_int_equal(p.icount, 128);
+	assert_int_equal(p.ifree, 125);
+	assert_int_equal(p.rootino, 1664);
+	/* a log below the minimum is refused with the minimum in the message */
+	o.logsize = 64ull << 20;
+	assert_int_not_equal(plan_for(4ull << 30, &o, &p), 0);
+	assert_non_null(strstr(err, "needs at least 2570 blocks"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_stripe),
 		cmocka_unit_test(test_concurrency),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_large_blocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
