@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "libfs/logres.h"
 #include "libfs/ag.h"
 #include "libfs/endian.h"
 #include "libfs/sb.h"
@@ -117,6 +118,17 @@ int check_phase_headers(struct check_ctx *cx)
 			  FS_U(readable), FS_U(g->agcount),
 			  "AGs %u..%u start beyond the end of the device (%llu bytes): their headers cannot be checked",
 			  readable, g->agcount - 1, (unsigned long long)fs->dev->size);
+
+	/* the kernel will not mount a log that cannot hold three of its largest transactions */
+	if (g->log_internal && g->logblocks >= XFS_MIN_LOG_BLOCKS) {
+		uint32_t min_log = fs_log_min_blocks(g, fs->sb.sb_logsunit);
+
+		if (g->logblocks < min_log)
+			fs_report(cx->fl, "sb.log", 0, 0, FS_NONE, "logblocks",
+				  FS_U(min_log), FS_U(g->logblocks),
+				  "the log (%u blocks) is smaller than this geometry's minimum of %u "
+				  "blocks: the kernel refuses to mount it", g->logblocks, min_log);
+	}
 
 	for (fs_agnumber_t first = 0; first < readable; first += batch) {
 		uint32_t n = readable - first < batch ? readable - first : batch;
