@@ -30,7 +30,54 @@ static void report_unreadable(struct check_ctx *cx, fs_agnumber_t agno, long res
 			  strerror(res < 0 ? (int)-res : EIO));
 }
 
-static void check_ag(struct check_ctx *cx, fs_agnumber_t agno, const unsigned char *hdr)
+/*
+ * A secondary that differs from the primary is reported against the
+ * secondary.  When every secondary compared (two or more) differs from the
+ * primary in a field, and all with the same value, the primary is the odd
+ * one out: say so once, against AG 0, with the secondaries' value expected.
+ */
+static void blame_primary(struct check_ctx *cx, uint32_t compared)
+{
+	struct fs_findings *fl = cx->fl;
+	struct { char field[48]; char found[96]; char primary[96]; uint32_t n; bool mixed; } f[32];
+	size_t nf = 0;
+
+	if (compared < 2)
+		return;
+	pthread_mutex_lock(&fl->lock);
+	for (size_t i = 0; i < fl->n; i++) {
+		const struct fs_finding *r = &fl->v[i];
+		size_t k;
+
+		if (strcmp(r->def->code, "sb.secondary") || r->ag <= 0)
+			continue;
+		for (k = 0; k < nf && strcmp(f[k].field, r->field); k++)
+			;
+		if (k == nf) {
+			if (nf == sizeof(f) / sizeof(f[0]))
+				continue;
+			snprintf(f[k].field, sizeof(f[k].field), "%s", r->field);
+			snprintf(f[k].found, sizeof(f[k].found), "%s", r->found);
+			snprintf(f[k].primary, sizeof(f[k].primary), "%s", r->expected);
+			f[k].n = 0;
+			f[k].mixed = false;
+			nf++;
+		}
+		f[k].n++;
+		if (strcmp(f[k].found, r->found))
+			f[k].mixed = true;
+	}
+	pthread_mutex_unlock(&fl->lock);
+	for (size_t k = 0; k < nf; k++)
+		if (f[k].n == compared && !f[k].mixed)
+			fs_report(fl, "sb.secondary", 0, 0, FS_NONE, f[k].field, f[k].found,
+				  f[k].primary, "the primary superblock's %s (%s) differs from all %u "
+				  "secondaries (%s): the primary is the damaged one", f[k].field,
+				  f[k].primary, compared, f[k].found);
+}
+
+static void check_ag(struct check_ctx *cx, fs_agnumber_t agno, const unsigned char *hdr,
+		     uint32_t *compared)
 {
 	struct fs *fs = cx->fs;
 	const struct fs_geom *g = &fs->g;
@@ -50,8 +97,10 @@ static void check_ag(struct check_ctx *cx, fs_agnumber_t agno, const unsigned ch
 		if (fs_verify(FS_MT_SB, &c, hdr, g->sectsize) == 0 ||
 		    get_be32(hdr) == XFS_SB_MAGIC) {
 			fs_sb_from_disk(&sec, (const void *)hdr);
-			if (sec.sb_magicnum == XFS_SB_MAGIC)
+			if (sec.sb_magicnum == XFS_SB_MAGIC) {
 				fs_sb_compare_secondary(&fs->sb, &sec, agno, cx->fl);
+				(*compared)++;
+			}
 		}
 	}
 	c.daddr = base + sect_bbs;
@@ -92,6 +141,7 @@ int check_phase_headers(struct check_ctx *cx)
 	size_t align = fs->dev->direct ? fs->dev->dio_align : FS_BBSIZE;
 	size_t rd_len = (hdr_len + align - 1) / align * align;
 	const uint32_t batch = 256;
+	uint32_t compared = 0;
 	struct fs_io_req *reqs;
 	struct fs_ioq *q;
 	unsigned char *bufs;
@@ -159,13 +209,14 @@ int check_phase_headers(struct check_ctx *cx)
 					continue;
 				}
 			}
-			check_ag(cx, first + i, reqs[i].buf);
+			check_ag(cx, first + i, reqs[i].buf, &compared);
 			cx->headers_read += 4;
 			cache_headers(cx, first + i, reqs[i].buf);
 		}
 		cx->ags_checked += n;
 		check_progress_add(cx, n);
 	}
+	blame_primary(cx, compared);
 out:
 	free(bufs);
 	free(reqs);

@@ -160,6 +160,7 @@ for obj in "sb 0"; do
 	run_case set "$A" "$obj" inodesize 300
 	run_case set "$A" "$obj" logblocks 10
 	run_case set "$A" "$obj" logblocks 600	# above 512 but below the reservation minimum
+	run_case set "$A" "$obj" dirblklog 4	# valid alone: the secondaries outvote the primary
 	run_case set "$A" "$obj" versionnum 0xb4a6
 	run_case set "$A" "$obj" inprogress 1
 	run_case set "$A" "$obj" imax_pct 200
