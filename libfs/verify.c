@@ -12,6 +12,7 @@
 #include "libfs/btree.h"
 #include "libfs/crc.h"
 #include "libfs/da.h"
+#include "libfs/dir.h"
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 #include "libfs/sb.h"
@@ -43,6 +44,8 @@ static int verify_bmbt_fields(const struct fs_vctx *c, const void *buf, size_t l
 	return fs_btree_lblock_verify_fields(fs_btree_ops_get(FS_BTREE_BMBT), c, buf, len);
 }
 
+#define DIR3_UUID_OFF offsetof(struct xfs_dir3_blk_hdr, uuid)
+#define DIR3_LSN_OFF  offsetof(struct xfs_dir3_blk_hdr, lsn)
 #define SBLOCK_UUID_OFF offsetof(struct xfs_btree_block, bb_u.s.bb_uuid)
 #define SBLOCK_LSN_OFF  offsetof(struct xfs_btree_block, bb_u.s.bb_lsn)
 
@@ -93,6 +96,23 @@ static const struct fs_verifier table[FS_MT_NR] = {
 			    offsetof(struct xfs_da3_blkinfo, hdr.magic), XFS_DA3_NODE_CRC_OFF,
 			    offsetof(struct xfs_da3_blkinfo, uuid), offsetof(struct xfs_da3_blkinfo, lsn),
 			    fs_da3_node_verify_fields, 2 },
+	[FS_MT_DIR_BLOCK] = { FS_MT_DIR_BLOCK, "directory block", "dir", XFS_DIR3_BLOCK_MAGIC, 0,
+			      XFS_DIR3_DATA_CRC_OFF, DIR3_UUID_OFF, DIR3_LSN_OFF,
+			      fs_dir3_data_verify_fields },
+	[FS_MT_DIR_DATA] = { FS_MT_DIR_DATA, "directory data block", "dir", XFS_DIR3_DATA_MAGIC, 0,
+			     XFS_DIR3_DATA_CRC_OFF, DIR3_UUID_OFF, DIR3_LSN_OFF,
+			     fs_dir3_data_verify_fields },
+	[FS_MT_DIR_LEAF1] = { FS_MT_DIR_LEAF1, "directory leaf block", "dir", XFS_DIR3_LEAF1_MAGIC,
+			      offsetof(struct xfs_da3_blkinfo, hdr.magic), XFS_DIR3_LEAF_CRC_OFF,
+			      offsetof(struct xfs_da3_blkinfo, uuid), offsetof(struct xfs_da3_blkinfo, lsn),
+			      fs_dir3_leaf_verify_fields, 2 },
+	[FS_MT_DIR_LEAFN] = { FS_MT_DIR_LEAFN, "directory node leaf block", "dir", XFS_DIR3_LEAFN_MAGIC,
+			      offsetof(struct xfs_da3_blkinfo, hdr.magic), XFS_DIR3_LEAF_CRC_OFF,
+			      offsetof(struct xfs_da3_blkinfo, uuid), offsetof(struct xfs_da3_blkinfo, lsn),
+			      fs_dir3_leaf_verify_fields, 2 },
+	[FS_MT_DIR_FREE] = { FS_MT_DIR_FREE, "directory free index block", "dir", XFS_DIR3_FREE_MAGIC, 0,
+			     XFS_DIR3_FREE_CRC_OFF, DIR3_UUID_OFF, DIR3_LSN_OFF,
+			     fs_dir3_free_verify_fields },
 };
 
 const struct fs_verifier *fs_verifier_get(enum fs_mtype t)

@@ -20,6 +20,11 @@ enum fs_mtype {
 	FS_MT_REFCBT,              /* reference count btree block (R3FC) */
 	FS_MT_DA_NODE,             /* dir/attr DA3 node block (0x3ebe); vc.ino = owner */
 	FS_MT_BMBT,                /* block map btree block (BMA3); c->ino is the owner */
+	FS_MT_DIR_BLOCK,           /* single-block directory (XDB3); vc.ino = owner */
+	FS_MT_DIR_DATA,            /* directory data block (XDD3) */
+	FS_MT_DIR_LEAF1,           /* directory leaf, leaf form (0x3df1) */
+	FS_MT_DIR_LEAFN,           /* directory leaf, node form (0x3dff) */
+	FS_MT_DIR_FREE,            /* directory free index block (XDF3) */
 	FS_MT_NR
 };
 
