@@ -9,6 +9,8 @@
 #include "libfs/findings.h"
 #include "libfs/readahead.h"
 #include "check/model.h"
+
+struct check_links;
 #include "libfs/btree.h"
 
 struct check_opts {
@@ -27,6 +29,7 @@ struct check_ctx {
 	const struct check_opts *opts;
 	struct fs_cache *cache;    /* shared by every phase */
 	struct model *model;       /* block ownership and inode chunks as observed */
+	struct check_links *links; /* per-inode link records and the directory graph (links.h) */
 	struct fs_ioq **ioq;       /* one submission queue per worker */
 	unsigned workers;
 	struct check_progress *progress;
@@ -52,6 +55,13 @@ int check_phase_freesp(struct check_ctx *cx);
 int check_phase_inobt(struct check_ctx *cx);
 /* Phase 4: every inode of every chunk: v3 core rules, state vs the inobt free mask. */
 int check_phase_inodes(struct check_ctx *cx);
+/* Directories: every directory's blocks verified, its entries into the directory graph. */
+int check_phase_dirs(struct check_ctx *cx);
+/* Whole-filesystem link rules: reachability, link counts, directory hard links, "..". */
+int check_phase_links(struct check_ctx *cx);
+/* An inode's buffer from the cache (its inode cluster) and its offset in it. */
+int check_inode_get(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t agino, struct fs_buf **b,
+		    size_t *off);
 /* Last: every block owned once (duplicate claims across all scanned owners). */
 int check_phase_owners(struct check_ctx *cx);
 

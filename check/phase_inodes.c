@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "check/check.h"
+#include "check/links.h"
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 #include "libfs/workq.h"
@@ -130,7 +131,7 @@ static int check_chunk(struct check_ctx *cx, fs_agnumber_t agno, struct model_ic
 		dip = b->data + off;
 		vc.daddr = fs_agbno_to_daddr(g, agno, agbno);
 		vc.ino = ino;
-		fs_verify(FS_MT_INODE, &vc, dip, g->inodesize);
+		check_links_note(cx, ino, dip, fs_verify(FS_MT_INODE, &vc, dip, g->inodesize) != 0);
 		(*checked)++;
 		mode = get_be16(dip + offsetof(struct xfs_dinode, di_mode));
 		free_disk = mode == 0;
@@ -150,6 +151,30 @@ static int check_chunk(struct check_ctx *cx, fs_agnumber_t agno, struct model_ic
 				  (unsigned long long)ino, mode);
 	}
 	fs_buf_put(cx->cache, b);
+	return 0;
+}
+
+int check_inode_get(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t agino, struct fs_buf **b,
+		    size_t *off)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct model_ichunk *c = model_ichunk_find(cx->model, agno, agino);
+	fs_agblock_t agbno = fs_agino_to_agbno(g, agino), u;
+	int err;
+
+	if (!c)
+		return -ENOENT;
+	u = unit_start(g, fs_agino_to_agbno(g, c->startino), agbno);
+	err = fs_cache_read(cx->cache, fs_agbno_to_daddr(g, agno, u),
+			    unit_blocks(g, agno, u) << g->blocklog, b);
+	if (err)
+		return err;
+	*off = ((size_t)(agbno - u) << g->blocklog) +
+	       ((size_t)fs_agino_to_offset(g, agino) << g->inodelog);
+	if (*off + g->inodesize > (*b)->len) {
+		fs_buf_put(cx->cache, *b);
+		return -ERANGE;
+	}
 	return 0;
 }
 

@@ -4,7 +4,8 @@
  * cache for all phases, the in-core model, a submission queue per worker)
  * and the phases in order.  Phases are files: phase_headers.c (1),
  * phase_freesp.c (2), phase_inobt.c (3),
- * phase_inodes.c (4), phase_owners.c (last).
+ * phase_inodes.c (4), phase_dirs.c and phase_links.c (directories and the
+ * directory graph), phase_owners.c (last).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "check/check.h"
+#include "check/links.h"
 #include "libfs/workq.h"
 
 static uint64_t default_cache_bytes(void)
@@ -76,6 +78,7 @@ void check_teardown(struct check_ctx *cx)
 	cx->ioq = NULL;
 	fs_cache_destroy(cx->cache);
 	cx->cache = NULL;
+	check_links_destroy(cx);
 	model_destroy(cx->model);
 	cx->model = NULL;
 	check_progress_free(cx);
@@ -107,7 +110,16 @@ int check_run(struct check_ctx *cx)
 	err = check_phase_inobt(cx);
 	if (err)
 		return err;
+	err = check_links_create(cx);
+	if (err)
+		return err;
 	err = check_phase_inodes(cx);
+	if (err)
+		return err;
+	err = check_phase_dirs(cx);
+	if (err)
+		return err;
+	err = check_phase_links(cx);
 	if (err)
 		return err;
 	return check_phase_owners(cx);

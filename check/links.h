@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XFSX_CHECK_LINKS_H
+#define XFSX_CHECK_LINKS_H
+
+#include <stdint.h>
+
+#include "libfs/format.h"
+
+/*
+ * The directory graph and per-inode link records (DESIGN.md, "The in-core
+ * model"): one compact record per inode slot of every chunk (a dense index
+ * over the model's chunks, 64 slots a chunk), filled by the inode phase
+ * (type, nlink), counted by the directory phase (references, subdirectory
+ * entries, "..", the first parent seen), and the directory edges in flat
+ * per-worker arrays.  The links phase joins them: reachability from the
+ * root, link counts, directory hard links, "..".
+ */
+
+enum {
+	LR_SEEN = 1,               /* the inode phase read it (allocated, mode != 0) */
+	LR_BAD = 2,                /* its own checks failed: do not judge its links */
+	LR_REACHED = 4,
+	LR_WALKED = 8,             /* a directory whose entries were walked */
+};
+
+struct link_rec {
+	uint32_t nlink;            /* on disk */
+	uint32_t refs;             /* directory entries naming it */
+	uint32_t subdirs;          /* (directories) entries naming directories */
+	uint32_t parent;           /* (directories) slot of the first directory naming it, +1 */
+	uint64_t dotdot;           /* (directories) what ".." says */
+	uint8_t type;              /* XFS_DIR3_FT_* of its mode, 0 = free/unknown */
+	uint8_t flags;             /* LR_* */
+};
+
+/* A directory entry naming another directory or file: parent slot -> child slot. */
+struct link_edge {
+	uint32_t parent, child;
+};
+
+struct link_edges {
+	struct link_edge *v;
+	size_t n, cap;
+};
+
+struct check_links {
+	uint64_t nslots;
+	uint64_t *ag_base;         /* first slot of each AG */
+	struct link_rec *rec;
+	struct link_edges *edges;  /* one array per worker */
+	unsigned nworkers;
+	uint64_t dirs_walked, entries;
+};
+
+struct check_ctx;
+
+/* After the inode btrees: size the slot index from the model's chunks. */
+int  check_links_create(struct check_ctx *cx);
+void check_links_destroy(struct check_ctx *cx);
+/* The slot of an inode, or UINT64_MAX when no chunk holds it. */
+uint64_t check_links_slot(struct check_ctx *cx, fs_ino_t ino);
+/* Inode phase hook: one inode as read (dinode: inodesize bytes; bad: its checks failed). */
+void check_links_note(struct check_ctx *cx, fs_ino_t ino, const void *dinode, bool bad);
+/* XFS_DIR3_FT_* of a mode (0 when the type is unknown). */
+uint8_t check_mode_ftype(uint16_t mode);
+
+#endif

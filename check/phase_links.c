@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The whole-filesystem rules over the directory graph: the compact
+ * per-inode link records (slot index over the model's inode chunks, filled
+ * by the inode and directory phases) and the final pass that joins them
+ * with the directory edges — every inode in use reachable from the root
+ * (inode.unreachable), link counts equal to the references
+ * (inode.nlink), one parent per directory (dir.hardlink) and ".." naming
+ * it (dir.parent).  Metadata inodes and inodes with no links (on the AGI
+ * unlinked lists) are left out, as xfs_repair does.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "check/check.h"
+#include "check/links.h"
+#include "libfs/endian.h"
+#include "libfs/inode.h"
+
+uint8_t check_mode_ftype(uint16_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return XFS_DIR3_FT_REG_FILE;
+	case S_IFDIR: return XFS_DIR3_FT_DIR;
+	case S_IFCHR: return XFS_DIR3_FT_CHRDEV;
+	case S_IFBLK: return XFS_DIR3_FT_BLKDEV;
+	case S_IFIFO: return XFS_DIR3_FT_FIFO;
+	case S_IFSOCK: return XFS_DIR3_FT_SOCK;
+	case S_IFLNK: return XFS_DIR3_FT_SYMLINK;
+	default: return XFS_DIR3_FT_UNKNOWN;
+	}
+}
+
+int check_links_create(struct check_ctx *cx)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct check_links *l = calloc(1, sizeof(*l));
+	uint64_t slots = 0;
+
+	if (!l)
+		return -ENOMEM;
+	cx->links = l;
+	l->ag_base = calloc(g->agcount + 1, sizeof(*l->ag_base));
+	l->nworkers = cx->workers ? cx->workers : 1;
+	l->edges = calloc(l->nworkers, sizeof(*l->edges));
+	if (!l->ag_base || !l->edges)
+		return -ENOMEM;
+	for (fs_agnumber_t agno = 0; agno < g->agcount; agno++) {
+		size_t n;
+
+		model_ag_ichunks(cx->model, agno, &n);
+		l->ag_base[agno] = slots;
+		slots += (uint64_t)n * XFS_INODES_PER_CHUNK;
+	}
+	l->ag_base[g->agcount] = slots;
+	l->nslots = slots;
+	/* slots are kept in 32 bits in the edges and parents */
+	if (slots >= UINT32_MAX)
+		return -EOVERFLOW;
+	l->rec = calloc(slots ? slots : 1, sizeof(*l->rec));
+	return l->rec ? 0 : -ENOMEM;
+}
+
+void check_links_destroy(struct check_ctx *cx)
+{
+	struct check_links *l = cx->links;
+
+	if (!l)
+		return;
+	if (l->edges)
+		for (unsigned i = 0; i < l->nworkers; i++)
+			free(l->edges[i].v);
+	free(l->edges);
+	free(l->rec);
+	free(l->ag_base);
+	free(l);
+	cx->links = NULL;
+}
+
+uint64_t check_links_slot(struct check_ctx *cx, fs_ino_t ino)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	fs_agnumber_t agno = fs_ino_to_agno(g, ino);
+	fs_agino_t agino = fs_ino_to_agino(g, ino);
+	const struct model_ichunk *base, *c;
+	size_t n;
+
+	if (!cx->links || agno >= g->agcount || fs_agino_to_ino(g, agno, agino) != ino)
+		return UINT64_MAX;
+	c = model_ichunk_find(cx->model, agno, agino);
+	if (!c)
+		return UINT64_MAX;
+	base = model_ag_ichunks(cx->model, agno, &n);
+	return cx->links->ag_base[agno] + (uint64_t)(c - base) * XFS_INODES_PER_CHUNK +
+	       (agino - c->startino);
+}
+
+void check_links_note(struct check_ctx *cx, fs_ino_t ino, const void *dinode, bool bad)
+{
+	uint64_t s = check_links_slot(cx, ino);
+	struct link_rec *r;
+	struct fs_inode ip;
+
+	if (s == UINT64_MAX)
+		return;
+	r = &cx->links->rec[s];
+	fs_inode_decode(dinode, &ip);
+	if (ip.mode == 0)
+		return;
+	r->nlink = ip.nlink;
+	r->type = check_mode_ftype(ip.mode);
+	r->flags |= LR_SEEN | (bad ? LR_BAD : 0);
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct link_edge *x = a, *y = b;
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return x->child < y->child ? -1 : x->child > y->child;
+}
+
+/* Slot -> inode number (for messages). */
+static fs_ino_t slot_ino(struct check_ctx *cx, uint64_t s, fs_agnumber_t *agp)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct check_links *l = cx->links;
+	fs_agnumber_t lo = 0, hi = g->agcount;
+	const struct model_ichunk *ic;
+	size_t n;
+
+	while (hi - lo > 1) {
+		fs_agnumber_t mid = lo + (hi - lo) / 2;
+
+		if (l->ag_base[mid] <= s)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	ic = model_ag_ichunks(cx->model, lo, &n);
+	*agp = lo;
+	s -= l->ag_base[lo];
+	return fs_agino_to_ino(g, lo, ic[s / XFS_INODES_PER_CHUNK].startino +
+				      (fs_agino_t)(s % XFS_INODES_PER_CHUNK));
+}
+
+static bool is_metadata(struct check_ctx *cx, fs_ino_t ino)
+{
+	const struct xfs_sb *sb = &cx->fs->sb;
+
+	return ino == sb->sb_rbmino || ino == sb->sb_rsumino ||
+	       (ino && (ino == sb->sb_uquotino || ino == sb->sb_gquotino || ino == sb->sb_pquotino));
+}
+
+int check_phase_links(struct check_ctx *cx)
+{
+	struct check_links *l = cx->links;
+	const struct fs_geom *g = &cx->fs->g;
+	struct link_edge *e = NULL;
+	uint64_t ne = 0, *first = NULL, root, *queue = NULL, qh = 0, qt = 0;
+	int err = -ENOMEM;
+
+	if (!l)
+		return 0;
+	check_progress_phase(cx, "links", 1);
+	/* one flat edge array sorted by parent: the graph in CSR form */
+	for (unsigned w = 0; w < l->nworkers; w++)
+		ne += l->edges[w].n;
+	e = malloc((ne ? ne : 1) * sizeof(*e));
+	first = calloc(l->nslots + 1, sizeof(*first));
+	queue = malloc((l->nslots ? l->nslots : 1) * sizeof(*queue));
+	if (!e || !first || !queue)
+		goto out;
+	ne = 0;
+	for (unsigned w = 0; w < l->nworkers; w++) {
+		memcpy(e + ne, l->edges[w].v, l->edges[w].n * sizeof(*e));
+		ne += l->edges[w].n;
+		free(l->edges[w].v);
+		l->edges[w] = (struct link_edges){ 0 };
+	}
+	qsort(e, ne, sizeof(*e), cmp_edge);
+	for (uint64_t i = 0; i < ne; i++)
+		first[e[i].parent + 1]++;
+	for (uint64_t s = 0; s < l->nslots; s++)
+		first[s + 1] += first[s];
+
+	/* reachability: breadth first from the root over walked directories */
+	root = check_links_slot(cx, g->rootino);
+	if (root != UINT64_MAX && (l->rec[root].flags & LR_SEEN)) {
+		l->rec[root].flags |= LR_REACHED;
+		queue[qt++] = root;
+	}
+	while (qh < qt) {
+		uint64_t s = queue[qh++];
+
+		for (uint64_t i = first[s]; i < first[s + 1]; i++) {
+			struct link_rec *c = &l->rec[e[i].child];
+
+			if (c->flags & LR_REACHED)
+				continue;
+			c->flags |= LR_REACHED;
+			if (c->type == XFS_DIR3_FT_DIR)
+				queue[qt++] = e[i].child;
+		}
+	}
+
+	for (uint64_t s = 0; s < l->nslots; s++) {
+		struct link_rec *r = &l->rec[s];
+		fs_agnumber_t agno;
+		fs_ino_t ino;
+		uint64_t want;
+
+		if (!(r->flags & LR_SEEN) || (r->flags & LR_BAD))
+			continue;
+		ino = slot_ino(cx, s, &agno);
+		if (is_metadata(cx, ino) || r->nlink == 0)
+			continue;
+		if (!(r->flags & LR_REACHED)) {
+			fs_report(cx->fl, "inode.unreachable", agno, FS_NONE, (int64_t)ino, NULL,
+				  "reachable from the root", r->refs ? "only from unreachable directories"
+				  : "no directory entry",
+				  "inode %llu (nlink %u) is not reachable from the root directory",
+				  (unsigned long long)ino, r->nlink);
+			continue;
+		}
+		if (r->type == XFS_DIR3_FT_DIR) {
+			bool is_root = ino == g->rootino;
+
+			if (r->refs > 1 || (is_root && r->refs)) {
+				fs_report(cx->fl, "dir.hardlink", agno, FS_NONE, (int64_t)ino, "refs",
+					  is_root ? "0" : "1", FS_U(r->refs),
+					  "directory %llu is named by %u directory entries",
+					  (unsigned long long)ino, r->refs);
+				continue;
+			}
+			if (r->flags & LR_WALKED) {
+				fs_ino_t parent = is_root ? ino : slot_ino(cx, r->parent - 1, &agno);
+
+				agno = fs_ino_to_agno(g, ino);
+				if (r->dotdot != parent) {
+					fs_report(cx->fl, "dir.parent", agno, FS_NONE, (int64_t)ino, "..",
+						  FS_U(parent), FS_U(r->dotdot),
+						  "directory %llu's \"..\" names %llu, its parent is %llu",
+						  (unsigned long long)ino, (unsigned long long)r->dotdot,
+						  (unsigned long long)parent);
+				}
+				want = 2 + (uint64_t)r->subdirs;
+			} else {
+				continue;	/* its entries are unknown: no count to compare */
+			}
+		} else {
+			want = r->refs;
+		}
+		if (want != r->nlink)
+			fs_report(cx->fl, "inode.nlink", fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
+				  "nlink", FS_U(want), FS_U(r->nlink),
+				  "inode %llu has link count %u, directories reference it %llu times",
+				  (unsigned long long)ino, r->nlink, (unsigned long long)want);
+	}
+	err = 0;
+out:
+	check_progress_add(cx, 1);
+	check_progress_end(cx);
+	free(e);
+	free(first);
+	free(queue);
+	return err;
+}
