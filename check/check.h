@@ -41,6 +41,8 @@ struct check_ctx {
 	uint64_t free_extents;     /* bno records */
 	uint64_t inodes;           /* inodes the inode btrees hold */
 	uint64_t inodes_checked;   /* inodes read and verified */
+	uint64_t directories;      /* directories walked */
+	uint64_t dir_entries;      /* live entries (not . and ..) in them */
 };
 
 /* The whole run: phases in order (main.c only parses and renders). */

@@ -160,11 +160,14 @@ int check_phase_links(struct check_ctx *cx)
 	struct check_links *l = cx->links;
 	const struct fs_geom *g = &cx->fs->g;
 	struct link_edge *e = NULL;
-	uint64_t ne = 0, *first = NULL, root, *queue = NULL, qh = 0, qt = 0;
+	uint64_t ne = 0, *first = NULL, root, qh = 0, qt = 0;
+	uint32_t *queue = NULL;
 	int err = -ENOMEM;
 
 	if (!l)
 		return 0;
+	cx->directories = l->dirs_walked;
+	cx->dir_entries = l->entries;
 	check_progress_phase(cx, "links", 1);
 	/* one flat edge array sorted by parent: the graph in CSR form */
 	for (unsigned w = 0; w < l->nworkers; w++)
@@ -191,7 +194,7 @@ int check_phase_links(struct check_ctx *cx)
 	root = check_links_slot(cx, g->rootino);
 	if (root != UINT64_MAX && (l->rec[root].flags & LR_SEEN)) {
 		l->rec[root].flags |= LR_REACHED;
-		queue[qt++] = root;
+		queue[qt++] = (uint32_t)root;
 	}
 	while (qh < qt) {
 		uint64_t s = queue[qh++];
