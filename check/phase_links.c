@@ -147,11 +147,21 @@ static fs_ino_t slot_ino(struct check_ctx *cx, uint64_t s, fs_agnumber_t *agp)
 				      (fs_agino_t)(s % XFS_INODES_PER_CHUNK));
 }
 
+/*
+ * A secondary superblock (used when the primary is bad) leaves the realtime
+ * inodes null; mkfs puts them right after the root, where xfs_repair
+ * looks for them too.
+ */
+static fs_ino_t rt_ino(const struct xfs_sb *sb, uint64_t v, unsigned after_root)
+{
+	return v && v != NULLFSINO ? v : sb->sb_rootino + after_root;
+}
+
 static bool is_metadata(struct check_ctx *cx, fs_ino_t ino)
 {
 	const struct xfs_sb *sb = &cx->fs->sb;
 
-	return ino == sb->sb_rbmino || ino == sb->sb_rsumino ||
+	return ino == rt_ino(sb, sb->sb_rbmino, 1) || ino == rt_ino(sb, sb->sb_rsumino, 2) ||
 	       (ino && (ino == sb->sb_uquotino || ino == sb->sb_gquotino || ino == sb->sb_pquotino));
 }
 
@@ -179,7 +189,8 @@ int check_phase_links(struct check_ctx *cx)
 		goto out;
 	ne = 0;
 	for (unsigned w = 0; w < l->nworkers; w++) {
-		memcpy(e + ne, l->edges[w].v, l->edges[w].n * sizeof(*e));
+		if (l->edges[w].n)
+			memcpy(e + ne, l->edges[w].v, l->edges[w].n * sizeof(*e));
 		ne += l->edges[w].n;
 		free(l->edges[w].v);
 		l->edges[w] = (struct link_edges){ 0 };

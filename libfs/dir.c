@@ -958,8 +958,10 @@ static void match_leaf(struct walk *w)
 	size_t i = 0, j = 0;
 	unsigned missing = 0, extra = 0, badhash = 0;
 
-	qsort(w->data.v, w->data.n, sizeof(*w->data.v), cmp_ha);
-	qsort(w->leaf.v, w->leaf.n, sizeof(*w->leaf.v), cmp_ha);
+	if (w->data.n)
+		qsort(w->data.v, w->data.n, sizeof(*w->data.v), cmp_ha);
+	if (w->leaf.n)
+		qsort(w->leaf.v, w->leaf.n, sizeof(*w->leaf.v), cmp_ha);
 	while (i < w->data.n || j < w->leaf.n) {
 		if (j >= w->leaf.n || (i < w->data.n && w->data.v[i].addr < w->leaf.v[j].addr)) {
 			missing++;
