@@ -44,6 +44,21 @@ uint32_t fs_dir_entsize(const struct fs_geom *g, uint32_t namelen)
 	return (len + XFS_DIR2_DATA_ALIGN - 1) & ~(uint32_t)(XFS_DIR2_DATA_ALIGN - 1);
 }
 
+static unsigned char fold(unsigned char c, bool ci)
+{
+	if (ci && ((c >= 'A' && c <= 'Z') || (c >= 0xc0 && c <= 0xde && c != 0xd7)))
+		return c + ('a' - 'A');
+	return c;
+}
+
+static bool same_name(const unsigned char *a, const unsigned char *b, size_t len, bool ci)
+{
+	for (size_t i = 0; i < len; i++)
+		if (fold(a[i], ci) != fold(b[i], ci))
+			return false;
+	return true;
+}
+
 static bool is_dot(const unsigned char *n, uint32_t len) { return len == 1 && n[0] == '.'; }
 static bool is_dotdot(const unsigned char *n, uint32_t len) { return len == 2 && n[0] == '.' && n[1] == '.'; }
 
@@ -137,7 +152,8 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 {
 	const unsigned char *p = fork, *end, *e;
 	const struct fs_geom *g = c->g;
-	uint32_t count, i8count, i8seen = 0, inosize, off;
+	uint32_t count, i8count, i8seen = 0, inosize, off, nlive = 0;
+	const unsigned char *live[256];  /* name length byte of each live entry (count is 8 bits) */
 	size_t hdrsize;
 	int n = 0;
 
@@ -224,6 +240,18 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 			n++;
 			continue;
 		}
+		for (uint32_t k = 0; k < nlive; k++)
+			if (live[k][0] == namelen && same_name(live[k] + 3, d.name, namelen, g->asciici)) {
+				char name[64];
+
+				snprintf(name, sizeof(name), "%.*s", namelen > 60 ? 60 : (int)namelen,
+					 (const char *)d.name);
+				REPORT(c, 0, "dir.dup_name", field, "one entry per name", name,
+				       "short form directory holds the name \"%s\" more than once", name);
+				n++;
+				break;
+			}
+		live[nlive++] = d.name - 3;
 		c->entries++;
 		if (c->entry) {
 			int err = c->entry(c->priv, &d);
@@ -309,6 +337,15 @@ static int cmp_ha(const void *x, const void *y)
 struct best {
 	uint32_t db;
 	uint16_t longest;
+	bool indexed;              /* a free index block covers it (node form) */
+};
+
+/* Every live name of the directory, for the duplicate rule: hash + bytes in an arena. */
+struct name_ref {
+	uint32_t hash;
+	uint32_t off;              /* in the arena */
+	uint8_t len;
+	fs_daddr_t daddr;
 };
 
 struct walk {
@@ -331,7 +368,84 @@ struct walk {
 	bool have_prev[XFS_DA_NODE_MAXDEPTH + 1];
 	uint32_t last_leaf_hash;
 	bool have_leaf_hash;
+	/* names */
+	struct name_ref *names;
+	size_t nnames, capnames;
+	unsigned char *arena;
+	size_t narena, caparena;
 };
+
+static int add_name(struct walk *w, const struct fs_dirent *d, uint32_t hash)
+{
+	if (w->nnames == w->capnames) {
+		size_t cap = w->capnames ? w->capnames * 2 : 256;
+		struct name_ref *nv = realloc(w->names, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		w->names = nv;
+		w->capnames = cap;
+	}
+	if (w->narena + d->namelen > w->caparena) {
+		size_t cap = w->caparena ? w->caparena * 2 : 8192;
+		unsigned char *nv;
+
+		while (cap < w->narena + d->namelen)
+			cap *= 2;
+		nv = realloc(w->arena, cap);
+		if (!nv)
+			return -ENOMEM;
+		w->arena = nv;
+		w->caparena = cap;
+	}
+	/* arena offsets are kept in 32 bits: a directory that large is not recorded further */
+	if (w->narena > UINT32_MAX - 256)
+		return 0;
+	memcpy(w->arena + w->narena, d->name, d->namelen);
+	w->names[w->nnames++] = (struct name_ref){ hash, (uint32_t)w->narena, d->namelen, d->daddr };
+	w->narena += d->namelen;
+	return 0;
+}
+
+static int cmp_name_hash(const void *x, const void *y)
+{
+	const struct name_ref *a = x, *b = y;
+
+	if (a->hash != b->hash)
+		return a->hash < b->hash ? -1 : 1;
+	return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* Two live entries with one name (case folded on ascii-ci filesystems). */
+static void dup_names(struct walk *w)
+{
+	size_t i = 0;
+
+	if (w->nnames < 2)
+		return;
+	qsort(w->names, w->nnames, sizeof(*w->names), cmp_name_hash);
+	while (i < w->nnames) {
+		size_t j = i + 1;
+
+		while (j < w->nnames && w->names[j].hash == w->names[i].hash)
+			j++;
+		for (size_t a = i; a < j; a++)
+			for (size_t b = a + 1; b < j; b++) {
+				const struct name_ref *x = &w->names[a], *y = &w->names[b];
+				char name[64];
+
+				if (x->len != y->len ||
+				    !same_name(w->arena + x->off, w->arena + y->off, x->len, w->g->asciici))
+					continue;
+				snprintf(name, sizeof(name), "%.*s", x->len > 60 ? 60 : x->len,
+					 (const char *)(w->arena + y->off));
+				REPORT(w->c, y->daddr, "dir.dup_name", "name", "one entry per name", name,
+				       "directory holds the name \"%s\" more than once", name);
+				w->n++;
+			}
+		i = j;
+	}
+}
 
 static int read_block(struct walk *w, uint64_t dablk, fs_daddr_t *daddr)
 {
@@ -376,7 +490,7 @@ static int add_best(struct walk *w, uint32_t db, uint16_t longest)
 		w->bests = nv;
 		w->capbests = cap;
 	}
-	w->bests[w->nbests++] = (struct best){ db, longest };
+	w->bests[w->nbests++] = (struct best){ db, longest, false };
 	return 0;
 }
 
@@ -572,6 +686,9 @@ static int scan_data(struct walk *w, uint32_t db, fs_daddr_t daddr, uint32_t end
 				w->n++;
 				continue;
 			}
+			err = add_name(w, &d, hash);
+			if (err)
+				return err;
 			c->entries++;
 			if (c->entry) {
 				err = c->entry(c->priv, &d);
@@ -689,6 +806,24 @@ static int data_blocks(struct walk *w)
 	return 0;
 }
 
+static void mark_indexed(struct walk *w, uint32_t db)
+{
+	size_t lo = 0, hi = w->nbests;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (w->bests[mid].db == db) {
+			w->bests[mid].indexed = true;
+			return;
+		}
+		if (w->bests[mid].db < db)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+}
+
 static void check_bests(struct walk *w, fs_daddr_t daddr, const char *what, uint32_t db0,
 			const unsigned char *bests, uint32_t n, uint32_t *nused)
 {
@@ -698,6 +833,7 @@ static void check_bests(struct walk *w, fs_daddr_t daddr, const char *what, uint
 		uint32_t v = get_be16(bests + 2 * i);
 		int want = find_best(w, db0 + i);
 
+		mark_indexed(w, db0 + i);
 		if (v != NULLDATAOFF)
 			used++;
 		if (want < 0)
@@ -1034,10 +1170,22 @@ int fs_dir_walk(struct fs_dir_ctx *c, const struct fs_bmap *m, uint64_t size)
 		}
 		if (!err)
 			err = free_blocks(&w);
+		for (size_t i = 0; !err && i < w.nbests; i++)
+			if (!w.bests[i].indexed) {
+				REPORT(c, 0, "dir.bests", "firstdb", "a free index entry for every data block",
+				       FS_U(w.bests[i].db),
+				       "data block %u has no entry in the free index", w.bests[i].db);
+				w.n++;
+				break;
+			}
 	}
-	if (!err)
+	if (!err) {
 		match_leaf(&w);
+		dup_names(&w);
+	}
 	free(w.buf);
+	free(w.names);
+	free(w.arena);
 	free(w.data.v);
 	free(w.leaf.v);
 	free(w.bests);

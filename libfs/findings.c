@@ -247,6 +247,7 @@ static const struct fs_finding_def table[] = {
 	{ "dir.leaf",            E, true, "directory leaf entries do not match the data entries" },
 	{ "dir.bests",           E, true, "directory best free table disagrees with the data blocks" },
 	{ "dir.free",            E, true, "directory free index block header is wrong" },
+	{ "dir.dup_name",        E, true, "directory holds the same name more than once" },
 	{ "dir.dot",             E, true, "directory \".\" entry is missing, misplaced or not the directory" },
 	{ "dir.dotdot",          E, true, "directory \"..\" entry is missing or misplaced" },
 	{ "dir.parent",          E, true, "directory \"..\" does not name the directory's parent" },

@@ -124,6 +124,7 @@ run_case "sf entry to a free inode" dir.entry_free "inode $sub" "write -d u3.sfd
 run_case "sf ftype wrong" dir.ftype "inode $sub" "write -d u3.sfdir3.list[3].filetype 1"
 run_case "sf .. wrong" dir.parent "inode $subd" "write -d u3.sfdir3.hdr.parent.i4 $sf"
 run_case "sf directory hard link" dir.hardlink "inode $sub" "write -d u3.sfdir3.list[1].inumber.i4 $suba"
+run_case "sf duplicate name" dir.dup_name "inode $sub" "write -d u3.sfdir3.list[1].name \"a\""
 run_case "sf namelen past the end" dir.namelen "inode $sub" "write -d u3.sfdir3.list[5].namelen 200"
 # a name removed: the short form's last entry (cdev, 12 bytes) dropped
 cnt=$(xfs_db -r -c "inode $sub" -c "p u3.sfdir3.hdr.count" "$base" | awk '{print $3}')
@@ -137,6 +138,7 @@ run_case "block CRC" dir.crc "inode $blk" "dblock 0" "fuzz -c bhdr.bestfree[0].l
 run_case "block owner" dir.owner "inode $blk" "dblock 0" "write -d bhdr.hdr.owner $sf"
 run_case "block blkno" dir.blkno "inode $blk" "dblock 0" "write -d bhdr.hdr.bno 8"
 run_case "block name changed (hash)" dir.bad_hash "inode $blk" "dblock 0" "write -d bu[3].name \"zzzzzz\""
+run_case "block duplicate name" dir.dup_name "inode $blk" "dblock 0" "write -d bu[3].name \"file_1\""
 run_case "block tag" dir.tag "inode $blk" "dblock 0" "write -d bu[4].tag 0x10"
 run_case "block bestfree" dir.bestfree "inode $blk" "dblock 0" "write -d bhdr.bestfree[0].length 8"
 run_case "block namelen 0" dir.namelen "inode $blk" "dblock 0" "write -d bu[6].namelen 0"
@@ -168,6 +170,8 @@ run_case "da node CRC" da.crc "inode $node" "dblock $leafblk" "fuzz -c nhdr.coun
 run_case "leafn address" dir.leaf "inode $node" "dblock $leafn" "write -d lents[3].address 1"
 run_case "leafn sibling" da.sibling "inode $node" "dblock $leafn" "write -d lhdr.info.hdr.forw 0"
 run_case "free index nused" dir.free "inode $node" "dblock $freeblk" "write -d fhdr.nused 1"
+nvalid=$(xfs_db -r -c "inode $node" -c "dblock $freeblk" -c "p fhdr.nvalid" "$base" | awk '{print $3}')
+run_case "free index nvalid-1 (data block not indexed)" dir.bests "inode $node" "dblock $freeblk" "write -d fhdr.nvalid $((nvalid - 1))"
 run_case "free index firstdb" dir.free "inode $node" "dblock $freeblk" "write -d fhdr.firstdb 5"
 run_case "free index bests" dir.bests "inode $node" "dblock $freeblk" "write -d fbests[2] 8"
 run_case "free index magic" dir.magic "inode $node" "dblock $freeblk" "fuzz -d fhdr.hdr.magic random"

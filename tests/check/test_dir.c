@@ -128,6 +128,37 @@ static void test_sf(void **st)
 	free(p);
 }
 
+static void test_sf_dup(void **st)
+{
+	unsigned char p[64];
+	struct fs_findings fl;
+	struct got got = { 0 };
+	struct fx f;
+	size_t o = 0;
+
+	(void)st;
+	fx_init_default(&f);
+	f.g.ftype = true;
+	memset(p, 0, sizeof(p));
+	p[o++] = 2; p[o++] = 0; put_be32(p + o, PARENT); o += 4;
+	for (int i = 0; i < 2; i++) {
+		p[o++] = 1; put_be16(p + o, (uint16_t)(0x60 + 0x10 * i)); o += 2; p[o++] = 'X';
+		p[o++] = XFS_DIR3_FT_REG_FILE; put_be32(p + o, 200 + i); o += 4;
+	}
+	fs_findings_init(&fl);
+	assert_true(sf_run(&f, p, sizeof(p), o, &fl, &got) > 0);
+	expect_code(&fl, "dir.dup_name");
+	fs_findings_free(&fl);
+	/* ascii-ci: "X" and "x" are one name */
+	p[6 + 9 + 3] = 'x';
+	fs_findings_init(&fl);
+	assert_int_equal(sf_run(&f, p, sizeof(p), o, &fl, &got), 0);
+	f.g.asciici = true;
+	assert_true(sf_run(&f, p, sizeof(p), o, &fl, &got) > 0);
+	expect_code(&fl, "dir.dup_name");
+	fs_findings_free(&fl);
+}
+
 /* ---- block form ---- */
 
 #define BLK 4096
@@ -323,6 +354,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_sf),
+		cmocka_unit_test(test_sf_dup),
 		cmocka_unit_test(test_block_good),
 		cmocka_unit_test(test_block_damage),
 	};
