@@ -9,6 +9,7 @@
  * in inode-number order.
  */
 #include "libfs/inode.h"
+#include "libfs/symlink.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -221,13 +222,9 @@ static void verify_fork(struct iv *v, const struct fs_geom *g, const void *buf,
 			bad(v, "inode.nextents", data ? "di_nextents" : "di_anextents", "0", FS_U(next),
 			    "local-format fork has extents");
 		if (data && S_ISLNK(ip->mode) && ip->size > 0 && ip->size <= fsize) {
-			const unsigned char *t = fs_inode_fork_ptr(buf, ip, XFS_DATA_FORK);
-			if (ip->size > XFS_SYMLINK_MAXLEN)
-				bad(v, "inode.size", "di_size", FS_U(XFS_SYMLINK_MAXLEN), FS_U(ip->size),
-				    "symlink target too long");
-			else if (memchr(t, 0, ip->size - 1))
-				bad(v, "inode.format", "symlink", "no NUL in the target", "NUL",
-				    "inline symlink target contains a NUL byte");
+			/* the inline target's own rules (symlink.c) */
+			v->n += fs_symlink_local_verify(v->c, fs_inode_fork_ptr(buf, ip, XFS_DATA_FORK),
+							ip->size);
 		}
 		break;
 	case XFS_DINODE_FMT_EXTENTS:

@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "libfs/ag.h"
+#include "libfs/attr.h"
+#include "libfs/dquot.h"
+#include "libfs/symlink.h"
 #include "libfs/btree.h"
 #include "libfs/crc.h"
 #include "libfs/da.h"
@@ -113,6 +116,24 @@ static const struct fs_verifier table[FS_MT_NR] = {
 	[FS_MT_DIR_FREE] = { FS_MT_DIR_FREE, "directory free index block", "dir", XFS_DIR3_FREE_MAGIC, 0,
 			     XFS_DIR3_FREE_CRC_OFF, DIR3_UUID_OFF, DIR3_LSN_OFF,
 			     fs_dir3_free_verify_fields },
+	[FS_MT_ATTR_LEAF] = { FS_MT_ATTR_LEAF, "attr leaf block", "attr", XFS_ATTR3_LEAF_MAGIC,
+			      offsetof(struct xfs_attr3_leaf_hdr, info.hdr.magic),
+			      XFS_ATTR3_LEAF_CRC_OFF, offsetof(struct xfs_attr3_leaf_hdr, info.uuid),
+			      offsetof(struct xfs_attr3_leaf_hdr, info.lsn),
+			      fs_attr_leaf_verify_fields, 2 },
+	[FS_MT_ATTR_RMT] = { FS_MT_ATTR_RMT, "remote attr value block", "attrrmt",
+			     XFS_ATTR3_RMT_MAGIC, offsetof(struct xfs_attr3_rmt_hdr, rm_magic),
+			     XFS_ATTR3_RMT_CRC_OFF, offsetof(struct xfs_attr3_rmt_hdr, rm_uuid),
+			     NONE /* its own rule: see fs_attr_rmt_verify_fields */,
+			     fs_attr_rmt_verify_fields },
+	[FS_MT_SYMLINK] = { FS_MT_SYMLINK, "remote symlink block", "symlink", XFS_SYMLINK_MAGIC,
+			    offsetof(struct xfs_dsymlink_hdr, sl_magic), XFS_SYMLINK_CRC_OFF,
+			    offsetof(struct xfs_dsymlink_hdr, sl_uuid),
+			    offsetof(struct xfs_dsymlink_hdr, sl_lsn), fs_symlink_rmt_verify_fields },
+	[FS_MT_DQUOT] = { FS_MT_DQUOT, "dquot", "dquot", XFS_DQUOT_MAGIC,
+			  offsetof(struct xfs_disk_dquot, d_magic), XFS_DQUOT_CRC_OFF,
+			  offsetof(struct xfs_dqblk, dd_uuid), offsetof(struct xfs_dqblk, dd_lsn),
+			  fs_dquot_verify_fields, 2 },
 };
 
 const struct fs_verifier *fs_verifier_get(enum fs_mtype t)

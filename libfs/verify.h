@@ -25,6 +25,10 @@ enum fs_mtype {
 	FS_MT_DIR_LEAF1,           /* directory leaf, leaf form (0x3df1) */
 	FS_MT_DIR_LEAFN,           /* directory leaf, node form (0x3dff) */
 	FS_MT_DIR_FREE,            /* directory free index block (XDF3) */
+	FS_MT_ATTR_LEAF,           /* attr3 leaf block (0x3bee) */
+	FS_MT_ATTR_RMT,            /* remote attr value block (XARM), one fs block */
+	FS_MT_SYMLINK,             /* remote symlink block (XSLM), one fs block */
+	FS_MT_DQUOT,               /* one quota record (struct xfs_dqblk) */
 	FS_MT_NR
 };
 
