@@ -64,6 +64,11 @@ int check_phase_links(struct check_ctx *cx);
 /* An inode's buffer from the cache (its inode cluster) and its offset in it. */
 int check_inode_get(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t agino, struct fs_buf **b,
 		    size_t *off);
+/*
+ * After the inodes: xattrs (short form, DA tree, remote values), remote
+ * symlinks, special files, AGI unlinked lists; then quota and rt inodes.
+ */
+int check_phase_attrs(struct check_ctx *cx);
 /* Last: every block owned once (duplicate claims across all scanned owners). */
 int check_phase_owners(struct check_ctx *cx);
 

@@ -5,7 +5,8 @@
  * and the phases in order.  Phases are files: phase_headers.c (1),
  * phase_freesp.c (2), phase_inobt.c (3),
  * phase_inodes.c (4), phase_dirs.c and phase_links.c (directories and the
- * directory graph), phase_owners.c (last).
+ * directory graph), phase_attrs.c (xattrs, symlinks, unlinked lists),
+ * phase_owners.c (last).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -120,6 +121,9 @@ int check_run(struct check_ctx *cx)
 	if (err)
 		return err;
 	err = check_phase_links(cx);
+	if (err)
+		return err;
+	err = check_phase_attrs(cx);
 	if (err)
 		return err;
 	return check_phase_owners(cx);

@@ -1,0 +1,913 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Check phase "attrs", after the inodes phase, per AG on the worker pool:
+ * the extended attributes of every in-use inode (short form, or the attr
+ * fork's DA tree from block 0 through its nodes and leaves to the remote
+ * values, plus every mapped block reached), remote symlink targets, the
+ * shape of device/fifo/socket inodes, and the AG's unlinked lists (AGI
+ * buckets through di_next_unlinked).  Then, once: the quota files and the
+ * realtime bitmap/summary inodes the superblock names.  Inodes whose core
+ * failed the inodes phase are skipped: their forks cannot be trusted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "check/check.h"
+#include "libfs/ag.h"
+#include "libfs/attr.h"
+#include "libfs/bmap.h"
+#include "libfs/da.h"
+#include "libfs/dquot.h"
+#include "libfs/endian.h"
+#include "libfs/inode.h"
+#include "libfs/symlink.h"
+#include "libfs/workq.h"
+
+/* ---- reading inodes and fork blocks through the shared cache ---- */
+
+/* One inode in its cluster buffer (the cluster units phase 4 cached). */
+struct ino_ref {
+	struct fs_buf *b;
+	const uint8_t *dip;
+	fs_daddr_t daddr;          /* the inode's block */
+};
+
+static uint32_t cluster_blocks(const struct fs_geom *g)
+{
+	return g->blocks_per_cluster ? g->blocks_per_cluster : 1;
+}
+
+/* The inode agino of AG agno, whose chunk starts at chunk_start. */
+static int read_inode(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t chunk_start,
+		      fs_agino_t agino, struct ino_ref *r)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	fs_agblock_t chunk_agbno = fs_agino_to_agbno(g, chunk_start);
+	fs_agblock_t agbno = fs_agino_to_agbno(g, agino);
+	uint32_t bpc = cluster_blocks(g), aglen = fs_ag_blocks(g, agno), len;
+	fs_agblock_t u;
+	size_t off;
+	int err;
+
+	if (agbno < chunk_agbno || agbno >= aglen)
+		return -ERANGE;
+	u = chunk_agbno + (agbno - chunk_agbno) / bpc * bpc;
+	len = u + bpc <= aglen ? bpc : aglen - u;
+	err = fs_cache_read(cx->cache, fs_agbno_to_daddr(g, agno, u), len << g->blocklog, &r->b);
+	if (err)
+		return err;
+	off = ((size_t)(agbno - u) << g->blocklog) +
+	      ((size_t)fs_agino_to_offset(g, agino) << g->inodelog);
+	if (off + g->inodesize > r->b->len) {
+		fs_buf_put(cx->cache, r->b);
+		return -ERANGE;
+	}
+	r->dip = r->b->data + off;
+	r->daddr = fs_agbno_to_daddr(g, agno, agbno);
+	return 0;
+}
+
+static int bmap_read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
+{
+	struct check_ctx *cx = priv;
+	const struct fs_geom *g = &cx->fs->g;
+
+	if (!fs_fsb_valid(g, fsb))
+		return -ERANGE;
+	return check_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf);
+}
+
+/* A fork's map, loaded silently: the forks phase reports bmap problems. */
+static int load_map(struct check_ctx *cx, const uint8_t *dip, const struct fs_inode *ip,
+		    int whichfork, struct fs_bmap *m)
+{
+	struct fs_bmap_ctx bc = {
+		.g = &cx->fs->g, .fl = NULL, .have_log_head = cx->fs->have_log_head,
+		.head_lsn = cx->fs->log_head_lsn, .read_fsblock = bmap_read_fsblock, .priv = cx,
+	};
+
+	memset(m, 0, sizeof(*m));
+	return fs_bmap_load(&bc, dip, ip, whichfork, m);
+}
+
+/* The disk address of logical block off of a fork, or false for a hole / bad block. */
+static bool map_block(const struct fs_geom *g, const struct fs_bmap *m, uint64_t off,
+		      fs_fsblock_t *fsb)
+{
+	ssize_t i = fs_bmap_find(m, off);
+
+	if (i < 0)
+		return false;
+	*fsb = m->ext[i].startblock + (off - m->ext[i].startoff);
+	return fs_fsb_valid(g, *fsb);
+}
+
+static struct fs_vctx vctx_for(struct check_ctx *cx, fs_ino_t ino, fs_fsblock_t fsb)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct fs_vctx c = {
+		.g = g, .fl = cx->fl, .agno = fs_fsb_to_agno(g, fsb),
+		.daddr = fs_fsb_to_daddr(g, fsb), .have_log_head = cx->fs->have_log_head,
+		.head_lsn = cx->fs->log_head_lsn, .ino = ino,
+	};
+	return c;
+}
+
+/* ---- a set of 32-bit keys (visited attr blocks, unlinked inodes) ---- */
+
+struct u32set {
+	uint32_t *k;               /* key + 1; 0 = empty */
+	size_t cap, n;
+};
+
+static void set_free(struct u32set *s)
+{
+	free(s->k);
+	memset(s, 0, sizeof(*s));
+}
+
+/* 1 added, 0 already there, negative errno */
+static int set_add(struct u32set *s, uint32_t key)
+{
+	size_t i;
+
+	if ((s->n + 1) * 2 > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		uint32_t *nk = calloc(ncap, sizeof(*nk));
+
+		if (!nk)
+			return -ENOMEM;
+		for (size_t j = 0; j < s->cap; j++) {
+			if (!s->k[j])
+				continue;
+			for (i = (s->k[j] * 2654435761u) & (ncap - 1); nk[i]; i = (i + 1) & (ncap - 1))
+				;
+			nk[i] = s->k[j];
+		}
+		free(s->k);
+		s->k = nk;
+		s->cap = ncap;
+	}
+	for (i = ((key + 1) * 2654435761u) & (s->cap - 1); s->k[i]; i = (i + 1) & (s->cap - 1))
+		if (s->k[i] == key + 1)
+			return 0;
+	s->k[i] = key + 1;
+	s->n++;
+	return 1;
+}
+
+static bool set_has(const struct u32set *s, uint32_t key)
+{
+	if (!s->cap)
+		return false;
+	for (size_t i = ((key + 1) * 2654435761u) & (s->cap - 1); s->k[i]; i = (i + 1) & (s->cap - 1))
+		if (s->k[i] == key + 1)
+			return true;
+	return false;
+}
+
+/* ---- the attr fork's DA tree ---- */
+
+struct attr_walk {
+	struct check_ctx *cx;
+	fs_ino_t ino;
+	const struct fs_bmap *map;
+	struct u32set seen;        /* attr fork blocks reached */
+	uint8_t *buf;              /* one block */
+	uint32_t hi;               /* fork blocks are below this */
+	/* the previous block of each level (0 = leaves), for the sibling chains */
+	bool have_prev[XFS_DA_NODE_MAXDEPTH + 1];
+	uint32_t prev[XFS_DA_NODE_MAXDEPTH + 1], prev_forw[XFS_DA_NODE_MAXDEPTH + 1];
+	uint64_t prev_daddr[XFS_DA_NODE_MAXDEPTH + 1];
+	bool have_last_hash;
+	uint32_t last_hash;        /* highest hash of the leaves so far */
+	bool broken;               /* a block failed: what it points to was not visited */
+};
+
+/* Read fork block dablk into w->buf; false (reported) when it cannot be. */
+static bool attr_read(struct attr_walk *w, uint32_t dablk, fs_fsblock_t *fsb, const char *what)
+{
+	struct check_ctx *cx = w->cx;
+	const struct fs_geom *g = &cx->fs->g;
+
+	if (!map_block(g, w->map, dablk, fsb)) {
+		fs_report(cx->fl, w->map->bad ? "attr.unreadable" : "attr.tree", FS_NONE, FS_NONE,
+			  (int64_t)w->ino, "dablk", "a mapped block", FS_U(dablk),
+			  "inode %llu: attr fork block %u (%s) is not mapped",
+			  (unsigned long long)w->ino, dablk, what);
+		return false;
+	}
+	if (check_read_agblock(cx, fs_fsb_to_agno(g, *fsb), fs_fsb_to_agbno(g, *fsb), w->buf)) {
+		fs_report(cx->fl, "attr.unreadable", fs_fsb_to_agno(g, *fsb),
+			  (int64_t)fs_fsb_to_daddr(g, *fsb), (int64_t)w->ino, NULL, NULL, NULL,
+			  "inode %llu: attr fork block %u could not be read",
+			  (unsigned long long)w->ino, dablk);
+		return false;
+	}
+	return true;
+}
+
+/* The sibling chain of a level: this block follows the previous one. */
+static void attr_sibling(struct attr_walk *w, unsigned level, uint32_t dablk, fs_fsblock_t fsb,
+			 uint32_t forw, uint32_t back)
+{
+	struct check_ctx *cx = w->cx;
+	const struct fs_geom *g = &cx->fs->g;
+	const char *code = level ? "da.sibling" : "attr.sibling";
+	uint32_t want_back = w->have_prev[level] ? w->prev[level] : 0;
+
+	if (back != want_back)
+		fs_report(cx->fl, code, fs_fsb_to_agno(g, fsb), (int64_t)fs_fsb_to_daddr(g, fsb),
+			  (int64_t)w->ino, "info.back", FS_U(want_back), FS_U(back),
+			  "inode %llu: attr block %u back pointer is not the block before it",
+			  (unsigned long long)w->ino, dablk);
+	if (w->have_prev[level] && w->prev_forw[level] != dablk)
+		fs_report(cx->fl, code, FS_NONE, (int64_t)w->prev_daddr[level], (int64_t)w->ino,
+			  "info.forw", FS_U(dablk), FS_U(w->prev_forw[level]),
+			  "inode %llu: attr block %u forward pointer is not the block after it",
+			  (unsigned long long)w->ino, w->prev[level]);
+	w->have_prev[level] = true;
+	w->prev[level] = dablk;
+	w->prev_forw[level] = forw;
+	w->prev_daddr[level] = fs_fsb_to_daddr(g, fsb);
+}
+
+/* A remote value: its blocks mapped, each header the piece of the value it should be. */
+static void attr_remote_value(struct attr_walk *w, const struct fs_attr_ent *e, uint32_t dablk)
+{
+	struct check_ctx *cx = w->cx;
+	const struct fs_geom *g = &cx->fs->g;
+	uint32_t space = g->blocksize - sizeof(struct xfs_attr3_rmt_hdr);
+	uint32_t nblocks = fs_attr_rmt_blocks(g, e->valuelen);
+
+	for (uint32_t i = 0; i < nblocks; i++) {
+		uint64_t blk = (uint64_t)e->valueblk + i;
+		uint32_t want_off = i * space;
+		uint32_t want_bytes = e->valuelen - want_off < space ? e->valuelen - want_off : space;
+		struct fs_attr_rmt_hdr h;
+		struct fs_vctx c;
+		fs_fsblock_t fsb;
+
+		if (blk >= w->hi || !map_block(g, w->map, blk, &fsb)) {
+			fs_report(cx->fl, "attr.remote", FS_NONE, FS_NONE, (int64_t)w->ino, "valueblk",
+				  "mapped value blocks", FS_U(blk),
+				  "inode %llu: remote value of the entry in attr block %u misses "
+				  "block %u of %u", (unsigned long long)w->ino, dablk, i, nblocks);
+			return;
+		}
+		if (set_add(&w->seen, (uint32_t)blk) == 0) {
+			fs_report(cx->fl, "attr.remote", fs_fsb_to_agno(g, fsb),
+				  (int64_t)fs_fsb_to_daddr(g, fsb), (int64_t)w->ino, "valueblk", NULL,
+				  FS_U(blk), "inode %llu: attr fork block %llu is used twice (remote "
+				  "value of the entry in attr block %u)", (unsigned long long)w->ino,
+				  (unsigned long long)blk, dablk);
+			return;
+		}
+		if (check_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), w->buf)) {
+			fs_report(cx->fl, "attr.unreadable", fs_fsb_to_agno(g, fsb),
+				  (int64_t)fs_fsb_to_daddr(g, fsb), (int64_t)w->ino, NULL, NULL, NULL,
+				  "inode %llu: remote attr value block could not be read",
+				  (unsigned long long)w->ino);
+			return;
+		}
+		c = vctx_for(cx, w->ino, fsb);
+		if (fs_verify(FS_MT_ATTR_RMT, &c, w->buf, g->blocksize))
+			continue;
+		fs_attr_rmt_hdr_decode(w->buf, &h);
+		if (h.offset != want_off)
+			fs_report(cx->fl, "attrrmt.offset", c.agno, (int64_t)c.daddr, (int64_t)w->ino,
+				  "rm_offset", FS_U(want_off), FS_U(h.offset),
+				  "inode %llu: remote attr value block %u of %u has the wrong offset",
+				  (unsigned long long)w->ino, i, nblocks);
+		if (h.bytes != want_bytes)
+			fs_report(cx->fl, "attrrmt.bytes", c.agno, (int64_t)c.daddr, (int64_t)w->ino,
+				  "rm_bytes", FS_U(want_bytes), FS_U(h.bytes),
+				  "inode %llu: remote attr value block %u of %u has the wrong length",
+				  (unsigned long long)w->ino, i, nblocks);
+	}
+}
+
+static uint32_t da_hash(const uint8_t *name, int len)
+{
+	return fs_da_hashname(name, (size_t)len);
+}
+
+/*
+ * Visit fork block dablk expected at level (-1: the root, either kind).
+ * *maxhash gets the highest hash under it; false when it could not be
+ * judged (then the parent's key is not compared).
+ */
+static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned depth,
+		       uint32_t *maxhash)
+{
+	struct check_ctx *cx = w->cx;
+	const struct fs_geom *g = &cx->fs->g;
+	fs_fsblock_t fsb;
+	struct fs_vctx c;
+	uint16_t magic;
+	int r;
+
+	r = set_add(&w->seen, dablk);
+	if (r <= 0) {
+		if (r == 0)
+			fs_report(cx->fl, "da.loop", FS_NONE, FS_NONE, (int64_t)w->ino, "dablk", NULL,
+				  FS_U(dablk), "inode %llu: attr fork block %u is reached twice",
+				  (unsigned long long)w->ino, dablk);
+		{ w->broken = true; return false; }
+	}
+	if (!attr_read(w, dablk, &fsb, level > 0 ? "node" : "leaf"))
+		{ w->broken = true; return false; }
+	c = vctx_for(cx, w->ino, fsb);
+	magic = get_be16(w->buf + offsetof(struct xfs_da_blkinfo, magic));
+
+	if (magic == XFS_DA3_NODE_MAGIC && level != 0 && depth < XFS_DA_NODE_MAXDEPTH) {
+		struct fs_da_node n;
+		bool all = true;
+
+		if (fs_verify(FS_MT_DA_NODE, &c, w->buf, g->blocksize) ||
+		    fs_da3_node_decode(w->buf, g->blocksize, &n))
+			{ w->broken = true; return false; }
+		if (level > 0 && n.level != level) {
+			fs_report(cx->fl, "da.level", c.agno, (int64_t)c.daddr, (int64_t)w->ino,
+				  "hdr.level", FS_U(level), FS_U(n.level),
+				  "inode %llu: attr node block %u level is wrong for its place",
+				  (unsigned long long)w->ino, dablk);
+			{ w->broken = true; return false; }
+		}
+		if (fs_da3_node_check_ptrs(&c, &n, dablk, 0, w->hi))
+			{ w->broken = true; return false; }
+		attr_sibling(w, n.level, dablk, fsb, n.forw, n.back);
+		/* n.ents points into w->buf, which the children reuse: copy them first */
+		uint32_t cnt = n.count, *hash = malloc(cnt * 2 * sizeof(uint32_t));
+		if (!hash)
+			{ w->broken = true; return false; }
+		for (uint32_t i = 0; i < cnt; i++) {
+			hash[2 * i] = fs_da_node_hash(&n, i);
+			hash[2 * i + 1] = fs_da_node_before(&n, i);
+		}
+		uint64_t node_daddr = c.daddr;
+		fs_agnumber_t node_ag = c.agno;
+		unsigned nlevel = n.level;
+		for (uint32_t i = 0; i < cnt; i++) {
+			uint32_t child_max;
+
+			if (attr_visit(w, hash[2 * i + 1], (int)nlevel - 1, depth + 1, &child_max) &&
+			    child_max != hash[2 * i]) {
+				char fld[32];
+
+				snprintf(fld, sizeof(fld), "btree[%u].hashval", i);
+				fs_report(cx->fl, "da.hash", node_ag, (int64_t)node_daddr, (int64_t)w->ino,
+					  fld, FS_X(child_max), FS_X(hash[2 * i]),
+					  "inode %llu: attr node block %u key %u is not its child's "
+					  "highest hash", (unsigned long long)w->ino, dablk, i);
+				all = false;
+			}
+		}
+		*maxhash = hash[2 * (cnt - 1)];
+		free(hash);
+		(void)all;
+		return true;
+	}
+	if (magic == XFS_ATTR3_LEAF_MAGIC && level <= 0) {
+		struct fs_attr_leaf_hdr h;
+		uint32_t count;
+		struct {
+			struct fs_attr_ent e;
+		} *rmt = NULL;
+		size_t nrmt = 0;
+		bool ok = true;
+
+		if (fs_verify(FS_MT_ATTR_LEAF, &c, w->buf, g->blocksize))
+			ok = false;
+		fs_attr_leaf_verify_hashes(&c, w->buf, g->blocksize, da_hash);
+		if (!ok)
+			{ w->broken = true; return false; }
+		fs_attr_leaf_hdr_decode(w->buf, g->blocksize, &h);
+		attr_sibling(w, 0, dablk, fsb, h.forw, h.back);
+		count = h.count;
+		if (count == 0 && dablk != 0)
+			fs_report(cx->fl, "attr.count", c.agno, (int64_t)c.daddr, (int64_t)w->ino,
+				  "count", "at least 1", "0",
+				  "inode %llu: attr leaf block %u below the root is empty",
+				  (unsigned long long)w->ino, dablk);
+		*maxhash = 0;
+		if (count) {
+			struct fs_attr_ent first, last;
+
+			fs_attr_leaf_entry(w->buf, g->blocksize, &h, 0, &first);
+			fs_attr_leaf_entry(w->buf, g->blocksize, &h, count - 1, &last);
+			if (w->have_last_hash && first.hash < w->last_hash)
+				fs_report(cx->fl, "attr.order", c.agno, (int64_t)c.daddr, (int64_t)w->ino,
+					  "entries[0].hashval", "at least the previous leaf's last hash",
+					  FS_X(first.hash), "inode %llu: attr leaf block %u starts below "
+					  "the previous leaf's hashes", (unsigned long long)w->ino, dablk);
+			w->have_last_hash = true;
+			w->last_hash = last.hash;
+			*maxhash = last.hash;
+		}
+		/* the remote values read into w->buf too: collect the entries first */
+		for (uint32_t i = 0; i < count; i++) {
+			struct fs_attr_ent e;
+
+			if (!fs_attr_leaf_entry(w->buf, g->blocksize, &h, i, &e) || e.local ||
+			    (e.flags & XFS_ATTR_INCOMPLETE))
+				continue;
+			void *nr = realloc(rmt, (nrmt + 1) * sizeof(*rmt));
+			if (!nr)
+				break;
+			rmt = nr;
+			rmt[nrmt].e = e;
+			rmt[nrmt].e.name = NULL;
+			nrmt++;
+		}
+		for (size_t i = 0; i < nrmt; i++)
+			attr_remote_value(w, &rmt[i].e, dablk);
+		free(rmt);
+		return count != 0;
+	}
+	/* neither: report against what the place needs */
+	if (level > 0)
+		fs_report(cx->fl, "attr.tree", c.agno, (int64_t)c.daddr, (int64_t)w->ino, "magic",
+			  FS_X(XFS_DA3_NODE_MAGIC), FS_X(magic),
+			  "inode %llu: attr fork block %u should be a node block",
+			  (unsigned long long)w->ino, dablk);
+	else if (magic == XFS_DA3_NODE_MAGIC)
+		fs_report(cx->fl, "attr.tree", c.agno, (int64_t)c.daddr, (int64_t)w->ino, "magic",
+			  FS_X(XFS_ATTR3_LEAF_MAGIC), FS_X(magic),
+			  "inode %llu: attr fork block %u is a node where a leaf belongs",
+			  (unsigned long long)w->ino, dablk);
+	else
+		fs_verify(FS_MT_ATTR_LEAF, &c, w->buf, g->blocksize);	/* says: magic */
+	{ w->broken = true; return false; }
+}
+
+/* Report mapped attr fork blocks the walk never reached, one finding per run. */
+static void attr_unreached(struct attr_walk *w)
+{
+	struct check_ctx *cx = w->cx;
+	const struct fs_geom *g = &cx->fs->g;
+	uint64_t budget = 1u << 20;	/* blocks looked at, for maps a hostile fork makes huge */
+
+	for (size_t i = 0; i < w->map->n; i++) {
+		const struct fs_bmap_ext *x = &w->map->ext[i];
+
+		for (uint64_t b = 0; b < x->blockcount && budget; b++, budget--) {
+			uint64_t run = 0;
+
+			while (b + run < x->blockcount && x->startoff + b + run < w->hi &&
+			       !set_has(&w->seen, (uint32_t)(x->startoff + b + run)))
+				run++;
+			if (!run)
+				continue;
+			fs_report(cx->fl, "attr.unreachable", fs_fsb_to_agno(g, x->startblock + b),
+				  fs_fsb_valid(g, x->startblock + b) ?
+				  (int64_t)fs_fsb_to_daddr(g, x->startblock + b) : FS_NONE,
+				  (int64_t)w->ino, "dablk", "a tree or value block",
+				  FS_U(x->startoff + b),
+				  "inode %llu: attr fork blocks %llu..%llu are mapped but not in use",
+				  (unsigned long long)w->ino, (unsigned long long)(x->startoff + b),
+				  (unsigned long long)(x->startoff + b + run - 1));
+			b += run;
+		}
+	}
+}
+
+static void check_attr_blocks(struct check_ctx *cx, fs_ino_t ino, const uint8_t *dip,
+			      const struct fs_inode *ip)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct attr_walk w = { .cx = cx, .ino = ino };
+	struct fs_bmap m;
+	uint32_t maxhash;
+
+	if (load_map(cx, dip, ip, XFS_ATTR_FORK, &m))
+		return;
+	if (m.n == 0)
+		goto out;	/* an empty attr fork (the inode verifier judges the counts) */
+	w.map = &m;
+	w.hi = m.ext[m.n - 1].startoff + m.ext[m.n - 1].blockcount > UINT32_MAX ? UINT32_MAX :
+	       (uint32_t)(m.ext[m.n - 1].startoff + m.ext[m.n - 1].blockcount);
+	w.buf = malloc(g->blocksize);
+	if (!w.buf)
+		goto out;
+	attr_visit(&w, 0, -1, 0, &maxhash);
+	for (unsigned l = 0; l <= XFS_DA_NODE_MAXDEPTH; l++)
+		if (w.have_prev[l] && w.prev_forw[l] != 0)
+			fs_report(cx->fl, l ? "da.sibling" : "attr.sibling", FS_NONE,
+				  (int64_t)w.prev_daddr[l], (int64_t)ino, "info.forw", "0",
+				  FS_U(w.prev_forw[l]), "inode %llu: the last attr block of level %u "
+				  "has a forward pointer", (unsigned long long)ino, l);
+	if (!m.bad && !w.broken)
+		attr_unreached(&w);
+out:
+	free(w.buf);
+	set_free(&w.seen);
+	fs_bmap_free(&m);
+}
+
+/* ---- symlinks ---- */
+
+/*
+ * The kernel writes a remote target one mapping at a time: each extent is
+ * one buffer with one header, its CRC over the whole extent.  A target is
+ * at most 1023 bytes, so a few blocks of the smallest size hold it.
+ */
+#define SYMLINK_MAX_BLOCKS 4
+
+static void check_symlink_blocks(struct check_ctx *cx, fs_ino_t ino, const uint8_t *dip,
+				 const struct fs_inode *ip)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	uint32_t space = fs_symlink_block_space(g), done = 0, nblocks;
+	uint64_t next_off = 0;
+	struct fs_bmap m;
+	uint8_t *buf;
+
+	if (ip->size == 0 || ip->size >= XFS_SYMLINK_MAXLEN) {
+		fs_report(cx->fl, "symlink.size", fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
+			  "di_size", "1..1023", FS_U(ip->size),
+			  "inode %llu: remote symlink target length is impossible",
+			  (unsigned long long)ino);
+		return;
+	}
+	if (load_map(cx, dip, ip, XFS_DATA_FORK, &m))
+		return;
+	nblocks = (uint32_t)((ip->size + space - 1) / space);
+	if (!m.bad && fs_bmap_blocks(&m) != nblocks) {
+		fs_report(cx->fl, "symlink.size", fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
+			  "di_nblocks", FS_U(nblocks), FS_U(fs_bmap_blocks(&m)),
+			  "inode %llu: remote symlink maps a number of blocks its size does not need",
+			  (unsigned long long)ino);
+		goto out;
+	}
+	buf = malloc((size_t)SYMLINK_MAX_BLOCKS << g->blocklog);
+	for (size_t i = 0; buf && i < m.n && done < ip->size; i++) {
+		const struct fs_bmap_ext *x = &m.ext[i];
+		size_t len = (size_t)x->blockcount << g->blocklog;
+		struct fs_vctx c;
+		bool readable = true;
+
+		if (x->startoff != next_off || x->blockcount > SYMLINK_MAX_BLOCKS)
+			break;	/* a hole or a huge extent: the block count above disagrees */
+		next_off += x->blockcount;
+		for (uint64_t b = 0; b < x->blockcount && readable; b++) {
+			fs_fsblock_t fsb = x->startblock + b;
+
+			readable = fs_fsb_valid(g, fsb) &&
+				   !check_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb),
+						       buf + (b << g->blocklog));
+		}
+		if (!readable) {
+			fs_report(cx->fl, "symlink.unreadable", FS_NONE, FS_NONE, (int64_t)ino, NULL,
+				  NULL, NULL, "inode %llu: remote symlink extent %zu could not be read",
+				  (unsigned long long)ino, i);
+			break;
+		}
+		c = vctx_for(cx, ino, x->startblock);
+		if (fs_verify(FS_MT_SYMLINK, &c, buf, len))
+			break;
+		if (fs_symlink_rmt_verify_piece(&c, buf, len, ip->size, &done))
+			break;
+	}
+	free(buf);
+out:
+	fs_bmap_free(&m);
+}
+
+/* ---- one AG ---- */
+
+struct ag_work {
+	struct check_ctx *cx;
+	fs_agnumber_t agno;
+	struct u32set zero_links;  /* allocated inodes with nlink 0 */
+};
+
+static bool core_ok(struct check_ctx *cx, fs_agnumber_t agno, fs_ino_t ino, const struct ino_ref *r)
+{
+	struct fs_findings scratch;
+	struct fs_vctx c = {
+		.g = &cx->fs->g, .agno = agno, .daddr = r->daddr, .ino = ino,
+		.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn,
+	};
+	int n;
+
+	fs_findings_init(&scratch);
+	c.fl = &scratch;
+	n = fs_verify(FS_MT_INODE, &c, r->dip, cx->fs->g.inodesize);
+	fs_findings_free(&scratch);
+	return n == 0;
+}
+
+static bool is_special(uint16_t mode)
+{
+	return S_ISCHR(mode) || S_ISBLK(mode) || S_ISFIFO(mode) || S_ISSOCK(mode);
+}
+
+static void check_one_inode(struct ag_work *aw, fs_ino_t ino, fs_agino_t agino,
+			    const struct ino_ref *r)
+{
+	struct check_ctx *cx = aw->cx;
+	struct fs_inode ip;
+	bool remote_link, attrs;
+
+	fs_inode_decode(r->dip, &ip);
+	if (ip.mode == 0)
+		return;
+	if (ip.nlink == 0)
+		set_add(&aw->zero_links, agino);
+	remote_link = S_ISLNK(ip.mode) && ip.format != XFS_DINODE_FMT_LOCAL;
+	attrs = ip.forkoff != 0;
+	if (!remote_link && !attrs && !is_special(ip.mode))
+		return;
+	if (!core_ok(cx, aw->agno, ino, r))
+		return;	/* reported by the inodes phase; the forks mean nothing */
+	if (is_special(ip.mode)) {
+		struct fs_vctx c = {
+			.g = &cx->fs->g, .fl = cx->fl, .agno = aw->agno, .daddr = r->daddr, .ino = ino,
+		};
+		fs_special_verify(&c, &ip);
+	}
+	if (remote_link)
+		check_symlink_blocks(cx, ino, r->dip, &ip);
+	if (attrs) {
+		if (ip.aformat == XFS_DINODE_FMT_LOCAL) {
+			struct fs_vctx c = {
+				.g = &cx->fs->g, .fl = cx->fl, .agno = aw->agno, .daddr = r->daddr,
+				.ino = ino,
+			};
+			fs_attr_sf_verify(&c, fs_inode_fork_ptr(r->dip, &ip, XFS_ATTR_FORK),
+					  fs_inode_fork_size(&cx->fs->g, &ip, XFS_ATTR_FORK), NULL, NULL);
+		} else {
+			check_attr_blocks(cx, ino, r->dip, &ip);
+		}
+	}
+}
+
+static bool in_hole(const struct model_ichunk *c, uint32_t i)
+{
+	return c->holemask & (1u << (i / XFS_INODES_PER_HOLEMASK_BIT));
+}
+
+/* In use on disk as the inodes phase saw it. */
+static bool inode_in_use(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t agino,
+			 const struct model_ichunk **chunk)
+{
+	const struct model_ichunk *c = model_ichunk_find(cx->model, agno, agino);
+	uint32_t i;
+
+	*chunk = c;
+	if (!c || agino < c->startino || agino - c->startino >= XFS_INODES_PER_CHUNK)
+		return false;
+	i = agino - c->startino;
+	return !in_hole(c, i) && (c->seen_mask & (1ull << i)) && !(c->seen_free & (1ull << i));
+}
+
+/* The AGI's unlinked buckets, each chain walked through di_next_unlinked. */
+static void check_unlinked(struct ag_work *aw)
+{
+	struct check_ctx *cx = aw->cx;
+	const struct fs_geom *g = &cx->fs->g;
+	fs_agnumber_t agno = aw->agno;
+	struct u32set on_list = { 0 };
+	struct fs_buf *b;
+	struct fs_agi agi;
+
+	if (fs_cache_read(cx->cache, fs_ag_agi_offset(g, agno) >> FS_BBSHIFT, g->sectsize, &b))
+		return;	/* phase 1 reported it */
+	fs_agi_decode(b->data, &agi);
+	fs_buf_put(cx->cache, b);
+	if (agi.magic != XFS_AGI_MAGIC)
+		return;
+	for (uint32_t bucket = 0; bucket < XFS_AGI_UNLINKED_BUCKETS; bucket++) {
+		fs_agino_t agino = agi.unlinked[bucket];
+		bool head = true;
+
+		while (agino != NULLAGINO) {
+			const struct model_ichunk *c;
+			struct ino_ref r;
+			struct fs_inode ip;
+			fs_ino_t ino;
+			int added;
+
+			if (!fs_agino_valid(g, agno, agino))
+				break;	/* phase 1 (bucket head) or the inode verifier (next) said so */
+			ino = fs_agino_to_ino(g, agno, agino);
+			added = set_add(&on_list, agino);
+			if (added < 0)
+				break;
+			if (added == 0) {
+				fs_report(cx->fl, "unlinked.loop", agno, FS_NONE, (int64_t)ino,
+					  "di_next_unlinked", NULL, FS_U(agino),
+					  "AGI unlinked bucket %u reaches inode %llu a second time",
+					  bucket, (unsigned long long)ino);
+				break;
+			}
+			if (!inode_in_use(cx, agno, agino, &c)) {
+				fs_report(cx->fl, head ? "unlinked.free" : "unlinked.next", agno, FS_NONE,
+					  (int64_t)ino, head ? "agi_unlinked" : "di_next_unlinked",
+					  "an allocated inode", FS_U(agino),
+					  "AGI unlinked bucket %u lists inode %llu, which is not allocated",
+					  bucket, (unsigned long long)ino);
+				break;
+			}
+			if (agino % XFS_AGI_UNLINKED_BUCKETS != bucket)
+				fs_report(cx->fl, "unlinked.bucket", agno, FS_NONE, (int64_t)ino,
+					  "agi_unlinked", FS_U(agino % XFS_AGI_UNLINKED_BUCKETS),
+					  FS_U(bucket), "inode %llu is on unlinked bucket %u, not %u",
+					  (unsigned long long)ino, bucket,
+					  agino % XFS_AGI_UNLINKED_BUCKETS);
+			if (read_inode(cx, agno, c->startino, agino, &r))
+				break;
+			fs_inode_decode(r.dip, &ip);
+			if (ip.nlink)
+				fs_report(cx->fl, "unlinked.nlink", agno, (int64_t)r.daddr, (int64_t)ino,
+					  "di_nlink", "0", FS_U(ip.nlink),
+					  "inode %llu is on unlinked bucket %u but has %u links",
+					  (unsigned long long)ino, bucket, ip.nlink);
+			agino = ip.next_unlinked;
+			fs_buf_put(cx->cache, r.b);
+			head = false;
+		}
+	}
+	for (size_t i = 0; i < aw->zero_links.cap; i++) {
+		uint32_t k = aw->zero_links.k[i];
+		fs_agino_t agino;
+
+		if (!k)
+			continue;
+		agino = k - 1;
+		if (set_has(&on_list, agino))
+			continue;
+		fs_report(cx->fl, "unlinked.orphan", agno, FS_NONE,
+			  (int64_t)fs_agino_to_ino(g, agno, agino), "di_nlink",
+			  "on an unlinked list", "0 links, on no list",
+			  "inode %llu has no links and is on no unlinked list",
+			  (unsigned long long)fs_agino_to_ino(g, agno, agino));
+	}
+	set_free(&on_list);
+}
+
+static int attrs_ag(void *priv, fs_agnumber_t agno, unsigned worker)
+{
+	struct check_ctx *cx = priv;
+	const struct fs_geom *g = &cx->fs->g;
+	struct ag_work aw = { .cx = cx, .agno = agno };
+	size_t n;
+	const struct model_ichunk *ic = model_ag_ichunks(cx->model, agno, &n);
+
+	(void)worker;
+	for (size_t k = 0; k < n; k++) {
+		const struct model_ichunk *c = &ic[k];
+
+		if (!(c->where & MODEL_IC_INOBT))
+			continue;
+		for (uint32_t i = 0; i < XFS_INODES_PER_CHUNK; i++) {
+			fs_agino_t agino = c->startino + i;
+			struct ino_ref r;
+
+			if (in_hole(c, i) || !(c->seen_mask & (1ull << i)) || (c->seen_free & (1ull << i)))
+				continue;
+			if (read_inode(cx, agno, c->startino, agino, &r))
+				continue;
+			check_one_inode(&aw, fs_agino_to_ino(g, agno, agino), agino, &r);
+			fs_buf_put(cx->cache, r.b);
+		}
+	}
+	check_unlinked(&aw);
+	set_free(&aw.zero_links);
+	check_progress_add(cx, 1);
+	return 0;
+}
+
+/* ---- quota and realtime metadata inodes ---- */
+
+static bool sb_ino_set(uint64_t ino)
+{
+	return ino != 0 && ino != NULLFSINO;
+}
+
+/* Read the inode a superblock field names; false (reported) when it is not in use. */
+static bool read_sb_inode(struct check_ctx *cx, uint64_t ino, const char *code, const char *field,
+			  struct ino_ref *r, struct fs_inode *ip)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	fs_agnumber_t agno = fs_ino_to_agno(g, ino);
+	fs_agino_t agino = fs_ino_to_agino(g, ino);
+	const struct model_ichunk *c;
+
+	if (!fs_ino_valid(g, ino))
+		return false;	/* the superblock rules report it */
+	if (!inode_in_use(cx, agno, agino, &c)) {
+		fs_report(cx->fl, code, agno, FS_NONE, (int64_t)ino, field, "an allocated inode",
+			  FS_U(ino), "superblock %s names inode %llu, which is not in use", field,
+			  (unsigned long long)ino);
+		return false;
+	}
+	if (read_inode(cx, agno, c->startino, agino, r))
+		return false;
+	if (!core_ok(cx, agno, ino, r)) {
+		fs_buf_put(cx->cache, r->b);
+		return false;
+	}
+	fs_inode_decode(r->dip, ip);
+	if (!S_ISREG(ip->mode)) {
+		fs_report(cx->fl, code, agno, (int64_t)r->daddr, (int64_t)ino, "di_mode",
+			  "a regular file", FS_X(ip->mode), "superblock %s inode %llu is not a "
+			  "regular file", field, (unsigned long long)ino);
+		fs_buf_put(cx->cache, r->b);
+		return false;
+	}
+	return true;
+}
+
+static void check_quota_file(struct check_ctx *cx, uint64_t ino, const char *field, uint8_t type)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct fs_inode ip;
+	struct ino_ref r;
+	struct fs_bmap m;
+	uint8_t *buf;
+
+	if (!sb_ino_set(ino) || !read_sb_inode(cx, ino, "quota.inode", field, &r, &ip))
+		return;
+	if (load_map(cx, r.dip, &ip, XFS_DATA_FORK, &m)) {
+		fs_buf_put(cx->cache, r.b);
+		return;
+	}
+	fs_buf_put(cx->cache, r.b);
+	buf = malloc(g->blocksize);
+	for (size_t i = 0; buf && i < m.n; i++) {
+		const struct fs_bmap_ext *x = &m.ext[i];
+
+		for (uint64_t b = 0; b < x->blockcount; b++) {
+			fs_fsblock_t fsb = x->startblock + b;
+			struct fs_vctx c;
+
+			if (!fs_fsb_valid(g, fsb))
+				break;
+			if (x->unwritten)
+				continue;	/* preallocated, never written */
+			c = vctx_for(cx, ino, fsb);
+			if (check_read_agblock(cx, c.agno, fs_fsb_to_agbno(g, fsb), buf)) {
+				fs_report(cx->fl, "dquot.unreadable", c.agno, (int64_t)c.daddr,
+					  (int64_t)ino, NULL, NULL, NULL,
+					  "quota file block could not be read");
+				continue;
+			}
+			fs_dquot_block_verify(&c, buf, g->blocksize, x->startoff + b, type);
+		}
+	}
+	free(buf);
+	fs_bmap_free(&m);
+}
+
+static void check_rt_inode(struct check_ctx *cx, uint64_t ino, const char *field, uint64_t want)
+{
+	struct fs_inode ip;
+	struct ino_ref r;
+
+	if (!sb_ino_set(ino) || !read_sb_inode(cx, ino, "rt.inode", field, &r, &ip))
+		return;
+	if (ip.size != want)
+		fs_report(cx->fl, "rt.inode", fs_ino_to_agno(&cx->fs->g, ino), (int64_t)r.daddr,
+			  (int64_t)ino, "di_size", FS_U(want), FS_U(ip.size),
+			  "superblock %s inode %llu size disagrees with the realtime geometry",
+			  field, (unsigned long long)ino);
+	fs_buf_put(cx->cache, r.b);
+}
+
+static void check_metadata_inodes(struct check_ctx *cx)
+{
+	const struct xfs_sb *sb = &cx->fs->sb;
+	const struct fs_geom *g = &cx->fs->g;
+	uint64_t rsum;
+
+	check_quota_file(cx, sb->sb_uquotino, "uquotino", XFS_DQTYPE_USER);
+	check_quota_file(cx, sb->sb_gquotino, "gquotino", XFS_DQTYPE_GROUP);
+	check_quota_file(cx, sb->sb_pquotino, "pquotino", XFS_DQTYPE_PROJ);
+	/* as xfs_repair: bitmap = rbmblocks blocks; summary = 4 bytes per level per bitmap block */
+	rsum = (uint64_t)sizeof(xfs_suminfo_t) * (sb->sb_rextslog + 1u) * sb->sb_rbmblocks;
+	rsum = (rsum + g->blocksize - 1) / g->blocksize * g->blocksize;
+	check_rt_inode(cx, sb->sb_rbmino, "rbmino", (uint64_t)sb->sb_rbmblocks * g->blocksize);
+	check_rt_inode(cx, sb->sb_rsumino, "rsumino", rsum);
+}
+
+int check_phase_attrs(struct check_ctx *cx)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct fs_ag_workq_opts wo = {
+		.threads = cx->workers, .ag_stride = cx->opts->ag_stride,
+		.first_ag = 0, .ag_count = g->agcount,
+	};
+	int err;
+
+	check_progress_phase(cx, "xattrs, symlinks, unlinked", g->agcount);
+	err = fs_ag_workq_run(&wo, attrs_ag, cx);
+	check_progress_end(cx);
+	if (err)
+		return err;
+	check_metadata_inodes(cx);
+	return 0;
+}
