@@ -23,7 +23,8 @@
 #define LEAF_TAIL  sizeof(struct xfs_dir2_leaf_tail)
 
 #define REPORT(c, daddr, code, field, exp, found, ...)                                     \
-	fs_report((c)->fl, code, (c)->agno, (int64_t)(daddr), (int64_t)(c)->ino, field, exp, \
+	fs_report((c)->fl, code, (c)->agno, (daddr) ? (int64_t)(daddr) : FS_NONE, (int64_t)(c)->ino, \
+		  field, exp, \
 		  found, __VA_ARGS__)
 
 bool fs_dir_name_ok(const unsigned char *name, size_t len)
@@ -359,6 +360,8 @@ struct walk {
 	size_t nbests, capbests;
 	uint64_t last_data_db;     /* highest data block seen + 1 */
 	int n;                     /* findings */
+	unsigned unusable;         /* blocks unreadable or of the wrong type */
+	bool gave_up;
 	/* node walk */
 	uint64_t *visited;
 	size_t nvisited, capvisited;
@@ -452,6 +455,7 @@ static int read_block(struct walk *w, uint64_t dablk, fs_daddr_t *daddr)
 	int err = w->c->read(w->c->priv, dablk, w->buf, daddr);
 
 	if (err) {
+		w->unusable++;
 		REPORT(w->c, 0, "dir.unreadable", NULL, NULL, NULL,
 		       "directory block at file block %llu could not be read (%s)",
 		       (unsigned long long)dablk, strerror(-err));
@@ -476,7 +480,32 @@ static int verify_as(struct walk *w, enum fs_mtype t, fs_daddr_t daddr)
 	r = fs_verify(t, &vc, w->buf, w->g->dirblksize);
 	(void)before;
 	w->n += r;
-	return magic == v->magic ? 0 : -1;	/* a wrong magic: nothing else can be read */
+	if (magic != v->magic) {
+		w->unusable++;
+		return -1;	/* a wrong magic: nothing else can be read */
+	}
+	return 0;
+}
+
+/*
+ * A mapping gone wrong can name thousands of blocks that are not directory
+ * blocks: after a few, say so once and read no more of this directory.
+ */
+#define DIR_UNUSABLE_MAX 16
+
+static bool give_up(struct walk *w)
+{
+	if (w->unusable < DIR_UNUSABLE_MAX)
+		return false;
+	if (!w->gave_up) {
+		REPORT(w->c, 0, "dir.format", "u3.bmx", "directory blocks",
+		       FS_U(w->unusable),
+		       "directory maps at least %u blocks that are not readable directory blocks; "
+		       "the rest of it is not read", w->unusable);
+		w->n++;
+		w->gave_up = true;
+	}
+	return true;
 }
 
 static int add_best(struct walk *w, uint32_t db, uint16_t longest)
@@ -768,6 +797,8 @@ static int data_blocks(struct walk *w)
 			if (dablk == last)
 				continue;
 			last = dablk;
+			if (give_up(w))
+				return 0;
 			if (read_block(w, dablk, &daddr))
 				continue;
 			if (w->fmt == FS_DIR_BLOCK) {
@@ -970,7 +1001,7 @@ static int tree_block(struct walk *w, uint64_t dablk, int level_want, uint32_t *
 		w->n++;
 		return 0;
 	}
-	if (read_block(w, dablk, &daddr))
+	if (give_up(w) || read_block(w, dablk, &daddr))
 		return 0;
 	magic = get_be16(w->buf + offsetof(struct xfs_da3_blkinfo, hdr.magic));
 	if (magic == XFS_DIR3_LEAFN_MAGIC) {
@@ -1062,6 +1093,8 @@ static int free_blocks(struct walk *w)
 			if (dablk == last)
 				continue;
 			last = dablk;
+			if (give_up(w))
+				return 0;
 			if (read_block(w, dablk, &daddr))
 				continue;
 			if (verify_as(w, FS_MT_DIR_FREE, daddr))

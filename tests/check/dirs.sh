@@ -147,6 +147,10 @@ run_case "block entry to a free inode" dir.entry_free "inode $blk" "dblock 0" "w
 run_case "block ftype" dir.ftype "inode $blk" "dblock 0" "write -d bu[5].filetype 2"
 run_case "block tail stale" dir.stale "inode $blk" "dblock 0" "write -d bleaf[3].address 0"
 run_case "block tail count" dir.count "inode $blk" "dblock 0" "write -d btail.count 100000"
+# a mapping naming 30000 blocks that are not directory blocks: reported, then given up (bounded output)
+run_case "block dir mapped over 30000 blocks" dir.format "inode $blk" "write -d u3.bmx[0].blockcount 30000"
+nf=$("$XFSX_CHECK" -j "$img" 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["findings"]))')
+check "30000 bad directory blocks give a bounded report ($nf findings)" [ "${nf:-99999}" -lt 200 ]
 # leaf form
 # the last data block is always mapped (the size ends with it)
 ldb=$(( $(xfs_db -r -c "inode $leaf" -c "p core.size" "$base" | awk '{print $3}') / bsize - 1 ))
