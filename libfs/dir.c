@@ -982,7 +982,7 @@ static void siblings_end(struct walk *w)
  * saved per-level forw values.
  */
 static int tree_block(struct walk *w, uint64_t dablk, int level_want, uint32_t *maxhash,
-		      uint32_t *forw_expect_unused)
+		      bool *known)
 {
 	const struct fs_geom *g = w->g;
 	uint64_t lo = leaf_fsb(g), hi = free_fsb(g);
@@ -990,8 +990,8 @@ static int tree_block(struct walk *w, uint64_t dablk, int level_want, uint32_t *
 	uint16_t magic;
 	int err = 0;
 
-	(void)forw_expect_unused;
 	*maxhash = 0;
+	*known = false;
 	if (!visit(w, dablk, &err)) {
 		if (err)
 			return err;
@@ -1019,8 +1019,10 @@ static int tree_block(struct walk *w, uint64_t dablk, int level_want, uint32_t *
 		if ((uint64_t)count * LEAF_ENT + LEAF_HDR > g->dirblksize)
 			return 0;
 		siblings(w, daddr, 0, dablk, be32(h->info.hdr.back), be32(h->info.hdr.forw));
-		if (count)
+		if (count) {
 			*maxhash = get_be32(w->buf + LEAF_HDR + (size_t)(count - 1) * LEAF_ENT);
+			*known = true;
+		}
 		return scan_leaf_ents(w, daddr, w->buf + LEAF_HDR, count, be16(h->stale));
 	}
 	{
@@ -1053,11 +1055,12 @@ static int tree_block(struct walk *w, uint64_t dablk, int level_want, uint32_t *
 		memcpy(ents, n.ents, count * sizeof(*ents));
 		for (uint32_t i = 0; i < count && !err; i++) {
 			uint32_t child = be32(ents[i].before), key = be32(ents[i].hashval), cmax;
+			bool cknown;
 
 			if (child < lo || child >= hi || child == dablk)
 				continue;
-			err = tree_block(w, child, level - 1, &cmax, NULL);
-			if (!err && cmax != key) {
+			err = tree_block(w, child, level - 1, &cmax, &cknown);
+			if (!err && cknown && cmax != key) {
 				char field[32];
 
 				snprintf(field, sizeof(field), "btree[%u].hashval", i);
@@ -1066,10 +1069,61 @@ static int tree_block(struct walk *w, uint64_t dablk, int level_want, uint32_t *
 				w->n++;
 			}
 		}
-		if (count)
+		if (count) {
 			*maxhash = be32(ents[count - 1].hashval);
+			*known = true;
+		}
 		free(ents);
 		return err;
+	}
+}
+
+/* Whether the tree walk reached dablk (visited is sorted). */
+static bool was_visited(const struct walk *w, uint64_t dablk)
+{
+	size_t lo = 0, hi = w->nvisited;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (w->visited[mid] == dablk)
+			return true;
+		if (w->visited[mid] < dablk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Every mapped block of the leaf space belongs to the DA btree (xfs_repair reads them all). */
+static void orphan_leaf_blocks(struct walk *w)
+{
+	const struct fs_geom *g = w->g;
+	uint64_t lo = leaf_fsb(g), hi = free_fsb(g), last = UINT64_MAX;
+	unsigned orphans = 0;
+	uint64_t first = 0;
+
+	for (size_t i = 0; i < w->m->n; i++) {
+		const struct fs_bmap_ext *x = &w->m->ext[i];
+		uint64_t o = x->startoff < lo ? lo : x->startoff;
+
+		for (; o < x->startoff + x->blockcount && o < hi; o++) {
+			uint64_t dablk = o & ~(uint64_t)(g->dirblkfsbs - 1);
+
+			if (dablk == last)
+				continue;
+			last = dablk;
+			if (!was_visited(w, dablk) && !orphans++)
+				first = dablk;
+		}
+	}
+	if (orphans) {
+		REPORT(w->c, 0, "dir.leaf", "u3.bmx", "every leaf-space block in the btree",
+		       FS_U(first), "%u leaf-space block(s) of the directory are not reached from "
+		       "its btree root (first at file block %llu)", orphans,
+		       (unsigned long long)first);
+		w->n++;
 	}
 }
 
@@ -1192,14 +1246,17 @@ int fs_dir_walk(struct fs_dir_ctx *c, const struct fs_bmap *m, uint64_t size)
 		err = leaf1_block(&w);
 	if (!err && w.fmt == FS_DIR_NODE) {
 		uint32_t maxh;
+		bool known;
 
 		if (!mapped(m, leaf_fsb(g))) {
 			REPORT(c, 0, "dir.format", "u3.bmx", "a mapped leaf block",
 			       FS_U(leaf_fsb(g)), "node directory has no btree root block");
 			w.n++;
 		} else {
-			err = tree_block(&w, leaf_fsb(g), -1, &maxh, NULL);
+			err = tree_block(&w, leaf_fsb(g), -1, &maxh, &known);
 			siblings_end(&w);
+			if (!err && !w.gave_up)
+				orphan_leaf_blocks(&w);
 		}
 		if (!err)
 			err = free_blocks(&w);

@@ -171,6 +171,8 @@ run_case "da node count 0" da.count "inode $node" "dblock $leafblk" "write -d nh
 run_case "da node hash key" da.hash "inode $node" "dblock $leafblk" "write -d nbtree[0].hashval 5"
 run_case "da node child out of range" da.ptr "inode $node" "dblock $leafblk" "write -d nbtree[1].before 3"
 run_case "da node CRC" da.crc "inode $node" "dblock $leafblk" "fuzz -c nhdr.count random"
+c0=$(xfs_db -r -c "inode $node" -c "dblock $leafblk" -c "p nbtree[0].before" "$base" | awk '{print $3}')
+run_case "da node two keys to one child (loop, orphan leaf)" da.loop "inode $node" "dblock $leafblk" "write -d nbtree[1].before $c0"
 run_case "leafn address" dir.leaf "inode $node" "dblock $leafn" "write -d lents[3].address 1"
 run_case "leafn sibling" da.sibling "inode $node" "dblock $leafn" "write -d lhdr.info.hdr.forw 0"
 run_case "free index nused" dir.free "inode $node" "dblock $freeblk" "write -d fhdr.nused 1"
