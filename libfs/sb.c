@@ -530,8 +530,13 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 	/* counters: only the primary's are maintained */
 	if (primary && !v.bad) {
 		uint64_t max_ino = (uint64_t)sb.sb_dblocks << sb.sb_inopblog;
-		SB_CHECK(sb.sb_icount <= max_ino && sb.sb_icount % XFS_INODES_PER_CHUNK == 0,
-			 "sb.counter", "icount", "a multiple of 64 no larger than the inode space",
+		/* sparse inode chunks hold a multiple of one holemask bit's inodes */
+		bool sparse = sb.sb_features_incompat & XFS_SB_FEAT_INCOMPAT_SPINODES;
+		unsigned unit = sparse ? XFS_INODES_PER_HOLEMASK_BIT : XFS_INODES_PER_CHUNK;
+		SB_CHECK(sb.sb_icount <= max_ino && sb.sb_icount % unit == 0,
+			 "sb.counter", "icount", sparse ?
+			 "a multiple of 4 (sparse chunks) no larger than the inode space" :
+			 "a multiple of 64 no larger than the inode space",
 			 FS_U(sb.sb_icount), false, NULL);
 		SB_CHECK(sb.sb_ifree <= sb.sb_icount, "sb.counter", "ifree", "<= icount",
 			 FS_U(sb.sb_ifree), false, NULL);
