@@ -207,6 +207,7 @@ static const struct fs_finding_def table[] = {
 	{ "inode.cowextsize",    E, true, "inode CoW extent size hint is invalid" },
 	{ "inode.flags",         E, true, "inode flags are invalid for its type or the filesystem features" },
 	{ "inode.unlinked",      E, true, "inode unlinked list pointer names no inode" },
+	{ "inode.timestamp",     E, true, "inode legacy timestamp nanoseconds not below one second" },
 	/* dir/attr DA3 node blocks (libfs/da.c) */
 	{ "da.unreadable",       E, true, "DA node block could not be read" },
 	{ "da.magic",            E, true, "DA node block magic number is wrong" },

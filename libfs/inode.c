@@ -424,6 +424,21 @@ int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 	if (ip.bigtime && !g->bigtime)
 		bad(&v, "inode.flags", "di_flags2", "no BIGTIME", "BIGTIME",
 		    "bigtime timestamps on a filesystem without bigtime");
+	/* legacy timestamps: xfs_repair resets nanoseconds of a second or more */
+	if (!ip.bigtime) {
+		static const struct { size_t off; const char *name; } ts[] = {
+			{ offsetof(struct xfs_dinode, di_atime), "di_atime" },
+			{ offsetof(struct xfs_dinode, di_mtime), "di_mtime" },
+			{ offsetof(struct xfs_dinode, di_ctime), "di_ctime" },
+			{ offsetof(struct xfs_dinode, di_crtime), "di_crtime" },
+		};
+		for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+			uint32_t nsec = get_be32((const unsigned char *)buf + ts[i].off + 4);
+			if (nsec >= 1000000000u)
+				bad(&v, "inode.timestamp", ts[i].name, "nanoseconds < 1000000000",
+				    FS_U(nsec), "legacy timestamp nanoseconds out of range");
+		}
+	}
 	if (ip.next_unlinked != NULLAGINO &&
 	    !fs_agino_valid(g, fs_ino_to_agno(g, c->ino), ip.next_unlinked))
 		bad(&v, "inode.unlinked", "di_next_unlinked", "NULL or an inode of this AG",

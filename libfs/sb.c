@@ -558,11 +558,18 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 			SB_CHECK(fs_ino_valid(&g, sb.sb_rootino) || (!primary && sb.sb_rootino == NULLFSINO),
 				 "sb.inodes", "rootino", "an inode number inside the filesystem",
 				 FS_U(sb.sb_rootino), false, "root directory inode number cannot exist");
-			SB_CHECK(sb.sb_rbmino == NULLFSINO || fs_ino_valid(&g, sb.sb_rbmino),
-				 "sb.rtgeometry", "rbmino", "null or an inode number inside the filesystem",
+			/*
+			 * mkfs always allocates the realtime inodes after the root
+			 * (xfs_repair resets a primary's NULL to that place);
+			 * old secondaries may hold NULL
+			 */
+			SB_CHECK((!primary && sb.sb_rbmino == NULLFSINO) || fs_ino_valid(&g, sb.sb_rbmino),
+				 "sb.rtgeometry", "rbmino", primary ? "an inode number inside the filesystem" :
+				 "null or an inode number inside the filesystem",
 				 FS_U(sb.sb_rbmino), false, "realtime bitmap inode number cannot exist");
-			SB_CHECK(sb.sb_rsumino == NULLFSINO || fs_ino_valid(&g, sb.sb_rsumino),
-				 "sb.rtgeometry", "rsumino", "null or an inode number inside the filesystem",
+			SB_CHECK((!primary && sb.sb_rsumino == NULLFSINO) || fs_ino_valid(&g, sb.sb_rsumino),
+				 "sb.rtgeometry", "rsumino", primary ? "an inode number inside the filesystem" :
+				 "null or an inode number inside the filesystem",
 				 FS_U(sb.sb_rsumino), false, "realtime summary inode number cannot exist");
 #define QINO_OK(x) ((x) == 0 || (x) == NULLFSINO || fs_ino_valid(&g, (x)))
 			SB_CHECK(QINO_OK(sb.sb_uquotino), "sb.quota", "uquotino",
