@@ -9,6 +9,7 @@
 #  - CRC-breaking fuzz (no -d) is reported with the block's .crc code;
 #  - named cases report their expected finding code.
 # The closing diagnostics print how many cases each tool detected.
+[ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm	# every case copies the image: keep them in RAM
 . "$XFSX_SRC/tests/lib.sh"
 
 have_xfsprogs || { skip "freesp damage corpus" "xfsprogs not installed"; tap_done; exit; }
