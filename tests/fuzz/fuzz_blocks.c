@@ -2,8 +2,8 @@
 /*
  * Fuzz targets for the block decoders and verifiers below the AG headers:
  * one executable per verifier-table row (FUZZ_MTYPE, set by meson): inode
- * and free-inode btree blocks, bno/cnt/rmap/refcount btree blocks, v3
- * dinodes and DA3 node blocks.  Each input is one raw block: it goes
+ * and free-inode btree blocks, bno/cnt/rmap/refcount btree blocks, bmbt
+ * blocks, v3 dinodes and DA3 node blocks.  Each input is one raw block: it goes
  * through fs_verify() and then through the decoders a scan would call on
  * it (records and keys up to numrecs, record rules, fork pointers and
  * sizes, DA entries).  With clang -fsanitize=fuzzer (meson -Dfuzzers=true)
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "libfs/btree.h"
+#include "libfs/bmap.h"
 #include "libfs/btree_ag.h"
 #include "libfs/crc.h"
 #include "libfs/da.h"
@@ -88,6 +89,7 @@ static const struct fs_btree_ops *ops_of(enum fs_mtype t)
 	case FS_MT_CNTBT: return fs_btree_ag_ops(FS_BTREE_AG_CNT);
 	case FS_MT_RMAPBT: return fs_btree_ag_ops(FS_BTREE_AG_RMAP);
 	case FS_MT_REFCBT: return fs_btree_ag_ops(FS_BTREE_AG_REFC);
+	case FS_MT_BMBT: return fs_btree_ops_get(FS_BTREE_BMBT);
 	default: return NULL;
 	}
 }
@@ -165,6 +167,12 @@ static void decode_btree(const struct fs_btree_ops *ops, const unsigned char *bu
 			struct fs_refc_rec cr;
 			fs_refc_rec_decode(r, &cr);
 			sink += (uintptr_t)fs_refc_rec_problem(&geom, AGNO, &cr);
+			break;
+		}
+		case FS_MT_BMBT: {
+			struct fs_bmap_ext e;
+			fs_bmbt_rec_decode(r, &e);
+			sink += e.startoff + e.startblock + e.blockcount;
 			break;
 		}
 		default:
@@ -261,7 +269,33 @@ static void seed(unsigned char *out, unsigned variant)
 
 	memset(out, 0, BLKSZ);
 	vctx(&c, NULL);
-	if (ops) {
+	if (ops && ops->long_format) {
+		/* a bmbt block of the inode c.ino: one-block mappings at even offsets */
+		struct xfs_btree_block *b = (void *)out;
+		uint16_t level = variant % 2, n = 1 + variant % 20;
+		size_t maxr = fs_btree_maxrecs(ops, BLKSZ, false);
+		b->bb_magic = to_be32(ops->magic);
+		b->bb_level = to_be16(level);
+		b->bb_numrecs = to_be16(n);
+		b->bb_u.l.bb_leftsib = to_be64(NULLFSBLOCK);
+		b->bb_u.l.bb_rightsib = to_be64(NULLFSBLOCK);
+		b->bb_u.l.bb_blkno = to_be64(c.daddr);
+		b->bb_u.l.bb_lsn = to_be64((1ull << 32) | 50);
+		memcpy(&b->bb_u.l.bb_uuid, geom.meta_uuid, 16);
+		b->bb_u.l.bb_owner = to_be64(c.ino);
+		for (uint16_t i = 0; i < n; i++) {
+			fs_fsblock_t fsb = fs_agbno_to_fsb(&geom, AGNO, 300 + 2 * i);
+			if (level) {
+				put_be64((unsigned char *)fs_btree_key(ops, out, i), 100u * i);
+				put_be64(out + fs_btree_hdr_len(ops) + maxr * ops->key_len + i * ops->ptr_len,
+					 fsb);
+			} else {
+				struct fs_bmap_ext e = { .startoff = 2u * i, .startblock = fsb,
+							 .blockcount = 1 };
+				fs_bmbt_rec_encode(&e, (void *)fs_btree_rec(ops, out, i));
+			}
+		}
+	} else if (ops) {
 		struct xfs_btree_block *b = (void *)out;
 		uint16_t level = variant % 2, n = 1 + variant % 20;
 		b->bb_magic = to_be32(ops->magic);
