@@ -239,7 +239,10 @@ M(pquotino, sb->sb_pquotino = ((uint64_t)3 << 17) | 80000)
 M(flags, sb->sb_flags = 0x90)
 M(flags_readonly, sb->sb_flags = XFS_SBF_READONLY)
 M(quotabit_noino, sb->sb_versionnum |= XFS_SB_VERSION_QUOTABIT)
-M(inodes_ok, sb->sb_rbmino = NULLFSINO; sb->sb_rsumino = NULLFSINO; sb->sb_uquotino = NULLFSINO;
+M(rbmino_null, sb->sb_rbmino = NULLFSINO)
+M(rsumino_null, sb->sb_rsumino = NULLFSINO)
+/* a primary names its realtime inodes (xfs_repair resets NULL there); quota inodes may be NULL */
+M(inodes_ok, sb->sb_uquotino = NULLFSINO;
   sb->sb_gquotino = 0; sb->sb_pquotino = sb->sb_rootino + 3;
   sb->sb_versionnum |= XFS_SB_VERSION_QUOTABIT)
 M(meta_uuid_flip, sb->sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_META_UUID;
@@ -358,6 +361,8 @@ static const struct sb_case cases[] = {
 	C(rootino_past_end, NULL, "sb.inodes", "rootino", FS_SB_DAMAGED),
 	C(rbmino, NULL, "sb.rtgeometry", "rbmino", FS_SB_DAMAGED),
 	C(rsumino, NULL, "sb.rtgeometry", "rsumino", FS_SB_DAMAGED),
+	C(rbmino_null, NULL, "sb.rtgeometry", "rbmino", FS_SB_DAMAGED),
+	C(rsumino_null, NULL, "sb.rtgeometry", "rsumino", FS_SB_DAMAGED),
 	C(uquotino, NULL, "sb.quota", "uquotino", FS_SB_DAMAGED),
 	C(gquotino, NULL, "sb.quota", "gquotino", FS_SB_DAMAGED),
 	C(pquotino, NULL, "sb.quota", "pquotino", FS_SB_DAMAGED),
