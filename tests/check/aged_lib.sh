@@ -29,9 +29,16 @@ age_image() {
 	unmount_dir "$TMP/agemnt"
 }
 
+# sha256 of the image's content, holes read as zeroes: every 1 MiB-aligned
+# chunk that is not all zero, with its offset.  Independent of how the host
+# filesystem lays out extents (writeback after the loop unmount may split
+# or merge them), and it reads only the data regions.
 imgsum() {
+	sync -f "$1" 2>/dev/null
 	python3 - "$1" <<'PY'
 import hashlib, os, sys
+CH = 1 << 20
+zero = bytes(CH)
 h = hashlib.sha256(); fd = os.open(sys.argv[1], os.O_RDONLY); end = os.fstat(fd).st_size; off = 0
 while off < end:
     try:
@@ -39,12 +46,14 @@ while off < end:
     except OSError:
         break
     hole = os.lseek(fd, off, os.SEEK_HOLE)
-    h.update(off.to_bytes(8, "little"))
-    while off < hole:
-        b = os.pread(fd, min(1 << 20, hole - off), off)
-        if not b:
-            break
-        h.update(b); off += len(b)
+    c = off - off % CH
+    while c < hole:
+        b = os.pread(fd, min(CH, end - c), c)
+        if b != zero[:len(b)]:
+            h.update(c.to_bytes(8, "little")); h.update(b)
+        c += CH
+    off = c
+h.update(end.to_bytes(8, "little"))
 print(h.hexdigest())
 PY
 }
