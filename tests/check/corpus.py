@@ -101,7 +101,9 @@ def fields_of(text, cap):
 
 def classify(stype, field):
     if stype in ("rmapbt", "refcntbt"):
-        return stype + (".rec" if field.startswith("recs") else ".block")
+        # numrecs decides which records exist: one record less is only
+        # seen against the owners the inode scan observes
+        return stype + (".rec" if field.startswith("recs") or field == "numrecs" else ".block")
     if stype == "inode":
         if INODE_LINK.match(field):
             return "inode.link"
