@@ -31,7 +31,8 @@ VERBS_D = ["zeroes", "ones", "firstbit", "middlebit", "lastbit", "add", "sub"]
 # still being written (the reason says which).
 VERIFIED = {"sb", "agf", "agi", "agfl", "bnobt", "cntbt", "inobt", "finobt",
             "rmapbt.block", "refcntbt.block", "inode.core",
-            "dir.block", "dir.node", "dir.free"}     # directories: 8ab9b26
+            "dir.block", "dir.node", "dir.free",     # directories: 8ab9b26
+            "attr.leaf", "attr.node", "attr.remote", "symlink"}   # xattrs, symlinks: eff4eaf
 TODO_REASON = {
     "rmapbt.rec": "rmap records vs observed owners: forks/rmap cross-check not on main yet",
     "refcntbt.rec": "refcount records vs observed sharing: forks/refcount cross-check not on main yet",
@@ -40,10 +41,6 @@ TODO_REASON = {
     "bmbt": "bmbt blocks: bmap/forks checks not on main yet",
     "dir.data": "directory phase landed (8ab9b26); still missed: an entry's file type vs the inode's",
     "dir.leaf": "directory phase landed (8ab9b26); still missed: forw/back of a single leaf1 block (must be 0)",
-    "attr.leaf": "xattr blocks: xattr checks not on main yet",
-    "attr.node": "xattr blocks: xattr checks not on main yet",
-    "attr.remote": "xattr blocks: xattr checks not on main yet",
-    "symlink": "symlink blocks: symlink checks not on main yet",
 }
 
 # inode fields that only a fork, directory or link-count check can judge
