@@ -43,6 +43,9 @@ struct check_ctx {
 	uint64_t inodes_checked;   /* inodes read and verified */
 	uint64_t directories;      /* directories walked */
 	uint64_t dir_entries;      /* live entries (not . and ..) in them */
+	uint64_t fork_extents;     /* extents mapped by the inodes' forks */
+	uint64_t bmbt_blocks;      /* bmbt blocks of the inodes' forks */
+	bool forks_complete;       /* every in-use inode's forks loaded cleanly */
 };
 
 /* The whole run: phases in order (main.c only parses and renders). */
@@ -57,6 +60,8 @@ int check_phase_freesp(struct check_ctx *cx);
 int check_phase_inobt(struct check_ctx *cx);
 /* Phase 4: every inode of every chunk: v3 core rules, state vs the inobt free mask. */
 int check_phase_inodes(struct check_ctx *cx);
+/* Phase 5 (after inodes): every in-use inode's fork block maps into the model; di_nblocks. */
+int check_phase_forks(struct check_ctx *cx);
 /* Directories: every directory's blocks verified, its entries into the directory graph. */
 int check_phase_dirs(struct check_ctx *cx);
 /* Whole-filesystem link rules: reachability, link counts, directory hard links, "..". */
@@ -71,6 +76,14 @@ int check_inode_get(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t agino, 
 int check_phase_attrs(struct check_ctx *cx);
 /* Last: every block owned once (duplicate claims across all scanned owners). */
 int check_phase_owners(struct check_ctx *cx);
+
+/* The last phase's rmap/refcount comparison of one AG (phase_rmap.c). */
+struct check_rmap_ag;
+/* Walk the AG's refcount and rmap trees; CoW staging extents go into the model. */
+int  check_rmap_prepare(struct check_ctx *cx, fs_agnumber_t agno, struct check_rmap_ag **out);
+/* After model_ag_finish: rmap.* and refcount.* findings. */
+int  check_rmap_compare(struct check_ctx *cx, fs_agnumber_t agno, struct check_rmap_ag *s);
+void check_rmap_free(struct check_rmap_ag *s);
 
 /* Shared by the btree phases (btcommon.c). */
 struct fs_btree_ops;

@@ -51,7 +51,7 @@ struct model_ext {
 	uint8_t flags;               /* MODEL_EXT_* */
 };
 
-enum { MODEL_EXT_UNWRITTEN = 1 };
+enum { MODEL_EXT_UNWRITTEN = 1, MODEL_EXT_ATTRFORK = 2 /* MC_BMBT of the attr fork */ };
 
 /* One inode chunk. */
 struct model_ichunk {

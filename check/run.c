@@ -4,9 +4,9 @@
  * cache for all phases, the in-core model, a submission queue per worker)
  * and the phases in order.  Phases are files: phase_headers.c (1),
  * phase_freesp.c (2), phase_inobt.c (3),
- * phase_inodes.c (4), phase_dirs.c and phase_links.c (directories and the
- * directory graph), phase_attrs.c (xattrs, symlinks, unlinked lists),
- * phase_owners.c (last).
+ * phase_inodes.c (4), phase_forks.c (fork block maps), phase_dirs.c and
+ * phase_links.c (directories and the directory graph), phase_attrs.c
+ * (xattrs, symlinks, unlinked lists), phase_owners.c with phase_rmap.c (last).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -115,6 +115,9 @@ int check_run(struct check_ctx *cx)
 	if (err)
 		return err;
 	err = check_phase_inodes(cx);
+	if (err)
+		return err;
+	err = check_phase_forks(cx);
 	if (err)
 		return err;
 	err = check_phase_dirs(cx);

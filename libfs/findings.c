@@ -128,6 +128,13 @@ static const struct fs_finding_def table[] = {
 	{ "inobt.freemask",     E, true,  "inode in use on disk is marked free in the inode btree" },
 	/* block ownership (the in-core model) */
 	{ "block.dup",          E, true,  "block is claimed by more than one owner" },
+	{ "block.leak",         E, true,  "blocks are neither free nor used by anything (leaked)" },
+	{ "rmap.missing",       E, true,  "blocks in use have no reverse mapping" },
+	{ "rmap.extra",         E, true,  "reverse mapping names an owner that does not use those blocks" },
+	{ "rmap.mismatch",      E, true,  "reverse mapping differs from the observed owner (offset or flags)" },
+	{ "refcount.missing",   E, true,  "shared data blocks have no reference count record" },
+	{ "refcount.extra",     E, true,  "reference count record for blocks that are not shared" },
+	{ "refcount.mismatch",  E, true,  "reference count differs from the number of data mappings" },
 	/* AGI */
 	{ "agi.unreadable",     E, false, "AGI could not be read" },
 	{ "agi.magic",          E, true,  "AGI magic number is wrong" },

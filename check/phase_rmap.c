@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cross-checks of an AG's observed owners (the model) with what the AG's
+ * reverse-mapping and reference-count btrees say.  The trees are walked
+ * again from the cache with findings thrown away (phase 2 reported their
+ * blocks and records); a tree with a rejected block is not compared.
+ * Both sides are reduced to canonical runs (owner, fork/bmbt/unwritten
+ * flags, block range, file offset; maximal where contiguous) and diffed:
+ * rmap.missing / rmap.extra / rmap.mismatch, and refcount.* for shared
+ * data blocks (how many data-fork mappings cover a block against the
+ * refcount records).  CoW staging extents of the refcount btree become
+ * model extents (OWN_COW) before ownership is judged.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/check.h"
+#include "libfs/ag.h"
+#include "libfs/btree_ag.h"
+#include "libfs/endian.h"
+
+#define DIFF_REPORTS 20   /* per AG and kind, then one summary */
+#define PAIR_MAX 512      /* differences kept per AG for pairing missing with extra */
+
+enum { RF_ATTR = 1, RF_BMBT = 2, RF_UNWRITTEN = 4 };
+
+/* One reverse mapping, from the model or from the rmapbt. */
+struct rtuple {
+	fs_agblock_t agbno;
+	uint32_t len;
+	uint64_t owner;
+	uint64_t offset;
+	uint8_t flags;
+};
+
+static bool inode_owner(uint64_t owner)
+{
+	return owner < XFS_RMAP_OWN_MIN;
+}
+
+/* Offsets matter for inode-owned file blocks only (bmbt blocks and static owners have none). */
+static bool has_offset(const struct rtuple *t)
+{
+	return inode_owner(t->owner) && !(t->flags & RF_BMBT);
+}
+
+static int cmp_tuple(const void *pa, const void *pb)
+{
+	const struct rtuple *a = pa, *b = pb;
+
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	if (a->flags != b->flags)
+		return a->flags < b->flags ? -1 : 1;
+	if (a->agbno != b->agbno)
+		return a->agbno < b->agbno ? -1 : 1;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* Sort and merge contiguous runs: the same mapping set always gives the same list. */
+static size_t canonical(struct rtuple *v, size_t n)
+{
+	size_t w = 0;
+
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_tuple);
+	for (size_t i = 0; i < n; i++) {
+		struct rtuple *p = w ? &v[w - 1] : NULL;
+
+		if (p && p->owner == v[i].owner && p->flags == v[i].flags &&
+		    (uint64_t)p->agbno + p->len == v[i].agbno &&
+		    (uint64_t)p->len + v[i].len <= UINT32_MAX &&
+		    (!has_offset(p) || p->offset + p->len == v[i].offset))
+			p->len += v[i].len;
+		else
+			v[w++] = v[i];
+	}
+	return w;
+}
+
+struct tvec {
+	struct rtuple *v;
+	size_t n, cap;
+};
+
+static int tvec_push(struct tvec *t, const struct rtuple *x)
+{
+	if (t->n == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 256;
+		struct rtuple *nv = realloc(t->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		t->v = nv;
+		t->cap = ncap;
+	}
+	t->v[t->n++] = *x;
+	return 0;
+}
+
+/* ---- walking the AGF's trees again, silently ---- */
+
+struct rwalk {
+	struct check_ctx *cx;
+	fs_agnumber_t agno;
+	bool rmap;
+	struct tvec rm;            /* rmap records */
+	struct fs_refc_rec *rc;    /* refcount records (shared and CoW) */
+	size_t nrc, caprc;
+	int err;
+};
+
+static int rw_read(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
+{
+	struct rwalk *r = priv;
+
+	return check_read_agblock(r->cx, agno, agbno, buf);
+}
+
+static int rw_rec(void *priv, const void *rec)
+{
+	struct rwalk *r = priv;
+	const struct fs_geom *g = &r->cx->fs->g;
+
+	if (r->rmap) {
+		struct fs_rmap_rec x;
+		struct rtuple t;
+
+		fs_rmap_rec_decode(rec, &x);
+		if (fs_rmap_rec_problem(g, r->agno, &x))
+			return 0;	/* reported in phase 2; not a mapping to compare */
+		t = (struct rtuple){ .agbno = x.startblock, .len = x.blockcount, .owner = x.owner,
+				     .offset = x.offset,
+				     .flags = (uint8_t)((x.attr_fork ? RF_ATTR : 0) |
+							(x.bmbt_block ? RF_BMBT : 0) |
+							(x.unwritten ? RF_UNWRITTEN : 0)) };
+		if (!has_offset(&t))
+			t.offset = 0;
+		return tvec_push(&r->rm, &t);
+	} else {
+		struct fs_refc_rec x;
+
+		fs_refc_rec_decode(rec, &x);
+		if (fs_refc_rec_problem(g, r->agno, &x))
+			return 0;
+		if (r->nrc == r->caprc) {
+			size_t ncap = r->caprc ? r->caprc * 2 : 64;
+			struct fs_refc_rec *nv = realloc(r->rc, ncap * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			r->rc = nv;
+			r->caprc = ncap;
+		}
+		r->rc[r->nrc++] = x;
+		return 0;
+	}
+}
+
+/* true when the tree was walked whole (no block rejected). */
+static bool walk_silently(struct rwalk *r, enum fs_btree_ag_type type, fs_agblock_t root,
+			  uint32_t levels)
+{
+	struct check_ctx *cx = r->cx;
+	const struct fs_geom *g = &cx->fs->g;
+	const struct fs_btree_ops *ops = fs_btree_ag_ops(type);
+	struct fs_findings scratch;
+	struct fs_btree_walk w = {
+		.ops = ops, .g = g, .fl = &scratch,
+		.vc = { .g = g, .fl = &scratch, .agno = r->agno,
+			.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn },
+		.root = root, .nlevels = levels, .read_block = rw_read, .visit_rec = rw_rec,
+		.priv = r,
+	};
+	int err;
+
+	if (levels == 0 || levels > ops->maxlevels(g) || root < g->ag_hdr_blocks ||
+	    root >= fs_ag_blocks(g, r->agno))
+		return false;
+	r->rmap = type == FS_BTREE_AG_RMAP;
+	fs_findings_init(&scratch);
+	err = fs_btree_walk(&w);
+	fs_findings_free(&scratch);
+	if (err < 0) {
+		r->err = err;
+		return false;
+	}
+	return err == 0 && w.bad_blocks == 0;
+}
+
+/* ---- rmap ---- */
+
+static void tuple_text(char *buf, size_t len, const struct rtuple *t)
+{
+	snprintf(buf, len, "%u+%u owner %lld%s%s%s", t->agbno, t->len, (long long)t->owner,
+		 t->flags & RF_ATTR ? " attr" : "", t->flags & RF_BMBT ? " bmbt" : "",
+		 t->flags & RF_UNWRITTEN ? " unwritten" : "");
+	if (has_offset(t)) {
+		size_t n = strlen(buf);
+		snprintf(buf + n, len - n, " offset %llu", (unsigned long long)t->offset);
+	}
+}
+
+static bool overlap(const struct rtuple *a, const struct rtuple *b)
+{
+	return a->owner == b->owner && a->agbno < (uint64_t)b->agbno + b->len &&
+	       b->agbno < (uint64_t)a->agbno + a->len;
+}
+
+static void compare_rmap(struct check_ctx *cx, fs_agnumber_t agno, struct tvec *obs,
+			 struct tvec *rm, bool complete)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct rtuple miss[PAIR_MAX], extra[PAIR_MAX];
+	size_t nmiss = 0, nextra = 0, tmiss = 0, textra = 0, nmm = 0, rmiss = 0, rextra = 0;
+	size_t i = 0, j = 0;
+	char a[96], b[96];
+
+	obs->n = canonical(obs->v, obs->n);
+	rm->n = canonical(rm->v, rm->n);
+	while (i < obs->n || j < rm->n) {
+		int c = i >= obs->n ? 1 : j >= rm->n ? -1 : cmp_tuple(&obs->v[i], &rm->v[j]);
+
+		if (c == 0) {
+			i++;
+			j++;
+		} else if (c < 0) {
+			if (nmiss < PAIR_MAX)
+				miss[nmiss++] = obs->v[i];
+			tmiss++;
+			i++;
+		} else {
+			if (nextra < PAIR_MAX)
+				extra[nextra++] = rm->v[j];
+			textra++;
+			j++;
+		}
+	}
+	/* a mapping the tree has for the same owner and blocks, but different: one mismatch */
+	for (size_t m = 0; m < nmiss; m++) {
+		for (size_t x = 0; x < nextra; x++) {
+			if (!extra[x].len || !overlap(&miss[m], &extra[x]))
+				continue;
+			tuple_text(a, sizeof(a), &miss[m]);
+			tuple_text(b, sizeof(b), &extra[x]);
+			if (++nmm <= DIFF_REPORTS)
+				fs_report(cx->fl, "rmap.mismatch", agno,
+					  (int64_t)fs_agbno_to_daddr(g, agno, miss[m].agbno),
+					  inode_owner(miss[m].owner) ? (int64_t)miss[m].owner : FS_NONE,
+					  "rmap record", a, b,
+					  "reverse mapping %s differs from the observed owner %s", b, a);
+			miss[m].len = 0;
+			extra[x].len = 0;
+			tmiss--;
+			textra--;
+			break;
+		}
+	}
+	for (size_t m = 0; m < nmiss; m++) {
+		if (!miss[m].len || ++rmiss > DIFF_REPORTS)
+			continue;
+		tuple_text(a, sizeof(a), &miss[m]);
+		fs_report(cx->fl, "rmap.missing", agno,
+			  (int64_t)fs_agbno_to_daddr(g, agno, miss[m].agbno),
+			  inode_owner(miss[m].owner) ? (int64_t)miss[m].owner : FS_NONE,
+			  "rmap record", a, "none",
+			  "blocks %s are in use but the reverse mapping btree does not say so", a);
+	}
+	/* with part of the inodes unscanned, a mapping nobody was seen to own proves nothing */
+	if (complete)
+		for (size_t x = 0; x < nextra; x++) {
+			if (!extra[x].len || ++rextra > DIFF_REPORTS)
+				continue;
+			tuple_text(b, sizeof(b), &extra[x]);
+			fs_report(cx->fl, "rmap.extra", agno,
+				  (int64_t)fs_agbno_to_daddr(g, agno, extra[x].agbno),
+				  inode_owner(extra[x].owner) ? (int64_t)extra[x].owner : FS_NONE,
+				  "rmap record", "none", b,
+				  "reverse mapping %s names an owner that does not use those blocks", b);
+		}
+	if (tmiss > rmiss && rmiss > DIFF_REPORTS)
+		fs_report(cx->fl, "rmap.missing", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+			  "%zu more block ranges in use lack a reverse mapping", tmiss - DIFF_REPORTS);
+	if (complete && textra > DIFF_REPORTS)
+		fs_report(cx->fl, "rmap.extra", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+			  "%zu more reverse mappings name owners that do not use those blocks",
+			  textra - DIFF_REPORTS);
+	if (nmm > DIFF_REPORTS)
+		fs_report(cx->fl, "rmap.mismatch", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+			  "%zu more reverse mappings differ from the observed owners",
+			  nmm - DIFF_REPORTS);
+}
+
+/* The model's extents of this AG as reverse mappings (free space has none). */
+static int observed_mappings(struct check_ctx *cx, fs_agnumber_t agno, struct tvec *out)
+{
+	size_t n;
+	const struct model_ext *e = model_ag_extents(cx->model, agno, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		struct rtuple t = { .agbno = e[i].agbno, .len = e[i].len,
+				    .owner = model_rmap_owner(e[i].cls, e[i].owner) };
+		int err;
+
+		switch (e[i].cls) {
+		case MC_FREE:
+			continue;
+		case MC_DATA:
+		case MC_ATTR:
+			t.offset = e[i].offset;
+			t.flags = (uint8_t)((e[i].cls == MC_ATTR ? RF_ATTR : 0) |
+					    (e[i].flags & MODEL_EXT_UNWRITTEN ? RF_UNWRITTEN : 0));
+			break;
+		case MC_BMBT:
+			t.flags = (uint8_t)(RF_BMBT | (e[i].flags & MODEL_EXT_ATTRFORK ? RF_ATTR : 0));
+			break;
+		default:
+			break;
+		}
+		err = tvec_push(out, &t);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- refcount ---- */
+
+struct crun {
+	fs_agblock_t start;
+	uint32_t len;
+	uint32_t count;
+};
+
+struct cvec {
+	struct crun *v;
+	size_t n, cap;
+};
+
+static int cvec_push(struct cvec *c, fs_agblock_t start, uint64_t len, uint32_t count)
+{
+	struct crun *p = c->n ? &c->v[c->n - 1] : NULL;
+
+	if (p && p->count == count && (uint64_t)p->start + p->len == start &&
+	    (uint64_t)p->len + len <= UINT32_MAX) {
+		p->len += (uint32_t)len;
+		return 0;
+	}
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 64;
+		struct crun *nv = realloc(c->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		c->v = nv;
+		c->cap = ncap;
+	}
+	c->v[c->n++] = (struct crun){ start, (uint32_t)len, count };
+	return 0;
+}
+
+struct edge {
+	uint32_t at;
+	int delta;
+};
+
+static int cmp_edge(const void *pa, const void *pb)
+{
+	const struct edge *a = pa, *b = pb;
+
+	return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* Runs of blocks covered by two or more data-fork mappings, with their count. */
+static int shared_runs(struct check_ctx *cx, fs_agnumber_t agno, struct cvec *out)
+{
+	size_t n, ne = 0;
+	const struct model_ext *e = model_ag_extents(cx->model, agno, &n);
+	struct edge *ev;
+	uint32_t depth = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ne += e[i].cls == MC_DATA ? 2 : 0;
+	if (!ne)
+		return 0;
+	ev = malloc(ne * sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	ne = 0;
+	for (size_t i = 0; i < n; i++)
+		if (e[i].cls == MC_DATA) {
+			ev[ne++] = (struct edge){ e[i].agbno, 1 };
+			ev[ne++] = (struct edge){ e[i].agbno + e[i].len, -1 };
+		}
+	qsort(ev, ne, sizeof(*ev), cmp_edge);
+	for (size_t i = 0; i < ne && !err;) {
+		uint32_t at = ev[i].at;
+
+		while (i < ne && ev[i].at == at)
+			depth = (uint32_t)((int)depth + ev[i++].delta);
+		if (depth >= 2 && i < ne)
+			err = cvec_push(out, at, ev[i].at - at, depth);
+	}
+	free(ev);
+	return err;
+}
+
+static void compare_refcount(struct check_ctx *cx, fs_agnumber_t agno, const struct cvec *seen,
+			     const struct cvec *disk)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	size_t i = 0, j = 0, nrep[3] = { 0 };
+	static const char *const codes[3] = { "refcount.missing", "refcount.extra",
+					      "refcount.mismatch" };
+	uint64_t pos = 0;
+	/* the pending difference, reported once it stops growing */
+	int kind = -1;
+	uint64_t kstart = 0, kend = 0;
+	uint32_t kc = 0, kr = 0;
+
+	for (;;) {
+		const struct crun *s, *d;
+		uint64_t next = UINT64_MAX;
+		uint32_t c = 0, r = 0;
+		int k;
+
+		while (i < seen->n && (uint64_t)seen->v[i].start + seen->v[i].len <= pos)
+			i++;
+		while (j < disk->n && (uint64_t)disk->v[j].start + disk->v[j].len <= pos)
+			j++;
+		s = i < seen->n ? &seen->v[i] : NULL;
+		d = j < disk->n ? &disk->v[j] : NULL;
+		if (!s && !d)
+			break;
+		if (s) {
+			if (s->start > pos)
+				next = s->start;
+			else {
+				c = s->count;
+				next = (uint64_t)s->start + s->len;
+			}
+		}
+		if (d) {
+			if (d->start > pos) {
+				if (d->start < next)
+					next = d->start;
+			} else {
+				r = d->count;
+				if ((uint64_t)d->start + d->len < next)
+					next = (uint64_t)d->start + d->len;
+			}
+		}
+		k = c == r ? -1 : r == 0 ? 0 : c < 2 ? 1 : 2;
+		if (k != kind || kc != c || kr != r || kend != pos) {
+			if (kind >= 0 && ++nrep[kind] <= DIFF_REPORTS) {
+				char range[48];
+				snprintf(range, sizeof(range), "%llu+%llu", (unsigned long long)kstart,
+					 (unsigned long long)(kend - kstart));
+				fs_report(cx->fl, codes[kind], agno,
+					  (int64_t)fs_agbno_to_daddr(g, agno, (fs_agblock_t)kstart),
+					  FS_NONE, "refcount", FS_U(kc), FS_U(kr),
+					  "blocks %s are mapped by %u data forks but the refcount "
+					  "btree says %u", range, kc, kr);
+			}
+			kind = k;
+			kstart = pos;
+			kc = c;
+			kr = r;
+		}
+		kend = next;
+		pos = next;
+	}
+	if (kind >= 0 && ++nrep[kind] <= DIFF_REPORTS)
+		fs_report(cx->fl, codes[kind], agno,
+			  (int64_t)fs_agbno_to_daddr(g, agno, (fs_agblock_t)kstart), FS_NONE,
+			  "refcount", FS_U(kc), FS_U(kr),
+			  "blocks %llu+%llu are mapped by %u data forks but the refcount btree "
+			  "says %u", (unsigned long long)kstart,
+			  (unsigned long long)(kend - kstart), kc, kr);
+	for (int k = 0; k < 3; k++)
+		if (nrep[k] > DIFF_REPORTS)
+			fs_report(cx->fl, codes[k], agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+				  "%zu more such block ranges", nrep[k] - DIFF_REPORTS);
+}
+
+/* ---- per AG ---- */
+
+struct check_rmap_ag {
+	struct rwalk rw;
+	bool have_agf, rmap_ok, refc_ok;
+};
+
+int check_rmap_prepare(struct check_ctx *cx, fs_agnumber_t agno, struct check_rmap_ag **out)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct check_rmap_ag *s = calloc(1, sizeof(*s));
+	struct fs_buf *b;
+	struct fs_agf agf;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->rw.cx = cx;
+	s->rw.agno = agno;
+	*out = s;
+	if (!g->rmapbt && !g->reflink)
+		return 0;
+	if (fs_cache_read(cx->cache, fs_ag_daddr(g, agno) + (g->sectsize >> FS_BBSHIFT),
+			  g->sectsize, &b))
+		return 0;
+	s->have_agf = get_be32(b->data) == XFS_AGF_MAGIC;
+	if (s->have_agf)
+		fs_agf_decode(b->data, &agf);
+	fs_buf_put(cx->cache, b);
+	if (!s->have_agf)
+		return 0;
+	if (g->reflink) {
+		s->refc_ok = walk_silently(&s->rw, FS_BTREE_AG_REFC, agf.refc_root, agf.refc_level);
+		/* CoW staging extents are owned (by CoW) until remapped or freed */
+		for (size_t i = 0; i < s->rw.nrc && !s->rw.err; i++)
+			if (s->rw.rc[i].cow) {
+				int err = model_add(cx->model, agno, s->rw.rc[i].startblock,
+						    s->rw.rc[i].blockcount, MC_COW, 0, 0, 0);
+				if (err == -ENOMEM)
+					s->rw.err = err;
+			}
+	}
+	if (g->rmapbt)
+		s->rmap_ok = walk_silently(&s->rw, FS_BTREE_AG_RMAP, agf.rmap_root, agf.rmap_level);
+	return s->rw.err;
+}
+
+int check_rmap_compare(struct check_ctx *cx, fs_agnumber_t agno, struct check_rmap_ag *s)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	int err = 0;
+
+	if (g->rmapbt && s->rmap_ok) {
+		struct tvec obs = { 0 };
+
+		err = observed_mappings(cx, agno, &obs);
+		if (!err)
+			compare_rmap(cx, agno, &obs, &s->rw.rm, cx->forks_complete);
+		free(obs.v);
+	}
+	if (!err && g->reflink && s->refc_ok && cx->forks_complete) {
+		struct cvec seen = { 0 }, disk = { 0 };
+
+		err = shared_runs(cx, agno, &seen);
+		for (size_t i = 0; i < s->rw.nrc && !err; i++)
+			if (!s->rw.rc[i].cow)
+				err = cvec_push(&disk, s->rw.rc[i].startblock, s->rw.rc[i].blockcount,
+						s->rw.rc[i].refcount);
+		if (!err)
+			compare_refcount(cx, agno, &seen, &disk);
+		free(seen.v);
+		free(disk.v);
+	}
+	return err;
+}
+
+void check_rmap_free(struct check_rmap_ag *s)
+{
+	if (!s)
+		return;
+	free(s->rw.rm.v);
+	free(s->rw.rc);
+	free(s);
+}
