@@ -70,13 +70,25 @@ static size_t canonical(struct rtuple *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct rtuple *p = w ? &v[w - 1] : NULL;
 
-		if (p && p->owner == v[i].owner && p->flags == v[i].flags &&
-		    (uint64_t)p->agbno + p->len == v[i].agbno &&
-		    (uint64_t)p->len + v[i].len <= UINT32_MAX &&
-		    (!has_offset(p) || p->offset + p->len == v[i].offset))
+		uint64_t pend = p ? (uint64_t)p->agbno + p->len : 0;
+		uint64_t vend = (uint64_t)v[i].agbno + v[i].len;
+
+		if (p && p->owner == v[i].owner && p->flags == v[i].flags && !has_offset(p) &&
+		    v[i].agbno <= pend) {
+			/*
+			 * Static owners and bmbt blocks: one block may be claimed
+			 * twice by the same kind of owner (two inode chunks in a
+			 * 64 KiB block, a sparse chunk's runs): the union counts.
+			 */
+			if (vend > pend && vend - p->agbno <= UINT32_MAX)
+				p->len = (uint32_t)(vend - p->agbno);
+		} else if (p && p->owner == v[i].owner && p->flags == v[i].flags &&
+			   pend == v[i].agbno && p->offset + p->len == v[i].offset &&
+			   (uint64_t)p->len + v[i].len <= UINT32_MAX) {
 			p->len += v[i].len;
-		else
+		} else {
 			v[w++] = v[i];
+		}
 	}
 	return w;
 }
