@@ -72,7 +72,7 @@ static bool core_usable(struct check_ctx *cx, fs_agnumber_t agno, fs_ino_t ino, 
 		/* rules that do not change where the fork's extents are */
 		if (strcmp(c, "inode.lsn") && strcmp(c, "inode.nblocks") &&
 		    strcmp(c, "inode.extsize") && strcmp(c, "inode.cowextsize") &&
-		    strcmp(c, "inode.unlinked") && strcmp(c, "inode.size") && strcmp(c, "inode.flags"))
+		    strcmp(c, "inode.unlinked") && strcmp(c, "inode.size"))
 			ok = false;
 	}
 	if (tmp.dropped)

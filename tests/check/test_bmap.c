@@ -622,6 +622,91 @@ static void test_verifier_row(void **state)
 	disk_free(&d);
 }
 
+/* Random forks and random bmbt blocks (some with plausible headers): no crash, bounded work. */
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+struct rdisk {
+	struct fx f;
+	unsigned reads;
+};
+
+static int rdisk_read(void *priv, fs_fsblock_t fsb, void *buf)
+{
+	struct rdisk *d = priv;
+	struct xfs_btree_block *h = buf;
+	unsigned char *b = buf;
+
+	d->reads++;
+	if (rnd() % 8 == 0)
+		return -EIO;
+	for (uint32_t i = 0; i < d->f.g.blocksize; i += 8)
+		put_be64(b + i, rnd() % 4 ? rnd() : rnd() % 64);
+	if (rnd() % 4) {
+		/* a block that passes the verifier, with random records and pointers */
+		h->bb_magic = to_be32(XFS_BMAP_CRC_MAGIC);
+		h->bb_level = to_be16((uint16_t)(rnd() % 3));
+		h->bb_numrecs = to_be16((uint16_t)(rnd() % 300));
+		h->bb_u.l.bb_leftsib = to_be64(rnd() % 2 ? NULLFSBLOCK : rnd() % 70000);
+		h->bb_u.l.bb_rightsib = to_be64(rnd() % 2 ? NULLFSBLOCK : rnd() % 70000);
+		h->bb_u.l.bb_blkno = to_be64(fs_fsb_to_daddr(&d->f.g, fsb));
+		h->bb_u.l.bb_owner = to_be64(INO);
+		h->bb_u.l.bb_lsn = 0;
+		memcpy(&h->bb_u.l.bb_uuid, d->f.g.meta_uuid, 16);
+		/* node pointers into a small range so that loops and revisits happen */
+		if (be16(h->bb_level))
+			for (uint32_t i = 0; i < 300; i++)
+				node_ent((struct disk *)d, b, i, i * 7, fs_agbno_to_fsb(&d->f.g, (uint32_t)(rnd() % 4),
+								 (uint32_t)(1 + rnd() % 16)));
+		fx_recrc(FS_MT_BMBT, b, d->f.g.blocksize);
+	}
+	return 0;
+}
+
+static void test_random(void **state)
+{
+	struct rdisk d = { .reads = 0 };
+
+	(void)state;
+	fx_init_default(&d.f);
+	for (int it = 0; it < 3000; it++) {
+		struct fs_bmap_ctx c = {
+			.g = &d.f.g, .fl = NULL, .read_fsblock = rdisk_read, .priv = &d,
+		};
+		struct fs_findings fl;
+		struct fs_bmap m;
+		struct ino n;
+		unsigned char *r = fork_of(&n);
+		int err;
+
+		ino_init(&n, rnd() % 2 ? XFS_DINODE_FMT_BTREE : XFS_DINODE_FMT_EXTENTS, rnd() % 64);
+		n.ip.forkoff = (uint8_t)(rnd() % 3 == 0 ? rnd() % 50 : 0);
+		n.ip.anextents = (uint32_t)(rnd() % 40);
+		n.ip.aformat = rnd() % 2 ? XFS_DINODE_FMT_BTREE : XFS_DINODE_FMT_EXTENTS;
+		for (size_t i = 0; i + 8 <= 512 - sizeof(struct xfs_dinode); i += 8)
+			put_be64(r + i, rnd() % 2 ? rnd() : rnd() % 20000);
+		put_be16(r, (uint16_t)(rnd() % 4));
+		put_be16(r + 2, (uint16_t)(rnd() % 24));
+		fs_findings_init(&fl);
+		c.fl = rnd() % 2 ? &fl : NULL;
+		d.reads = 0;
+		err = fs_bmap_load(&c, n.dinode, &n.ip, rnd() % 2 ? XFS_DATA_FORK : XFS_ATTR_FORK, &m);
+		assert_int_equal(err, 0);
+		/* every block read once at most: the loop set bounds the walk */
+		assert_true(d.reads <= 4 * 16 + 24);
+		for (size_t i = 1; i < m.n; i++)
+			assert_true(m.ext[i].startoff >= m.ext[i - 1].startoff + m.ext[i - 1].blockcount);
+		fs_bmap_free(&m);
+		fs_findings_free(&fl);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -631,6 +716,7 @@ int main(void)
 		cmocka_unit_test(test_btree_clean),
 		cmocka_unit_test(test_btree_hostile),
 		cmocka_unit_test(test_verifier_row),
+		cmocka_unit_test(test_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
