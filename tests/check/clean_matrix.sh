@@ -27,34 +27,8 @@ matrix=(
 	"-b size=2048 -d agcount=7 -m rmapbt=1"
 )
 
-# sha256 over the image's non-zero 4 KiB blocks and their offsets: the same
-# as hashing the whole file (holes read as zeroes), fast on sparse images,
-# and blind to how the host filesystem lays out data and holes (that may
-# change when the check's direct reads flush the page cache)
-imgsum() {
-	python3 - "$1" <<'PY'
-import hashlib, os, sys
-h = hashlib.sha256(); fd = os.open(sys.argv[1], os.O_RDONLY); end = os.fstat(fd).st_size; off = 0
-zero = bytes(4096)
-while off < end:
-    try:
-        off = os.lseek(fd, off, os.SEEK_DATA)
-    except OSError:
-        break
-    off -= off % 4096
-    hole = os.lseek(fd, off, os.SEEK_HOLE)
-    while off < hole:
-        b = os.pread(fd, min(1 << 20, hole - off), off)
-        if not b:
-            break
-        for i in range(0, len(b), 4096):
-            blk = b[i:i + 4096]
-            if blk != zero[:len(blk)]:
-                h.update((off + i).to_bytes(8, "little")); h.update(blk)
-        off += len(b)
-print(h.hexdigest())
-PY
-}
+# imgsum (tests/check/aged_lib.sh): sha256 of the content, blind to the host's data/hole layout
+. "$XFSX_SRC/tests/check/aged_lib.sh"
 
 img="$TMP/clean.img"
 for opts in "${matrix[@]}"; do
