@@ -19,7 +19,7 @@
 
 const char mkfs_usage[] =
 "Usage: xfsx_mkfs [options] DEVICE|FILE\n"
-"  -b size=N                        block size (1k..16k, default 4k)\n"
+"  -b size=N                        block size (1k..64k, default 4k)\n"
 "  -s size=N                        sector size (default: the device's)\n"
 "  -i size=N,maxpct=N,sparse=0|1,nrext64=0|1\n"
 "  -n size=N                        directory block size\n"
@@ -386,6 +386,10 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 	err[0] = 0;
 	optind = 1;
 	opterr = 0;
+	/* GNU habit: --help anywhere prints the usage */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help"))
+			return MKFS_PARSE_HELP;
 	while ((c = getopt(argc, argv, "b:d:fi:l:L:m:n:Nqs:KVh")) != -1) {
 		switch (c) {
 		case 'b': case 'd': case 'i': case 'l': case 'm': case 'n': case 's':

@@ -122,4 +122,10 @@ else
 	skip "15 TiB sparse image" "the host filesystem cannot hold a 15 TiB sparse file"
 fi
 rm -f "$img"
+# --help prints the usage on stdout and exits 0, like -h
+if out=$("$XFSX_MKFS" --help 2>&1) && grep -q "^Usage: xfsx_mkfs" <<<"$out" && grep -q "1k..64k" <<<"$out"; then
+	ok "--help prints the usage (block sizes 1k..64k) and exits 0"
+else
+	not_ok "--help: $(head -1 <<<"$out")"
+fi
 tap_done
