@@ -175,10 +175,25 @@ static bool sib_ok(const struct fs_geom *g, fs_agnumber_t agno, uint64_t sib)
 	return sib == NULLAGBLOCK || (sib < fs_ag_blocks(g, agno) && sib >= g->ag_hdr_blocks);
 }
 
-int fs_btree_sblock_verify_fields(const struct fs_btree_ops *ops, const struct fs_vctx *c,
-				  const void *buf, size_t len)
+static bool lsib_ok(const struct fs_geom *g, uint64_t sib)
+{
+	return sib == NULLFSBLOCK ||
+	       (fs_fsb_valid(g, sib) && fs_fsb_to_agbno(g, sib) >= g->ag_hdr_blocks);
+}
+
+/*
+ * The header rules every btree block obeys.  Short format: the owner is
+ * the AG, siblings are blocks of that AG.  Long format (bmbt): the owner
+ * is the inode, siblings are filesystem blocks.
+ */
+int fs_btree_block_verify_fields(const struct fs_btree_ops *ops, const struct fs_vctx *c,
+				 const void *buf, size_t len)
 {
 	const struct fs_geom *g = c->g;
+	const bool lf = ops->long_format;
+	const uint64_t want_owner = lf ? c->ino : c->agno;
+	const uint64_t nullsib = lf ? NULLFSBLOCK : NULLAGBLOCK;
+	const char *sib_where = lf ? "a block of the filesystem" : "a block of this AG";
 	struct fs_btree_hdr h;
 	uint32_t maxr;
 	int n = 0;
@@ -186,9 +201,9 @@ int fs_btree_sblock_verify_fields(const struct fs_btree_ops *ops, const struct f
 	if (len < fs_btree_hdr_len(ops))
 		return 0;	/* the common checks already said the block is short */
 	fs_btree_hdr_decode(ops, buf, &h);
-	if (h.owner != c->agno) {
-		breport(ops, c, "owner", "bb_owner", FS_U(c->agno), FS_U(h.owner),
-			"block belongs to another AG");
+	if (h.owner != want_owner) {
+		breport(ops, c, "owner", "bb_owner", FS_U(want_owner), FS_U(h.owner),
+			lf ? "block belongs to another inode" : "block belongs to another AG");
 		n++;
 	}
 	if (h.blkno != c->daddr) {
@@ -207,73 +222,20 @@ int fs_btree_sblock_verify_fields(const struct fs_btree_ops *ops, const struct f
 			"more records than the block can hold");
 		n++;
 	}
-	if (!sib_ok(g, c->agno, h.leftsib)) {
-		breport(ops, c, "sibling", "bb_leftsib", "a block of this AG", FS_U(h.leftsib),
-			"left sibling outside the AG");
-		n++;
-	}
-	if (!sib_ok(g, c->agno, h.rightsib)) {
-		breport(ops, c, "sibling", "bb_rightsib", "a block of this AG", FS_U(h.rightsib),
-			"right sibling outside the AG");
-		n++;
-	}
-	if (h.leftsib != NULLAGBLOCK && h.leftsib == h.rightsib) {
-		breport(ops, c, "sibling", "bb_rightsib", "different from bb_leftsib",
-			FS_U(h.rightsib), "left and right siblings are the same block");
-		n++;
-	}
-	return n;
-}
+	for (int right = 0; right < 2; right++) {
+		uint64_t sib = right ? h.rightsib : h.leftsib;
 
-static bool lsib_ok(const struct fs_geom *g, uint64_t sib)
-{
-	return sib == NULLFSBLOCK ||
-	       (fs_fsb_valid(g, sib) && fs_fsb_to_agbno(g, sib) >= g->ag_hdr_blocks);
-}
-
-int fs_btree_lblock_verify_fields(const struct fs_btree_ops *ops, const struct fs_vctx *c,
-				  const void *buf, size_t len)
-{
-	const struct fs_geom *g = c->g;
-	struct fs_btree_hdr h;
-	uint32_t maxr;
-	int n = 0;
-
-	if (len < fs_btree_hdr_len(ops))
-		return 0;
-	fs_btree_hdr_decode(ops, buf, &h);
-	if (h.owner != c->ino) {
-		breport(ops, c, "owner", "bb_owner", FS_U(c->ino), FS_U(h.owner),
-			"block belongs to another inode");
+		if (lf ? lsib_ok(g, sib) : sib_ok(g, c->agno, sib))
+			continue;
+		breport(ops, c, "sibling", right ? "bb_rightsib" : "bb_leftsib", sib_where,
+			lf ? FS_X(sib) : FS_U(sib),
+			right ? (lf ? "right sibling outside the filesystem" :
+				 "right sibling outside the AG") :
+				(lf ? "left sibling outside the filesystem" :
+				 "left sibling outside the AG"));
 		n++;
 	}
-	if (h.blkno != c->daddr) {
-		breport(ops, c, "blkno", "bb_blkno", FS_U(c->daddr), FS_U(h.blkno),
-			"block says it lives elsewhere");
-		n++;
-	}
-	if (ops->maxlevels && h.level >= ops->maxlevels(g)) {
-		breport(ops, c, "level", "bb_level", FS_U(ops->maxlevels(g) - 1), FS_U(h.level),
-			"block level is above what the geometry allows");
-		n++;
-	}
-	maxr = fs_btree_maxrecs(ops, len, h.level == 0);
-	if (h.numrecs > maxr) {
-		breport(ops, c, "numrecs", "bb_numrecs", FS_U(maxr), FS_U(h.numrecs),
-			"more records than the block can hold");
-		n++;
-	}
-	if (!lsib_ok(g, h.leftsib)) {
-		breport(ops, c, "sibling", "bb_leftsib", "a block of the filesystem", FS_X(h.leftsib),
-			"left sibling outside the filesystem");
-		n++;
-	}
-	if (!lsib_ok(g, h.rightsib)) {
-		breport(ops, c, "sibling", "bb_rightsib", "a block of the filesystem",
-			FS_X(h.rightsib), "right sibling outside the filesystem");
-		n++;
-	}
-	if (h.leftsib != NULLFSBLOCK && h.leftsib == h.rightsib) {
+	if (h.leftsib != nullsib && h.leftsib == h.rightsib) {
 		breport(ops, c, "sibling", "bb_rightsib", "different from bb_leftsib",
 			FS_U(h.rightsib), "left and right siblings are the same block");
 		n++;

@@ -71,22 +71,15 @@ uint64_t fs_btree_ptr(const struct fs_btree_ops *ops, const void *block, size_t 
 		      uint32_t i);
 
 /*
- * Field rules of a short-format block for the verifier table: owner is the
- * AG, blkno is the daddr it was read from, level below the geometry's
- * maximum, numrecs within maxrecs, siblings inside the AG.  The common
+ * Field rules of a btree block for the verifier table: blkno is the daddr
+ * it was read from, level below the geometry's maximum for the tree,
+ * numrecs within maxrecs.  Short format: owner is c->agno, siblings NULL
+ * or inside the AG.  Long format (bmbt): owner is c->ino, siblings NULL or
+ * inside the filesystem and off the AG headers.  The common
  * magic/CRC/UUID/LSN checks come from the table row.
  */
-int fs_btree_sblock_verify_fields(const struct fs_btree_ops *ops, const struct fs_vctx *c,
-				  const void *buf, size_t len);
-
-/*
- * Field rules of a long-format (bmbt) block for the verifier table: owner is
- * c->ino, blkno is the daddr it was read from, level below the geometry's
- * bmbt height, numrecs within maxrecs, siblings NULL or inside the
- * filesystem and off the AG headers.
- */
-int fs_btree_lblock_verify_fields(const struct fs_btree_ops *ops, const struct fs_vctx *c,
-				  const void *buf, size_t len);
+int fs_btree_block_verify_fields(const struct fs_btree_ops *ops, const struct fs_vctx *c,
+				 const void *buf, size_t len);
 
 /*
  * Walk a short-format btree from its root, visiting leaf records in key

@@ -182,12 +182,12 @@ const char *fs_alloc_rec_problem(const struct fs_geom *g, fs_agnumber_t agno,
 
 int fs_bnobt_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
-	return fs_btree_sblock_verify_fields(&ag_table[FS_BTREE_AG_BNO], c, buf, len);
+	return fs_btree_block_verify_fields(&ag_table[FS_BTREE_AG_BNO], c, buf, len);
 }
 
 int fs_cntbt_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
-	return fs_btree_sblock_verify_fields(&ag_table[FS_BTREE_AG_CNT], c, buf, len);
+	return fs_btree_block_verify_fields(&ag_table[FS_BTREE_AG_CNT], c, buf, len);
 }
 
 void fs_rmap_rec_decode(const void *rec, struct fs_rmap_rec *out)
@@ -266,10 +266,10 @@ const char *fs_refc_rec_problem(const struct fs_geom *g, fs_agnumber_t agno,
 
 int fs_rmapbt_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
-	return fs_btree_sblock_verify_fields(&ag_table[FS_BTREE_AG_RMAP], c, buf, len);
+	return fs_btree_block_verify_fields(&ag_table[FS_BTREE_AG_RMAP], c, buf, len);
 }
 
 int fs_refcbt_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
-	return fs_btree_sblock_verify_fields(&ag_table[FS_BTREE_AG_REFC], c, buf, len);
+	return fs_btree_block_verify_fields(&ag_table[FS_BTREE_AG_REFC], c, buf, len);
 }

@@ -34,17 +34,17 @@ static int verify_sb_fields(const struct fs_vctx *c, const void *buf, size_t len
 
 static int verify_inobt_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
-	return fs_btree_sblock_verify_fields(fs_btree_ops_get(FS_BTREE_INO), c, buf, len);
+	return fs_btree_block_verify_fields(fs_btree_ops_get(FS_BTREE_INO), c, buf, len);
 }
 
 static int verify_finobt_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
-	return fs_btree_sblock_verify_fields(fs_btree_ops_get(FS_BTREE_FINO), c, buf, len);
+	return fs_btree_block_verify_fields(fs_btree_ops_get(FS_BTREE_FINO), c, buf, len);
 }
 
 static int verify_bmbt_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
-	return fs_btree_lblock_verify_fields(fs_btree_ops_get(FS_BTREE_BMBT), c, buf, len);
+	return fs_btree_block_verify_fields(fs_btree_ops_get(FS_BTREE_BMBT), c, buf, len);
 }
 
 #define DIR3_UUID_OFF offsetof(struct xfs_dir3_blk_hdr, uuid)
