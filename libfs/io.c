@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 struct fs_ioq {
@@ -28,6 +29,13 @@ struct fs_ioq {
 	struct iocb *iocbs;
 	struct iocb **iocbp;
 	struct io_event *events;
+	/* asynchronous use (fs_ioq_submit/fs_ioq_wait) */
+	unsigned inflight;           /* submitted to the engine, not yet reaped */
+	struct fs_io_req **ready;    /* finished without the engine (ring of depth) */
+	unsigned ready_head, ready_n;
+	/* buffers kept for the queue's owner (fs_ioq_buffer), one per slot */
+	void **bufs;
+	size_t *buf_len;
 };
 
 const char *fs_io_engine_name(enum fs_io_engine e)
@@ -155,6 +163,16 @@ int fs_dev_open(const char *path, const struct fs_dev_opts *o, struct fs_dev **o
 		}
 	}
 
+	if (dev->direct && !dev->blockdev && !dev->writable && !o->no_page_cache && dev->size) {
+		/* the mapping is only asked which pages are resident (mincore), never touched */
+		dev->cached_fd = open(path, O_RDONLY | O_CLOEXEC);
+		dev->cache_map = dev->cached_fd >= 0 ?
+			mmap(NULL, dev->size, PROT_READ, MAP_SHARED, dev->cached_fd, 0) : MAP_FAILED;
+		dev->try_cache = dev->cache_map != MAP_FAILED;
+		if (!dev->try_cache && dev->cached_fd >= 0)
+			close(dev->cached_fd);
+	}
+
 	dev->engine = o->engine;
 	if (dev->engine == FS_IO_AUTO) {
 		const char *env = getenv("XFSX_IO_ENGINE");
@@ -180,6 +198,10 @@ int fs_dev_open(const char *path, const struct fs_dev_opts *o, struct fs_dev **o
 fail:
 	if (dev->fd >= 0)
 		close(dev->fd);
+	if (dev->try_cache) {
+		munmap(dev->cache_map, dev->size);
+		close(dev->cached_fd);
+	}
 	free(dev->path);
 	free(dev);
 	return err;
@@ -191,6 +213,10 @@ void fs_dev_close(struct fs_dev *dev)
 		return;
 	if (dev->fd >= 0)
 		close(dev->fd);
+	if (dev->try_cache) {
+		munmap(dev->cache_map, dev->size);
+		close(dev->cached_fd);
+	}
 	free(dev->path);
 	free(dev);
 }
@@ -214,7 +240,6 @@ static bool is_aligned(const struct fs_dev *dev, const void *buf, size_t len, ui
 	return !dev->direct || (((uintptr_t)buf % a) == 0 && len % a == 0 && off % a == 0);
 }
 
-/* pread/pwrite the whole range, retrying short transfers; EOF is -EIO. */
 static int full_io(int fd, void *buf, size_t len, uint64_t off, bool write)
 {
 	unsigned char *p = buf;
@@ -259,10 +284,46 @@ static int bounce_io(struct fs_dev *dev, void *buf, size_t len, uint64_t off, bo
 	return err;
 }
 
+/*
+ * The whole range from the page cache when every page of it is resident,
+ * else false (the caller reads the device directly).  Residency is asked
+ * with mincore, which starts no I/O: a buffered read that missed would
+ * start readahead and read the range twice.
+ */
+static bool read_cached(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
+{
+	static long page;
+	unsigned char vec[256];
+	uint64_t first, last;
+
+	if (!dev->try_cache || !len || off >= dev->size || len > dev->size - off)
+		return false;
+	if (!page)
+		page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+	first = off / (uint64_t)page;
+	last = (off + len - 1) / (uint64_t)page;
+	for (uint64_t p = first; p <= last;) {
+		uint64_t n = last - p + 1 < sizeof(vec) ? last - p + 1 : sizeof(vec);
+
+		if (mincore((char *)dev->cache_map + p * (uint64_t)page, n * (uint64_t)page, vec))
+			return false;
+		for (uint64_t i = 0; i < n; i++)
+			if (!(vec[i] & 1))
+				return false;
+		p += n;
+	}
+	if (full_io(dev->cached_fd, buf, len, off, false))
+		return false;
+	__atomic_add_fetch(&dev->cached_bytes, len, __ATOMIC_RELAXED);
+	return true;
+}
+
 int fs_dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
 {
 	if (off > dev->size || len > dev->size - off)
 		return -ENXIO;
+	if (read_cached(dev, buf, len, off))
+		return 0;
 	if (is_aligned(dev, buf, len, off))
 		return full_io(dev->fd, buf, len, off, false);
 	return bounce_io(dev, buf, len, off, false);
@@ -322,6 +383,11 @@ int fs_ioq_create(struct fs_dev *dev, struct fs_ioq **out)
 	q->dev = dev;
 	q->engine = dev->engine;
 	q->depth = dev->qdepth;
+	q->ready = calloc(q->depth ? q->depth : 1, sizeof(*q->ready));
+	if (!q->ready) {
+		free(q);
+		return -ENOMEM;
+	}
 	if (q->engine == FS_IO_URING) {
 		err = io_uring_queue_init(q->depth, &q->ring, 0);
 	} else if (q->engine == FS_IO_AIO) {
@@ -337,6 +403,7 @@ int fs_ioq_create(struct fs_dev *dev, struct fs_ioq **out)
 		free(q->iocbs);
 		free(q->iocbp);
 		free(q->events);
+		free(q->ready);
 		free(q);
 		return err;
 	}
@@ -355,6 +422,12 @@ void fs_ioq_destroy(struct fs_ioq *q)
 	free(q->iocbs);
 	free(q->iocbp);
 	free(q->events);
+	free(q->ready);
+	if (q->bufs)
+		for (unsigned i = 0; i < fs_ioq_depth(q); i++)
+			free(q->bufs[i]);
+	free(q->bufs);
+	free(q->buf_len);
 	free(q);
 }
 
@@ -457,6 +530,10 @@ int fs_ioq_read_batch(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 			r->result = -EINVAL;
 			continue;
 		}
+		if (read_cached(q->dev, r->buf, r->len, r->off)) {
+			r->result = (long)r->len;
+			continue;
+		}
 		r->result = 1;	/* marks "to be issued" */
 	}
 	/* compact the issuable requests to the front is not needed: skip marked ones */
@@ -492,4 +569,132 @@ int fs_ioq_read_batch(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 		free(todo);
 		return err;
 	}
+}
+
+unsigned fs_ioq_depth(const struct fs_ioq *q)
+{
+	return q->depth ? q->depth : 1;
+}
+
+static void ready_push(struct fs_ioq *q, struct fs_io_req *r)
+{
+	q->ready[(q->ready_head + q->ready_n) % fs_ioq_depth(q)] = r;
+	q->ready_n++;
+}
+
+int fs_ioq_submit(struct fs_ioq *q, struct fs_io_req *r)
+{
+	if (q->inflight + q->ready_n >= fs_ioq_depth(q))
+		return -EBUSY;
+	if (r->off > q->dev->size || r->len > q->dev->size - r->off) {
+		r->result = -ENXIO;
+		ready_push(q, r);
+		return 0;
+	}
+	if (!is_aligned(q->dev, r->buf, r->len, r->off)) {
+		r->result = -EINVAL;
+		ready_push(q, r);
+		return 0;
+	}
+	if (read_cached(q->dev, r->buf, r->len, r->off)) {
+		r->result = (long)r->len;
+		ready_push(q, r);
+		return 0;
+	}
+	if (q->engine == FS_IO_URING) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+		int ret;
+
+		if (!sqe)
+			return -EBUSY;
+		io_uring_prep_read(sqe, q->dev->fd, r->buf, r->len, r->off);
+		io_uring_sqe_set_data(sqe, r);
+		ret = io_uring_submit(&q->ring);
+		if (ret < 0)
+			return ret;
+		q->inflight++;
+		return 0;
+	}
+	if (q->engine == FS_IO_AIO) {
+		struct iocb *cb = &q->iocbs[0], *cbp = cb;
+		int ret;
+
+		/* io_submit copies the iocb, so one scratch iocb serves every request */
+		io_prep_pread(cb, q->dev->fd, r->buf, r->len, r->off);
+		cb->data = r;
+		ret = io_submit(q->aio, 1, &cbp);
+		if (ret == 1) {
+			q->inflight++;
+			return 0;
+		}
+		if (ret < 0 && ret != -EAGAIN)
+			return ret;
+		/* not queued: do it synchronously */
+	}
+	finish_req(q, r, 0);
+	ready_push(q, r);
+	return 0;
+}
+
+int fs_ioq_wait(struct fs_ioq *q, struct fs_io_req **done)
+{
+	int ret;
+
+	if (q->ready_n) {
+		*done = q->ready[q->ready_head];
+		q->ready_head = (q->ready_head + 1) % fs_ioq_depth(q);
+		q->ready_n--;
+		return 0;
+	}
+	if (!q->inflight)
+		return -ENOENT;
+	if (q->engine == FS_IO_URING) {
+		struct io_uring_cqe *cqe;
+
+		do {
+			ret = io_uring_wait_cqe(&q->ring, &cqe);
+		} while (ret == -EINTR);
+		if (ret < 0)
+			return ret;
+		*done = io_uring_cqe_get_data(cqe);
+		finish_req(q, *done, cqe->res);
+		io_uring_cqe_seen(&q->ring, cqe);
+	} else {
+		struct io_event ev;
+
+		do {
+			ret = io_getevents(q->aio, 1, 1, &ev, NULL);
+		} while (ret == -EINTR);
+		if (ret < 0)
+			return ret;
+		if (ret != 1)
+			return -EIO;
+		*done = ev.data;
+		finish_req(q, *done, (long)ev.res);
+	}
+	q->inflight--;
+	return 0;
+}
+
+void *fs_ioq_buffer(struct fs_ioq *q, unsigned slot, size_t len)
+{
+	if (slot >= fs_ioq_depth(q))
+		return NULL;
+	if (!q->bufs) {
+		q->bufs = calloc(fs_ioq_depth(q), sizeof(*q->bufs));
+		q->buf_len = calloc(fs_ioq_depth(q), sizeof(*q->buf_len));
+		if (!q->bufs || !q->buf_len) {
+			free(q->bufs);
+			free(q->buf_len);
+			q->bufs = NULL;
+			q->buf_len = NULL;
+			return NULL;
+		}
+	}
+	if (q->buf_len[slot] < len) {
+		free(q->bufs[slot]);
+		q->bufs[slot] = fs_dev_alloc(q->dev, len);
+		q->buf_len[slot] = q->bufs[slot] ? len : 0;
+	}
+	return q->bufs[slot];
 }

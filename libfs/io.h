@@ -13,6 +13,7 @@ struct fs_dev_opts {
 	bool no_direct;            /* never use O_DIRECT */
 	enum fs_io_engine engine;  /* FS_IO_AUTO: $XFSX_IO_ENGINE, else uring > aio > pread */
 	unsigned qdepth;           /* 0: default 64 */
+	bool no_page_cache;        /* never try the page cache first (O_DIRECT only) */
 };
 
 struct fs_dev {
@@ -22,6 +23,17 @@ struct fs_dev {
 	uint32_t lsect, psect;     /* logical / physical sector size */
 	uint32_t dio_align;        /* buffer/offset/length alignment O_DIRECT needs */
 	bool direct, blockdev, writable;
+	/*
+	 * An image file read with O_DIRECT also gets a buffered descriptor:
+	 * a range whose pages are all in the page cache (mincore on a mapping
+	 * that is never touched) is read from there; anything else goes to the
+	 * device.  Not for block devices, whose page cache a filesystem need
+	 * not keep coherent.
+	 */
+	bool try_cache;
+	int cached_fd;
+	void *cache_map;
+	uint64_t cached_bytes;     /* read from the page cache that way (atomic) */
 	enum fs_io_engine engine;  /* the engine actually in use */
 	unsigned qdepth;
 };
@@ -62,5 +74,23 @@ int fs_dev_discard_range(struct fs_dev *dev, uint64_t off, uint64_t len);
 int  fs_ioq_create(struct fs_dev *dev, struct fs_ioq **out);
 void fs_ioq_destroy(struct fs_ioq *q);
 int  fs_ioq_read_batch(struct fs_ioq *q, struct fs_io_req *reqs, size_t n);
+
+/*
+ * Asynchronous reads on the same queue (not mixed with a batch in
+ * progress): at most fs_ioq_depth() requests outstanding.  fs_ioq_submit
+ * queues one (-EBUSY when the queue is full; a request the device cannot
+ * take, or the pread engine's, completes at once); fs_ioq_wait returns the
+ * next finished request, in any order, with its result set (-ENOENT when
+ * none is outstanding).  Other negative errno: the queue itself failed.
+ */
+unsigned fs_ioq_depth(const struct fs_ioq *q);
+int fs_ioq_submit(struct fs_ioq *q, struct fs_io_req *r);
+int fs_ioq_wait(struct fs_ioq *q, struct fs_io_req **done);
+/*
+ * A read buffer of at least len bytes kept by the queue for slot (below
+ * fs_ioq_depth), reused across calls and freed with the queue: streaming
+ * readers reuse their windows' memory instead of faulting in new pages.
+ */
+void *fs_ioq_buffer(struct fs_ioq *q, unsigned slot, size_t len);
 
 #endif

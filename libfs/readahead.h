@@ -64,4 +64,16 @@ int fs_ra_plan(const struct fs_dev *dev, struct fs_ra_extent *ext, size_t *n,
 int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext, size_t n,
 		 const struct fs_ra_opts *o, struct fs_ra_stats *st);
 
+/*
+ * Stream the extents: the same plan, up to qdepth windows in flight on q,
+ * and for every object of each completed window cb(priv, object, bytes),
+ * bytes pointing into the window (valid during the call only) or NULL when
+ * the read failed.  Objects come window by window in completion order;
+ * nothing is cached.  Negative errno only when the queue failed or memory
+ * ran out (objects not yet delivered are then never delivered).
+ */
+typedef void (*fs_ra_stream_fn)(void *priv, const struct fs_ra_extent *x, const unsigned char *data);
+int fs_ra_stream(struct fs_dev *dev, struct fs_ioq *q, struct fs_ra_extent *ext, size_t n,
+		 const struct fs_ra_opts *o, fs_ra_stream_fn cb, void *priv, struct fs_ra_stats *st);
+
 #endif

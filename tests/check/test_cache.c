@@ -372,6 +372,124 @@ static void ra_run(struct tfix *t)
 
 static void test_readahead(void **state) { ra_run(*state); }
 
+/* What a stream delivered: each object once, with its own sectors. */
+struct seen {
+	unsigned calls, bad, failed;
+	uint8_t got[600];
+	const struct fs_ra_extent *base;
+	struct fs_ra_extent orig[600];
+	size_t n;
+};
+
+static void on_object(void *priv, const struct fs_ra_extent *x, const unsigned char *data)
+{
+	struct seen *s = priv;
+	size_t i;
+
+	s->calls++;
+	for (i = 0; i < s->n; i++)
+		if (s->orig[i].daddr == x->daddr && s->orig[i].len == x->len)
+			break;
+	if (i == s->n) {
+		s->bad++;
+		return;
+	}
+	s->got[i]++;
+	if (!data) {
+		s->failed++;
+		return;
+	}
+	for (uint32_t k = 0; k < x->len / FS_BBSIZE; k++)
+		if (!sector_ok(data + (size_t)k * FS_BBSIZE, x->daddr + k))
+			s->bad++;
+}
+
+static void stream_run(struct tfix *t, enum fs_io_engine e)
+{
+	struct fs_ra_stats st = { 0 };
+	struct fs_ra_extent ext[600];
+	struct seen s = { 0 };
+	struct fs_dev_opts o = { .no_direct = !t->dev->direct, .engine = e };
+	struct fs_dev *dev;
+	struct fs_ioq *q;
+
+	assert_int_equal(fs_dev_open(t->path, &o, &dev), 0);
+	assert_int_equal(fs_ioq_create(dev, &q), 0);
+	/* adjacent chunks, sparse blocks, a duplicate and one past the device's end */
+	for (uint64_t i = 0; i < 512; i++)
+		s.orig[s.n++] = (struct fs_ra_extent){ 4096 + i * 32, 16384 };
+	for (uint64_t i = 0; i < 40; i++)
+		s.orig[s.n++] = (struct fs_ra_extent){ 40000 + i * 512, 4096 };
+	s.orig[s.n++] = (struct fs_ra_extent){ IMG_SECTORS + 8, 4096 };
+	memcpy(ext, s.orig, s.n * sizeof(*ext));
+	ext[s.n] = s.orig[3];
+	assert_int_equal(fs_ra_stream(dev, q, ext, s.n + 1,
+				      &(struct fs_ra_opts){ .qdepth = 3, .gap_max = 4096 },
+				      on_object, &s, &st), 0);
+	assert_int_equal(s.bad, 0);
+	assert_int_equal(s.failed, 1);
+	/* every object exactly once (the duplicate is read once) */
+	for (size_t i = 0; i < s.n; i++)
+		assert_int_equal(s.got[i], 1);
+	assert_int_equal(s.calls, s.n);
+	/* 8 MiB of adjacent chunks: 4 windows of 2 MiB; the sparse blocks are exact */
+	assert_int_equal(st.exact, 40);
+	assert_int_equal(st.windows, 4);
+	assert_int_equal(st.bytes_kept, 512 * 16384 + 40 * 4096);
+	assert_int_equal(st.bytes_read, st.bytes_kept);
+	/* the queue is idle afterwards and can stream again */
+	memcpy(ext, s.orig, 5 * sizeof(*ext));
+	memset(&s.got, 0, sizeof(s.got));
+	s.calls = 0;
+	assert_int_equal(fs_ra_stream(dev, q, ext, 5, NULL, on_object, &s, NULL), 0);
+	assert_int_equal(s.calls, 5);
+	fs_ioq_destroy(q);
+	fs_dev_close(dev);
+}
+
+static void test_stream_uring(void **state) { stream_run(*state, FS_IO_URING); }
+static void test_stream_aio(void **state) { stream_run(*state, FS_IO_AIO); }
+static void test_stream_pread(void **state) { stream_run(*state, FS_IO_PREAD); }
+
+/*
+ * An image read with O_DIRECT: ranges whose pages are all in the page
+ * cache come from there (counted), others from the device.
+ */
+static void test_page_cache_first(void **state)
+{
+	struct tfix *t = *state;
+	unsigned char *buf = fs_dev_alloc(t->dev, 65536);
+	uint64_t before;
+	int fd;
+
+	assert_non_null(buf);
+	if (!t->dev->direct) {
+		free(buf);
+		skip();	/* /var/tmp refused O_DIRECT: nothing to prefer the cache over */
+	}
+	assert_true(t->dev->try_cache);
+	/* evict the file's pages, then make the first 64 KiB resident again */
+	fd = open(t->path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fdatasync(fd), 0);
+	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	assert_int_equal(pread(fd, buf, 65536, 0), 65536);
+	close(fd);
+
+	before = t->dev->cached_bytes;
+	assert_int_equal(fs_dev_read(t->dev, buf, 65536, 0), 0);
+	assert_true(sector_ok(buf, 0) && sector_ok(buf + 65536 - FS_BBSIZE, 127));
+	assert_int_equal(t->dev->cached_bytes - before, 65536);
+	/* a range not in the page cache goes to the device (and stays uncached) */
+	before = t->dev->cached_bytes;
+	assert_int_equal(fs_dev_read(t->dev, buf, 65536, 16 << 20), 0);
+	assert_true(sector_ok(buf, 32768));
+	assert_int_equal(t->dev->cached_bytes, before);
+	assert_int_equal(fs_dev_read(t->dev, buf, 65536, 16 << 20), 0);
+	assert_int_equal(t->dev->cached_bytes, before);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +501,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ra_plan_direct, setup_direct, teardown),
 		cmocka_unit_test_setup_teardown(test_readahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readahead, setup_direct, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_uring, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_aio, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_pread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_uring, setup_direct, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_aio, setup_direct, teardown),
+		cmocka_unit_test_setup_teardown(test_page_cache_first, setup_direct, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
