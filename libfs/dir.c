@@ -7,6 +7,7 @@
  * live entries go to a callback (the check's directory graph).
  */
 #include "libfs/dir.h"
+#include "libfs/sort.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -334,6 +335,21 @@ static int cmp_ha(const void *x, const void *y)
 	return a->hash < b->hash ? -1 : a->hash > b->hash;
 }
 
+/* By address, then hash: two stable passes (hash, then address). */
+static void sort_ha(struct harr *a)
+{
+	bool sorted = true;
+
+	for (size_t i = 1; i < a->n && sorted; i++)
+		if (cmp_ha(&a->v[i - 1], &a->v[i]) > 0)
+			sorted = false;
+	if (sorted)
+		return;
+	if (fs_sort_u32(a->v, a->n, sizeof(*a->v), offsetof(struct hashaddr, hash)) ||
+	    fs_sort_u32(a->v, a->n, sizeof(*a->v), offsetof(struct hashaddr, addr)))
+		qsort(a->v, a->n, sizeof(*a->v), cmp_ha);
+}
+
 /* Longest free region of each data block seen, in db order. */
 struct best {
 	uint32_t db;
@@ -426,7 +442,9 @@ static void dup_names(struct walk *w)
 
 	if (w->nnames < 2)
 		return;
-	qsort(w->names, w->nnames, sizeof(*w->names), cmp_name_hash);
+	/* stable by hash: equal hashes stay in arena order, as (hash, off) */
+	if (fs_sort_u32(w->names, w->nnames, sizeof(*w->names), offsetof(struct name_ref, hash)))
+		qsort(w->names, w->nnames, sizeof(*w->names), cmp_name_hash);
 	while (i < w->nnames) {
 		size_t j = i + 1;
 
@@ -1181,10 +1199,8 @@ static void match_leaf(struct walk *w)
 	size_t i = 0, j = 0;
 	unsigned missing = 0, extra = 0, badhash = 0;
 
-	if (w->data.n)
-		qsort(w->data.v, w->data.n, sizeof(*w->data.v), cmp_ha);
-	if (w->leaf.n)
-		qsort(w->leaf.v, w->leaf.n, sizeof(*w->leaf.v), cmp_ha);
+	sort_ha(&w->data);
+	sort_ha(&w->leaf);
 	while (i < w->data.n || j < w->leaf.n) {
 		if (j >= w->leaf.n || (i < w->data.n && w->data.v[i].addr < w->leaf.v[j].addr)) {
 			missing++;

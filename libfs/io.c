@@ -163,7 +163,7 @@ int fs_dev_open(const char *path, const struct fs_dev_opts *o, struct fs_dev **o
 		}
 	}
 
-	if (dev->direct && !dev->blockdev && !dev->writable && !o->no_page_cache && dev->size) {
+	if (dev->direct && !dev->blockdev && !dev->writable && dev->size) {
 		/* the mapping is only asked which pages are resident (mincore), never touched */
 		dev->cached_fd = open(path, O_RDONLY | O_CLOEXEC);
 		dev->cache_map = dev->cached_fd >= 0 ?

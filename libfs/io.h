@@ -13,7 +13,6 @@ struct fs_dev_opts {
 	bool no_direct;            /* never use O_DIRECT */
 	enum fs_io_engine engine;  /* FS_IO_AUTO: $XFSX_IO_ENGINE, else uring > aio > pread */
 	unsigned qdepth;           /* 0: default 64 */
-	bool no_page_cache;        /* never try the page cache first (O_DIRECT only) */
 };
 
 struct fs_dev {
