@@ -7,6 +7,7 @@
 #include "libfs/cache.h"
 #include "libfs/fs.h"
 #include "libfs/findings.h"
+#include "libfs/inode.h"
 #include "libfs/readahead.h"
 #include "check/model.h"
 
@@ -16,7 +17,7 @@ struct check_links;
 struct check_opts {
 	unsigned threads;          /* worker threads (0: one per CPU, at most the AG groups) */
 	uint32_t ag_stride;        /* AGs per work item (0: 1) */
-	uint64_t cache_bytes;      /* metadata cache cap (0: a quarter of RAM) */
+	uint64_t cache_bytes;      /* metadata cache cap (0: 256 MiB, or a quarter of RAM if less) */
 	int progress;              /* 1 force, 0 never, -1 when stderr is a terminal */
 };
 
@@ -58,22 +59,54 @@ int check_phase_headers(struct check_ctx *cx);
 int check_phase_freesp(struct check_ctx *cx);
 /* Phase 3: the inode btrees (inobt, finobt) against each other and the AGI. */
 int check_phase_inobt(struct check_ctx *cx);
-/* Phase 4: every inode of every chunk: v3 core rules, state vs the inobt free mask. */
+/*
+ * Phase 4, the inode scan: every inode of every chunk read once, streamed
+ * (never cached); its v3 core rules, its state against the inobt free
+ * mask, and the per-inode steps below.
+ */
 int check_phase_inodes(struct check_ctx *cx);
-/* Phase 5 (after inodes): every in-use inode's fork block maps into the model; di_nblocks. */
-int check_phase_forks(struct check_ctx *cx);
+
+/* One inode as the inode scan read it, handed to the per-inode steps. */
+struct check_inode {
+	fs_agnumber_t agno;
+	fs_agino_t agino;
+	fs_ino_t ino;
+	fs_daddr_t daddr;          /* its block */
+	const unsigned char *dip;  /* inodesize bytes, valid during the call only */
+	struct fs_inode ip;        /* decoded */
+	uint64_t slot;             /* its link record (check/links.h) */
+	bool core_ok;              /* the inode verifier found nothing */
+	bool forks_ok;             /* ... nothing that moves where its forks' blocks are */
+};
+
+/* One AG's inode scan: what the per-inode steps tally (one worker owns it). */
+struct check_scan {
+	struct check_ctx *cx;
+	fs_agnumber_t agno;
+	unsigned worker;
+	int err;                   /* first hard error (-ENOMEM): the run stops */
+	uint64_t checked;          /* inodes read and verified */
+	uint64_t extents, bmbt;    /* fork extents and bmbt blocks mapped */
+	bool incomplete;           /* some in-use inode's forks are unknown */
+	struct fs_findings scratch;/* one inode's verifier findings */
+};
+
+/*
+ * Per-inode steps of the scan, in this order, for every inode in use:
+ * its fork block maps into the model and di_nblocks (phase_forks.c);
+ * xattrs, remote symlink blocks and special files (phase_attrs.c); a
+ * directory kept for the directory phase (phase_dirs.c).
+ */
+void check_forks_inode(struct check_scan *s, const struct check_inode *ci);
+void check_attrs_inode(struct check_scan *s, const struct check_inode *ci);
+int  check_dirs_queue(struct check_scan *s, const struct check_inode *ci);
+
 /* Directories: every directory's blocks verified, its entries into the directory graph. */
 int check_phase_dirs(struct check_ctx *cx);
 /* Whole-filesystem link rules: reachability, link counts, directory hard links, "..". */
 int check_phase_links(struct check_ctx *cx);
-/* An inode's buffer from the cache (its inode cluster) and its offset in it. */
-int check_inode_get(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t agino, struct fs_buf **b,
-		    size_t *off);
-/*
- * After the inodes: xattrs (short form, DA tree, remote values), remote
- * symlinks, special files, AGI unlinked lists; then quota and rt inodes.
- */
-int check_phase_attrs(struct check_ctx *cx);
+/* After the links: the AGI unlinked lists of every AG, then the quota and rt inodes. */
+int check_phase_unlinked(struct check_ctx *cx);
 /* Last: every block owned once (duplicate claims across all scanned owners). */
 int check_phase_owners(struct check_ctx *cx);
 

@@ -43,12 +43,26 @@ struct link_edges {
 	size_t n, cap;
 };
 
+/* One AG's directories, kept by the inode scan for the directory phase. */
+struct link_dir {
+	uint64_t slot;
+	fs_ino_t ino;
+	fs_daddr_t daddr;          /* the inode's block */
+};
+
+struct link_dirq {
+	struct link_dir *v;
+	unsigned char *dips;       /* a copy of each directory inode, inodesize bytes */
+	size_t n, cap;
+};
+
 struct check_links {
 	uint64_t nslots;
 	uint64_t *ag_base;         /* first slot of each AG */
 	struct link_rec *rec;
 	struct link_edges *edges;  /* one array per worker */
 	unsigned nworkers;
+	struct link_dirq *dirq;    /* one per AG */
 	uint64_t dirs_walked, entries;
 };
 
@@ -59,8 +73,10 @@ int  check_links_create(struct check_ctx *cx);
 void check_links_destroy(struct check_ctx *cx);
 /* The slot of an inode, or UINT64_MAX when no chunk holds it. */
 uint64_t check_links_slot(struct check_ctx *cx, fs_ino_t ino);
-/* Inode phase hook: one inode as read (dinode: inodesize bytes; bad: its checks failed). */
-void check_links_note(struct check_ctx *cx, fs_ino_t ino, const void *dinode, bool bad);
+/* Inode scan hook: one inode as read into its slot (bad: its checks failed). */
+struct fs_inode;
+void check_links_note_slot(struct check_ctx *cx, uint64_t slot, const struct fs_inode *ip,
+			   bool bad);
 /* XFS_DIR3_FT_* of a mode (0 when the type is unknown). */
 uint8_t check_mode_ftype(uint16_t mode);
 

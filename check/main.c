@@ -24,7 +24,7 @@ static void usage(FILE *out)
 		"  -g, --geometry          print the filesystem geometry and exit\n"
 		"  -j, --json              machine-readable output (one JSON object)\n"
 		"  -t, --threads=N         worker threads (default: one per CPU)\n"
-		"  -m, --memory=MiB        metadata cache cap (default: a quarter of RAM)\n"
+		"  -m, --memory=MiB        metadata cache cap (default: 256, less on small machines)\n"
 		"  -o ag_stride=N          AGs per work item: a few threads cover many AGs\n"
 		"      --progress          show phase and ETA on stderr even when not a terminal\n"
 		"      --no-progress       never show progress (default: on a terminal)\n"
@@ -49,14 +49,16 @@ static void print_summary_json(const struct check_ctx *cx, FILE *out)
 		"\"free_extents\":%" PRIu64 ",\"inodes\":%" PRIu64 ",\"inodes_checked\":%" PRIu64 ",\"directories\":%" PRIu64 ",\"dir_entries\":%" PRIu64 ",\"fork_extents\":%" PRIu64 ",\"bmbt_blocks\":%" PRIu64 ",\"forks_complete\":%s,\"findings\":%zu,\"errors\":%zu,"
 		"\"warnings\":%zu,\"clean\":%s,\"cache\":{\"hits\":%" PRIu64 ",\"misses\":%" PRIu64
 		",\"evictions\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 "},\"readahead\":{\"windows\":%"
-		PRIu64 ",\"exact\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"bytes_kept\":%" PRIu64 "}}",
+		PRIu64 ",\"exact\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"bytes_kept\":%" PRIu64
+		",\"page_cache_bytes\":%" PRIu64 "}}",
 		cx->ags_checked, cx->headers_read, cx->btree_blocks, cx->free_extents, cx->inodes,
 		cx->inodes_checked, cx->directories, cx->dir_entries, cx->fork_extents, cx->bmbt_blocks,
 		cx->forks_complete ? "true" : "false",
 		fl->n + fl->dropped, fl->by_sev[FS_SEV_ERROR],
 		fl->by_sev[FS_SEV_WARNING], fl->by_sev[FS_SEV_ERROR] ? "false" : "true",
 		cs.hits, cs.misses, cs.evictions, cs.peak_bytes, cx->ra.windows, cx->ra.exact,
-		cx->ra.bytes_read, cx->ra.bytes_kept);
+		cx->ra.bytes_read, cx->ra.bytes_kept,
+		__atomic_load_n(&cx->fs->dev->cached_bytes, __ATOMIC_RELAXED));
 }
 
 static void print_fs_json(const struct fs *fs, const char *path, FILE *out)

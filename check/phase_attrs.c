@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Check phase "attrs", after the inodes phase, per AG on the worker pool:
- * the extended attributes of every in-use inode (short form, or the attr
- * fork's DA tree from block 0 through its nodes and leaves to the remote
- * values, plus every mapped block reached), remote symlink targets, the
- * shape of device/fifo/socket inodes, and the AG's unlinked lists (AGI
- * buckets through di_next_unlinked).  Then, once: the quota files and the
- * realtime bitmap/summary inodes the superblock names.  Inodes whose core
- * failed the inodes phase are skipped: their forks cannot be trusted.
+ * Xattrs, symlinks, special files and unlinked lists.  A per-inode step of
+ * the inode scan (phase 4) checks the extended attributes of every in-use
+ * inode (short form, or the attr fork's DA tree from block 0 through its
+ * nodes and leaves to the remote values, plus every mapped block reached),
+ * remote symlink targets and the shape of device/fifo/socket inodes;
+ * inodes whose core failed the verifier are skipped: their forks cannot be
+ * trusted.  After the links phase, per AG: the unlinked lists (AGI buckets
+ * through di_next_unlinked, and every allocated inode with no links on
+ * one); then, once, the quota files and the realtime bitmap/summary inodes
+ * the superblock names.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "check/check.h"
+#include "check/links.h"
 #include "libfs/ag.h"
 #include "libfs/attr.h"
 #include "libfs/bmap.h"
@@ -576,13 +579,7 @@ out:
 	fs_bmap_free(&m);
 }
 
-/* ---- one AG ---- */
-
-struct ag_work {
-	struct check_ctx *cx;
-	fs_agnumber_t agno;
-	struct u32set zero_links;  /* allocated inodes with nlink 0 */
-};
+/* ---- one inode, during the inode scan ---- */
 
 static bool core_ok(struct check_ctx *cx, fs_agnumber_t agno, fs_ino_t ino, const struct ino_ref *r)
 {
@@ -605,45 +602,34 @@ static bool is_special(uint16_t mode)
 	return S_ISCHR(mode) || S_ISBLK(mode) || S_ISFIFO(mode) || S_ISSOCK(mode);
 }
 
-static void check_one_inode(struct ag_work *aw, fs_ino_t ino, fs_agino_t agino,
-			    const struct ino_ref *r)
+void check_attrs_inode(struct check_scan *s, const struct check_inode *ci)
 {
-	struct check_ctx *cx = aw->cx;
-	struct fs_inode ip;
-	bool remote_link, attrs;
+	struct check_ctx *cx = s->cx;
+	const struct fs_inode *ip = &ci->ip;
+	bool remote_link = S_ISLNK(ip->mode) && ip->format != XFS_DINODE_FMT_LOCAL;
+	bool attrs = ip->forkoff != 0;
+	struct fs_vctx c = {
+		.g = &cx->fs->g, .fl = cx->fl, .agno = ci->agno, .daddr = ci->daddr, .ino = ci->ino,
+	};
 
-	fs_inode_decode(r->dip, &ip);
-	if (ip.mode == 0)
+	if (!remote_link && !attrs && !is_special(ip->mode))
 		return;
-	if (ip.nlink == 0)
-		set_add(&aw->zero_links, agino);
-	remote_link = S_ISLNK(ip.mode) && ip.format != XFS_DINODE_FMT_LOCAL;
-	attrs = ip.forkoff != 0;
-	if (!remote_link && !attrs && !is_special(ip.mode))
-		return;
-	if (!core_ok(cx, aw->agno, ino, r))
-		return;	/* reported by the inodes phase; the forks mean nothing */
-	if (is_special(ip.mode)) {
-		struct fs_vctx c = {
-			.g = &cx->fs->g, .fl = cx->fl, .agno = aw->agno, .daddr = r->daddr, .ino = ino,
-		};
-		fs_special_verify(&c, &ip);
-	}
+	if (!ci->core_ok)
+		return;	/* reported by the inode verifier; the forks mean nothing */
+	if (is_special(ip->mode))
+		fs_special_verify(&c, ip);
 	if (remote_link)
-		check_symlink_blocks(cx, ino, r->dip, &ip);
+		check_symlink_blocks(cx, ci->ino, ci->dip, ip);
 	if (attrs) {
-		if (ip.aformat == XFS_DINODE_FMT_LOCAL) {
-			struct fs_vctx c = {
-				.g = &cx->fs->g, .fl = cx->fl, .agno = aw->agno, .daddr = r->daddr,
-				.ino = ino,
-			};
-			fs_attr_sf_verify(&c, fs_inode_fork_ptr(r->dip, &ip, XFS_ATTR_FORK),
-					  fs_inode_fork_size(&cx->fs->g, &ip, XFS_ATTR_FORK), NULL, NULL);
-		} else {
-			check_attr_blocks(cx, ino, r->dip, &ip);
-		}
+		if (ip->aformat == XFS_DINODE_FMT_LOCAL)
+			fs_attr_sf_verify(&c, fs_inode_fork_ptr(ci->dip, ip, XFS_ATTR_FORK),
+					  fs_inode_fork_size(&cx->fs->g, ip, XFS_ATTR_FORK), NULL, NULL);
+		else
+			check_attr_blocks(cx, ci->ino, ci->dip, ip);
 	}
 }
+
+/* ---- the AGI unlinked lists, after the scan ---- */
 
 static bool in_hole(const struct model_ichunk *c, uint32_t i)
 {
@@ -665,11 +651,12 @@ static bool inode_in_use(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t ag
 }
 
 /* The AGI's unlinked buckets, each chain walked through di_next_unlinked. */
-static void check_unlinked(struct ag_work *aw)
+static void check_unlinked(struct check_ctx *cx, fs_agnumber_t agno)
 {
-	struct check_ctx *cx = aw->cx;
 	const struct fs_geom *g = &cx->fs->g;
-	fs_agnumber_t agno = aw->agno;
+	const struct check_links *l = cx->links;
+	const struct model_ichunk *ic;
+	size_t nic;
 	struct u32set on_list = { 0 };
 	struct fs_buf *b;
 	struct fs_agi agi;
@@ -731,13 +718,16 @@ static void check_unlinked(struct ag_work *aw)
 			head = false;
 		}
 	}
-	for (size_t i = 0; i < aw->zero_links.cap; i++) {
-		uint32_t k = aw->zero_links.k[i];
+	/* allocated inodes with no links must be on a list */
+	ic = model_ag_ichunks(cx->model, agno, &nic);
+	for (uint64_t slot = l ? l->ag_base[agno] : 0; l && slot < l->ag_base[agno + 1]; slot++) {
+		const struct link_rec *lr = &l->rec[slot];
+		uint64_t k = slot - l->ag_base[agno];
 		fs_agino_t agino;
 
-		if (!k)
+		if (!(lr->flags & LR_SEEN) || lr->nlink != 0 || k / XFS_INODES_PER_CHUNK >= nic)
 			continue;
-		agino = k - 1;
+		agino = ic[k / XFS_INODES_PER_CHUNK].startino + (fs_agino_t)(k % XFS_INODES_PER_CHUNK);
 		if (set_has(&on_list, agino))
 			continue;
 		fs_report(cx->fl, "unlinked.orphan", agno, FS_NONE,
@@ -749,34 +739,12 @@ static void check_unlinked(struct ag_work *aw)
 	set_free(&on_list);
 }
 
-static int attrs_ag(void *priv, fs_agnumber_t agno, unsigned worker)
+static int unlinked_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 {
 	struct check_ctx *cx = priv;
-	const struct fs_geom *g = &cx->fs->g;
-	struct ag_work aw = { .cx = cx, .agno = agno };
-	size_t n;
-	const struct model_ichunk *ic = model_ag_ichunks(cx->model, agno, &n);
 
 	(void)worker;
-	for (size_t k = 0; k < n; k++) {
-		const struct model_ichunk *c = &ic[k];
-
-		if (!(c->where & MODEL_IC_INOBT))
-			continue;
-		for (uint32_t i = 0; i < XFS_INODES_PER_CHUNK; i++) {
-			fs_agino_t agino = c->startino + i;
-			struct ino_ref r;
-
-			if (in_hole(c, i) || !(c->seen_mask & (1ull << i)) || (c->seen_free & (1ull << i)))
-				continue;
-			if (read_inode(cx, agno, c->startino, agino, &r))
-				continue;
-			check_one_inode(&aw, fs_agino_to_ino(g, agno, agino), agino, &r);
-			fs_buf_put(cx->cache, r.b);
-		}
-	}
-	check_unlinked(&aw);
-	set_free(&aw.zero_links);
+	check_unlinked(cx, agno);
 	check_progress_add(cx, 1);
 	return 0;
 }
@@ -894,7 +862,7 @@ static void check_metadata_inodes(struct check_ctx *cx)
 	check_rt_inode(cx, sb->sb_rsumino, "rsumino", rsum);
 }
 
-int check_phase_attrs(struct check_ctx *cx)
+int check_phase_unlinked(struct check_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct fs_ag_workq_opts wo = {
@@ -903,8 +871,8 @@ int check_phase_attrs(struct check_ctx *cx)
 	};
 	int err;
 
-	check_progress_phase(cx, "xattrs, symlinks, unlinked", g->agcount);
-	err = fs_ag_workq_run(&wo, attrs_ag, cx);
+	check_progress_phase(cx, "unlinked lists", g->agcount);
+	err = fs_ag_workq_run(&wo, unlinked_ag, cx);
 	check_progress_end(cx);
 	if (err)
 		return err;

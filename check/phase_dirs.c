@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The directory phase (after the inodes): per AG on the worker pool, every
- * directory inode's data fork is decoded and verified through libfs/dir.c
- * (short form inline; block, leaf and node forms read block by block
- * through the cache along the fork's block map), and every live entry is
- * recorded in the directory graph (check/links.h): the child must be an
- * allocated inode, its ftype must match its mode, references and
- * subdirectory counts are tallied, the edge kept for the links phase.
+ * The directory phase (after the inode scan, which keeps a copy of every
+ * directory inode whose core is sound): per AG on the worker pool, the
+ * directories are taken in batches; a batch's directory blocks, found
+ * through the forks' block maps, go to readahead as one sorted list, then
+ * each directory's data fork is decoded and verified through libfs/dir.c
+ * (short form inline; block, leaf and node forms block by block from the
+ * cache), and every live entry is recorded in the directory graph
+ * (check/links.h): the child must be an allocated inode, its ftype must
+ * match its mode, references and subdirectory counts are tallied, the
+ * edge kept for the links phase.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -51,6 +54,11 @@ static int add_edge(struct link_edges *a, uint32_t parent, uint32_t child)
 	return 0;
 }
 
+static void entry_name(char *buf, size_t size, const struct fs_dirent *d)
+{
+	snprintf(buf, size, "%.*s", d->namelen > 60 ? 60 : d->namelen, (const char *)d->name);
+}
+
 static int on_entry(void *priv, const struct fs_dirent *d)
 {
 	struct dwalk *w = priv;
@@ -60,9 +68,8 @@ static int on_entry(void *priv, const struct fs_dirent *d)
 	struct link_rec *c;
 	char name[64];
 
-	snprintf(name, sizeof(name), "%.*s", d->namelen > 60 ? 60 : d->namelen,
-		 (const char *)d->name);
 	if (cs == UINT64_MAX || !(l->rec[cs].flags & LR_SEEN)) {
+		entry_name(name, sizeof(name), d);
 		fs_report(cx->fl, "dir.entry_free", w->agno, d->daddr ? (int64_t)d->daddr : FS_NONE,
 			  (int64_t)w->dino, name, "an allocated inode", FS_U(d->ino),
 			  "directory entry \"%s\" names inode %llu, which is not in use", name,
@@ -71,6 +78,7 @@ static int on_entry(void *priv, const struct fs_dirent *d)
 	}
 	c = &l->rec[cs];
 	if (cx->fs->g.ftype && !(c->flags & LR_BAD) && d->ftype != c->type) {
+		entry_name(name, sizeof(name), d);
 		fs_report(cx->fl, "dir.ftype", w->agno, d->daddr ? (int64_t)d->daddr : FS_NONE,
 			  (int64_t)w->dino, name, ftype_name(c->type), ftype_name(d->ftype),
 			  "directory entry \"%s\" says inode %llu is a %s, it is a %s", name,
@@ -87,30 +95,21 @@ static int on_entry(void *priv, const struct fs_dirent *d)
 	return add_edge(&l->edges[w->worker], (uint32_t)w->dslot, (uint32_t)cs);
 }
 
-static int read_fsb(void *priv, fs_fsblock_t fsb, void *buf)
+/*
+ * The pieces of directory block dablk: runs of contiguous fs blocks inside
+ * one AG, each one cached buffer.  fn(priv, i, fsb, run) for the run that
+ * starts i blocks into the directory block; a nonzero return stops.
+ */
+typedef int (*piece_fn)(void *priv, uint32_t i, fs_fsblock_t fsb, uint32_t run);
+
+static int dirblk_pieces(const struct fs_geom *g, const struct fs_bmap *m, uint64_t dablk,
+			 piece_fn fn, void *priv)
 {
-	struct dwalk *w = priv;
-	const struct fs_geom *g = &w->cx->fs->g;
-
-	if (!fs_fsb_valid(g, fsb))
-		return -ERANGE;
-	return check_read_agblock(w->cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf);
-}
-
-/* One directory block: from one cached read when its fs blocks are contiguous. */
-static int read_dirblk(void *priv, uint64_t dablk, void *buf, fs_daddr_t *daddr)
-{
-	struct dwalk *w = priv;
-	const struct fs_geom *g = &w->cx->fs->g;
-	const struct fs_bmap *m = w->map;
-	unsigned char *out = buf;
-
 	for (uint32_t i = 0; i < g->dirblkfsbs;) {
 		ssize_t k = fs_bmap_find(m, dablk + i);
 		const struct fs_bmap_ext *x;
 		fs_fsblock_t fsb;
 		uint64_t run;
-		struct fs_buf *b;
 		int err;
 
 		if (k < 0)
@@ -124,25 +123,54 @@ static int read_dirblk(void *priv, uint64_t dablk, void *buf, fs_daddr_t *daddr)
 		if (!fs_fsb_valid(g, fsb) || !fs_fsb_valid(g, fsb + run - 1) ||
 		    fs_fsb_to_agno(g, fsb) != fs_fsb_to_agno(g, fsb + run - 1))
 			return -ERANGE;
-		if (i == 0)
-			*daddr = fs_fsb_to_daddr(g, fsb);
-		err = fs_cache_read(w->cx->cache, fs_fsb_to_daddr(g, fsb), (uint32_t)run << g->blocklog, &b);
+		err = fn(priv, i, fsb, (uint32_t)run);
 		if (err)
 			return err;
-		memcpy(out + ((size_t)i << g->blocklog), b->data, (size_t)run << g->blocklog);
-		fs_buf_put(w->cx->cache, b);
 		i += (uint32_t)run;
 	}
 	return 0;
 }
 
+struct piece_read {
+	struct dwalk *w;
+	unsigned char *out;
+	fs_daddr_t *daddr;
+};
+
+static int read_piece(void *priv, uint32_t i, fs_fsblock_t fsb, uint32_t run)
+{
+	struct piece_read *p = priv;
+	const struct fs_geom *g = &p->w->cx->fs->g;
+	struct fs_buf *b;
+	int err;
+
+	if (i == 0)
+		*p->daddr = fs_fsb_to_daddr(g, fsb);
+	err = fs_cache_read(p->w->cx->cache, fs_fsb_to_daddr(g, fsb), run << g->blocklog, &b);
+	if (err)
+		return err;
+	memcpy(p->out + ((size_t)i << g->blocklog), b->data, (size_t)run << g->blocklog);
+	fs_buf_put(p->w->cx->cache, b);
+	return 0;
+}
+
+/* One directory block, read from the cache piece by piece. */
+static int read_dirblk(void *priv, uint64_t dablk, void *buf, fs_daddr_t *daddr)
+{
+	struct dwalk *w = priv;
+	struct piece_read p = { .w = w, .out = buf, .daddr = daddr };
+
+	return dirblk_pieces(&w->cx->fs->g, w->map, dablk, read_piece, &p);
+}
+
 static int check_dir(struct check_ctx *cx, unsigned worker, fs_agnumber_t agno, fs_ino_t ino,
-		     uint64_t slot, const void *dip)
+		     uint64_t slot, const void *dip, const struct fs_bmap *map)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct link_rec *r = &cx->links->rec[slot];
 	struct fs_inode ip;
-	struct dwalk w = { .cx = cx, .worker = worker, .dslot = slot, .dino = ino, .agno = agno };
+	struct dwalk w = { .cx = cx, .worker = worker, .dslot = slot, .dino = ino, .agno = agno,
+			   .map = map };
 	struct fs_dir_ctx dc = {
 		.g = g, .fl = cx->fl, .ino = ino, .agno = agno,
 		.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn,
@@ -154,25 +182,13 @@ static int check_dir(struct check_ctx *cx, unsigned worker, fs_agnumber_t agno, 
 	if (ip.format == XFS_DINODE_FMT_LOCAL) {
 		n = fs_dir_sf_walk(&dc, fs_inode_fork_ptr(dip, &ip, XFS_DATA_FORK),
 				   fs_inode_fork_size(g, &ip, XFS_DATA_FORK), ip.size);
-	} else if (ip.format == XFS_DINODE_FMT_EXTENTS || ip.format == XFS_DINODE_FMT_BTREE) {
-		struct fs_bmap m = { 0 };
-		struct fs_bmap_ctx bc = { .g = g, .fl = NULL, .have_log_head = cx->fs->have_log_head,
-					  .head_lsn = cx->fs->log_head_lsn, .read_fsblock = read_fsb,
-					  .priv = &w };
-		int err = fs_bmap_load(&bc, dip, &ip, XFS_DATA_FORK, &m);
-
-		if (err) {
-			fs_bmap_free(&m);
-			return err == -ENOMEM ? err : 0;
-		}
-		w.map = &m;
-		n = fs_dir_walk(&dc, &m, ip.size);
+	} else if (map) {
+		n = fs_dir_walk(&dc, map, ip.size);
 		/* a map with findings (reported by the forks' checks) may hide entries */
-		if (m.bad && n == 0)
+		if (map->bad && n == 0)
 			n = 1;
-		fs_bmap_free(&m);
 	} else {
-		return 0;	/* the inode phase reported the format */
+		return 0;	/* the inode verifier reported the format, or the map did not load */
 	}
 	if (n < 0)
 		return n;
@@ -184,33 +200,183 @@ static int check_dir(struct check_ctx *cx, unsigned worker, fs_agnumber_t agno, 
 	return 0;
 }
 
+int check_dirs_queue(struct check_scan *s, const struct check_inode *ci)
+{
+	struct check_ctx *cx = s->cx;
+	struct link_dirq *q;
+	size_t isz = cx->fs->g.inodesize;
+
+	if (!cx->links)
+		return 0;
+	q = &cx->links->dirq[s->agno];	/* this AG's worker alone adds to it */
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 64;
+		struct link_dir *nv = realloc(q->v, cap * sizeof(*nv));
+		unsigned char *nd;
+
+		if (!nv)
+			return -ENOMEM;
+		q->v = nv;
+		nd = realloc(q->dips, cap * isz);
+		if (!nd)
+			return -ENOMEM;
+		q->dips = nd;
+		q->cap = cap;
+	}
+	q->v[q->n] = (struct link_dir){ ci->slot, ci->ino, ci->daddr };
+	memcpy(q->dips + q->n * isz, ci->dip, isz);
+	q->n++;
+	return 0;
+}
+
+/* ---- one AG's directories, batch by batch ---- */
+
+struct ra_list {
+	const struct fs_geom *g;
+	struct fs_ra_extent *v;
+	size_t n, cap;
+	uint64_t bytes;
+};
+
+static int ra_piece(void *priv, uint32_t i, fs_fsblock_t fsb, uint32_t run)
+{
+	struct ra_list *l = priv;
+
+	(void)i;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		struct fs_ra_extent *nv = realloc(l->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct fs_ra_extent){ fs_fsb_to_daddr(l->g, fsb), run << l->g->blocklog };
+	l->bytes += (uint64_t)run << l->g->blocklog;
+	return 0;
+}
+
+/* Every directory block the map holds, as readahead pieces, until the list reaches budget. */
+static void gather_dir_blocks(const struct fs_geom *g, const struct fs_bmap *m, struct ra_list *l,
+			      uint64_t budget)
+{
+	uint64_t last = UINT64_MAX;
+
+	for (size_t k = 0; k < m->n; k++) {
+		const struct fs_bmap_ext *x = &m->ext[k];
+
+		for (uint64_t b = 0; b < x->blockcount; b++) {
+			uint64_t dablk = (x->startoff + b) / g->dirblkfsbs * g->dirblkfsbs;
+
+			if (dablk == last)
+				continue;
+			last = dablk;
+			if (l->bytes >= budget)
+				return;
+			if (dirblk_pieces(g, m, dablk, ra_piece, l) == -ENOMEM)
+				return;
+		}
+	}
+}
+
+static uint64_t batch_budget(struct check_ctx *cx)
+{
+	uint64_t cap = fs_cache_cap(cx->cache), b;
+
+	b = cap ? cap / 4 / (cx->workers ? cx->workers : 1) : 64ull << 20;
+	if (b < (4ull << 20))
+		b = 4ull << 20;
+	if (b > (64ull << 20))
+		b = 64ull << 20;
+	return b;
+}
+
+static int read_fsb(void *priv, fs_fsblock_t fsb, void *buf)
+{
+	struct check_ctx *cx = priv;
+	const struct fs_geom *g = &cx->fs->g;
+
+	if (!fs_fsb_valid(g, fsb))
+		return -ERANGE;
+	return check_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf);
+}
+
 static int dirs_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 {
 	struct check_ctx *cx = priv;
 	struct check_links *l = cx->links;
 	const struct fs_geom *g = &cx->fs->g;
-	size_t n;
-	const struct model_ichunk *ic = model_ag_ichunks(cx->model, agno, &n);
+	struct link_dirq *q = &l->dirq[agno];
+	size_t isz = g->inodesize;
+	uint64_t budget = batch_budget(cx);
+	struct fs_bmap *maps = NULL;
+	bool *have = NULL;
 	int err = 0;
 
-	for (size_t k = 0; k < n && !err; k++) {
-		uint64_t base = l->ag_base[agno] + (uint64_t)k * XFS_INODES_PER_CHUNK;
-
-		for (uint32_t i = 0; i < XFS_INODES_PER_CHUNK && !err; i++) {
-			struct link_rec *r = &l->rec[base + i];
-			fs_agino_t agino = ic[k].startino + i;
-			struct fs_buf *b;
-			size_t off;
-
-			if (!(r->flags & LR_SEEN) || (r->flags & LR_BAD) || r->type != XFS_DIR3_FT_DIR)
-				continue;
-			if (check_inode_get(cx, agno, agino, &b, &off))
-				continue;
-			err = check_dir(cx, worker % l->nworkers, agno, fs_agino_to_ino(g, agno, agino),
-					base + i, b->data + off);
-			fs_buf_put(cx->cache, b);
-		}
+	if (q->n) {
+		maps = calloc(q->n, sizeof(*maps));
+		have = calloc(q->n, sizeof(*have));
+		if (!maps || !have)
+			err = -ENOMEM;
 	}
+	for (size_t first = 0; first < q->n && !err;) {
+		struct ra_list ra = { .g = g };
+		struct fs_ra_stats st = { 0 };
+		size_t last = first;
+
+		/* load maps until the batch's blocks reach the budget */
+		while (last < q->n && ra.bytes < budget) {
+			const unsigned char *dip = q->dips + last * isz;
+			struct fs_inode ip;
+
+			fs_inode_decode(dip, &ip);
+			if (ip.format == XFS_DINODE_FMT_EXTENTS || ip.format == XFS_DINODE_FMT_BTREE) {
+				struct fs_bmap_ctx bc = {
+					.g = g, .fl = NULL, .have_log_head = cx->fs->have_log_head,
+					.head_lsn = cx->fs->log_head_lsn, .read_fsblock = read_fsb,
+					.priv = cx,
+				};
+				int e = fs_bmap_load(&bc, dip, &ip, XFS_DATA_FORK, &maps[last]);
+
+				if (e == -ENOMEM) {
+					err = e;
+					break;
+				}
+				have[last] = e == 0;
+				if (e)
+					fs_bmap_free(&maps[last]);
+				else
+					gather_dir_blocks(g, &maps[last], &ra, budget);
+			}
+			last++;
+		}
+		if (ra.n && fs_readahead(cx->cache, cx->ioq[worker], ra.v, ra.n, NULL, &st) == 0) {
+			pthread_mutex_lock(&cx->ra_lock);
+			cx->ra.extents += st.extents;
+			cx->ra.cached += st.cached;
+			cx->ra.windows += st.windows;
+			cx->ra.exact += st.exact;
+			cx->ra.bytes_read += st.bytes_read;
+			cx->ra.bytes_kept += st.bytes_kept;
+			cx->ra.failed += st.failed;
+			pthread_mutex_unlock(&cx->ra_lock);
+		}
+		free(ra.v);
+		for (size_t i = first; i < last; i++) {
+			if (!err)
+				err = check_dir(cx, worker % l->nworkers, agno, q->v[i].ino, q->v[i].slot,
+						q->dips + i * isz, have[i] ? &maps[i] : NULL);
+			if (have[i])
+				fs_bmap_free(&maps[i]);
+		}
+		first = last;
+	}
+	free(maps);
+	free(have);
+	free(q->v);
+	free(q->dips);
+	*q = (struct link_dirq){ 0 };
 	check_progress_add(cx, 1);
 	return err;
 }

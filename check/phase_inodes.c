@@ -1,14 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Phase 4 of check: every inode of every chunk the inode btree lists.  The
- * chunks' inode clusters of an AG are handed to readahead in one list, so
- * dense chunk runs arrive as 2 MiB windows chopped into cached clusters;
- * then each inode is verified through the verifier table (v3 core rules)
- * and its state on disk (mode 0 = free) is compared with the inode btree's
- * free mask, which the model keeps for later phases as seen_free.
+ * Phase 4 of check, the inode scan: every inode of every chunk the inode
+ * btree lists is read exactly once.  An AG's inode clusters go to the
+ * streaming reader in one list (dense chunk runs become 2 MiB windows kept
+ * in flight on the worker's queue); each completed window is walked in
+ * place and dropped, so inode clusters never fill the metadata cache.
+ *
+ * Per inode: the verifier table's v3 core rules (findings collected per
+ * inode, then moved to the run's list, so the later steps know whether the
+ * core can be trusted), the state on disk (mode 0 = free) against the inode
+ * btree's free mask, the link record (check/links.h), and then the
+ * per-inode steps of the phase files that need the inode's bytes: fork
+ * block maps (phase_forks.c), xattrs, remote symlinks and special files
+ * (phase_attrs.c), and directories kept for the directory phase
+ * (phase_dirs.c), which must wait until every inode's type is known.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "check/check.h"
 #include "check/links.h"
@@ -16,7 +26,7 @@
 #include "libfs/inode.h"
 #include "libfs/workq.h"
 
-/* Inode clusters: the unit the kernel reads inodes in, the unit cached here. */
+/* Inode clusters: the unit the kernel reads inodes in, the unit read here. */
 static fs_agblock_t unit_start(const struct fs_geom *g, fs_agblock_t chunk_agbno, fs_agblock_t agbno)
 {
 	uint32_t bpc = g->blocks_per_cluster ? g->blocks_per_cluster : 1;
@@ -37,18 +47,17 @@ static bool in_hole(const struct model_ichunk *c, uint32_t i)
 	return c->holemask & (1u << (i / XFS_INODES_PER_HOLEMASK_BIT));
 }
 
-/* One readahead list for the AG's inode clusters, in chunk order. */
-static void readahead_chunks(struct check_ctx *cx, fs_agnumber_t agno, unsigned worker,
-			     const struct model_ichunk *ic, size_t n)
+/* The AG's inode clusters (those the inode btree lists), one extent each. */
+static int cluster_list(struct check_ctx *cx, fs_agnumber_t agno, const struct model_ichunk *ic,
+			size_t n, struct fs_ra_extent **out, size_t *nout)
 {
 	const struct fs_geom *g = &cx->fs->g;
-	struct fs_ra_stats st = { 0 };
 	struct fs_ra_extent *ext;
 	size_t m = 0, cap = n * 2 + 8;
 
 	ext = malloc(cap * sizeof(*ext));
 	if (!ext)
-		return;
+		return -ENOMEM;
 	for (size_t k = 0; k < n; k++) {
 		fs_agblock_t chunk_agbno = fs_agino_to_agbno(g, ic[k].startino), last = NULLAGBLOCK;
 
@@ -65,8 +74,10 @@ static void readahead_chunks(struct check_ctx *cx, fs_agnumber_t agno, unsigned 
 			last = u;
 			if (m == cap) {
 				struct fs_ra_extent *nv = realloc(ext, cap * 2 * sizeof(*nv));
-				if (!nv)
-					goto out;
+				if (!nv) {
+					free(ext);
+					return -ENOMEM;
+				}
 				ext = nv;
 				cap *= 2;
 			}
@@ -74,128 +85,162 @@ static void readahead_chunks(struct check_ctx *cx, fs_agnumber_t agno, unsigned 
 							  unit_blocks(g, agno, u) << g->blocklog };
 		}
 	}
-	if (m && fs_readahead(cx->cache, cx->ioq[worker], ext, m, NULL, &st) == 0) {
-		pthread_mutex_lock(&cx->ra_lock);
-		cx->ra.extents += st.extents;
-		cx->ra.cached += st.cached;
-		cx->ra.windows += st.windows;
-		cx->ra.exact += st.exact;
-		cx->ra.bytes_read += st.bytes_read;
-		cx->ra.bytes_kept += st.bytes_kept;
-		cx->ra.failed += st.failed;
-		pthread_mutex_unlock(&cx->ra_lock);
-	}
-out:
-	free(ext);
+	*out = ext;
+	*nout = m;
+	return 0;
 }
 
-static int check_chunk(struct check_ctx *cx, fs_agnumber_t agno, struct model_ichunk *c,
-		       uint64_t *checked)
+/* Codes of the inode verifier that leave the forks' block maps meaningful. */
+static bool moves_forks(const char *code)
 {
+	static const char *const harmless[] = { "inode.lsn", "inode.nblocks", "inode.extsize",
+						"inode.cowextsize", "inode.unlinked", "inode.size" };
+
+	for (size_t i = 0; i < sizeof(harmless) / sizeof(harmless[0]); i++)
+		if (!strcmp(code, harmless[i]))
+			return false;
+	return true;
+}
+
+static void scan_inode(struct check_scan *s, struct model_ichunk *c, uint64_t slot, uint32_t i,
+		       fs_daddr_t daddr, const unsigned char *dip)
+{
+	struct check_ctx *cx = s->cx;
 	const struct fs_geom *g = &cx->fs->g;
-	fs_agblock_t chunk_agbno = fs_agino_to_agbno(g, c->startino), cur = NULLAGBLOCK;
-	struct fs_buf *b = NULL;
-	struct fs_vctx vc = { .g = g, .fl = cx->fl, .agno = agno,
+	struct check_inode ci = {
+		.agno = s->agno, .agino = c->startino + i, .daddr = daddr, .dip = dip, .slot = slot,
+	};
+	struct fs_vctx vc = { .g = g, .fl = &s->scratch, .agno = s->agno, .daddr = daddr,
 			      .have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn };
+	bool free_disk, free_btree;
 
-	for (uint32_t i = 0; i < XFS_INODES_PER_CHUNK; i++) {
-		fs_agino_t agino = c->startino + i;
-		fs_agblock_t agbno = fs_agino_to_agbno(g, agino);
-		fs_agblock_t u = unit_start(g, chunk_agbno, agbno);
-		fs_ino_t ino = fs_agino_to_ino(g, agno, agino);
-		const unsigned char *dip;
-		size_t off;
-		bool free_disk, free_btree;
-		uint16_t mode;
+	ci.ino = fs_agino_to_ino(g, s->agno, ci.agino);
+	vc.ino = ci.ino;
+	s->checked++;
+	fs_verify(FS_MT_INODE, &vc, dip, g->inodesize);
+	ci.core_ok = s->scratch.n == 0 && !s->scratch.dropped;
+	ci.forks_ok = !s->scratch.dropped;
+	for (size_t k = 0; k < s->scratch.n && ci.forks_ok; k++)
+		if (moves_forks(s->scratch.v[k].def->code))
+			ci.forks_ok = false;
+	if (fs_findings_move(cx->fl, &s->scratch) == -ENOMEM && !s->err)
+		s->err = -ENOMEM;
+	fs_inode_decode(dip, &ci.ip);
+	check_links_note_slot(cx, slot, &ci.ip, !ci.core_ok);
 
+	free_disk = ci.ip.mode == 0;
+	free_btree = c->ir_free & (1ull << i);
+	c->seen_mask |= 1ull << i;
+	if (free_disk)
+		c->seen_free |= 1ull << i;
+	if (free_disk && !free_btree)
+		fs_report(cx->fl, "inode.free", s->agno, (int64_t)daddr, (int64_t)ci.ino, "di_mode",
+			  "an allocated inode", "0 (free)",
+			  "inode %llu is allocated in the inode btree but free on disk",
+			  (unsigned long long)ci.ino);
+	else if (!free_disk && free_btree)
+		fs_report(cx->fl, "inobt.freemask", s->agno, (int64_t)daddr, (int64_t)ci.ino,
+			  "ir_free", "bit clear (in use)", "bit set (free)",
+			  "inode %llu is in use on disk (mode 0%o) but free in the inode btree",
+			  (unsigned long long)ci.ino, ci.ip.mode);
+	if (free_disk || s->err)
+		return;
+	check_forks_inode(s, &ci);
+	check_attrs_inode(s, &ci);
+	if (ci.core_ok && (ci.ip.mode & S_IFMT) == S_IFDIR) {
+		int err = check_dirs_queue(s, &ci);
+
+		if (err && !s->err)
+			s->err = err;
+	}
+}
+
+/*
+ * One inode cluster as it arrives.  Its inodes are looked up chunk by
+ * chunk: with 64 KiB blocks a block holds two chunks' inodes.
+ */
+static void scan_cluster(void *priv, const struct fs_ra_extent *x, const unsigned char *data)
+{
+	struct check_scan *s = priv;
+	struct check_ctx *cx = s->cx;
+	const struct fs_geom *g = &cx->fs->g;
+	fs_agblock_t u = fs_daddr_to_agbno(g, s->agno, x->daddr);
+	fs_agino_t first = fs_agbno_to_agino(g, u);
+	uint32_t count = x->len >> g->inodelog;
+	const struct model_ichunk *base;
+	struct model_ichunk *c = NULL;
+	size_t nchunks;
+	bool reported = false;
+
+	base = model_ag_ichunks(cx->model, s->agno, &nchunks);
+	for (uint32_t k = 0; k < count; k++) {
+		fs_agino_t agino = first + k;
+		uint32_t i;
+		fs_agblock_t agbno;
+
+		if (!c || agino < c->startino || agino - c->startino >= XFS_INODES_PER_CHUNK)
+			c = model_ichunk_find(cx->model, s->agno, agino);
+		if (!c || !(c->where & MODEL_IC_INOBT))
+			continue;
+		i = agino - c->startino;
 		if (in_hole(c, i))
 			continue;
-		if (u != cur) {
-			fs_buf_put(cx->cache, b);
-			b = NULL;
-			cur = u;
-			if (fs_cache_read(cx->cache, fs_agbno_to_daddr(g, agno, u),
-					  unit_blocks(g, agno, u) << g->blocklog, &b)) {
-				fs_report(cx->fl, "inode.unreadable", agno,
-					  (int64_t)fs_agbno_to_daddr(g, agno, u), (int64_t)ino, NULL, NULL,
-					  NULL, "inode cluster at AG block %u could not be read", u);
-				b = NULL;
-			}
+		agbno = fs_agino_to_agbno(g, agino);
+		if (!data) {
+			s->incomplete = true;
+			if (!reported)
+				fs_report(cx->fl, "inode.unreadable", s->agno,
+					  (int64_t)fs_agbno_to_daddr(g, s->agno, u),
+					  (int64_t)fs_agino_to_ino(g, s->agno, agino), NULL, NULL, NULL,
+					  "inode cluster at AG block %u could not be read", u);
+			reported = true;
+			continue;
 		}
-		if (!b)
-			continue;
-		off = ((size_t)(agbno - u) << g->blocklog) +
-		      ((size_t)fs_agino_to_offset(g, agino) << g->inodelog);
-		if (off + g->inodesize > b->len)
-			continue;
-		dip = b->data + off;
-		vc.daddr = fs_agbno_to_daddr(g, agno, agbno);
-		vc.ino = ino;
-		check_links_note(cx, ino, dip, fs_verify(FS_MT_INODE, &vc, dip, g->inodesize) != 0);
-		(*checked)++;
-		mode = get_be16(dip + offsetof(struct xfs_dinode, di_mode));
-		free_disk = mode == 0;
-		free_btree = c->ir_free & (1ull << i);
-		c->seen_mask |= 1ull << i;
-		if (free_disk)
-			c->seen_free |= 1ull << i;
-		if (free_disk && !free_btree)
-			fs_report(cx->fl, "inode.free", agno, (int64_t)vc.daddr, (int64_t)ino, "di_mode",
-				  "an allocated inode", "0 (free)",
-				  "inode %llu is allocated in the inode btree but free on disk",
-				  (unsigned long long)ino);
-		else if (!free_disk && free_btree)
-			fs_report(cx->fl, "inobt.freemask", agno, (int64_t)vc.daddr, (int64_t)ino,
-				  "ir_free", "bit clear (in use)", "bit set (free)",
-				  "inode %llu is in use on disk (mode 0%o) but free in the inode btree",
-				  (unsigned long long)ino, mode);
+		scan_inode(s, c, cx->links->ag_base[s->agno] +
+			   (uint64_t)(c - base) * XFS_INODES_PER_CHUNK + i, i,
+			   fs_agbno_to_daddr(g, s->agno, agbno), data + ((size_t)k << g->inodelog));
 	}
-	fs_buf_put(cx->cache, b);
-	return 0;
-}
-
-int check_inode_get(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t agino, struct fs_buf **b,
-		    size_t *off)
-{
-	const struct fs_geom *g = &cx->fs->g;
-	struct model_ichunk *c = model_ichunk_find(cx->model, agno, agino);
-	fs_agblock_t agbno = fs_agino_to_agbno(g, agino), u;
-	int err;
-
-	if (!c)
-		return -ENOENT;
-	u = unit_start(g, fs_agino_to_agbno(g, c->startino), agbno);
-	err = fs_cache_read(cx->cache, fs_agbno_to_daddr(g, agno, u),
-			    unit_blocks(g, agno, u) << g->blocklog, b);
-	if (err)
-		return err;
-	*off = ((size_t)(agbno - u) << g->blocklog) +
-	       ((size_t)fs_agino_to_offset(g, agino) << g->inodelog);
-	if (*off + g->inodesize > (*b)->len) {
-		fs_buf_put(cx->cache, *b);
-		return -ERANGE;
-	}
-	return 0;
 }
 
 static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 {
 	struct check_ctx *cx = priv;
-	size_t n;
+	struct check_scan s = { .cx = cx, .agno = agno, .worker = worker };
+	/*
+	 * Windows cover runs of adjacent clusters only (gap_max one 4 KiB
+	 * block): between chunks lies file data, read for nothing, and
+	 * smaller windows keep the streaming buffers small.  Sixteen in
+	 * flight keep a device busy when the page cache has nothing.
+	 */
+	const struct fs_ra_opts ro = { .qdepth = 16, .gap_max = 4096 };
+	struct fs_ra_stats st = { 0 };
+	struct fs_ra_extent *ext;
+	size_t n, m;
 	const struct model_ichunk *ic = model_ag_ichunks(cx->model, agno, &n);
-	uint64_t checked = 0;
+	int err;
 
-	readahead_chunks(cx, agno, worker, ic, n);
-	for (size_t k = 0; k < n; k++) {
-		/* this AG's chunks belong to this worker alone */
-		struct model_ichunk *c = (struct model_ichunk *)&ic[k];
-
-		if (c->where & MODEL_IC_INOBT)
-			check_chunk(cx, agno, c, &checked);
+	fs_findings_init(&s.scratch);
+	err = cluster_list(cx, agno, ic, n, &ext, &m);
+	if (!err) {
+		err = fs_ra_stream(cx->fs->dev, cx->ioq[worker], ext, m, &ro, scan_cluster, &s, &st);
+		free(ext);
 	}
-	__atomic_add_fetch(&cx->inodes_checked, checked, __ATOMIC_RELAXED);
+	fs_findings_free(&s.scratch);
+	pthread_mutex_lock(&cx->ra_lock);
+	cx->ra.extents += st.extents;
+	cx->ra.windows += st.windows;
+	cx->ra.exact += st.exact;
+	cx->ra.bytes_read += st.bytes_read;
+	cx->ra.bytes_kept += st.bytes_kept;
+	cx->ra.failed += st.failed;
+	cx->inodes_checked += s.checked;
+	cx->fork_extents += s.extents;
+	cx->bmbt_blocks += s.bmbt;
+	if (s.incomplete || err || s.err)
+		cx->forks_complete = false;
+	pthread_mutex_unlock(&cx->ra_lock);
 	check_progress_add(cx, 1);
-	return 0;
+	return err ? err : s.err;
 }
 
 int check_phase_inodes(struct check_ctx *cx)
@@ -207,6 +252,7 @@ int check_phase_inodes(struct check_ctx *cx)
 	};
 	int err;
 
+	cx->forks_complete = true;
 	check_progress_phase(cx, "inodes", g->agcount);
 	err = fs_ag_workq_run(&wo, inodes_ag, cx);
 	check_progress_end(cx);

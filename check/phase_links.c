@@ -45,7 +45,8 @@ int check_links_create(struct check_ctx *cx)
 	l->ag_base = calloc(g->agcount + 1, sizeof(*l->ag_base));
 	l->nworkers = cx->workers ? cx->workers : 1;
 	l->edges = calloc(l->nworkers, sizeof(*l->edges));
-	if (!l->ag_base || !l->edges)
+	l->dirq = calloc(g->agcount, sizeof(*l->dirq));
+	if (!l->ag_base || !l->edges || !l->dirq)
 		return -ENOMEM;
 	for (fs_agnumber_t agno = 0; agno < g->agcount; agno++) {
 		size_t n;
@@ -73,6 +74,12 @@ void check_links_destroy(struct check_ctx *cx)
 		for (unsigned i = 0; i < l->nworkers; i++)
 			free(l->edges[i].v);
 	free(l->edges);
+	if (l->dirq)
+		for (fs_agnumber_t a = 0; a < cx->fs->g.agcount; a++) {
+			free(l->dirq[a].v);
+			free(l->dirq[a].dips);
+		}
+	free(l->dirq);
 	free(l->rec);
 	free(l->ag_base);
 	free(l);
@@ -97,30 +104,17 @@ uint64_t check_links_slot(struct check_ctx *cx, fs_ino_t ino)
 	       (agino - c->startino);
 }
 
-void check_links_note(struct check_ctx *cx, fs_ino_t ino, const void *dinode, bool bad)
+void check_links_note_slot(struct check_ctx *cx, uint64_t slot, const struct fs_inode *ip,
+			   bool bad)
 {
-	uint64_t s = check_links_slot(cx, ino);
 	struct link_rec *r;
-	struct fs_inode ip;
 
-	if (s == UINT64_MAX)
+	if (!cx->links || slot >= cx->links->nslots || ip->mode == 0)
 		return;
-	r = &cx->links->rec[s];
-	fs_inode_decode(dinode, &ip);
-	if (ip.mode == 0)
-		return;
-	r->nlink = ip.nlink;
-	r->type = check_mode_ftype(ip.mode);
+	r = &cx->links->rec[slot];
+	r->nlink = ip->nlink;
+	r->type = check_mode_ftype(ip->mode);
 	r->flags |= LR_SEEN | (bad ? LR_BAD : 0);
-}
-
-static int cmp_edge(const void *a, const void *b)
-{
-	const struct link_edge *x = a, *y = b;
-
-	if (x->parent != y->parent)
-		return x->parent < y->parent ? -1 : 1;
-	return x->child < y->child ? -1 : x->child > y->child;
 }
 
 /* Slot -> inode number (for messages). */
@@ -187,19 +181,25 @@ int check_phase_links(struct check_ctx *cx)
 	queue = malloc((l->nslots ? l->nslots : 1) * sizeof(*queue));
 	if (!e || !first || !queue)
 		goto out;
-	ne = 0;
+	/* counting sort by parent: count, prefix sums, place (children keep worker order) */
+	for (unsigned w = 0; w < l->nworkers; w++)
+		for (size_t i = 0; i < l->edges[w].n; i++)
+			first[l->edges[w].v[i].parent + 1]++;
+	for (uint64_t s = 0; s < l->nslots; s++)
+		first[s + 1] += first[s];
 	for (unsigned w = 0; w < l->nworkers; w++) {
-		if (l->edges[w].n)
-			memcpy(e + ne, l->edges[w].v, l->edges[w].n * sizeof(*e));
-		ne += l->edges[w].n;
+		for (size_t i = 0; i < l->edges[w].n; i++) {
+			const struct link_edge *x = &l->edges[w].v[i];
+
+			e[first[x->parent]++] = *x;
+		}
 		free(l->edges[w].v);
 		l->edges[w] = (struct link_edges){ 0 };
 	}
-	qsort(e, ne, sizeof(*e), cmp_edge);
-	for (uint64_t i = 0; i < ne; i++)
-		first[e[i].parent + 1]++;
-	for (uint64_t s = 0; s < l->nslots; s++)
-		first[s + 1] += first[s];
+	/* placing advanced each parent's start to the next one's: shift back */
+	for (uint64_t s = l->nslots; s > 0; s--)
+		first[s] = first[s - 1];
+	first[0] = 0;
 
 	/* reachability: breadth first from the root over walked directories */
 	root = check_links_slot(cx, g->rootino);

@@ -3,10 +3,12 @@
  * One check run: the dirty-log warning first, then the engine (one metadata
  * cache for all phases, the in-core model, a submission queue per worker)
  * and the phases in order.  Phases are files: phase_headers.c (1),
- * phase_freesp.c (2), phase_inobt.c (3),
- * phase_inodes.c (4), phase_forks.c (fork block maps), phase_dirs.c and
- * phase_links.c (directories and the directory graph), phase_attrs.c
- * (xattrs, symlinks, unlinked lists), phase_owners.c with phase_rmap.c (last).
+ * phase_freesp.c (2), phase_inobt.c (3), phase_inodes.c (4: the inode scan,
+ * which reads every inode once and runs the per-inode steps of
+ * phase_forks.c, phase_attrs.c and phase_dirs.c on it), phase_dirs.c (5:
+ * directory blocks), phase_links.c (6: the directory graph), phase_attrs.c
+ * (7: unlinked lists, quota and realtime inodes), phase_owners.c with
+ * phase_rmap.c (8: block ownership).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,12 +19,18 @@
 #include "check/links.h"
 #include "libfs/workq.h"
 
+/*
+ * Inode clusters are streamed, never cached, so the cache holds btree,
+ * directory, xattr and symlink blocks: 256 MiB (a quarter of RAM on small
+ * machines) covers the directory batches without growing with the volume.
+ */
 static uint64_t default_cache_bytes(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	uint64_t quarter = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 4 : 0;
+	uint64_t cap = 256ull << 20;
 
-	return quarter ? quarter : 256ull << 20;
+	return quarter && quarter < cap ? quarter : cap;
 }
 
 int check_read_agblock(struct check_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
@@ -117,16 +125,13 @@ int check_run(struct check_ctx *cx)
 	err = check_phase_inodes(cx);
 	if (err)
 		return err;
-	err = check_phase_forks(cx);
-	if (err)
-		return err;
 	err = check_phase_dirs(cx);
 	if (err)
 		return err;
 	err = check_phase_links(cx);
 	if (err)
 		return err;
-	err = check_phase_attrs(cx);
+	err = check_phase_unlinked(cx);
 	if (err)
 		return err;
 	return check_phase_owners(cx);

@@ -462,6 +462,42 @@ const char *fs_fmt_x64(char *buf, uint64_t v)
 	return buf;
 }
 
+int fs_findings_move(struct fs_findings *dst, struct fs_findings *src)
+{
+	int ret = 0;
+
+	if (!src->n && !src->dropped)
+		return 0;
+	pthread_mutex_lock(&dst->lock);
+	if (dst->cap - dst->n < src->n) {
+		size_t ncap = dst->cap ? dst->cap : 64;
+		struct fs_finding *nv;
+
+		while (ncap - dst->n < src->n)
+			ncap *= 2;
+		nv = realloc(dst->v, ncap * sizeof(*nv));
+		if (nv) {
+			dst->v = nv;
+			dst->cap = ncap;
+		}
+	}
+	for (size_t i = 0; i < src->n; i++) {
+		dst->by_sev[src->v[i].def->sev]++;
+		if (dst->n < dst->cap) {
+			dst->v[dst->n++] = src->v[i];
+		} else {
+			dst->dropped++;
+			ret = -ENOMEM;
+		}
+	}
+	dst->dropped += src->dropped;
+	pthread_mutex_unlock(&dst->lock);
+	src->n = 0;
+	src->dropped = 0;
+	memset(src->by_sev, 0, sizeof(src->by_sev));
+	return ret;
+}
+
 bool fs_findings_has(const struct fs_findings *fl, const char *code)
 {
 	for (size_t i = 0; i < fl->n; i++)

@@ -59,6 +59,8 @@ const char *fs_fmt_x64(char *buf, uint64_t v);
 #define FS_U(v) fs_fmt_u64((char[24]){0}, (uint64_t)(v))
 #define FS_X(v) fs_fmt_x64((char[24]){0}, (uint64_t)(v))
 
+/* Append every record of src to dst (thread-safe on dst) and empty src, keeping its memory. */
+int fs_findings_move(struct fs_findings *dst, struct fs_findings *src);
 bool fs_findings_has(const struct fs_findings *fl, const char *code);
 size_t fs_findings_count(const struct fs_findings *fl, enum fs_severity min_sev);
 

@@ -142,6 +142,18 @@ static inline fs_agblock_t fs_agino_to_agbno(const struct fs_geom *g, fs_agino_t
 	return agino >> g->inopblog;
 }
 
+static inline fs_agino_t fs_agbno_to_agino(const struct fs_geom *g, fs_agblock_t agbno)
+{
+	return (fs_agino_t)agbno << g->inopblog;
+}
+
+/* The AG block of a disk address known to lie in AG agno. */
+static inline fs_agblock_t fs_daddr_to_agbno(const struct fs_geom *g, fs_agnumber_t agno,
+					     fs_daddr_t d)
+{
+	return (fs_agblock_t)((d - fs_agbno_to_daddr(g, agno, 0)) >> (g->blocklog - FS_BBSHIFT));
+}
+
 static inline uint32_t fs_agino_to_offset(const struct fs_geom *g, fs_agino_t agino)
 {
 	return agino & (g->inopblock - 1);
