@@ -7,6 +7,7 @@
 #include "libfs/cache.h"
 #include "libfs/fs.h"
 #include "libfs/findings.h"
+#include "libfs/bmap.h"
 #include "libfs/inode.h"
 #include "libfs/readahead.h"
 #include "check/model.h"
@@ -31,6 +32,7 @@ struct check_ctx {
 	struct fs_cache *cache;    /* shared by every phase */
 	struct model *model;       /* block ownership and inode chunks as observed */
 	struct check_links *links; /* per-inode link records and the directory graph (links.h) */
+	struct check_deferq *deferq; /* per AG: inodes the scan left for phase 5 */
 	struct fs_ioq **ioq;       /* one submission queue per worker */
 	unsigned workers;
 	struct check_progress *progress;
@@ -88,21 +90,66 @@ struct check_scan {
 	uint64_t checked;          /* inodes read and verified */
 	uint64_t extents, bmbt;    /* fork extents and bmbt blocks mapped */
 	bool incomplete;           /* some in-use inode's forks are unknown */
+	bool deferring;            /* the inode scan: block reads wait for phase 5 */
 	struct fs_findings scratch;/* one inode's verifier findings */
 };
 
 /*
  * Per-inode steps of the scan, in this order, for every inode in use:
  * its fork block maps into the model and di_nblocks (phase_forks.c);
- * xattrs, remote symlink blocks and special files (phase_attrs.c); a
- * directory kept for the directory phase (phase_dirs.c).
+ * xattrs, remote symlink blocks and special files (phase_attrs.c); then a
+ * directory is kept for phase 5.  What needs blocks read from outside the
+ * inode (bmbt blocks, directory, attr and remote symlink blocks) is
+ * deferred to phase 5, which reads each AG's batch with readahead.
  */
 void check_forks_inode(struct check_scan *s, const struct check_inode *ci);
 void check_attrs_inode(struct check_scan *s, const struct check_inode *ci);
-int  check_dirs_queue(struct check_scan *s, const struct check_inode *ci);
 
-/* Directories: every directory's blocks verified, its entries into the directory graph. */
-int check_phase_dirs(struct check_ctx *cx);
+/* Work phase 5 does for a deferred inode. */
+enum { DEFER_FORKS = 1, DEFER_DIR = 2, DEFER_ATTR = 4, DEFER_SYMLINK = 8 };
+
+/* One AG's deferred inodes (phase_blocks.c): a copy of each, inodesize bytes. */
+struct check_deferred {
+	uint64_t slot;
+	fs_ino_t ino;
+	fs_daddr_t daddr;
+	uint8_t what;              /* DEFER_* */
+};
+
+struct check_deferq {
+	struct check_deferred *v;
+	unsigned char *dips;
+	size_t n, cap;
+};
+
+/* During the scan: keep ci for phase 5 with the work in `what`.  0 or -ENOMEM. */
+int check_defer(struct check_scan *s, const struct check_inode *ci, uint8_t what);
+
+/*
+ * Phase 5, per AG in batches: readahead of the batch's bmbt blocks, then
+ * the deferred fork maps; readahead of its directory, attr and remote
+ * symlink blocks, then those checks.
+ */
+int check_phase_blocks(struct check_ctx *cx);
+
+/* Readahead lists of filesystem blocks (phase_blocks.c). */
+struct check_ra_list {
+	const struct fs_geom *g;
+	struct fs_ra_extent *v;
+	size_t n, cap;
+	uint64_t bytes;
+};
+int  check_ra_add(struct check_ra_list *l, fs_fsblock_t fsb, uint32_t blocks);
+/* Read the list into the cache through the worker's queue, then empty it. */
+void check_ra_run(struct check_ctx *cx, unsigned worker, struct check_ra_list *l);
+
+/* Phase 5's calls into the phase files. */
+void check_attrs_blocks(struct check_scan *s, const struct check_inode *ci, uint8_t what);
+/* Walk one directory (map: its data fork's, NULL for short form); its entries into the graph. */
+int  check_dir_walk(struct check_scan *s, const struct check_inode *ci, const struct fs_bmap *map);
+/* The directory blocks of a data fork map into l, until l holds budget bytes. */
+int  check_dir_readahead(const struct fs_bmap *map, struct check_ra_list *l, uint64_t budget);
+
 /* Whole-filesystem link rules: reachability, link counts, directory hard links, "..". */
 int check_phase_links(struct check_ctx *cx);
 /* After the links: the AGI unlinked lists of every AG, then the quota and rt inodes. */

@@ -43,26 +43,12 @@ struct link_edges {
 	size_t n, cap;
 };
 
-/* One AG's directories, kept by the inode scan for the directory phase. */
-struct link_dir {
-	uint64_t slot;
-	fs_ino_t ino;
-	fs_daddr_t daddr;          /* the inode's block */
-};
-
-struct link_dirq {
-	struct link_dir *v;
-	unsigned char *dips;       /* a copy of each directory inode, inodesize bytes */
-	size_t n, cap;
-};
-
 struct check_links {
 	uint64_t nslots;
 	uint64_t *ag_base;         /* first slot of each AG */
 	struct link_rec *rec;
 	struct link_edges *edges;  /* one array per worker */
 	unsigned nworkers;
-	struct link_dirq *dirq;    /* one per AG */
 	uint64_t dirs_walked, entries;
 };
 

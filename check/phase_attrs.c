@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Xattrs, symlinks, special files and unlinked lists.  A per-inode step of
- * the inode scan (phase 4) checks the extended attributes of every in-use
- * inode (short form, or the attr fork's DA tree from block 0 through its
- * nodes and leaves to the remote values, plus every mapped block reached),
- * remote symlink targets and the shape of device/fifo/socket inodes;
- * inodes whose core failed the verifier are skipped: their forks cannot be
- * trusted.  After the links phase, per AG: the unlinked lists (AGI buckets
+ * the inode scan (phase 4) checks the shape of device/fifo/socket inodes
+ * and short form attrs; the attr fork's DA tree (from block 0 through its
+ * nodes and leaves to the remote values, plus every mapped block reached)
+ * and remote symlink targets are checked in phase 5 (phase_blocks.c),
+ * once their blocks are read ahead.  Inodes whose core failed the verifier
+ * are skipped: their forks cannot be trusted.  After the links phase, per AG: the unlinked lists (AGI buckets
  * through di_next_unlinked, and every allocated inode with no links on
  * one); then, once, the quota files and the realtime bitmap/summary inodes
  * the superblock names.
@@ -607,7 +607,7 @@ void check_attrs_inode(struct check_scan *s, const struct check_inode *ci)
 	struct check_ctx *cx = s->cx;
 	const struct fs_inode *ip = &ci->ip;
 	bool remote_link = S_ISLNK(ip->mode) && ip->format != XFS_DINODE_FMT_LOCAL;
-	bool attrs = ip->forkoff != 0;
+	bool attrs = ip->forkoff != 0, attr_blocks;
 	struct fs_vctx c = {
 		.g = &cx->fs->g, .fl = cx->fl, .agno = ci->agno, .daddr = ci->daddr, .ino = ci->ino,
 	};
@@ -618,15 +618,31 @@ void check_attrs_inode(struct check_scan *s, const struct check_inode *ci)
 		return;	/* reported by the inode verifier; the forks mean nothing */
 	if (is_special(ip->mode))
 		fs_special_verify(&c, ip);
-	if (remote_link)
-		check_symlink_blocks(cx, ci->ino, ci->dip, ip);
-	if (attrs) {
-		if (ip->aformat == XFS_DINODE_FMT_LOCAL)
-			fs_attr_sf_verify(&c, fs_inode_fork_ptr(ci->dip, ip, XFS_ATTR_FORK),
-					  fs_inode_fork_size(&cx->fs->g, ip, XFS_ATTR_FORK), NULL, NULL);
-		else
-			check_attr_blocks(cx, ci->ino, ci->dip, ip);
+	if (attrs && ip->aformat == XFS_DINODE_FMT_LOCAL)
+		fs_attr_sf_verify(&c, fs_inode_fork_ptr(ci->dip, ip, XFS_ATTR_FORK),
+				  fs_inode_fork_size(&cx->fs->g, ip, XFS_ATTR_FORK), NULL, NULL);
+	/*
+	 * Blocks outside the inode are read in phase 5, ahead, in batches.
+	 * An attr fork in extents format with no extents has none (the
+	 * kernel leaves such empty forks behind on many files).
+	 */
+	attr_blocks = attrs && (ip->aformat == XFS_DINODE_FMT_BTREE ||
+				(ip->aformat == XFS_DINODE_FMT_EXTENTS && ip->anextents));
+	if (remote_link || attr_blocks) {
+		int err = check_defer(s, ci, (remote_link ? DEFER_SYMLINK : 0) |
+				      (attr_blocks ? DEFER_ATTR : 0));
+
+		if (err && !s->err)
+			s->err = err;
 	}
+}
+
+void check_attrs_blocks(struct check_scan *s, const struct check_inode *ci, uint8_t what)
+{
+	if (what & DEFER_SYMLINK)
+		check_symlink_blocks(s->cx, ci->ino, ci->dip, &ci->ip);
+	if (what & DEFER_ATTR)
+		check_attr_blocks(s->cx, ci->ino, ci->dip, &ci->ip);
 }
 
 /* ---- the AGI unlinked lists, after the scan ---- */

@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The directory phase (after the inode scan, which keeps a copy of every
- * directory inode whose core is sound): per AG on the worker pool, the
- * directories are taken in batches; a batch's directory blocks, found
- * through the forks' block maps, go to readahead as one sorted list, then
- * each directory's data fork is decoded and verified through libfs/dir.c
- * (short form inline; block, leaf and node forms block by block from the
- * cache), and every live entry is recorded in the directory graph
- * (check/links.h): the child must be an allocated inode, its ftype must
- * match its mode, references and subdirectory counts are tallied, the
- * edge kept for the links phase.
+ * Directories, walked in phase 5 (phase_blocks.c: the inode scan keeps a
+ * copy of every directory inode whose core is sound, phase 5 reads each
+ * batch's directory blocks ahead): each directory's data fork is decoded
+ * and verified through libfs/dir.c (short form inline; block, leaf and
+ * node forms block by block from the cache), and every live entry is
+ * recorded in the directory graph (check/links.h): the child must be an
+ * allocated inode, its ftype must match its mode, references and
+ * subdirectory counts are tallied, the edge kept for the links phase.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,7 +18,6 @@
 #include "libfs/bmap.h"
 #include "libfs/dir.h"
 #include "libfs/inode.h"
-#include "libfs/workq.h"
 
 struct dwalk {
 	struct check_ctx *cx;
@@ -163,27 +160,26 @@ static int read_dirblk(void *priv, uint64_t dablk, void *buf, fs_daddr_t *daddr)
 	return dirblk_pieces(&w->cx->fs->g, w->map, dablk, read_piece, &p);
 }
 
-static int check_dir(struct check_ctx *cx, unsigned worker, fs_agnumber_t agno, fs_ino_t ino,
-		     uint64_t slot, const void *dip, const struct fs_bmap *map)
+int check_dir_walk(struct check_scan *s, const struct check_inode *ci, const struct fs_bmap *map)
 {
+	struct check_ctx *cx = s->cx;
 	const struct fs_geom *g = &cx->fs->g;
-	struct link_rec *r = &cx->links->rec[slot];
-	struct fs_inode ip;
-	struct dwalk w = { .cx = cx, .worker = worker, .dslot = slot, .dino = ino, .agno = agno,
-			   .map = map };
+	struct link_rec *r = &cx->links->rec[ci->slot];
+	const struct fs_inode *ip = &ci->ip;
+	struct dwalk w = { .cx = cx, .worker = s->worker % cx->links->nworkers, .dslot = ci->slot,
+			   .dino = ci->ino, .agno = ci->agno, .map = map };
 	struct fs_dir_ctx dc = {
-		.g = g, .fl = cx->fl, .ino = ino, .agno = agno,
+		.g = g, .fl = cx->fl, .ino = ci->ino, .agno = ci->agno,
 		.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn,
 		.read = read_dirblk, .entry = on_entry, .priv = &w,
 	};
 	int n;
 
-	fs_inode_decode(dip, &ip);
-	if (ip.format == XFS_DINODE_FMT_LOCAL) {
-		n = fs_dir_sf_walk(&dc, fs_inode_fork_ptr(dip, &ip, XFS_DATA_FORK),
-				   fs_inode_fork_size(g, &ip, XFS_DATA_FORK), ip.size);
+	if (ip->format == XFS_DINODE_FMT_LOCAL) {
+		n = fs_dir_sf_walk(&dc, fs_inode_fork_ptr(ci->dip, ip, XFS_DATA_FORK),
+				   fs_inode_fork_size(g, ip, XFS_DATA_FORK), ip->size);
 	} else if (map) {
-		n = fs_dir_walk(&dc, map, ip.size);
+		n = fs_dir_walk(&dc, map, ip->size);
 		/* a map with findings (reported by the forks' checks) may hide entries */
 		if (map->bad && n == 0)
 			n = 1;
@@ -200,67 +196,15 @@ static int check_dir(struct check_ctx *cx, unsigned worker, fs_agnumber_t agno, 
 	return 0;
 }
 
-int check_dirs_queue(struct check_scan *s, const struct check_inode *ci)
-{
-	struct check_ctx *cx = s->cx;
-	struct link_dirq *q;
-	size_t isz = cx->fs->g.inodesize;
-
-	if (!cx->links)
-		return 0;
-	q = &cx->links->dirq[s->agno];	/* this AG's worker alone adds to it */
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 64;
-		struct link_dir *nv = realloc(q->v, cap * sizeof(*nv));
-		unsigned char *nd;
-
-		if (!nv)
-			return -ENOMEM;
-		q->v = nv;
-		nd = realloc(q->dips, cap * isz);
-		if (!nd)
-			return -ENOMEM;
-		q->dips = nd;
-		q->cap = cap;
-	}
-	q->v[q->n] = (struct link_dir){ ci->slot, ci->ino, ci->daddr };
-	memcpy(q->dips + q->n * isz, ci->dip, isz);
-	q->n++;
-	return 0;
-}
-
-/* ---- one AG's directories, batch by batch ---- */
-
-struct ra_list {
-	const struct fs_geom *g;
-	struct fs_ra_extent *v;
-	size_t n, cap;
-	uint64_t bytes;
-};
-
 static int ra_piece(void *priv, uint32_t i, fs_fsblock_t fsb, uint32_t run)
 {
-	struct ra_list *l = priv;
-
 	(void)i;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct fs_ra_extent *nv = realloc(l->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = cap;
-	}
-	l->v[l->n++] = (struct fs_ra_extent){ fs_fsb_to_daddr(l->g, fsb), run << l->g->blocklog };
-	l->bytes += (uint64_t)run << l->g->blocklog;
-	return 0;
+	return check_ra_add(priv, fsb, run);
 }
 
-/* Every directory block the map holds, as readahead pieces, until the list reaches budget. */
-static void gather_dir_blocks(const struct fs_geom *g, const struct fs_bmap *m, struct ra_list *l,
-			      uint64_t budget)
+int check_dir_readahead(const struct fs_bmap *m, struct check_ra_list *l, uint64_t budget)
 {
+	const struct fs_geom *g = l->g;
 	uint64_t last = UINT64_MAX;
 
 	for (size_t k = 0; k < m->n; k++) {
@@ -273,127 +217,10 @@ static void gather_dir_blocks(const struct fs_geom *g, const struct fs_bmap *m, 
 				continue;
 			last = dablk;
 			if (l->bytes >= budget)
-				return;
+				return 0;
 			if (dirblk_pieces(g, m, dablk, ra_piece, l) == -ENOMEM)
-				return;
+				return -ENOMEM;
 		}
 	}
-}
-
-static uint64_t batch_budget(struct check_ctx *cx)
-{
-	uint64_t cap = fs_cache_cap(cx->cache), b;
-
-	b = cap ? cap / 4 / (cx->workers ? cx->workers : 1) : 64ull << 20;
-	if (b < (4ull << 20))
-		b = 4ull << 20;
-	if (b > (64ull << 20))
-		b = 64ull << 20;
-	return b;
-}
-
-static int read_fsb(void *priv, fs_fsblock_t fsb, void *buf)
-{
-	struct check_ctx *cx = priv;
-	const struct fs_geom *g = &cx->fs->g;
-
-	if (!fs_fsb_valid(g, fsb))
-		return -ERANGE;
-	return check_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf);
-}
-
-static int dirs_ag(void *priv, fs_agnumber_t agno, unsigned worker)
-{
-	struct check_ctx *cx = priv;
-	struct check_links *l = cx->links;
-	const struct fs_geom *g = &cx->fs->g;
-	struct link_dirq *q = &l->dirq[agno];
-	size_t isz = g->inodesize;
-	uint64_t budget = batch_budget(cx);
-	struct fs_bmap *maps = NULL;
-	bool *have = NULL;
-	int err = 0;
-
-	if (q->n) {
-		maps = calloc(q->n, sizeof(*maps));
-		have = calloc(q->n, sizeof(*have));
-		if (!maps || !have)
-			err = -ENOMEM;
-	}
-	for (size_t first = 0; first < q->n && !err;) {
-		struct ra_list ra = { .g = g };
-		struct fs_ra_stats st = { 0 };
-		size_t last = first;
-
-		/* load maps until the batch's blocks reach the budget */
-		while (last < q->n && ra.bytes < budget) {
-			const unsigned char *dip = q->dips + last * isz;
-			struct fs_inode ip;
-
-			fs_inode_decode(dip, &ip);
-			if (ip.format == XFS_DINODE_FMT_EXTENTS || ip.format == XFS_DINODE_FMT_BTREE) {
-				struct fs_bmap_ctx bc = {
-					.g = g, .fl = NULL, .have_log_head = cx->fs->have_log_head,
-					.head_lsn = cx->fs->log_head_lsn, .read_fsblock = read_fsb,
-					.priv = cx,
-				};
-				int e = fs_bmap_load(&bc, dip, &ip, XFS_DATA_FORK, &maps[last]);
-
-				if (e == -ENOMEM) {
-					err = e;
-					break;
-				}
-				have[last] = e == 0;
-				if (e)
-					fs_bmap_free(&maps[last]);
-				else
-					gather_dir_blocks(g, &maps[last], &ra, budget);
-			}
-			last++;
-		}
-		if (ra.n && fs_readahead(cx->cache, cx->ioq[worker], ra.v, ra.n, NULL, &st) == 0) {
-			pthread_mutex_lock(&cx->ra_lock);
-			cx->ra.extents += st.extents;
-			cx->ra.cached += st.cached;
-			cx->ra.windows += st.windows;
-			cx->ra.exact += st.exact;
-			cx->ra.bytes_read += st.bytes_read;
-			cx->ra.bytes_kept += st.bytes_kept;
-			cx->ra.failed += st.failed;
-			pthread_mutex_unlock(&cx->ra_lock);
-		}
-		free(ra.v);
-		for (size_t i = first; i < last; i++) {
-			if (!err)
-				err = check_dir(cx, worker % l->nworkers, agno, q->v[i].ino, q->v[i].slot,
-						q->dips + i * isz, have[i] ? &maps[i] : NULL);
-			if (have[i])
-				fs_bmap_free(&maps[i]);
-		}
-		first = last;
-	}
-	free(maps);
-	free(have);
-	free(q->v);
-	free(q->dips);
-	*q = (struct link_dirq){ 0 };
-	check_progress_add(cx, 1);
-	return err;
-}
-
-int check_phase_dirs(struct check_ctx *cx)
-{
-	const struct fs_geom *g = &cx->fs->g;
-	struct fs_ag_workq_opts wo = {
-		.threads = cx->workers, .ag_stride = cx->opts->ag_stride,
-		.first_ag = 0, .ag_count = g->agcount,
-	};
-	int err;
-
-	if (!cx->links)
-		return 0;
-	check_progress_phase(cx, "directories", g->agcount);
-	err = fs_ag_workq_run(&wo, dirs_ag, cx);
-	check_progress_end(cx);
-	return err;
+	return 0;
 }

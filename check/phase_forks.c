@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fork block maps, a per-inode step of the inode scan (phase 4): each inode
- * in use whose core leaves its forks meaningful has its data and attr forks
- * loaded through fs_bmap_load (bmbt blocks read through the cache, findings
+ * Fork block maps, a per-inode step of the inode scan (phase 4; inodes
+ * with a btree-format fork are deferred to phase 5, which reads their bmbt
+ * blocks ahead): each inode in use whose core leaves its forks meaningful
+ * has its data and attr forks loaded through fs_bmap_load (bmbt blocks read through the cache, findings
  * bmap.* / bmbt.*), every mapped extent and bmbt block goes into the model
  * as owned by the inode (realtime data stays out: it is not in the AGs),
  * and di_nblocks is compared with the blocks the forks map (inode.nblocks).
@@ -59,6 +60,15 @@ void check_forks_inode(struct check_scan *s, const struct check_inode *ci)
 
 	if (!ci->forks_ok) {
 		s->incomplete = true;
+		return;
+	}
+	/* a btree fork's blocks are read in phase 5, ahead, in batches */
+	if (s->deferring && (ip->format == XFS_DINODE_FMT_BTREE ||
+			     (ip->forkoff && ip->aformat == XFS_DINODE_FMT_BTREE))) {
+		int err = check_defer(s, ci, DEFER_FORKS);
+
+		if (err && !s->err)
+			s->err = err;
 		return;
 	}
 	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {

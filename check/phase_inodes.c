@@ -12,8 +12,10 @@
  * btree's free mask, the link record (check/links.h), and then the
  * per-inode steps of the phase files that need the inode's bytes: fork
  * block maps (phase_forks.c), xattrs, remote symlinks and special files
- * (phase_attrs.c), and directories kept for the directory phase
- * (phase_dirs.c), which must wait until every inode's type is known.
+ * (phase_attrs.c).  What needs other blocks read (bmbt, directory, attr,
+ * remote symlink blocks) is deferred to phase 5 (phase_blocks.c), which
+ * reads them ahead in batches; directories must wait there anyway until
+ * every inode's type is known.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -147,8 +149,8 @@ static void scan_inode(struct check_scan *s, struct model_ichunk *c, uint64_t sl
 		return;
 	check_forks_inode(s, &ci);
 	check_attrs_inode(s, &ci);
-	if (ci.core_ok && (ci.ip.mode & S_IFMT) == S_IFDIR) {
-		int err = check_dirs_queue(s, &ci);
+	if (ci.core_ok && S_ISDIR(ci.ip.mode)) {
+		int err = check_defer(s, &ci, DEFER_DIR);
 
 		if (err && !s->err)
 			s->err = err;
@@ -205,7 +207,7 @@ static void scan_cluster(void *priv, const struct fs_ra_extent *x, const unsigne
 static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 {
 	struct check_ctx *cx = priv;
-	struct check_scan s = { .cx = cx, .agno = agno, .worker = worker };
+	struct check_scan s = { .cx = cx, .agno = agno, .worker = worker, .deferring = true };
 	/*
 	 * Windows cover runs of adjacent clusters only (gap_max one 4 KiB
 	 * block): between chunks lies file data, read for nothing, and

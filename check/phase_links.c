@@ -45,8 +45,7 @@ int check_links_create(struct check_ctx *cx)
 	l->ag_base = calloc(g->agcount + 1, sizeof(*l->ag_base));
 	l->nworkers = cx->workers ? cx->workers : 1;
 	l->edges = calloc(l->nworkers, sizeof(*l->edges));
-	l->dirq = calloc(g->agcount, sizeof(*l->dirq));
-	if (!l->ag_base || !l->edges || !l->dirq)
+	if (!l->ag_base || !l->edges)
 		return -ENOMEM;
 	for (fs_agnumber_t agno = 0; agno < g->agcount; agno++) {
 		size_t n;
@@ -74,12 +73,6 @@ void check_links_destroy(struct check_ctx *cx)
 		for (unsigned i = 0; i < l->nworkers; i++)
 			free(l->edges[i].v);
 	free(l->edges);
-	if (l->dirq)
-		for (fs_agnumber_t a = 0; a < cx->fs->g.agcount; a++) {
-			free(l->dirq[a].v);
-			free(l->dirq[a].dips);
-		}
-	free(l->dirq);
 	free(l->rec);
 	free(l->ag_base);
 	free(l);

@@ -5,8 +5,9 @@
  * and the phases in order.  Phases are files: phase_headers.c (1),
  * phase_freesp.c (2), phase_inobt.c (3), phase_inodes.c (4: the inode scan,
  * which reads every inode once and runs the per-inode steps of
- * phase_forks.c, phase_attrs.c and phase_dirs.c on it), phase_dirs.c (5:
- * directory blocks), phase_links.c (6: the directory graph), phase_attrs.c
+ * phase_forks.c and phase_attrs.c on it), phase_blocks.c (5: the blocks
+ * the scan deferred, read ahead per batch: bmbt, directory via
+ * phase_dirs.c, xattr, symlink), phase_links.c (6: the directory graph), phase_attrs.c
  * (7: unlinked lists, quota and realtime inodes), phase_owners.c with
  * phase_rmap.c (8: block ownership).
  */
@@ -66,6 +67,9 @@ static int engine_start(struct check_ctx *cx)
 	err = model_create(g, &cx->model);
 	if (err)
 		return err;
+	cx->deferq = calloc(g->agcount, sizeof(*cx->deferq));
+	if (!cx->deferq)
+		return -ENOMEM;
 	cx->workers = fs_ag_workq_threads(&wo);
 	cx->ioq = calloc(cx->workers, sizeof(*cx->ioq));
 	if (!cx->ioq)
@@ -88,6 +92,13 @@ void check_teardown(struct check_ctx *cx)
 	fs_cache_destroy(cx->cache);
 	cx->cache = NULL;
 	check_links_destroy(cx);
+	if (cx->deferq)
+		for (fs_agnumber_t a = 0; a < cx->fs->g.agcount; a++) {
+			free(cx->deferq[a].v);
+			free(cx->deferq[a].dips);
+		}
+	free(cx->deferq);
+	cx->deferq = NULL;
 	model_destroy(cx->model);
 	cx->model = NULL;
 	check_progress_free(cx);
@@ -125,7 +136,7 @@ int check_run(struct check_ctx *cx)
 	err = check_phase_inodes(cx);
 	if (err)
 		return err;
-	err = check_phase_dirs(cx);
+	err = check_phase_blocks(cx);
 	if (err)
 		return err;
 	err = check_phase_links(cx);

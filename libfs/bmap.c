@@ -444,6 +444,37 @@ static int load_btree(struct loader *l, const unsigned char *root, uint32_t fsiz
 	return 0;
 }
 
+size_t fs_bmap_root_children(const struct fs_geom *g, const void *dinode,
+			     const struct fs_inode *ip, int whichfork, fs_fsblock_t *out, size_t max)
+{
+	uint8_t fmt = whichfork == XFS_DATA_FORK ? ip->format : ip->aformat;
+	const unsigned char *root;
+	uint32_t fsize, maxr;
+	uint16_t numrecs;
+	size_t n = 0;
+
+	if (fmt != XFS_DINODE_FMT_BTREE || (whichfork == XFS_ATTR_FORK && !ip->forkoff))
+		return 0;
+	fsize = fs_inode_fork_size(g, ip, whichfork);
+	if (fsize < sizeof(struct xfs_bmdr_block) + sizeof(xfs_bmdr_key_t) + sizeof(xfs_bmdr_ptr_t))
+		return 0;
+	root = fs_inode_fork_ptr(dinode, ip, whichfork);
+	numrecs = get_be16(root + 2);
+	maxr = (fsize - (uint32_t)sizeof(struct xfs_bmdr_block)) /
+	       (uint32_t)(sizeof(xfs_bmdr_key_t) + sizeof(xfs_bmdr_ptr_t));
+	if (get_be16(root) == 0 || numrecs > maxr)
+		return 0;
+	for (uint32_t i = 0; i < numrecs && n < max; i++) {
+		uint64_t ptr = get_be64(root + sizeof(struct xfs_bmdr_block) +
+					(size_t)maxr * sizeof(xfs_bmdr_key_t) +
+					(size_t)i * sizeof(xfs_bmdr_ptr_t));
+
+		if (fsb_usable(g, ptr))
+			out[n++] = ptr;
+	}
+	return n;
+}
+
 int fs_bmap_load(const struct fs_bmap_ctx *c, const void *dinode, const struct fs_inode *ip,
 		 int whichfork, struct fs_bmap *out)
 {

@@ -59,6 +59,15 @@ int fs_bmap_load(const struct fs_bmap_ctx *c, const void *dinode, const struct f
 		 int whichfork, struct fs_bmap *out);
 void fs_bmap_free(struct fs_bmap *m);
 
+/*
+ * The child blocks a btree-format fork's root (in the inode) points to,
+ * at most max of them, for readahead: nothing is verified or reported
+ * (fs_bmap_load does that); pointers outside the filesystem are left out.
+ * 0 when the fork is not a btree or its root is unusable.
+ */
+size_t fs_bmap_root_children(const struct fs_geom *g, const void *dinode,
+			     const struct fs_inode *ip, int whichfork, fs_fsblock_t *out, size_t max);
+
 /* Unpack / pack one on-disk bmbt record (struct xfs_bmbt_rec, 16 bytes). */
 void fs_bmbt_rec_decode(const void *rec, struct fs_bmap_ext *e);
 void fs_bmbt_rec_encode(const struct fs_bmap_ext *e, void *rec);

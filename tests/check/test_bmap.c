@@ -373,6 +373,34 @@ static void test_btree_clean(void **state)
 	disk_free(&d);
 }
 
+/* The root's children for readahead: what the root points to, nothing outside the fs. */
+static void test_root_children(void **state)
+{
+	struct disk d = { .n = 0 };
+	fs_fsblock_t kids[4];
+	struct ino n;
+
+	(void)state;
+	fx_init_default(&d.f);
+	build_tree(&d, &n);
+	assert_int_equal(fs_bmap_root_children(&d.f.g, n.dinode, &n.ip, XFS_DATA_FORK, kids, 4), 1);
+	assert_int_equal(kids[0], fsb(&d, 0, 1000));
+	/* no attr fork, or an extents fork: nothing */
+	assert_int_equal(fs_bmap_root_children(&d.f.g, n.dinode, &n.ip, XFS_ATTR_FORK, kids, 4), 0);
+	/* three children, one pointing past the filesystem: two; max respected */
+	root_ent(&n, 2, 3, 1, 100, fsb(&d, 1, 77));
+	root_ent(&n, 2, 3, 2, 200, ~0ull >> 1);
+	assert_int_equal(fs_bmap_root_children(&d.f.g, n.dinode, &n.ip, XFS_DATA_FORK, kids, 4), 2);
+	assert_int_equal(kids[1], fsb(&d, 1, 77));
+	assert_int_equal(fs_bmap_root_children(&d.f.g, n.dinode, &n.ip, XFS_DATA_FORK, kids, 1), 1);
+	/* a record count the fork cannot hold: unusable */
+	root_ent(&n, 2, 500, 0, 0, fsb(&d, 0, 1000));
+	assert_int_equal(fs_bmap_root_children(&d.f.g, n.dinode, &n.ip, XFS_DATA_FORK, kids, 4), 0);
+	n.ip.format = XFS_DINODE_FMT_EXTENTS;
+	assert_int_equal(fs_bmap_root_children(&d.f.g, n.dinode, &n.ip, XFS_DATA_FORK, kids, 4), 0);
+	disk_free(&d);
+}
+
 /* Damage one thing in a fresh tree, load, expect a code (and the map flagged bad). */
 typedef void (*damage_fn)(struct disk *d, struct ino *n);
 
@@ -714,6 +742,7 @@ int main(void)
 		cmocka_unit_test(test_extents_clean),
 		cmocka_unit_test(test_extents_hostile),
 		cmocka_unit_test(test_btree_clean),
+		cmocka_unit_test(test_root_children),
 		cmocka_unit_test(test_btree_hostile),
 		cmocka_unit_test(test_verifier_row),
 		cmocka_unit_test(test_random),

@@ -4,7 +4,8 @@
  * dinode (512 bytes) followed by up to four filesystem blocks, which the
  * read callback serves for whatever bmbt block the fork's root names
  * (block index = fsblock modulo the blocks given; none given: read error).
- * fs_bmap_load() runs over both forks, then lookups over the result.  With
+ * fs_bmap_root_children() and fs_bmap_load() run over both forks, then
+ * lookups over the result.  With
  * clang -fsanitize=fuzzer it is a libFuzzer target; otherwise main()
  * replays mutations of valid inodes (extents and two-level btree forks),
  * or writes them as a seed corpus with --seeds DIR.
@@ -109,6 +110,11 @@ static size_t run_one(const uint8_t *data, size_t size)
 	fs_inode_decode(ino, &ip);
 	for (int w = XFS_DATA_FORK; w <= XFS_ATTR_FORK; w++) {
 		struct fs_bmap m;
+		fs_fsblock_t kids[8];
+		size_t nk = fs_bmap_root_children(&geom, ino, &ip, w, kids, 8);
+
+		for (size_t k = 0; k < nk; k++)
+			sink += kids[k];
 		memset(&m, 0, sizeof(m));
 		if (fs_bmap_load(&c, ino, &ip, w, &m) == 0) {
 			for (uint64_t off = 0; off < 64; off += 7)

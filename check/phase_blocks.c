@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Phase 5 of check: the inode blocks the inode scan deferred.  The scan
+ * (phase 4) reads inodes only; whatever needs blocks from elsewhere —
+ * btree-format fork maps (bmbt blocks), directory blocks, attr fork blocks,
+ * remote symlink blocks — is left here with a copy of the inode, because
+ * reading those one at a time in the middle of the scan would be a
+ * synchronous read per inode, and because a directory's entries can only
+ * be judged once every inode's type is known.
+ *
+ * Per AG on the worker pool, the deferred inodes are taken in batches
+ * small enough for the cache: the batch's bmbt root children go to
+ * readahead as one sorted list, then the deferred fork maps are loaded
+ * (phase_forks.c, deeper bmbt levels read on demand); then the directory,
+ * attr and symlink blocks the batch's maps hold go to readahead as one
+ * list (dense runs become 2 MiB windows chopped into cached blocks), and
+ * the directory walks (phase_dirs.c), attr and symlink checks
+ * (phase_attrs.c) find them in the cache.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "check/check.h"
+#include "libfs/bmap.h"
+#include "libfs/inode.h"
+#include "libfs/workq.h"
+
+int check_defer(struct check_scan *s, const struct check_inode *ci, uint8_t what)
+{
+	struct check_ctx *cx = s->cx;
+	struct check_deferq *q = &cx->deferq[s->agno];	/* this AG's worker alone adds to it */
+	size_t isz = cx->fs->g.inodesize;
+
+	/* an inode's steps run one after another: it can only be the last one kept */
+	if (q->n && q->v[q->n - 1].ino == ci->ino) {
+		q->v[q->n - 1].what |= what;
+		return 0;
+	}
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 64;
+		struct check_deferred *nv = realloc(q->v, cap * sizeof(*nv));
+		unsigned char *nd;
+
+		if (!nv)
+			return -ENOMEM;
+		q->v = nv;
+		nd = realloc(q->dips, cap * isz);
+		if (!nd)
+			return -ENOMEM;
+		q->dips = nd;
+		q->cap = cap;
+	}
+	q->v[q->n] = (struct check_deferred){ ci->slot, ci->ino, ci->daddr, what };
+	memcpy(q->dips + q->n * isz, ci->dip, isz);
+	q->n++;
+	return 0;
+}
+
+int check_ra_add(struct check_ra_list *l, fs_fsblock_t fsb, uint32_t blocks)
+{
+	if (!fs_fsb_valid(l->g, fsb) || !blocks)
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		struct fs_ra_extent *nv = realloc(l->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct fs_ra_extent){ fs_fsb_to_daddr(l->g, fsb), blocks << l->g->blocklog };
+	l->bytes += (uint64_t)blocks << l->g->blocklog;
+	return 0;
+}
+
+void check_ra_run(struct check_ctx *cx, unsigned worker, struct check_ra_list *l)
+{
+	struct fs_ra_stats st = { 0 };
+
+	if (l->n && fs_readahead(cx->cache, cx->ioq[worker], l->v, l->n, NULL, &st) == 0) {
+		pthread_mutex_lock(&cx->ra_lock);
+		cx->ra.extents += st.extents;
+		cx->ra.cached += st.cached;
+		cx->ra.windows += st.windows;
+		cx->ra.exact += st.exact;
+		cx->ra.bytes_read += st.bytes_read;
+		cx->ra.bytes_kept += st.bytes_kept;
+		cx->ra.failed += st.failed;
+		pthread_mutex_unlock(&cx->ra_lock);
+	}
+	l->n = 0;
+	l->bytes = 0;
+}
+
+/* Bytes of blocks one batch may read ahead: a share of the cache, so a batch is not evicted before use. */
+static uint64_t batch_budget(struct check_ctx *cx)
+{
+	uint64_t cap = fs_cache_cap(cx->cache), b;
+
+	b = cap ? cap / 4 / (cx->workers ? cx->workers : 1) : 64ull << 20;
+	if (b < (4ull << 20))
+		b = 4ull << 20;
+	if (b > (64ull << 20))
+		b = 64ull << 20;
+	return b;
+}
+
+static int read_fsb(void *priv, fs_fsblock_t fsb, void *buf)
+{
+	struct check_ctx *cx = priv;
+	const struct fs_geom *g = &cx->fs->g;
+
+	if (!fs_fsb_valid(g, fsb))
+		return -ERANGE;
+	return check_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf);
+}
+
+/* A fork's map, loaded silently (the fork checks reported it). */
+static int load_map(struct check_ctx *cx, const struct check_inode *ci, int whichfork,
+		    struct fs_bmap *m)
+{
+	struct fs_bmap_ctx bc = {
+		.g = &cx->fs->g, .fl = NULL, .have_log_head = cx->fs->have_log_head,
+		.head_lsn = cx->fs->log_head_lsn, .read_fsblock = read_fsb, .priv = cx,
+	};
+
+	return fs_bmap_load(&bc, ci->dip, &ci->ip, whichfork, m);
+}
+
+/* Every block a map holds into l (attr and symlink blocks are single fs blocks). */
+static int map_readahead(const struct fs_bmap *m, struct check_ra_list *l, uint64_t budget)
+{
+	for (size_t k = 0; k < m->n && l->bytes < budget; k++) {
+		const struct fs_bmap_ext *x = &m->ext[k];
+		uint64_t left = x->blockcount;
+		fs_fsblock_t fsb = x->startblock;
+
+		while (left && l->bytes < budget) {
+			uint32_t run = 1;
+			int err = check_ra_add(l, fsb, run);
+
+			if (err)
+				return err;
+			fsb += run;
+			left -= run;
+		}
+	}
+	return 0;
+}
+
+struct batch_item {
+	struct check_inode ci;
+	struct fs_bmap dmap;       /* data fork (directories) */
+	bool have_dmap;
+};
+
+static void item_init(struct check_ctx *cx, struct check_deferq *q, size_t i, fs_agnumber_t agno,
+		      struct batch_item *it)
+{
+	memset(it, 0, sizeof(*it));
+	it->ci.agno = agno;
+	it->ci.ino = q->v[i].ino;
+	it->ci.agino = fs_ino_to_agino(&cx->fs->g, q->v[i].ino);
+	it->ci.daddr = q->v[i].daddr;
+	it->ci.slot = q->v[i].slot;
+	it->ci.dip = q->dips + i * cx->fs->g.inodesize;
+	/*
+	 * Only inodes whose core allowed the deferred work were kept (a sound
+	 * core for directories, attrs and symlinks; sound forks for maps);
+	 * phase 5's steps do not consult core_ok.
+	 */
+	it->ci.core_ok = false;
+	it->ci.forks_ok = true;
+	fs_inode_decode(it->ci.dip, &it->ci.ip);
+}
+
+static int blocks_ag(void *priv, fs_agnumber_t agno, unsigned worker)
+{
+	struct check_ctx *cx = priv;
+	const struct fs_geom *g = &cx->fs->g;
+	struct check_deferq *q = &cx->deferq[agno];
+	struct check_scan s = { .cx = cx, .agno = agno, .worker = worker };
+	struct check_ra_list ra = { .g = g };
+	uint64_t budget = batch_budget(cx);
+	struct batch_item *items = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	for (size_t first = 0; first < q->n && !err;) {
+		size_t last = first, nb;
+		uint64_t want = 0;
+
+		/*
+		 * The batch: inodes until their blocks (di_nblocks, both forks)
+		 * reach the budget; the bmbt root children of its btree forks
+		 * are read ahead together.
+		 */
+		while (last < q->n && (last == first || want < budget)) {
+			const struct check_deferred *d = &q->v[last];
+			const void *dip = q->dips + last * g->inodesize;
+			struct fs_inode ip;
+
+			fs_inode_decode(dip, &ip);
+			want += ip.nblocks < (budget >> g->blocklog) ? ip.nblocks << g->blocklog : budget;
+			if (d->what & DEFER_FORKS) {
+				fs_fsblock_t kids[64];
+
+				for (int f = XFS_DATA_FORK; f <= XFS_ATTR_FORK && !err; f++) {
+					size_t n = fs_bmap_root_children(g, dip, &ip, f, kids, 64);
+
+					for (size_t k = 0; k < n && !err; k++)
+						err = check_ra_add(&ra, kids[k], 1);
+				}
+			}
+			last++;
+		}
+		nb = last - first;
+		if (nb > cap) {
+			struct batch_item *nv = realloc(items, nb * sizeof(*nv));
+
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			items = nv;
+			cap = nb;
+		}
+		check_ra_run(cx, worker, &ra);
+		for (size_t i = 0; i < nb; i++) {
+			item_init(cx, q, first + i, agno, &items[i]);
+			if (q->v[first + i].what & DEFER_FORKS)
+				check_forks_inode(&s, &items[i].ci);
+		}
+		/* then the batch's directory, attr and symlink blocks, read ahead together */
+		for (size_t i = 0; i < nb && !err; i++) {
+			struct batch_item *it = &items[i];
+			uint8_t what = q->v[first + i].what;
+			uint8_t fmt = it->ci.ip.format;
+
+			if ((what & (DEFER_DIR | DEFER_SYMLINK)) &&
+			    (fmt == XFS_DINODE_FMT_EXTENTS || fmt == XFS_DINODE_FMT_BTREE)) {
+				int e = load_map(cx, &it->ci, XFS_DATA_FORK, &it->dmap);
+
+				if (e == -ENOMEM) {
+					err = e;
+					break;
+				}
+				it->have_dmap = e == 0;
+				if (e)
+					fs_bmap_free(&it->dmap);
+				else if (what & DEFER_DIR)
+					err = check_dir_readahead(&it->dmap, &ra, budget);
+				else
+					err = map_readahead(&it->dmap, &ra, budget);
+			}
+			if (!err && (what & DEFER_ATTR)) {
+				struct fs_bmap am;
+				int e = load_map(cx, &it->ci, XFS_ATTR_FORK, &am);
+
+				if (e == -ENOMEM)
+					err = e;
+				else if (!e)
+					err = map_readahead(&am, &ra, budget);
+				fs_bmap_free(&am);
+			}
+		}
+		check_ra_run(cx, worker, &ra);
+		for (size_t i = 0; i < nb; i++) {
+			struct batch_item *it = &items[i];
+			uint8_t what = q->v[first + i].what;
+
+			if (!err && (what & DEFER_DIR))
+				err = check_dir_walk(&s, &it->ci, it->have_dmap ? &it->dmap : NULL);
+			if (!err && (what & (DEFER_ATTR | DEFER_SYMLINK)))
+				check_attrs_blocks(&s, &it->ci, what);
+			if (it->have_dmap)
+				fs_bmap_free(&it->dmap);
+		}
+		if (!err && s.err)
+			err = s.err;
+		first = last;
+	}
+	free(items);
+	free(ra.v);
+	free(q->v);
+	free(q->dips);
+	*q = (struct check_deferq){ 0 };
+	pthread_mutex_lock(&cx->ra_lock);
+	cx->fork_extents += s.extents;
+	cx->bmbt_blocks += s.bmbt;
+	if (s.incomplete || err)
+		cx->forks_complete = false;
+	pthread_mutex_unlock(&cx->ra_lock);
+	check_progress_add(cx, 1);
+	return err;
+}
+
+int check_phase_blocks(struct check_ctx *cx)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct fs_ag_workq_opts wo = {
+		.threads = cx->workers, .ag_stride = cx->opts->ag_stride,
+		.first_ag = 0, .ag_count = g->agcount,
+	};
+	int err;
+
+	check_progress_phase(cx, "directory, xattr, symlink and bmbt blocks", g->agcount);
+	err = fs_ag_workq_run(&wo, blocks_ag, cx);
+	check_progress_end(cx);
+	return err;
+}
