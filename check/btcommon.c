@@ -29,7 +29,8 @@ void check_btree_readahead(struct check_ctx *cx, unsigned worker, const struct f
 			ext[n++] = (struct fs_ra_extent){
 				fs_agbno_to_daddr(g, agno, (fs_agblock_t)p), g->blocksize };
 	}
-	if (n && fs_readahead(cx->cache, cx->ioq[worker], ext, n, NULL, &st) == 0) {
+	if (n && fs_readahead(cx->cache, cx->ioq[worker], ext, n,
+			      &(struct fs_ra_opts){ .qdepth = cx->opts->qdepth }, &st) == 0) {
 		pthread_mutex_lock(&cx->ra_lock);
 		cx->ra.extents += st.extents;
 		cx->ra.cached += st.cached;

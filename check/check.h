@@ -19,6 +19,7 @@ struct check_opts {
 	unsigned threads;          /* worker threads (0: one per CPU, at most the AG groups) */
 	uint32_t ag_stride;        /* AGs per work item (0: 1) */
 	uint64_t cache_bytes;      /* metadata cache cap (0: 256 MiB, or a quarter of RAM if less) */
+	unsigned qdepth;           /* reads in flight per worker (0: 16) */
 	int progress;              /* 1 force, 0 never, -1 when stderr is a terminal */
 };
 
@@ -34,6 +35,7 @@ struct check_ctx {
 	struct check_links *links; /* per-inode link records and the directory graph (links.h) */
 	struct check_deferq *deferq; /* per AG: inodes the scan left for phase 5 */
 	struct fs_ioq **ioq;       /* one submission queue per worker */
+	struct fs_ioq **ioq_aux;   /* a second per worker: reads while the first streams */
 	unsigned workers;
 	struct check_progress *progress;
 	struct fs_ra_stats ra;     /* readahead totals (under ra_lock) */
@@ -48,6 +50,8 @@ struct check_ctx {
 	uint64_t dir_entries;      /* live entries (not . and ..) in them */
 	uint64_t fork_extents;     /* extents mapped by the inodes' forks */
 	uint64_t bmbt_blocks;      /* bmbt blocks of the inodes' forks */
+	uint64_t deferred;         /* inodes the scan kept for phase 5 */
+	uint64_t deferred_early;   /* ... whose non-directory work ran during the scan */
 	bool forks_complete;       /* every in-use inode's forks loaded cleanly */
 };
 
@@ -120,6 +124,7 @@ struct check_deferq {
 	struct check_deferred *v;
 	unsigned char *dips;
 	size_t n, cap;
+	size_t nondir;             /* items with work besides a directory walk */
 };
 
 /* During the scan: keep ci for phase 5 with the work in `what`.  0 or -ENOMEM. */
@@ -140,8 +145,8 @@ struct check_ra_list {
 	uint64_t bytes;
 };
 int  check_ra_add(struct check_ra_list *l, fs_fsblock_t fsb, uint32_t blocks);
-/* Read the list into the cache through the worker's queue, then empty it. */
-void check_ra_run(struct check_ctx *cx, unsigned worker, struct check_ra_list *l);
+/* Read the list into the cache through ioq, then empty it. */
+void check_ra_run(struct check_ctx *cx, struct fs_ioq *ioq, struct check_ra_list *l);
 
 /* Phase 5's calls into the phase files. */
 void check_attrs_blocks(struct check_scan *s, const struct check_inode *ci, uint8_t what);

@@ -31,6 +31,7 @@ static void usage(FILE *out)
 		"      --io-engine=E       uring, aio or pread (default: best available;\n"
 		"                          also $XFSX_IO_ENGINE)\n"
 		"      --no-direct         do not use O_DIRECT\n"
+		"      --queue-depth=N     reads in flight per worker (default 16)\n"
 		"  -q, --quiet             print nothing; the exit code tells\n"
 		"  -h, --help              this text\n"
 		"  -V, --version           print the version\n\n"
@@ -46,13 +47,14 @@ static void print_summary_json(const struct check_ctx *cx, FILE *out)
 	if (cx->cache)
 		fs_cache_get_stats(cx->cache, &cs);
 	fprintf(out, "\"summary\":{\"ags\":%u,\"headers\":%u,\"btree_blocks\":%" PRIu64 ","
-		"\"free_extents\":%" PRIu64 ",\"inodes\":%" PRIu64 ",\"inodes_checked\":%" PRIu64 ",\"directories\":%" PRIu64 ",\"dir_entries\":%" PRIu64 ",\"fork_extents\":%" PRIu64 ",\"bmbt_blocks\":%" PRIu64 ",\"forks_complete\":%s,\"findings\":%zu,\"errors\":%zu,"
+		"\"free_extents\":%" PRIu64 ",\"inodes\":%" PRIu64 ",\"inodes_checked\":%" PRIu64 ",\"directories\":%" PRIu64 ",\"dir_entries\":%" PRIu64 ",\"fork_extents\":%" PRIu64 ",\"bmbt_blocks\":%" PRIu64 ",\"deferred\":%" PRIu64 ",\"deferred_early\":%" PRIu64 ",\"forks_complete\":%s,\"findings\":%zu,\"errors\":%zu,"
 		"\"warnings\":%zu,\"clean\":%s,\"cache\":{\"hits\":%" PRIu64 ",\"misses\":%" PRIu64
 		",\"evictions\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 "},\"readahead\":{\"windows\":%"
 		PRIu64 ",\"exact\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"bytes_kept\":%" PRIu64
 		",\"page_cache_bytes\":%" PRIu64 "}}",
 		cx->ags_checked, cx->headers_read, cx->btree_blocks, cx->free_extents, cx->inodes,
 		cx->inodes_checked, cx->directories, cx->dir_entries, cx->fork_extents, cx->bmbt_blocks,
+		cx->deferred, cx->deferred_early,
 		cx->forks_complete ? "true" : "false",
 		fl->n + fl->dropped, fl->by_sev[FS_SEV_ERROR],
 		fl->by_sev[FS_SEV_WARNING], fl->by_sev[FS_SEV_ERROR] ? "false" : "true",
@@ -87,6 +89,7 @@ int main(int argc, char **argv)
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "io-engine", required_argument, NULL, 'E' },
 		{ "no-direct", no_argument, NULL, 'D' },
+		{ "queue-depth", required_argument, NULL, 'Q' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -139,6 +142,18 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'D': oo.dev.no_direct = true; break;
+		case 'Q': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || v < 1 || v > 1024) {
+				fprintf(stderr, "xfsx_check: --queue-depth takes a number from 1 to 1024\n");
+				return EXIT_USAGE;
+			}
+			co.qdepth = (unsigned)v;
+			/* the submission ring holds at least that many */
+			oo.dev.qdepth = v > 64 ? (unsigned)v : 64;
+			break;
+		}
 		case 'h': usage(stdout); return EXIT_CLEAN;
 		case 'V': printf("xfsx_check %s\n", XFSX_VERSION); return EXIT_CLEAN;
 		default: usage(stderr); return EXIT_USAGE;

@@ -27,6 +27,9 @@
 #include "libfs/inode.h"
 #include "libfs/workq.h"
 
+static int flush_nondir(struct check_scan *s, struct check_deferq *q);
+#define DEFER_FLUSH_AT 4096
+
 int check_defer(struct check_scan *s, const struct check_inode *ci, uint8_t what)
 {
 	struct check_ctx *cx = s->cx;
@@ -35,8 +38,16 @@ int check_defer(struct check_scan *s, const struct check_inode *ci, uint8_t what
 
 	/* an inode's steps run one after another: it can only be the last one kept */
 	if (q->n && q->v[q->n - 1].ino == ci->ino) {
+		if (!(q->v[q->n - 1].what & ~DEFER_DIR) && (what & ~DEFER_DIR))
+			q->nondir++;
 		q->v[q->n - 1].what |= what;
 		return 0;
+	}
+	if (q->nondir >= DEFER_FLUSH_AT) {
+		int err = flush_nondir(s, q);
+
+		if (err)
+			return err;
 	}
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 64;
@@ -55,6 +66,9 @@ int check_defer(struct check_scan *s, const struct check_inode *ci, uint8_t what
 	q->v[q->n] = (struct check_deferred){ ci->slot, ci->ino, ci->daddr, what };
 	memcpy(q->dips + q->n * isz, ci->dip, isz);
 	q->n++;
+	__atomic_add_fetch(&cx->deferred, 1, __ATOMIC_RELAXED);
+	if (what & ~DEFER_DIR)
+		q->nondir++;
 	return 0;
 }
 
@@ -76,11 +90,12 @@ int check_ra_add(struct check_ra_list *l, fs_fsblock_t fsb, uint32_t blocks)
 	return 0;
 }
 
-void check_ra_run(struct check_ctx *cx, unsigned worker, struct check_ra_list *l)
+void check_ra_run(struct check_ctx *cx, struct fs_ioq *ioq, struct check_ra_list *l)
 {
 	struct fs_ra_stats st = { 0 };
 
-	if (l->n && fs_readahead(cx->cache, cx->ioq[worker], l->v, l->n, NULL, &st) == 0) {
+	if (l->n && fs_readahead(cx->cache, ioq, l->v, l->n,
+				 &(struct fs_ra_opts){ .qdepth = cx->opts->qdepth }, &st) == 0) {
 		pthread_mutex_lock(&cx->ra_lock);
 		cx->ra.extents += st.extents;
 		cx->ra.cached += st.cached;
@@ -177,12 +192,15 @@ static void item_init(struct check_ctx *cx, struct check_deferq *q, size_t i, fs
 	fs_inode_decode(it->ci.dip, &it->ci.ip);
 }
 
-static int blocks_ag(void *priv, fs_agnumber_t agno, unsigned worker)
+/*
+ * Run the work in `mask` (DEFER_*) of the queue's items, batch by batch,
+ * through queue ioq; the flags done are cleared.  s carries the tallies.
+ */
+static int run_batches(struct check_scan *s, struct check_deferq *q, struct fs_ioq *ioq,
+		       uint8_t mask)
 {
-	struct check_ctx *cx = priv;
+	struct check_ctx *cx = s->cx;
 	const struct fs_geom *g = &cx->fs->g;
-	struct check_deferq *q = &cx->deferq[agno];
-	struct check_scan s = { .cx = cx, .agno = agno, .worker = worker };
 	struct check_ra_list ra = { .g = g };
 	uint64_t budget = batch_budget(cx);
 	struct batch_item *items = NULL;
@@ -203,9 +221,12 @@ static int blocks_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 			const void *dip = q->dips + last * g->inodesize;
 			struct fs_inode ip;
 
+			last++;
+			if (!(d->what & mask))
+				continue;
 			fs_inode_decode(dip, &ip);
 			want += ip.nblocks < (budget >> g->blocklog) ? ip.nblocks << g->blocklog : budget;
-			if (d->what & DEFER_FORKS) {
+			if (d->what & mask & DEFER_FORKS) {
 				fs_fsblock_t kids[64];
 
 				for (int f = XFS_DATA_FORK; f <= XFS_ATTR_FORK && !err; f++) {
@@ -215,7 +236,6 @@ static int blocks_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 						err = check_ra_add(&ra, kids[k], 1);
 				}
 			}
-			last++;
 		}
 		nb = last - first;
 		if (nb > cap) {
@@ -228,16 +248,16 @@ static int blocks_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 			items = nv;
 			cap = nb;
 		}
-		check_ra_run(cx, worker, &ra);
+		check_ra_run(cx, ioq, &ra);
 		for (size_t i = 0; i < nb; i++) {
-			item_init(cx, q, first + i, agno, &items[i]);
-			if (q->v[first + i].what & DEFER_FORKS)
-				check_forks_inode(&s, &items[i].ci);
+			item_init(cx, q, first + i, s->agno, &items[i]);
+			if (q->v[first + i].what & mask & DEFER_FORKS)
+				check_forks_inode(s, &items[i].ci);
 		}
 		/* then the batch's directory, attr and symlink blocks, read ahead together */
 		for (size_t i = 0; i < nb && !err; i++) {
 			struct batch_item *it = &items[i];
-			uint8_t what = q->v[first + i].what;
+			uint8_t what = q->v[first + i].what & mask;
 			uint8_t fmt = it->ci.ip.format;
 
 			if ((what & (DEFER_DIR | DEFER_SYMLINK)) &&
@@ -267,24 +287,66 @@ static int blocks_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 				fs_bmap_free(&am);
 			}
 		}
-		check_ra_run(cx, worker, &ra);
+		check_ra_run(cx, ioq, &ra);
 		for (size_t i = 0; i < nb; i++) {
 			struct batch_item *it = &items[i];
-			uint8_t what = q->v[first + i].what;
+			uint8_t what = q->v[first + i].what & mask;
 
 			if (!err && (what & DEFER_DIR))
-				err = check_dir_walk(&s, &it->ci, it->have_dmap ? &it->dmap : NULL);
+				err = check_dir_walk(s, &it->ci, it->have_dmap ? &it->dmap : NULL);
 			if (!err && (what & (DEFER_ATTR | DEFER_SYMLINK)))
-				check_attrs_blocks(&s, &it->ci, what);
+				check_attrs_blocks(s, &it->ci, what);
 			if (it->have_dmap)
 				fs_bmap_free(&it->dmap);
+			q->v[first + i].what &= (uint8_t)~mask;
 		}
-		if (!err && s.err)
-			err = s.err;
+		if (!err && s->err)
+			err = s->err;
 		first = last;
 	}
 	free(items);
 	free(ra.v);
+	return err;
+}
+
+/*
+ * During the scan: once an AG's queue holds enough inodes with work that
+ * need not wait for the directory graph, do that work now (through the
+ * worker's second queue: the first carries the scan's windows) and keep
+ * only the directories, so the queue does not grow with every file that
+ * has an attr block or a btree fork.
+ */
+static int flush_nondir(struct check_scan *s, struct check_deferq *q)
+{
+	struct check_ctx *cx = s->cx;
+	size_t isz = cx->fs->g.inodesize, m = 0;
+	int err;
+
+	s->deferring = false;
+	err = run_batches(s, q, cx->ioq_aux[s->worker], (uint8_t)~DEFER_DIR);
+	s->deferring = true;
+	for (size_t i = 0; i < q->n; i++) {
+		if (!q->v[i].what)
+			continue;
+		if (m != i) {
+			q->v[m] = q->v[i];
+			memcpy(q->dips + m * isz, q->dips + i * isz, isz);
+		}
+		m++;
+	}
+	__atomic_add_fetch(&cx->deferred_early, q->nondir, __ATOMIC_RELAXED);
+	q->n = m;
+	q->nondir = 0;
+	return err;
+}
+
+static int blocks_ag(void *priv, fs_agnumber_t agno, unsigned worker)
+{
+	struct check_ctx *cx = priv;
+	struct check_deferq *q = &cx->deferq[agno];
+	struct check_scan s = { .cx = cx, .agno = agno, .worker = worker };
+	int err = run_batches(&s, q, cx->ioq[worker], 0xff);
+
 	free(q->v);
 	free(q->dips);
 	*q = (struct check_deferq){ 0 };

@@ -212,9 +212,10 @@ static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	 * Windows cover runs of adjacent clusters only (gap_max one 4 KiB
 	 * block): between chunks lies file data, read for nothing, and
 	 * smaller windows keep the streaming buffers small.  Sixteen in
-	 * flight keep a device busy when the page cache has nothing.
+	 * flight (the default --queue-depth) keep a device busy when the
+	 * page cache has nothing.
 	 */
-	const struct fs_ra_opts ro = { .qdepth = 16, .gap_max = 4096 };
+	const struct fs_ra_opts ro = { .qdepth = cx->opts->qdepth, .gap_max = 4096 };
 	struct fs_ra_stats st = { 0 };
 	struct fs_ra_extent *ext;
 	size_t n, m;

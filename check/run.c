@@ -72,10 +72,13 @@ static int engine_start(struct check_ctx *cx)
 		return -ENOMEM;
 	cx->workers = fs_ag_workq_threads(&wo);
 	cx->ioq = calloc(cx->workers, sizeof(*cx->ioq));
-	if (!cx->ioq)
+	cx->ioq_aux = calloc(cx->workers, sizeof(*cx->ioq_aux));
+	if (!cx->ioq || !cx->ioq_aux)
 		return -ENOMEM;
 	for (unsigned i = 0; i < cx->workers; i++) {
 		err = fs_ioq_create(cx->fs->dev, &cx->ioq[i]);
+		if (!err)
+			err = fs_ioq_create(cx->fs->dev, &cx->ioq_aux[i]);
 		if (err)
 			return err;
 	}
@@ -84,11 +87,16 @@ static int engine_start(struct check_ctx *cx)
 
 void check_teardown(struct check_ctx *cx)
 {
-	if (cx->ioq)
-		for (unsigned i = 0; i < cx->workers; i++)
+	for (unsigned i = 0; i < cx->workers; i++) {
+		if (cx->ioq)
 			fs_ioq_destroy(cx->ioq[i]);
+		if (cx->ioq_aux)
+			fs_ioq_destroy(cx->ioq_aux[i]);
+	}
 	free(cx->ioq);
+	free(cx->ioq_aux);
 	cx->ioq = NULL;
+	cx->ioq_aux = NULL;
 	fs_cache_destroy(cx->cache);
 	cx->cache = NULL;
 	check_links_destroy(cx);

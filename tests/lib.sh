@@ -40,6 +40,26 @@ have_loop_xfs() {
 	local l; l=$(losetup -f 2>/dev/null) || return 1
 	[ -n "$l" ]
 }
+# need_kernel_images NAME: xfsprogs, root and a loop device to let the
+# kernel populate images, or the whole test is one skip and the script ends
+need_kernel_images() {
+	have_xfsprogs || { skip "$1" "xfsprogs not installed"; tap_done; exit 0; }
+	have_loop_xfs && return 0
+	skip "$1" "needs root and a loop device to populate an image with the kernel"
+	tap_done
+	exit 0
+}
+
+# check_clean_base IMG: both tools call a freshly populated image clean;
+# xfsx_check's JSON is left in $BASE_JSON
+check_clean_base() {
+	local rc
+	xfs_repair -n "$1" >/dev/null 2>&1; rc=$?
+	check "populated image: xfs_repair -n clean (exit $rc)" [ $rc -eq 0 ]
+	BASE_JSON=$("$XFSX_CHECK" -j "$1" 2>/dev/null); rc=$?
+	check "populated image: xfsx_check exit 0 (got $rc)" [ $rc -eq 0 ]
+	check "populated image: no findings" grep -q '"findings":\[\]' <<<"$BASE_JSON"
+}
 
 # loop_attach IMG -> prints device, registers cleanup
 loop_attach() {

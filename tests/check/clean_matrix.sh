@@ -94,7 +94,8 @@ mkfs.xfs -q -f -d agcount=16 -m rmapbt=1 "$img"
 ref=$("$XFSX_CHECK" "$img"); rc=$?
 check "reference run clean" [ $rc -eq 0 ]
 for o in "-t 1" "-t 2" "-t 64" "-t 2 -o ag_stride=4" "-o ag_stride=100" "-m 16" "--no-direct" \
-	 "--io-engine=pread" "--io-engine=aio"; do
+	 "--io-engine=pread" "--io-engine=aio" "--queue-depth=1" "--queue-depth=200" \
+	 "--io-engine=aio --queue-depth=3"; do
 	# shellcheck disable=SC2086
 	got=$("$XFSX_CHECK" $o "$img"); rc=$?
 	check "option $o: same result" [ $rc -eq 0 ] && [ "$got" = "$ref" ]
@@ -105,6 +106,8 @@ check "--progress writes phases to stderr only" [ $rc -eq 0 ] && [ "$got" = "$re
 check "unknown -o option is a usage error (16)" [ $rc -eq 16 ]
 "$XFSX_CHECK" -m 1 "$img" >/dev/null 2>&1; rc=$?
 check "-m below 16 MiB is a usage error (16)" [ $rc -eq 16 ]
+"$XFSX_CHECK" --queue-depth=0 "$img" >/dev/null 2>&1; rc=$?
+check "--queue-depth=0 is a usage error (16)" [ $rc -eq 16 ]
 
 # a dirty log is reported first, as a warning (exit stays 0 when nothing else is wrong)
 if have_loop_xfs && command -v xfs_io >/dev/null; then

@@ -10,12 +10,7 @@
 # count what each tool detected.
 . "$XFSX_SRC/tests/lib.sh"
 
-have_xfsprogs || { skip "fork damage corpus" "xfsprogs not installed"; tap_done; exit; }
-if ! have_loop_xfs; then
-	skip "fork damage corpus" "needs root and a loop device to populate an image with the kernel"
-	tap_done
-	exit
-fi
+need_kernel_images "fork damage corpus"
 
 base="$TMP/base.img"
 truncate -s 512M "$base"
@@ -45,11 +40,7 @@ PY
 ) || { not_ok "populate"; tap_done; exit; }
 unmount_dir "$mnt"
 
-xfs_repair -n "$base" >/dev/null 2>&1; rc=$?
-check "populated image: xfs_repair -n clean (exit $rc)" [ $rc -eq 0 ]
-out=$("$XFSX_CHECK" -j "$base" 2>/dev/null); rc=$?
-check "populated image: xfsx_check exit 0 (got $rc)" [ $rc -eq 0 ]
-check "populated image: no findings" grep -q '"findings":\[\]' <<<"$out"
+check_clean_base "$base"
 # the file really has a btree-format fork, and the clone shares blocks
 fmt=$(xfs_db -r -c 'path /sparse' -c 'p core.format' "$base" | awk '{print $3}')
 check "sparse file has a btree-format fork (core.format = $fmt)" [ "$fmt" = 3 ]
