@@ -153,6 +153,9 @@ static int map_readahead(const struct fs_bmap *m, struct check_ra_list *l, uint6
 		uint64_t left = x->blockcount;
 		fs_fsblock_t fsb = x->startblock;
 
+		/* a mapping outside the filesystem (reported by the fork checks) has nothing to read */
+		if (!left || !fs_fsb_valid(l->g, fsb) || !fs_fsb_valid(l->g, fsb + left - 1))
+			continue;
 		while (left && l->bytes < budget) {
 			uint32_t run = 1;
 			int err = check_ra_add(l, fsb, run);

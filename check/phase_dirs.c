@@ -210,6 +210,10 @@ int check_dir_readahead(const struct fs_bmap *m, struct check_ra_list *l, uint64
 	for (size_t k = 0; k < m->n; k++) {
 		const struct fs_bmap_ext *x = &m->ext[k];
 
+		/* a mapping outside the filesystem (reported by the fork checks) has nothing to read */
+		if (!x->blockcount || !fs_fsb_valid(g, x->startblock) ||
+		    !fs_fsb_valid(g, x->startblock + x->blockcount - 1))
+			continue;
 		for (uint64_t b = 0; b < x->blockcount; b++) {
 			uint64_t dablk = (x->startoff + b) / g->dirblkfsbs * g->dirblkfsbs;
 
