@@ -110,7 +110,10 @@ void check_ra_run(struct check_ctx *cx, struct fs_ioq *ioq, struct check_ra_list
 	l->bytes = 0;
 }
 
-/* Bytes of blocks one batch may read ahead: a share of the cache, so a batch is not evicted before use. */
+/*
+ * Bytes of blocks one batch may read ahead: a share of the cache, so a
+ * batch is not evicted before it is used.
+ */
 static uint64_t batch_budget(struct check_ctx *cx)
 {
 	uint64_t cap = fs_cache_cap(cx->cache), b;

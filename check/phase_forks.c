@@ -3,8 +3,9 @@
  * Fork block maps, a per-inode step of the inode scan (phase 4; inodes
  * with a btree-format fork are deferred to phase 5, which reads their bmbt
  * blocks ahead): each inode in use whose core leaves its forks meaningful
- * has its data and attr forks loaded through fs_bmap_load (bmbt blocks read through the cache, findings
- * bmap.* / bmbt.*), every mapped extent and bmbt block goes into the model
+ * has its data and attr forks loaded through fs_bmap_load (bmbt blocks
+ * read through the cache, findings bmap.* / bmbt.*), every mapped extent
+ * and bmbt block goes into the model
  * as owned by the inode (realtime data stays out: it is not in the AGs),
  * and di_nblocks is compared with the blocks the forks map (inode.nblocks).
  * Whether every fork loaded cleanly is kept: the leak check trusts only a
@@ -43,7 +44,10 @@ static void note(struct check_scan *s, fs_fsblock_t fsb, uint64_t len, enum mode
 		s->err = err;
 }
 
-/* The inode verifier already reported this inode's core; load its forks only when nothing that shapes them is wrong. */
+/*
+ * The inode verifier already reported this inode's core; load its forks
+ * only when nothing that shapes them is wrong.
+ */
 void check_forks_inode(struct check_scan *s, const struct check_inode *ci)
 {
 	struct check_ctx *cx = s->cx;

@@ -171,6 +171,13 @@ static bool fsb_usable(const struct fs_geom *g, fs_fsblock_t fsb)
 	return fs_fsb_valid(g, fsb) && fs_fsb_to_agbno(g, fsb) >= g->ag_hdr_blocks;
 }
 
+/* "offset N" for a record's messages, formatted only when one is made. */
+static const char *rec_at(char *buf, size_t size, const struct fs_bmap_ext *e)
+{
+	snprintf(buf, size, "offset %llu", (unsigned long long)e->startoff);
+	return buf;
+}
+
 /* One record: judge it, keep it when it can be trusted.  where: the bmbt leaf or NULL. */
 static int take_rec(struct loader *l, const void *rec, fs_fsblock_t where)
 {
@@ -180,16 +187,15 @@ static int take_rec(struct loader *l, const void *rec, fs_fsblock_t where)
 
 	l->nrecs++;
 	fs_bmbt_rec_decode(rec, &e);
-	snprintf(what, sizeof(what), "offset %llu", (unsigned long long)e.startoff);
 	if (e.blockcount == 0) {
 		report(l, "bmap.blockcount", where, "blockcount", "at least 1", "0",
-		       "%s fork: extent at %s has no blocks", what);
+		       "%s fork: extent at %s has no blocks", rec_at(what, sizeof(what), &e));
 		return 0;
 	}
 	if (e.startoff + e.blockcount > XFS_MAX_FILEOFF) {
 		report(l, "bmap.offset", where, "startoff", FS_U(XFS_MAX_FILEOFF - e.blockcount),
 		       FS_U(e.startoff), "%s fork: extent at %s ends past the largest file offset",
-		       what);
+		       rec_at(what, sizeof(what), &e));
 		return 0;
 	}
 	if (l->rt) {
@@ -197,7 +203,8 @@ static int take_rec(struct loader *l, const void *rec, fs_fsblock_t where)
 				      e.blockcount > l->c->rblocks - e.startblock)) {
 			report(l, "bmap.startblock", where, "startblock", "inside the realtime device",
 			       FS_U(e.startblock),
-			       "%s fork: realtime extent at %s is outside the realtime device", what);
+			       "%s fork: realtime extent at %s is outside the realtime device",
+			       rec_at(what, sizeof(what), &e));
 			return 0;
 		}
 	} else {
@@ -207,23 +214,26 @@ static int take_rec(struct loader *l, const void *rec, fs_fsblock_t where)
 		if (!fsb_usable(g, e.startblock)) {
 			report(l, "bmap.startblock", where, "startblock",
 			       "a block of the filesystem past its AG headers", FS_X(e.startblock),
-			       "%s fork: extent at %s starts outside the filesystem", what);
+			       "%s fork: extent at %s starts outside the filesystem",
+			       rec_at(what, sizeof(what), &e));
 			return 0;
 		}
 		if (e.blockcount > fs_ag_blocks(g, agno) - agbno) {
 			report(l, "bmap.ag_end", where, "blockcount",
 			       FS_U(fs_ag_blocks(g, agno) - agbno), FS_U(e.blockcount),
-			       "%s fork: extent at %s runs past the end of its AG", what);
+			       "%s fork: extent at %s runs past the end of its AG",
+			       rec_at(what, sizeof(what), &e));
 			return 0;
 		}
 	}
 	if (e.unwritten && !l->unwritten_ok)
 		report(l, "bmap.unwritten", where, "extentflag", "0", "1",
 		       "%s fork: extent at %s is unwritten where only regular file data may be",
-		       what);
+		       rec_at(what, sizeof(what), &e));
 	if (e.startoff < l->next_off) {
 		report(l, "bmap.order", where, "startoff", FS_U(l->next_off), FS_U(e.startoff),
-		       "%s fork: extent at %s overlaps or precedes the previous one; skipped", what);
+		       "%s fork: extent at %s overlaps or precedes the previous one; skipped",
+		       rec_at(what, sizeof(what), &e));
 		return 0;
 	}
 	l->next_off = e.startoff + e.blockcount;
