@@ -213,6 +213,7 @@ static const struct fs_finding_def table[] = {
 	{ "inode.extsize",       E, true, "inode extent size hint is invalid" },
 	{ "inode.cowextsize",    E, true, "inode CoW extent size hint is invalid" },
 	{ "inode.flags",         E, true, "inode flags are invalid for its type or the filesystem features" },
+	{ "inode.onlink",        E, true, "inode's obsolete version 1 link count (di_onlink) is not zero" },
 	{ "inode.unlinked",      E, true, "inode unlinked list pointer names no inode" },
 	{ "inode.timestamp",     E, true, "inode legacy timestamp nanoseconds not below one second" },
 	/* dir/attr DA3 node blocks (libfs/da.c) */

@@ -63,6 +63,7 @@ struct fs_geom {
 	bool     log_internal;
 	uint32_t log_agno, log_agbno;
 	uint64_t rootino, rbmino, rsumino;
+	uint64_t rblocks;               /* realtime section, 0 = none */
 	/* maximum btree heights this geometry allows */
 	uint32_t alloc_maxlevels, inobt_maxlevels, rmap_maxlevels, refc_maxlevels;
 	uint32_t bmbt_maxlevels_data, bmbt_maxlevels_attr;

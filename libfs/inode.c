@@ -270,6 +270,42 @@ static void verify_fork(struct iv *v, const struct fs_geom *g, const void *buf,
 	}
 }
 
+/*
+ * di_flags and di_flags2 bits that exist, and that fit the file's type and
+ * the filesystem (xfs_repair's process_dinode_int checks the same).
+ */
+static void verify_flags(struct iv *v, const struct fs_geom *g, const struct fs_inode *ip)
+{
+	const uint16_t dir_only = XFS_DIFLAG_RTINHERIT | XFS_DIFLAG_EXTSZINHERIT |
+				  XFS_DIFLAG_PROJINHERIT | XFS_DIFLAG_NOSYMLINKS;
+	/* a secondary superblock leaves it null; mkfs puts it after the root */
+	uint64_t rbmino = g->rbmino && g->rbmino != NULLFSINO ? g->rbmino : g->rootino + 1;
+	const char *why = NULL;
+
+	if (ip->flags & ~XFS_DIFLAG_ANY)
+		why = "unknown flag bits";
+	else if ((ip->flags & XFS_DIFLAG_REALTIME) && !g->rblocks)
+		why = "realtime flag on a filesystem without a realtime section";
+	else if ((ip->flags & XFS_DIFLAG_NEWRTBM) && v->c->ino != rbmino)
+		why = "NEWRTBM flag on an inode that is not the realtime bitmap";
+	else if (ip->mode && (ip->flags & dir_only) && !S_ISDIR(ip->mode))
+		why = "directory-only flags (RTINHERIT, EXTSZINHERIT, PROJINHERIT, NOSYMLINKS) "
+		      "on a non-directory";
+	else if (ip->mode && (ip->flags & (XFS_DIFLAG_REALTIME | XFS_DIFLAG_EXTSIZE)) &&
+		 !S_ISREG(ip->mode))
+		why = "file-only flags (REALTIME, EXTSIZE) on a non-regular file";
+	if (why)
+		bad(v, "inode.flags", "di_flags", NULL, FS_X(ip->flags), why);
+	why = NULL;
+	if (ip->flags2 & ~XFS_DIFLAG2_ANY)
+		why = "unknown flags2 bits";
+	else if (ip->mode && (ip->flags2 & XFS_DIFLAG2_DAX) &&
+		 !(S_ISREG(ip->mode) || S_ISDIR(ip->mode)))
+		why = "DAX flag on a special file";
+	if (why)
+		bad(v, "inode.flags", "di_flags2", NULL, FS_X(ip->flags2), why);
+}
+
 static void verify_extsize(struct iv *v, const struct fs_geom *g, const struct fs_inode *ip)
 {
 	bool rt = ip->flags & XFS_DIFLAG_REALTIME;
@@ -298,7 +334,6 @@ static void verify_extsize(struct iv *v, const struct fs_geom *g, const struct f
 
 static void verify_cowextsize(struct iv *v, const struct fs_geom *g, const struct fs_inode *ip)
 {
-	bool rt = ip->flags & XFS_DIFLAG_REALTIME;
 	bool hint = ip->flags2 & XFS_DIFLAG2_COWEXTSIZE;
 	const char *why = NULL;
 
@@ -310,8 +345,8 @@ static void verify_cowextsize(struct iv *v, const struct fs_geom *g, const struc
 		why = "CoW extent size hint flag with a zero hint";
 	else if (ip->mode && !hint && ip->cowextsize != 0)
 		why = "CoW extent size hint without its flag";
-	else if (hint && rt)
-		why = "CoW extent size hint on a realtime file";
+	else if (hint && (ip->flags & (XFS_DIFLAG_REALTIME | XFS_DIFLAG_RTINHERIT)))
+		why = "CoW extent size hint on a realtime file or directory";
 	else if (ip->cowextsize > XFS_MAX_BMBT_EXTLEN)
 		why = "CoW extent size hint longer than an extent can be";
 	else if (ip->cowextsize > g->agblocks / 2)
@@ -337,6 +372,10 @@ int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 		    "inode version is not 3 on a v5 filesystem");
 		return v.n;	/* nothing else is laid out as expected */
 	}
+	/* v1's link count field: xfs_repair wants it 0 in later versions */
+	if (d->di_onlink)
+		bad(&v, "inode.onlink", "di_onlink", "0", FS_U(be16(d->di_onlink)),
+		    "obsolete version 1 link count is not zero");
 	if (ip.ino != c->ino)
 		bad(&v, "inode.ino", "di_ino", FS_U(c->ino), FS_U(ip.ino),
 		    "inode number stored in the inode is not its own");
@@ -407,6 +446,7 @@ int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 			bad(&v, "inode.nextents", "di_anextents", "0", FS_U(ip.anextents),
 			    "attr extents on an inode without an attr fork");
 	}
+	verify_flags(&v, g, &ip);
 	verify_extsize(&v, g, &ip);
 	if ((ip.flags2 & (XFS_DIFLAG2_REFLINK | XFS_DIFLAG2_COWEXTSIZE)) && !g->reflink)
 		bad(&v, "inode.flags", "di_flags2", "no REFLINK/COWEXTSIZE", FS_X(ip.flags2),
@@ -414,9 +454,10 @@ int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 	if ((ip.flags2 & XFS_DIFLAG2_REFLINK) && !S_ISREG(ip.mode))
 		bad(&v, "inode.flags", "di_flags2", NULL, FS_X(ip.flags2),
 		    "reflink flag on a file that is not regular");
-	if ((ip.flags2 & XFS_DIFLAG2_REFLINK) && (ip.flags & XFS_DIFLAG_REALTIME))
+	if ((ip.flags2 & XFS_DIFLAG2_REFLINK) &&
+	    (ip.flags & (XFS_DIFLAG_REALTIME | XFS_DIFLAG_RTINHERIT)))
 		bad(&v, "inode.flags", "di_flags2", NULL, FS_X(ip.flags2),
-		    "reflink flag on a realtime file");
+		    "reflink flag on a realtime file or directory");
 	if ((ip.flags2 & XFS_DIFLAG2_REFLINK) && (ip.flags2 & XFS_DIFLAG2_DAX))
 		bad(&v, "inode.flags", "di_flags2", NULL, FS_X(ip.flags2),
 		    "reflink and DAX flags together");

@@ -214,6 +214,7 @@ int fs_geom_derive(const struct xfs_sb *sb, struct fs_geom *g)
 	g->rootino = sb->sb_rootino;
 	g->rbmino = sb->sb_rbmino;
 	g->rsumino = sb->sb_rsumino;
+	g->rblocks = sb->sb_rblocks;
 
 	g->crc = (sb->sb_versionnum & XFS_SB_VERSION_NUMBITS) == XFS_SB_VERSION_5;
 	g->ftype = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_FTYPE;

@@ -11,7 +11,8 @@
 # type the counts are printed; types whose checks are not on main yet
 # report their misses as TAP TODO (tests/check/corpus.py: VERIFIED).
 # XFSX_CORPUS_FIELDS (default 16) caps the fields per block,
-# XFSX_CORPUS_JOBS (default 2) runs cases in parallel.
+# XFSX_CORPUS_JOBS (default 2) runs cases in parallel, XFSX_CORPUS_TYPES
+# (space-separated structure types, e.g. "inode dir.leaf") limits the run.
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm	# cases copy the image: keep them in RAM
 . "$XFSX_SRC/tests/lib.sh"
 . "$XFSX_SRC/tests/check/aged_lib.sh"
