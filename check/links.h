@@ -21,6 +21,7 @@ enum {
 	LR_BAD = 2,                /* its own checks failed: do not judge its links */
 	LR_REACHED = 4,
 	LR_WALKED = 8,             /* a directory whose entries were walked */
+	LR_REFLINK = 16,           /* di_flags2 has XFS_DIFLAG2_REFLINK */
 };
 
 struct link_rec {

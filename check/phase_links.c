@@ -107,7 +107,8 @@ void check_links_note_slot(struct check_ctx *cx, uint64_t slot, const struct fs_
 	r = &cx->links->rec[slot];
 	r->nlink = ip->nlink;
 	r->type = check_mode_ftype(ip->mode);
-	r->flags |= LR_SEEN | (bad ? LR_BAD : 0);
+	r->flags |= LR_SEEN | (bad ? LR_BAD : 0) |
+		    (ip->flags2 & XFS_DIFLAG2_REFLINK ? LR_REFLINK : 0);
 }
 
 /* Slot -> inode number (for messages). */

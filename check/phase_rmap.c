@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "check/links.h"
 #include "libfs/ag.h"
 #include "libfs/btree_ag.h"
 #include "libfs/endian.h"
@@ -514,6 +515,60 @@ static void compare_refcount(struct check_ctx *cx, fs_agnumber_t agno, const str
 				  "%zu more such block ranges", nrep[k] - DIFF_REPORTS);
 }
 
+/*
+ * Every inode whose data fork shares a block (with another fork or with
+ * itself) needs the reflink flag: xfs_repair sets it where it is missing
+ * (its clearing where nothing is shared is an optimisation, not a fix).
+ * Over the AG's data extents in block order, an extent overlaps another
+ * when an earlier one ends past its start or the next one starts before
+ * its end.
+ */
+static void check_reflink_flags(struct check_ctx *cx, fs_agnumber_t agno)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	size_t n, prev = SIZE_MAX, nrep = 0;
+	const struct model_ext *e = model_ag_extents(cx->model, agno, &n);
+	uint64_t maxend = 0, last_owner = UINT64_MAX;
+
+	if (!cx->links)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t next = i + 1;
+		bool shared;
+		uint64_t s;
+		const struct link_rec *r;
+
+		if (e[i].cls != MC_DATA)
+			continue;
+		while (next < n && e[next].cls != MC_DATA)
+			next++;
+		shared = (prev != SIZE_MAX && maxend > e[i].agbno) ||
+			 (next < n && e[next].agbno < (uint64_t)e[i].agbno + e[i].len);
+		if ((uint64_t)e[i].agbno + e[i].len > maxend)
+			maxend = (uint64_t)e[i].agbno + e[i].len;
+		prev = i;
+		if (!shared || e[i].owner == last_owner)
+			continue;
+		s = check_links_slot(cx, e[i].owner);
+		if (s == UINT64_MAX)
+			continue;
+		r = &cx->links->rec[s];
+		if (!(r->flags & LR_SEEN) || (r->flags & (LR_BAD | LR_REFLINK)))
+			continue;
+		last_owner = e[i].owner;	/* its extents are often neighbours: say it once */
+		if (++nrep <= DIFF_REPORTS)
+			fs_report(cx->fl, "inode.reflink", agno,
+				  (int64_t)fs_agbno_to_daddr(g, agno, e[i].agbno), (int64_t)e[i].owner,
+				  "di_flags2", "REFLINK", "no REFLINK",
+				  "inode %llu shares data blocks %u+%u but lacks the reflink flag",
+				  (unsigned long long)e[i].owner, e[i].agbno, e[i].len);
+	}
+	if (nrep > DIFF_REPORTS)
+		fs_report(cx->fl, "inode.reflink", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+			  "%zu more shared extents of inodes without the reflink flag",
+			  nrep - DIFF_REPORTS);
+}
+
 /* ---- per AG ---- */
 
 struct check_rmap_ag {
@@ -587,6 +642,8 @@ int check_rmap_compare(struct check_ctx *cx, fs_agnumber_t agno, struct check_rm
 		free(seen.v);
 		free(disk.v);
 	}
+	if (!err && g->reflink && cx->forks_complete)
+		check_reflink_flags(cx, agno);
 	return err;
 }
 

@@ -213,6 +213,7 @@ static const struct fs_finding_def table[] = {
 	{ "inode.extsize",       E, true, "inode extent size hint is invalid" },
 	{ "inode.cowextsize",    E, true, "inode CoW extent size hint is invalid" },
 	{ "inode.flags",         E, true, "inode flags are invalid for its type or the filesystem features" },
+	{ "inode.reflink",       E, true, "inode shares data blocks but lacks the reflink flag" },
 	{ "inode.onlink",        E, true, "inode's obsolete version 1 link count (di_onlink) is not zero" },
 	{ "inode.unlinked",      E, true, "inode unlinked list pointer names no inode" },
 	{ "inode.timestamp",     E, true, "inode legacy timestamp nanoseconds not below one second" },
@@ -335,6 +336,7 @@ static const struct fs_finding_def table[] = {
 	{ "unlinked.bucket",     E, true, "inode is on the wrong unlinked bucket" },
 	{ "unlinked.loop",       E, true, "unlinked list loops or an inode is on two lists" },
 	{ "unlinked.next",       E, true, "unlinked list pointer names no allocated inode" },
+	{ "unlinked.linked",     E, true, "inode with links has an unlinked list pointer" },
 	{ "unlinked.orphan",     E, true, "allocated inode with no links is on no unlinked list" },
 	/* log */
 	/* inode fork block maps (libfs/bmap.c; check phase forks) */

@@ -484,6 +484,10 @@ int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 	    !fs_agino_valid(g, fs_ino_to_agno(g, c->ino), ip.next_unlinked))
 		bad(&v, "inode.unlinked", "di_next_unlinked", "NULL or an inode of this AG",
 		    FS_U(ip.next_unlinked), "unlinked list pointer names no inode");
+	/* only unlinked (nlink 0) inodes are on a list; xfs_repair clears it on the rest */
+	else if (ip.next_unlinked != NULLAGINO && ip.mode && ip.nlink)
+		bad(&v, "unlinked.linked", "di_next_unlinked", "NULL", FS_U(ip.next_unlinked),
+		    "inode with links has an unlinked list pointer");
 	return v.n;
 }
 
