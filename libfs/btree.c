@@ -306,6 +306,14 @@ struct wlevel {
 	fs_agblock_t prev;         /* last accepted block of this level, for sibling links */
 	bool prev_known;           /* prev is trustworthy (no skipped subtree since) */
 	uint64_t prev_rightsib;
+	/*
+	 * Overlapping trees: the highest key found below the open block
+	 * (hi, once have_hi), whether part of its subtree was skipped
+	 * (hi_partial: then it is not judged), and the high key its parent
+	 * stores for it (parent_hi, when it has a parent).
+	 */
+	unsigned char hi[KEYBUF], parent_hi[KEYBUF];
+	bool have_hi, hi_partial, has_parent_hi;
 };
 
 struct walker {
@@ -336,6 +344,51 @@ static void wreport(struct walker *k, const char *what, fs_agblock_t agbno, cons
 	fs_report(w->fl, code, w->vc.agno,
 		  agbno == NULLAGBLOCK ? FS_NONE : (int64_t)fs_agbno_to_daddr(w->g, w->vc.agno, agbno),
 		  FS_NONE, field, exp, found, fmt, w->ops->name, detail);
+}
+
+static void fold_hi(const struct fs_btree_ops *ops, struct wlevel *L, const void *key)
+{
+	if (!L->have_hi || ops->key_cmp(key, L->hi) > 0) {
+		memcpy(L->hi, key, ops->key_len);
+		L->have_hi = true;
+	}
+}
+
+/*
+ * A block of an overlapping tree is done: the high key its parent stores
+ * for it must be the highest key of its subtree (what the kernel keeps
+ * there; xfs_repair rejects a record or key above it), and that key
+ * counts toward the parent's own.
+ */
+static void close_hi(struct walker *k, uint32_t level)
+{
+	const struct fs_btree_ops *ops = k->w->ops;
+	struct wlevel *L = &k->lv[level];
+	struct wlevel *P = level + 1 < k->w->nlevels ? &k->lv[level + 1] : NULL;
+
+	if (!ops->overlapping || !ops->rec_high_key)
+		return;
+	if (L->hi_partial) {
+		if (P)
+			P->hi_partial = true;
+		return;
+	}
+	if (!L->have_hi)
+		return;
+	if (L->has_parent_hi && ops->key_cmp(L->hi, L->parent_hi) != 0)
+		wreport(k, "key", L->agbno, "high key", "the highest key of the child's subtree",
+			ops->key_cmp(L->hi, L->parent_hi) > 0 ? "a lower key" : "a higher key",
+			"%s: block %s: parent's high key is not the highest key below it",
+			FS_U(L->agbno));
+	if (P)
+		fold_hi(ops, P, L->hi);
+}
+
+/* Part of the subtree under this level's open block was not walked. */
+static void hi_skipped(struct walker *k, uint32_t level)
+{
+	if (level < k->w->nlevels)
+		k->lv[level].hi_partial = true;
 }
 
 static bool ptr_ok(const struct fs_btree_walk *w, uint64_t p)
@@ -465,6 +518,10 @@ static int open_block(struct walker *k, uint32_t level, fs_agblock_t agbno, cons
 	L->numrecs = h.numrecs;
 	L->next = 0;
 	L->open = true;
+	L->have_hi = L->hi_partial = false;
+	L->has_parent_hi = ops->overlapping && parent_key;
+	if (L->has_parent_hi)
+		memcpy(L->parent_hi, (const unsigned char *)parent_key + ops->key_len, ops->key_len);
 	L->prev = agbno;
 	L->prev_known = true;
 	L->prev_rightsib = h.rightsib;
@@ -474,6 +531,7 @@ static int open_block(struct walker *k, uint32_t level, fs_agblock_t agbno, cons
 	return 1;
 rejected:
 	w->bad_blocks++;
+	hi_skipped(k, level + 1);
 	L->open = false;
 	L->prev_known = false;
 	forget_siblings_below(k, level);
@@ -492,6 +550,7 @@ static void visit_leaf(struct walker *k)
 		unsigned char key[KEYBUF];
 
 		if (ops->rec_valid && !ops->rec_valid(w->g, w->vc.agno, rec)) {
+			L->hi_partial = true;
 			w->records++;
 			k->stop = w->visit_rec(w->priv, rec);
 			continue;
@@ -506,7 +565,14 @@ static void visit_leaf(struct walker *k)
 					"%s: block %s: record out of key order; skipped",
 					FS_U(L->agbno));
 			}
+			L->hi_partial = true;
 			continue;
+		}
+		if (ops->overlapping && ops->rec_high_key) {
+			unsigned char hk[KEYBUF];
+
+			ops->rec_high_key(rec, hk);
+			fold_hi(ops, L, hk);
 		}
 		memcpy(k->lastkey, key, ops->key_len);
 		k->have_lastkey = true;
@@ -588,6 +654,7 @@ int fs_btree_walk(struct fs_btree_walk *w)
 		if (!L->open) {
 			if (l == top)
 				break;
+			close_hi(&k, l);
 			l++;
 			continue;
 		}
@@ -610,6 +677,7 @@ int fs_btree_walk(struct fs_btree_walk *w)
 				"%s: block %s: node keys out of order; subtree skipped",
 				FS_U(L->agbno));
 			forget_siblings_below(&k, l);
+			hi_skipped(&k, l);
 			continue;
 		}
 		if (!ptr_ok(w, child)) {
@@ -617,6 +685,7 @@ int fs_btree_walk(struct fs_btree_walk *w)
 				FS_U(child), "%s: block %s: child pointer outside the AG",
 				FS_U(L->agbno));
 			forget_siblings_below(&k, l);
+			hi_skipped(&k, l);
 			continue;
 		}
 		ret = open_block(&k, l - 1, (fs_agblock_t)child, key);

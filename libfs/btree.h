@@ -34,6 +34,11 @@ struct fs_btree_ops {
 	uint32_t (*maxlevels)(const struct fs_geom *g);
 	/* the low key of a leaf record, written to key (key_len bytes) */
 	void (*rec_key)(const void *rec, void *key);
+	/*
+	 * Overlapping trees: the high key of a leaf record (the last block it
+	 * covers, with the matching file offset), key_len bytes.
+	 */
+	void (*rec_high_key)(const void *rec, void *key);
 	/* order of two keys: <0, 0, >0 */
 	int (*key_cmp)(const void *a, const void *b);
 	/*

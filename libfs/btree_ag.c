@@ -78,6 +78,23 @@ static void rmap_rec_key(const void *rec, void *key)
 	memcpy(k + RK(rm_offset), r + RR(rm_offset), 8);
 }
 
+/* The last block a record maps; file mappings advance their offset with it. */
+static void rmap_rec_high_key(const void *rec, void *key)
+{
+	const unsigned char *r = rec;
+	unsigned char *k = key;
+	uint32_t len = get_be32(r + RR(rm_blockcount));
+	uint32_t adj = len ? len - 1 : 0;
+	uint64_t owner = get_be64(r + RR(rm_owner));
+	uint64_t off = get_be64(r + RR(rm_offset));
+
+	put_be32(k + RK(rm_startblock), get_be32(r + RR(rm_startblock)) + adj);
+	put_be64(k + RK(rm_owner), owner);
+	if (!XFS_RMAP_NON_INODE_OWNER(owner) && !(off & XFS_RMAP_OFF_BMBT_BLOCK))
+		off = (off & ~XFS_RMAP_OFF_MASK) | ((XFS_RMAP_OFF(off) + adj) & XFS_RMAP_OFF_MASK);
+	put_be64(k + RK(rm_offset), off);
+}
+
 static int cmp_u64(uint64_t x, uint64_t y)
 {
 	return x < y ? -1 : x > y;
@@ -144,7 +161,8 @@ static const struct fs_btree_ops ag_table[FS_BTREE_AG_NR] = {
 		.mtype = FS_MT_RMAPBT, .magic = XFS_RMAP_CRC_MAGIC, .overlapping = true,
 		.rec_len = sizeof(struct xfs_rmap_rec), .key_len = sizeof(struct xfs_rmap_key),
 		.ptr_len = sizeof(xfs_rmap_ptr_t), .maxlevels = rmap_maxlevels,
-		.rec_key = rmap_rec_key, .key_cmp = rmap_key_cmp, .rec_valid = rmap_rec_valid,
+		.rec_key = rmap_rec_key, .rec_high_key = rmap_rec_high_key, .key_cmp = rmap_key_cmp,
+		.rec_valid = rmap_rec_valid,
 	},
 	[FS_BTREE_AG_REFC] = {
 		.type = FS_BTREE_NR, .name = "reference count btree", .code_prefix = "refcbt",
