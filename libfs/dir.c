@@ -690,6 +690,13 @@ static int scan_data(struct walk *w, uint32_t db, fs_daddr_t daddr, uint32_t end
 				bool ok = want_dot ? is_dot(d.name, namelen) : is_dotdot(d.name, namelen);
 
 				nent++;
+				/* "." and ".." name directories: xfs_repair checks their file type too */
+				if (ok && g->ftype && d.ftype != XFS_DIR3_FT_DIR) {
+					REPORT(c, daddr, "dir.ftype", "ftype", FS_U(XFS_DIR3_FT_DIR),
+					       FS_U(d.ftype), "directory's %s entry file type is not "
+					       "directory", want_dot ? "\".\"" : "\"..\"");
+					w->n++;
+				}
 				if (!ok) {
 					REPORT(c, daddr, want_dot ? "dir.dot" : "dir.dotdot", "name",
 					       want_dot ? "." : "..", NULL,
@@ -912,6 +919,15 @@ static int leaf1_block(struct walk *w)
 		return 0;
 	if (verify_as(w, FS_MT_DIR_LEAF1, daddr))
 		return 0;
+	/* the only leaf block of a leaf-format directory has no siblings */
+	if (h->info.hdr.forw || h->info.hdr.back) {
+		bool f = h->info.hdr.forw != 0;
+
+		REPORT(w->c, daddr, "da.sibling", f ? "info.forw" : "info.back", "0",
+		       FS_U(f ? be32(h->info.hdr.forw) : be32(h->info.hdr.back)),
+		       "the single leaf block of a leaf-format directory has a sibling pointer");
+		w->n++;
+	}
 	count = be16(h->count);
 	bestcount = get_be32(b + g->dirblksize - LEAF_TAIL);
 	if ((uint64_t)bestcount * 2 + LEAF_TAIL + LEAF_HDR + (uint64_t)count * LEAF_ENT >

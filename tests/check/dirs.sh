@@ -165,6 +165,12 @@ run_case "leaf1 stale" dir.stale "inode $leaf" "dblock $leafblk" "write -d lhdr.
 run_case "leaf1 bests" dir.bests "inode $leaf" "dblock $leafblk" "write -d lbests[0] 0x10"
 run_case "leaf1 hash order" dir.hash_order "inode $leaf" "dblock $leafblk" "write -d lents[5].hashval 0"
 run_case "leaf1 count" dir.count "inode $leaf" "dblock $leafblk" "write -d lhdr.count 60000"
+# the only leaf block of a leaf-format directory has no siblings
+run_case "leaf1 forw" da.sibling "inode $leaf" "dblock $leafblk" "write -d lhdr.info.hdr.forw 3"
+run_case "leaf1 back" da.sibling "inode $leaf" "dblock $leafblk" "write -d lhdr.info.hdr.back 1"
+# "." and ".." are directories: their file type says so
+run_case "block . ftype" dir.ftype "inode $blk" "dblock 0" "write -d bu[0].filetype 1"
+run_case "leaf data .. ftype" dir.ftype "inode $leaf" "dblock 0" "write -d du[1].filetype 7"
 # node form
 run_case "da node level" da.level "inode $node" "dblock $leafblk" "write -d nhdr.level 3"
 run_case "da node count 0" da.count "inode $node" "dblock $leafblk" "write -d nhdr.count 0"
