@@ -128,6 +128,27 @@ static void test_rmap(void **state)
 	fs_rmap_rec_decode(a, &r);
 	assert_non_null(fs_rmap_rec_problem(&f.g, 0, &r));
 	assert_false(ops->rec_valid(&f.g, 0, a));
+	/* high keys: the last block, and for file data the offset with it */
+	assert_non_null(ops->rec_high_key);
+	rmap_rec(a, 500, 4, ino, 10 | XFS_RMAP_OFF_ATTR_FORK);
+	ops->rec_high_key(a, ka);
+	assert_int_equal(get_be32(ka + offsetof(struct xfs_rmap_key, rm_startblock)), 503);
+	assert_int_equal(get_be64(ka + offsetof(struct xfs_rmap_key, rm_owner)), ino);
+	assert_int_equal(get_be64(ka + offsetof(struct xfs_rmap_key, rm_offset)),
+			 13 | XFS_RMAP_OFF_ATTR_FORK);
+	rmap_rec(a, 500, 4, ino, XFS_RMAP_OFF_BMBT_BLOCK);	/* bmbt blocks have no offset */
+	ops->rec_high_key(a, ka);
+	assert_int_equal(get_be64(ka + offsetof(struct xfs_rmap_key, rm_offset)),
+			 XFS_RMAP_OFF_BMBT_BLOCK);
+	rmap_rec(a, 500, 4, XFS_RMAP_OWN_AG, 0);		/* nor do static owners */
+	ops->rec_high_key(a, ka);
+	assert_int_equal(get_be32(ka + offsetof(struct xfs_rmap_key, rm_startblock)), 503);
+	assert_int_equal(get_be64(ka + offsetof(struct xfs_rmap_key, rm_offset)), 0);
+	/* one block: the high key is the low key */
+	rmap_rec(a, 700, 1, ino, 42);
+	ops->rec_key(a, ka);
+	ops->rec_high_key(a, kb);
+	assert_int_equal(ops->key_cmp(ka, kb), 0);
 }
 
 static void test_refc(void **state)
