@@ -676,6 +676,7 @@ static void check_unlinked(struct check_ctx *cx, fs_agnumber_t agno)
 	struct u32set on_list = { 0 };
 	struct fs_buf *b;
 	struct fs_agi agi;
+	uint32_t used = 0;
 
 	if (fs_cache_read(cx->cache, fs_ag_agi_offset(g, agno) >> FS_BBSHIFT, g->sectsize, &b))
 		return;	/* phase 1 reported it */
@@ -683,6 +684,18 @@ static void check_unlinked(struct check_ctx *cx, fs_agnumber_t agno)
 	fs_buf_put(cx->cache, b);
 	if (agi.magic != XFS_AGI_MAGIC)
 		return;
+	/*
+	 * With a clean log nothing frees what the lists hold (log recovery
+	 * does): the inodes and their blocks are leaked, and xfs_repair -n
+	 * reports every bucket in use.
+	 */
+	for (uint32_t bucket = 0; bucket < XFS_AGI_UNLINKED_BUCKETS; bucket++)
+		if (agi.unlinked[bucket] != NULLAGINO)
+			used++;
+	if (used)
+		fs_report(cx->fl, "unlinked.pending", agno, FS_NONE, FS_NONE, "agi_unlinked",
+			  "no lists", FS_U(used), "AGI unlinked lists are in use in %u buckets: "
+			  "their inodes are unlinked but were never freed", used);
 	for (uint32_t bucket = 0; bucket < XFS_AGI_UNLINKED_BUCKETS; bucket++) {
 		fs_agino_t agino = agi.unlinked[bucket];
 		bool head = true;

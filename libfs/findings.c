@@ -337,6 +337,7 @@ static const struct fs_finding_def table[] = {
 	{ "unlinked.loop",       E, true, "unlinked list loops or an inode is on two lists" },
 	{ "unlinked.next",       E, true, "unlinked list pointer names no allocated inode" },
 	{ "unlinked.linked",     E, true, "inode with links has an unlinked list pointer" },
+	{ "unlinked.pending",    E, true, "AGI unlinked lists hold inodes a clean log leaves unfreed" },
 	{ "unlinked.orphan",     E, true, "allocated inode with no links is on no unlinked list" },
 	/* log */
 	/* inode fork block maps (libfs/bmap.c; check phase forks) */

@@ -42,11 +42,13 @@ os.mknod(os.path.join(m, 'chr'), 0o20644, os.makedev(1, 3))
 os.mknod(os.path.join(m, 'blk'), 0o60644, os.makedev(7, 0))
 s = socket.socket(socket.AF_UNIX); s.bind(os.path.join(m, 'sock')); s.close()
 for i in range(40): open(os.path.join(m, 'pad%d' % i), 'w').close()
+os.mkdir(os.path.join(m, 'u')); open(os.path.join(m, 'u', 'x'), 'w').close()
 EOF
 declare -A I
 for f in sf leaf node rmt sl_inline sl_remote fifo chr blk sock; do
 	I[$f]=$(stat -c %i "$TMP/mnt/$f")
 done
+u_ino=$(stat -c %i "$TMP/mnt/u") ux_ino=$(stat -c %i "$TMP/mnt/u/x")	# (any AG)
 unmount_dir "$TMP/mnt"
 diag "inodes: $(for f in "${!I[@]}"; do printf '%s=%s ' "$f" "${I[$f]}"; done)"
 
@@ -204,6 +206,18 @@ run_case "bucket lists a free inode" unlinked.free "agi 0" "write -d unlinked[$(
 run_case "inode with no links on no list" unlinked.orphan "inode $leaf" "write -d core.nlinkv2 0"
 run_case "unlinked chain loops" unlinked.loop "inode $sf" "write -d core.nlinkv2 0" \
 	"write -d next_unlinked $sf" "agi 0" "write -d unlinked[$b] $sf"
+# a well-formed list: u/x's name removed (u's short form emptied), no
+# links, on its bucket.  With a clean log nothing frees it.
+ux_ag=$(xfs_db -r -c "convert ino $ux_ino agno" "$base" | awk '{print $1}')
+ux_agino=$(xfs_db -r -c "convert ino $ux_ino agino" "$base" | awk '{print $1}')
+run_case "a well-formed unlinked list (unlinked, never freed)" unlinked.pending \
+	"inode $u_ino" "write -d u3.sfdir3.hdr.count 0" "write -d core.size 6" \
+	"inode $ux_ino" "write -d core.nlinkv2 0" \
+	"agi $((ux_ag))" "write -d unlinked[$((ux_agino % 64))] $((ux_agino))"
+xfs_repair -n "$img" >/dev/null 2>&1; rrc=$?
+codes=$("$XFSX_CHECK" -j "$img" 2>/dev/null | grep -o '"code":"[^"]*"' | sort -u | tr '\n' ' ')
+check "... xfs_repair -n reports it (exit $rrc), xfsx_check only as pending ($codes)" \
+	[ $rrc -eq 1 ] && [ "$codes" = '"code":"unlinked.pending" ' ]
 
 diag "cases: $total; xfs_repair -n detected $rep_det, xfsx_check detected $x_det" \
 	"(xfsx_check only: $extra)"
