@@ -384,6 +384,22 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 	if (primary)
 		SB_CHECK(sb.sb_inprogress == 0, "sb.inprogress", "inprogress", "0",
 			 FS_U(sb.sb_inprogress), false, NULL);
+	/*
+	 * A copy mkfs left in progress (the secondaries) never holds quota
+	 * state: xfs_repair resets quota inodes other than 0/null and flags.
+	 */
+	if (sb.sb_inprogress == 1) {
+#define QINO_NONE(x) ((x) == 0 || (x) == NULLFSINO)
+		SB_CHECK(QINO_NONE(sb.sb_uquotino), "sb.quota", "uquotino", "0 or null",
+			 FS_U(sb.sb_uquotino), false, "quota inode in a superblock mkfs left in progress");
+		SB_CHECK(QINO_NONE(sb.sb_gquotino), "sb.quota", "gquotino", "0 or null",
+			 FS_U(sb.sb_gquotino), false, "quota inode in a superblock mkfs left in progress");
+		SB_CHECK(QINO_NONE(sb.sb_pquotino), "sb.quota", "pquotino", "0 or null",
+			 FS_U(sb.sb_pquotino), false, "quota inode in a superblock mkfs left in progress");
+		SB_CHECK(sb.sb_qflags == 0, "sb.quota", "qflags", "0", FS_X(sb.sb_qflags), false,
+			 "quota flags in a superblock mkfs left in progress");
+#undef QINO_NONE
+	}
 
 	/* sector and block sizes */
 	SB_CHECK(is_pow2(sb.sb_sectsize) && sb.sb_sectsize >= XFS_MIN_SECTORSIZE &&

@@ -135,6 +135,9 @@ for f in count freecount; do
 done
 # the superblock's free block count
 run_case "sb 0 fdblocks+1" sb.counters "sb 0" "write -d fdblocks $(( $(xfs_db -r -c 'sb 0' -c 'p fdblocks' "$base" | awk '{print $3}') + 1 ))"
+# a secondary (mkfs leaves it in progress) never holds quota inodes or flags
+run_case "sb 1 uquotino 128" sb.quota "sb 1" "write -d uquotino 128"
+run_case "sb 1 qflags 1" sb.quota "sb 1" "write -d qflags 1"
 # bno and cnt disagree: one cnt record changed with a valid CRC and still in order
 run_case "agf 1 cnt root blockcount-1" - "agf 1" "addr cntroot" "fuzz -d recs[1].blockcount sub"
 
