@@ -120,33 +120,40 @@ static int call(struct online *s, uint64_t ino, uint32_t icount, uint64_t *next)
  */
 static int step_over_damage(struct online *s, uint64_t ino, uint64_t *next)
 {
-	struct {
-		struct xfs_inumbers_req r;
-		struct xfs_inumbers g;
-	} in;
+	/* one inode group: the request header and its one record, allocated together */
+	struct xfs_inumbers_req *in = calloc(1, sizeof(*in) + sizeof(struct xfs_inumbers));
+	const struct xfs_inumbers *g;
 	uint64_t cur;
-	int n;
+	int n, ret = 1;
 
-	memset(&in, 0, sizeof(in));
-	in.r.hdr.ino = ino;
-	in.r.hdr.icount = 1;
+	if (!in)
+		return -ENOMEM;
+	g = &in->inumbers[0];
+	in->hdr.ino = ino;
+	in->hdr.icount = 1;
 	if (s->o->have_ag) {
-		in.r.hdr.flags = XFS_BULK_IREQ_AGNO;
-		in.r.hdr.agno = s->o->ag;
+		in->hdr.flags = XFS_BULK_IREQ_AGNO;
+		in->hdr.agno = s->o->ag;
 	}
-	if (ioctl(s->fd, XFS_IOC_INUMBERS, &in) < 0)
-		return -errno;
-	if (in.r.hdr.ocount == 0)
-		return 0;	/* nothing further: the caller ends */
+	if (ioctl(s->fd, XFS_IOC_INUMBERS, in) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	if (in->hdr.ocount == 0) {
+		ret = 0;	/* nothing further: the caller ends */
+		goto out;
+	}
 	for (unsigned i = 0; i < 64; i++) {
-		uint64_t want = in.g.xi_startino + i;
+		uint64_t want = g->xi_startino + i;
 
-		if (want < ino || !(in.g.xi_allocmask & (1ull << i)))
+		if (want < ino || !(g->xi_allocmask & (1ull << i)))
 			continue;
 		n = call(s, want, 1, &cur);
 		if (n < 0) {
-			if (n != -EFSCORRUPTED && n != -EIO && n != -EFSBADCRC)
-				return n;
+			if (n != -EFSCORRUPTED && n != -EIO && n != -EFSBADCRC) {
+				ret = n;
+				goto out;
+			}
 			fprintf(stderr, "xfsx_bulkstat: inode %" PRIu64 ": skipped: the kernel cannot read it: %s\n",
 				want, strerror(-n));
 			s->r->damaged++;
@@ -156,8 +163,10 @@ static int step_over_damage(struct online *s, uint64_t ino, uint64_t *next)
 		if (n == 1 && s->req->bulkstat[0].bs_ino == want)
 			emit(s, &s->req->bulkstat[0]);
 	}
-	*next = in.g.xi_startino + 64;
-	return 1;
+	*next = g->xi_startino + 64;
+out:
+	free(in);
+	return ret;
 }
 
 int bs_run_online(const char *mnt, const struct bs_opts *o, struct bs_result *r)

@@ -539,7 +539,7 @@ struct sec_field {
 	size_t off, size;
 };
 
-#define SF(f) { #f + 3, offsetof(struct xfs_sb, f), sizeof(((struct xfs_sb *)0)->f) }
+#define SF(f) { &(#f)[3], offsetof(struct xfs_sb, f), sizeof(((struct xfs_sb *)0)->f) }
 
 static const struct sec_field sec_fields[] = {
 	SF(sb_blocksize), SF(sb_dblocks), SF(sb_rblocks), SF(sb_rextents), SF(sb_logstart),
