@@ -30,17 +30,8 @@ void check_btree_readahead(struct check_ctx *cx, unsigned worker, const struct f
 				fs_agbno_to_daddr(g, agno, (fs_agblock_t)p), g->blocksize };
 	}
 	if (n && fs_readahead(cx->cache, cx->ioq[worker], ext, n,
-			      &(struct fs_ra_opts){ .qdepth = cx->opts->qdepth }, &st) == 0) {
-		pthread_mutex_lock(&cx->ra_lock);
-		cx->ra.extents += st.extents;
-		cx->ra.cached += st.cached;
-		cx->ra.windows += st.windows;
-		cx->ra.exact += st.exact;
-		cx->ra.bytes_read += st.bytes_read;
-		cx->ra.bytes_kept += st.bytes_kept;
-		cx->ra.failed += st.failed;
-		pthread_mutex_unlock(&cx->ra_lock);
-	}
+			      &(struct fs_ra_opts){ .qdepth = cx->opts->qdepth }, &st) == 0)
+		check_ra_account(cx, &st);
 	free(ext);
 }
 

@@ -180,6 +180,13 @@ bool check_btree_minrecs(struct check_ctx *cx, const struct fs_btree_ops *ops, f
 
 /* Read one filesystem block of an AG through the cache into buf. */
 int check_read_agblock(struct check_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf);
+/* The same by fsblock, as fs_bmap_ctx's read_fsblock (priv: the check_ctx); -ERANGE outside. */
+int check_read_fsblock(void *cx, fs_fsblock_t fsb, void *buf);
+/* A fork's block map through the cache; fl NULL loads silently (the fork checks report). */
+int check_load_map(struct check_ctx *cx, const void *dip, const struct fs_inode *ip,
+		   int whichfork, struct fs_findings *fl, struct fs_bmap *m);
+/* Add one readahead's counts to the run's totals. */
+void check_ra_account(struct check_ctx *cx, const struct fs_ra_stats *st);
 
 /* Progress on stderr: phase name, units done/total, ETA. */
 void check_progress_phase(struct check_ctx *cx, const char *name, uint64_t total);

@@ -72,27 +72,12 @@ static int read_inode(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t chunk
 	return 0;
 }
 
-static int bmap_read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
-{
-	struct check_ctx *cx = priv;
-	const struct fs_geom *g = &cx->fs->g;
-
-	if (!fs_fsb_valid(g, fsb))
-		return -ERANGE;
-	return check_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf);
-}
-
-/* A fork's map, loaded silently: the forks phase reports bmap problems. */
+/* A fork's map, loaded silently: the fork checks report bmap problems. */
 static int load_map(struct check_ctx *cx, const uint8_t *dip, const struct fs_inode *ip,
 		    int whichfork, struct fs_bmap *m)
 {
-	struct fs_bmap_ctx bc = {
-		.g = &cx->fs->g, .fl = NULL, .have_log_head = cx->fs->have_log_head,
-		.head_lsn = cx->fs->log_head_lsn, .read_fsblock = bmap_read_fsblock, .priv = cx,
-	};
-
 	memset(m, 0, sizeof(*m));
-	return fs_bmap_load(&bc, dip, ip, whichfork, m);
+	return check_load_map(cx, dip, ip, whichfork, NULL, m);
 }
 
 /* The disk address of logical block off of a fork, or false for a hole / bad block. */

@@ -95,17 +95,8 @@ void check_ra_run(struct check_ctx *cx, struct fs_ioq *ioq, struct check_ra_list
 	struct fs_ra_stats st = { 0 };
 
 	if (l->n && fs_readahead(cx->cache, ioq, l->v, l->n,
-				 &(struct fs_ra_opts){ .qdepth = cx->opts->qdepth }, &st) == 0) {
-		pthread_mutex_lock(&cx->ra_lock);
-		cx->ra.extents += st.extents;
-		cx->ra.cached += st.cached;
-		cx->ra.windows += st.windows;
-		cx->ra.exact += st.exact;
-		cx->ra.bytes_read += st.bytes_read;
-		cx->ra.bytes_kept += st.bytes_kept;
-		cx->ra.failed += st.failed;
-		pthread_mutex_unlock(&cx->ra_lock);
-	}
+				 &(struct fs_ra_opts){ .qdepth = cx->opts->qdepth }, &st) == 0)
+		check_ra_account(cx, &st);
 	l->n = 0;
 	l->bytes = 0;
 }
@@ -124,28 +115,6 @@ static uint64_t batch_budget(struct check_ctx *cx)
 	if (b > (64ull << 20))
 		b = 64ull << 20;
 	return b;
-}
-
-static int read_fsb(void *priv, fs_fsblock_t fsb, void *buf)
-{
-	struct check_ctx *cx = priv;
-	const struct fs_geom *g = &cx->fs->g;
-
-	if (!fs_fsb_valid(g, fsb))
-		return -ERANGE;
-	return check_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf);
-}
-
-/* A fork's map, loaded silently (the fork checks reported it). */
-static int load_map(struct check_ctx *cx, const struct check_inode *ci, int whichfork,
-		    struct fs_bmap *m)
-{
-	struct fs_bmap_ctx bc = {
-		.g = &cx->fs->g, .fl = NULL, .have_log_head = cx->fs->have_log_head,
-		.head_lsn = cx->fs->log_head_lsn, .read_fsblock = read_fsb, .priv = cx,
-	};
-
-	return fs_bmap_load(&bc, ci->dip, &ci->ip, whichfork, m);
 }
 
 /* Every block a map holds into l (attr and symlink blocks are single fs blocks). */
@@ -268,7 +237,7 @@ static int run_batches(struct check_scan *s, struct check_deferq *q, struct fs_i
 
 			if ((what & (DEFER_DIR | DEFER_SYMLINK)) &&
 			    (fmt == XFS_DINODE_FMT_EXTENTS || fmt == XFS_DINODE_FMT_BTREE)) {
-				int e = load_map(cx, &it->ci, XFS_DATA_FORK, &it->dmap);
+				int e = check_load_map(cx, it->ci.dip, &it->ci.ip, XFS_DATA_FORK, NULL, &it->dmap);
 
 				if (e == -ENOMEM) {
 					err = e;
@@ -284,7 +253,7 @@ static int run_batches(struct check_scan *s, struct check_deferq *q, struct fs_i
 			}
 			if (!err && (what & DEFER_ATTR)) {
 				struct fs_bmap am;
-				int e = load_map(cx, &it->ci, XFS_ATTR_FORK, &am);
+				int e = check_load_map(cx, it->ci.dip, &it->ci.ip, XFS_ATTR_FORK, NULL, &am);
 
 				if (e == -ENOMEM)
 					err = e;

@@ -20,16 +20,6 @@
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 
-static int read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
-{
-	struct check_scan *s = priv;
-	const struct fs_geom *g = &s->cx->fs->g;
-
-	if (!fs_fsb_valid(g, fsb))
-		return -ERANGE;
-	return check_read_agblock(s->cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf);
-}
-
 static void note(struct check_scan *s, fs_fsblock_t fsb, uint64_t len, enum model_class cls,
 		 uint64_t ino, uint64_t off, uint8_t flags)
 {
@@ -51,12 +41,6 @@ static void note(struct check_scan *s, fs_fsblock_t fsb, uint64_t len, enum mode
 void check_forks_inode(struct check_scan *s, const struct check_inode *ci)
 {
 	struct check_ctx *cx = s->cx;
-	const struct fs_geom *g = &cx->fs->g;
-	struct fs_bmap_ctx bc = {
-		.g = g, .fl = cx->fl, .have_log_head = cx->fs->have_log_head,
-		.head_lsn = cx->fs->log_head_lsn, .read_fsblock = read_fsblock, .priv = s,
-		.rblocks = cx->fs->sb.sb_rblocks,
-	};
 	const struct fs_inode *ip = &ci->ip;
 	fs_ino_t ino = ci->ino;
 	uint64_t mapped = 0;
@@ -79,7 +63,7 @@ void check_forks_inode(struct check_scan *s, const struct check_inode *ci)
 		bool rt = fork == XFS_DATA_FORK && (ip->flags & XFS_DIFLAG_REALTIME);
 		enum model_class cls = fork == XFS_DATA_FORK ? MC_DATA : MC_ATTR;
 		struct fs_bmap m;
-		int err = fs_bmap_load(&bc, ci->dip, ip, fork, &m);
+		int err = check_load_map(cx, ci->dip, ip, fork, cx->fl, &m);
 
 		if (err) {
 			if (!s->err)

@@ -229,13 +229,8 @@ static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 		free(ext);
 	}
 	fs_findings_free(&s.scratch);
+	check_ra_account(cx, &st);
 	pthread_mutex_lock(&cx->ra_lock);
-	cx->ra.extents += st.extents;
-	cx->ra.windows += st.windows;
-	cx->ra.exact += st.exact;
-	cx->ra.bytes_read += st.bytes_read;
-	cx->ra.bytes_kept += st.bytes_kept;
-	cx->ra.failed += st.failed;
 	cx->inodes_checked += s.checked;
 	cx->fork_extents += s.extents;
 	cx->bmbt_blocks += s.bmbt;

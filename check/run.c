@@ -50,6 +50,40 @@ int check_read_agblock(struct check_ctx *cx, fs_agnumber_t agno, fs_agblock_t ag
 	return 0;
 }
 
+int check_read_fsblock(void *cx, fs_fsblock_t fsb, void *buf)
+{
+	const struct fs_geom *g = &((struct check_ctx *)cx)->fs->g;
+
+	if (!fs_fsb_valid(g, fsb))
+		return -ERANGE;
+	return check_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf);
+}
+
+int check_load_map(struct check_ctx *cx, const void *dip, const struct fs_inode *ip,
+		   int whichfork, struct fs_findings *fl, struct fs_bmap *m)
+{
+	struct fs_bmap_ctx bc = {
+		.g = &cx->fs->g, .fl = fl, .have_log_head = cx->fs->have_log_head,
+		.head_lsn = cx->fs->log_head_lsn, .read_fsblock = check_read_fsblock, .priv = cx,
+		.rblocks = cx->fs->sb.sb_rblocks,
+	};
+
+	return fs_bmap_load(&bc, dip, ip, whichfork, m);
+}
+
+void check_ra_account(struct check_ctx *cx, const struct fs_ra_stats *st)
+{
+	pthread_mutex_lock(&cx->ra_lock);
+	cx->ra.extents += st->extents;
+	cx->ra.cached += st->cached;
+	cx->ra.windows += st->windows;
+	cx->ra.exact += st->exact;
+	cx->ra.bytes_read += st->bytes_read;
+	cx->ra.bytes_kept += st->bytes_kept;
+	cx->ra.failed += st->failed;
+	pthread_mutex_unlock(&cx->ra_lock);
+}
+
 static int engine_start(struct check_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
