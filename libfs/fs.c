@@ -29,44 +29,99 @@ static int fail(struct fs_error *e, int err, const char *fmt, ...)
 }
 
 /*
- * Scan the device for the first secondary superblock that verifies cleanly,
- * as xfs_repair does when the primary is gone.  Returns its byte offset.
+ * How many of the other AG boundaries of candidate's geometry hold a
+ * secondary that verifies and agrees with it (uuid and geometry), out of
+ * at most 32 sampled evenly across the AGs.
+ */
+static void count_votes(struct fs_dev *dev, const struct xfs_sb *cand, unsigned char *buf,
+			struct fs_findings *scratch, unsigned *votes, unsigned *sampled)
+{
+	uint64_t agbytes = (uint64_t)cand->sb_agblocks << cand->sb_blocklog;
+	uint32_t n = cand->sb_agcount > 1 ? cand->sb_agcount - 1 : 0;
+	uint32_t step = n > 32 ? n / 32 : 1;
+
+	*votes = *sampled = 0;
+	for (uint32_t agno = 1; agno < cand->sb_agcount; agno += step) {
+		uint64_t off = agno * agbytes;
+		struct xfs_sb sb;
+
+		if (off + XFS_MAX_SECTORSIZE > dev->size)
+			break;
+		(*sampled)++;
+		if (fs_dev_read(dev, buf, XFS_MAX_SECTORSIZE, off))
+			continue;
+		scratch->n = 0;
+		if (fs_sb_verify(buf, XFS_MAX_SECTORSIZE, agno, scratch) != FS_SB_OK)
+			continue;
+		fs_sb_from_disk(&sb, (const void *)buf);
+		scratch->n = 0;
+		if (fs_sb_compare_secondary(cand, &sb, agno, scratch) == 0)
+			(*votes)++;
+	}
+}
+
+/*
+ * Scan the device for secondary superblocks, as xfs_repair does when the
+ * primary is gone, and choose by agreement rather than by position: a
+ * candidate (a verifying superblock at an AG boundary of its own geometry)
+ * wins once a majority of the AG boundaries its geometry names hold
+ * secondaries that agree with it.  A stray or stale superblock (an old
+ * filesystem's, a damaged copy) loses to the geometry the others share.
+ * Without a majority anywhere, the candidate with the most votes wins.
+ * Returns the byte offset of the chosen copy.
  */
 static int find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where)
 {
 	const size_t chunk = 1 << 20;
 	unsigned char *buf = fs_dev_alloc(dev, chunk);
+	unsigned char *vbuf = fs_dev_alloc(dev, XFS_MAX_SECTORSIZE);
 	struct fs_findings scratch;
+	unsigned best_votes = 0, tried = 0;
 	int ret = -ENOENT;
+	bool done = false;
 
-	if (!buf)
+	if (!buf || !vbuf) {
+		free(buf);
+		free(vbuf);
 		return -ENOMEM;
+	}
 	fs_findings_init(&scratch);
-	for (uint64_t off = 0; off < dev->size && ret == -ENOENT; off += chunk) {
+	/* 64 candidates bound the work on a device full of old superblocks */
+	for (uint64_t off = 0; off < dev->size && !done && tried < 64; off += chunk) {
 		size_t n = dev->size - off < chunk ? dev->size - off : chunk;
 		n -= n % FS_BBSIZE;
 		if (!n || fs_dev_read(dev, buf, n, off))
 			break;
-		for (size_t i = 0; i + FS_BBSIZE <= n; i += FS_BBSIZE) {
+		for (size_t i = 0; i + FS_BBSIZE <= n && !done; i += FS_BBSIZE) {
+			struct xfs_sb sb;
+			unsigned votes, sampled;
+
 			if (off + i == 0 || get_be32(buf + i) != XFS_SB_MAGIC)
 				continue;
 			scratch.n = 0;
-			if (fs_sb_verify(buf + i, n - i, 1, &scratch) == FS_SB_OK) {
-				struct xfs_sb sb;
-				fs_sb_from_disk(&sb, (const void *)(buf + i));
-				/* a real secondary sits at an AG boundary of its own geometry */
-				if (sb.sb_agblocks &&
-				    (off + i) % ((uint64_t)sb.sb_agblocks << sb.sb_blocklog) == 0) {
-					*out = sb;
-					*where = off + i;
-					ret = 0;
-					break;
-				}
+			if (fs_sb_verify(buf + i, n - i, 1, &scratch) != FS_SB_OK)
+				continue;
+			fs_sb_from_disk(&sb, (const void *)(buf + i));
+			/* a real secondary sits at an AG boundary of its own geometry */
+			if (!sb.sb_agblocks ||
+			    (off + i) % ((uint64_t)sb.sb_agblocks << sb.sb_blocklog) != 0)
+				continue;
+			tried++;
+			count_votes(dev, &sb, vbuf, &scratch, &votes, &sampled);
+			if (ret == -ENOENT || votes > best_votes) {
+				*out = sb;
+				*where = off + i;
+				best_votes = votes;
+				ret = 0;
 			}
+			/* the candidate itself is one of the sampled boundaries */
+			if (sampled && votes * 2 > sampled)
+				done = true;
 		}
 	}
 	fs_findings_free(&scratch);
 	free(buf);
+	free(vbuf);
 	return ret;
 }
 
