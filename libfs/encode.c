@@ -246,8 +246,13 @@ size_t fs_log_first_record_len(uint32_t lsunit_bytes)
 
 size_t fs_enc_log_first_record(void *buf, uint32_t lsunit_bytes, const unsigned char uuid[16])
 {
-	const uint32_t cycle = 1;
-	const uint64_t lsn = (uint64_t)cycle << 32;    /* cycle 1, block 0 */
+	return fs_enc_log_unmount_record(buf, lsunit_bytes, uuid, 1);
+}
+
+size_t fs_enc_log_unmount_record(void *buf, uint32_t lsunit_bytes, const unsigned char uuid[16],
+				 uint32_t cycle)
+{
+	const uint64_t lsn = (uint64_t)cycle << 32;    /* block 0 of the cycle */
 	uint32_t sectors = log_record_sectors(lsunit_bytes);
 	uint32_t hdrs = log_header_sectors(lsunit_bytes);
 	uint32_t total = lsunit_bytes > 2 * FS_BBSIZE ? lsunit_bytes : 2 * FS_BBSIZE;

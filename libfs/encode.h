@@ -84,5 +84,8 @@ size_t fs_enc_dir_sf_empty(void *dfork, fs_ino_t parent);
  */
 size_t fs_log_first_record_len(uint32_t lsunit_bytes);
 size_t fs_enc_log_first_record(void *buf, uint32_t lsunit_bytes, const unsigned char uuid[16]);
+/* The same record at block 0 of another cycle (a log reset past metadata LSNs). */
+size_t fs_enc_log_unmount_record(void *buf, uint32_t lsunit_bytes, const unsigned char uuid[16],
+				 uint32_t cycle);
 
 #endif

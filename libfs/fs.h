@@ -47,4 +47,15 @@ void fs_close(struct fs *fs);
 /* Locate the log head (internal logs); sets have_log_head/log_head_lsn/log_clean. */
 int fs_log_find_head(struct fs *fs);
 
+/*
+ * Write a clean log over [log_off, log_off + log_bytes): every sector
+ * zeroed, then one record at block 0 holding an unmount record, stamped
+ * with cycle (1 for a new filesystem; above every LSN in the metadata when
+ * a log is thrown away, or the kernel rejects those blocks as from the
+ * future).  lsunit_bytes pads the record (fs_log_lsunit_bytes()).
+ */
+int fs_log_write_clean(struct fs_dev *dev, uint64_t log_off, uint64_t log_bytes,
+		       uint32_t lsunit_bytes, const unsigned char uuid[16], uint32_t cycle);
+uint32_t fs_log_lsunit_bytes(const struct xfs_sb *sb);
+
 #endif

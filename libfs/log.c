@@ -2,13 +2,14 @@
 /*
  * The log, as far as offline tools need it: find the head (the newest
  * record) by the cycle numbers stamped in every log sector, and tell a
- * clean log (head record is an unmount record) from a dirty one.
- * Replay is not done here.
+ * clean log (head record is an unmount record) from a dirty one, and
+ * write a clean log (mkfs, repair -L).  Replay is not done here.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "libfs/encode.h"
 #include "libfs/endian.h"
 #include "libfs/fs.h"
 
@@ -125,4 +126,35 @@ int fs_log_find_head(struct fs *fs)
 out:
 	free(buf);
 	return err;
+}
+
+int fs_log_write_clean(struct fs_dev *dev, uint64_t log_off, uint64_t log_bytes,
+		       uint32_t lsunit_bytes, const unsigned char uuid[16], uint32_t cycle)
+{
+	size_t rec_len = fs_log_first_record_len(lsunit_bytes);
+	unsigned char *rec;
+	int err;
+
+	if (cycle == 0 || rec_len > log_bytes || log_off + log_bytes > dev->size)
+		return -EINVAL;
+	/*
+	 * Zeroed sectors read as cycle 0: the head search then stops right
+	 * after the one record (a partially zeroed log), whatever its cycle.
+	 */
+	err = fs_dev_zero_range(dev, log_off, log_bytes);
+	if (err)
+		return err;
+	rec = fs_dev_alloc(dev, rec_len);
+	if (!rec)
+		return -ENOMEM;
+	fs_enc_log_unmount_record(rec, lsunit_bytes, uuid, cycle);
+	err = fs_dev_write(dev, rec, rec_len, log_off);
+	free(rec);
+	return err;
+}
+
+uint32_t fs_log_lsunit_bytes(const struct xfs_sb *sb)
+{
+	/* as mkfs.xfs: records are padded to the log stripe unit, else to the log sector */
+	return sb->sb_logsunit > 1 ? sb->sb_logsunit : sb->sb_logsectsize;
 }

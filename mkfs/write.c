@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "libfs/encode.h"
+#include "libfs/fs.h"
 #include "libfs/sb.h"
 
 #define WHACK_BYTES (128 * 1024)   /* old signatures live in the first/last 128 KiB */
@@ -289,17 +290,13 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 	uint64_t log_bytes = (uint64_t)p->logblocks << p->blocklog;
 	size_t agbuf_len = (size_t)p->prealloc_blocks << p->blocklog;
 	size_t chunk_len = (size_t)p->chunk_blocks << p->blocklog;
-	/* as mkfs.xfs: records are padded to the log stripe unit, else to the log sector */
-	uint32_t lsunit_bytes = p->sb.sb_logsunit > 1 ? p->sb.sb_logsunit : p->sb.sb_logsectsize;
-	size_t rec_len = fs_log_first_record_len(lsunit_bytes);
-	unsigned char *agbuf = NULL, *chunk = NULL, *rec = NULL;
+	unsigned char *agbuf = NULL, *chunk = NULL;
 	struct mkfs_ag ag;
 	int rc;
 
 	agbuf = fs_dev_alloc(dev, agbuf_len);
 	chunk = fs_dev_alloc(dev, chunk_len);
-	rec = fs_dev_alloc(dev, rec_len);
-	if (!agbuf || !chunk || !rec) {
+	if (!agbuf || !chunk) {
 		rc = werr(err, el, -ENOMEM, "allocating write buffers");
 		goto out;
 	}
@@ -317,12 +314,6 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 		rc = fs_dev_discard_range(dev, 0, dev->size);
 		if (rc < 0 && rc != -EOPNOTSUPP && rc != -ENOTTY && rc != -EINVAL)
 			goto zero_fail;
-	}
-	rc = fs_dev_zero_range(dev, log_off, log_bytes);
-	if (rc < 0) {
-		rc = werr(err, el, rc, "zeroing the log (%llu bytes at offset %llu)",
-			  (unsigned long long)log_bytes, (unsigned long long)log_off);
-		goto out;
 	}
 	rc = fs_dev_zero_range(dev, 0, dev->size < WHACK_BYTES ? dev->size : WHACK_BYTES);
 	if (rc < 0)
@@ -360,10 +351,11 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 		}
 	}
 
-	fs_enc_log_first_record(rec, lsunit_bytes, (const unsigned char *)&p->sb.sb_uuid);
-	rc = fs_dev_write(dev, rec, rec_len, log_off);
+	rc = fs_log_write_clean(dev, log_off, log_bytes, fs_log_lsunit_bytes(&p->sb),
+				(const unsigned char *)&p->sb.sb_uuid, 1);
 	if (rc < 0) {
-		rc = werr(err, el, rc, "writing the log's unmount record");
+		rc = werr(err, el, rc, "writing a clean log (%llu bytes at offset %llu)",
+			  (unsigned long long)log_bytes, (unsigned long long)log_off);
 		goto out;
 	}
 
@@ -390,6 +382,5 @@ zero_fail:
 out:
 	free(agbuf);
 	free(chunk);
-	free(rec);
 	return rc;
 }
