@@ -7,6 +7,7 @@
 
 #include "libfs/format.h"
 #include "libfs/io.h"
+#include "libfs/verify.h"
 
 /*
  * One metadata buffer cache shared by every phase and thread: buffers keyed
@@ -75,5 +76,111 @@ void fs_cache_set_cap(struct fs_cache *c, uint64_t cap_bytes);
 uint64_t fs_cache_cap(const struct fs_cache *c);
 void fs_cache_get_stats(struct fs_cache *c, struct fs_cache_stats *st);
 struct fs_dev *fs_cache_dev(const struct fs_cache *c);
+
+/* ---- the write path (repair, mkfs -p) ----
+ *
+ * A buffer to be written is obtained (fs_cache_get_new to overwrite it
+ * whole, fs_cache_read to edit it), changed in place by its holder, then
+ * marked dirty with its metadata type and what its verifier needs to know
+ * (AG, owning inode).  Dirty buffers are never evicted, count against the
+ * cap, and leave the cache only through fs_cache_flush, which for each one
+ * recomputes the CRC, runs the type's READ verifier on the new bytes, and
+ * writes them sorted and coalesced.  Threads may get and mark buffers
+ * concurrently; a flush must not run concurrently with marking or with
+ * changes to the buffers it writes.  Buffers overlapping each other
+ * (different keys covering common sectors) must not both be dirty: the
+ * flush refuses them (-EEXIST).  fs_cache_destroy drops dirty buffers
+ * unwritten.
+ */
+
+/*
+ * Write classes for the crash protocol: the caller flushes one class at a
+ * time, with a device flush (fs_flush_opts.sync) between them: new blocks,
+ * then AG headers, then secondary superblocks, the primary last.  The
+ * values are only labels; any 0..FS_WCLASS_NR-1 works.
+ */
+enum {
+	FS_WCLASS_NEW = 0,         /* blocks nothing on disk points to yet */
+	FS_WCLASS_HEADERS = 1,     /* AG headers, inode cores: switch to the new blocks */
+	FS_WCLASS_SECONDARY = 2,   /* secondary superblocks */
+	FS_WCLASS_PRIMARY = 3,     /* the primary superblock */
+	FS_WCLASS_NR = 8,
+	FS_WCLASS_ALL = 0xff       /* fs_flush_opts.wclass: every class */
+};
+
+/* What a dirty buffer is, for its CRC and its verifier. */
+struct fs_dirty_info {
+	enum fs_mtype type;        /* FS_MT_*; inode buffers may hold many inodes */
+	fs_agnumber_t agno;        /* the AG its verifier is told (the sb number for FS_MT_SB) */
+	fs_ino_t ino;              /* owner (bmbt, dir, attr, symlink blocks); FS_MT_INODE: the
+				    * number of the buffer's first inode (the rest follow) */
+	uint8_t wclass;            /* FS_WCLASS_* (below FS_WCLASS_NR) */
+};
+
+/*
+ * A referenced buffer for (daddr, len) whose contents will be overwritten
+ * whole: zero-filled, nothing read.  If the key is already cached that
+ * buffer is returned, zeroed too (whatever it held, dirty edits included).
+ * Negative errno: -EINVAL (len 0), -ENXIO (past the device), -ENOMEM.
+ * The buffer is clean until fs_buf_mark_dirty.
+ */
+int fs_cache_get_new(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct fs_buf **out);
+
+/*
+ * Mark a referenced buffer dirty with its type and context (replacing
+ * those of an earlier mark).  -ENOSPC when the cache has a cap and the
+ * dirty set would grow past it (the buffer stays clean: flush or give up
+ * before changing more); -EINVAL for a bad type or class.
+ */
+int fs_buf_mark_dirty(struct fs_cache *c, struct fs_buf *b, const struct fs_dirty_info *info);
+
+/* Bytes in dirty buffers now. */
+uint64_t fs_cache_dirty_bytes(struct fs_cache *c);
+/* Whether bytes more of dirty buffers fit under the cap (a plan's check before it starts). */
+bool fs_cache_dirty_fits(struct fs_cache *c, uint64_t bytes);
+
+struct fs_flush_opts {
+	const struct fs_geom *g;   /* required: the verifiers' geometry and UUID */
+	uint8_t wclass;            /* the class to write, or FS_WCLASS_ALL */
+	uint32_t max_write;        /* largest coalesced write in bytes; 0: 2 MiB */
+	bool sync;                 /* fs_dev_flush (fdatasync) after the writes */
+	bool have_log_head;        /* LSN checks against a known log head */
+	uint64_t head_lsn;
+};
+
+struct fs_flush_result {
+	uint64_t buffers;          /* dirty buffers written */
+	uint64_t bytes;            /* bytes handed to the device (alignment included) */
+	uint64_t writes;           /* device write requests */
+	uint64_t rmw_reads;        /* reads of partly covered alignment units */
+	/* on failure: the object that stopped the flush */
+	enum fs_mtype type;
+	fs_daddr_t daddr;
+	uint32_t len;
+	fs_agnumber_t agno;
+	fs_ino_t ino;
+	char code[32];             /* the verifier's first finding code, e.g. "agf.crc" */
+	char message[256];         /* its message, or what failed */
+};
+
+/*
+ * Write every dirty buffer of the class: CRCs recomputed (the verifier
+ * table's crc_off), the read verifier run on the new bytes; then the
+ * writes, sorted by daddr and coalesced into runs of up to max_write
+ * bytes (O_DIRECT units shared by two buffers are merged into one write,
+ * units partly covered by dirty buffers are read first), issued through
+ * the device's engine; then the buffers are clean.  Before any write, the
+ * device's before-write hook sees every range.
+ *
+ * Returns 0 (res says what was written), or:
+ *   -EUCLEAN: a buffer's new bytes fail their verifier (a bug in whoever
+ *             changed it): NOTHING of this flush was written; res names it
+ *             (type, daddr, agno, ino, first finding's code and message).
+ *   -EEXIST:  two dirty buffers overlap; nothing written; res names one.
+ *   other negative errno: a device read/write failed; res names the range;
+ *             the buffers stay dirty (some ranges may have been written).
+ * res may be NULL.
+ */
+int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_flush_result *res);
 
 #endif

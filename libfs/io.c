@@ -329,12 +329,28 @@ int fs_dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
 	return bounce_io(dev, buf, len, off, false);
 }
 
+void fs_dev_set_write_hook(struct fs_dev *dev, fs_write_hook_fn fn, void *priv)
+{
+	dev->before_write = fn;
+	dev->before_write_priv = priv;
+}
+
+static int call_write_hook(struct fs_dev *dev, uint64_t off, uint64_t len)
+{
+	return dev->before_write && len ? dev->before_write(dev->before_write_priv, off, len) : 0;
+}
+
 int fs_dev_write(struct fs_dev *dev, const void *buf, size_t len, uint64_t off)
 {
+	int err;
+
 	if (!dev->writable)
 		return -EROFS;
 	if (off > dev->size || len > dev->size - off)
 		return -ENXIO;
+	err = call_write_hook(dev, off, len);
+	if (err)
+		return err;
 	if (is_aligned(dev, buf, len, off))
 		return full_io(dev->fd, (void *)buf, len, off, true);
 	return bounce_io(dev, (void *)buf, len, off, true);
@@ -347,8 +363,13 @@ int fs_dev_flush(struct fs_dev *dev)
 
 int fs_dev_zero_range(struct fs_dev *dev, uint64_t off, uint64_t len)
 {
+	int err;
+
 	if (!dev->writable)
 		return -EROFS;
+	err = call_write_hook(dev, off, len);
+	if (err)
+		return err;
 	if (dev->blockdev) {
 		uint64_t r[2] = { off, len };
 		return ioctl(dev->fd, BLKZEROOUT, r) < 0 ? -errno : 0;
@@ -363,8 +384,13 @@ int fs_dev_zero_range(struct fs_dev *dev, uint64_t off, uint64_t len)
 
 int fs_dev_discard_range(struct fs_dev *dev, uint64_t off, uint64_t len)
 {
+	int err;
+
 	if (!dev->writable)
 		return -EROFS;
+	err = call_write_hook(dev, off, len);
+	if (err)
+		return err;
 	if (dev->blockdev) {
 		uint64_t r[2] = { off, len };
 		return ioctl(dev->fd, BLKDISCARD, r) < 0 ? -errno : 0;
@@ -432,16 +458,21 @@ void fs_ioq_destroy(struct fs_ioq *q)
 }
 
 /* A completed request that came back short is finished synchronously. */
-static void finish_req(struct fs_ioq *q, struct fs_io_req *r, long res)
+static void finish_io(struct fs_ioq *q, struct fs_io_req *r, long res, bool write)
 {
 	if (res >= 0 && (size_t)res < r->len) {
-		int err = full_io(q->dev->fd, (char *)r->buf + res, r->len - res, r->off + res, false);
+		int err = full_io(q->dev->fd, (char *)r->buf + res, r->len - res, r->off + res, write);
 		res = err ? err : (long)r->len;
 	}
 	r->result = res;
 }
 
-static int batch_uring(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
+static void finish_req(struct fs_ioq *q, struct fs_io_req *r, long res)
+{
+	finish_io(q, r, res, false);
+}
+
+static int batch_uring(struct fs_ioq *q, struct fs_io_req *reqs, size_t n, bool write)
 {
 	size_t done = 0;
 
@@ -455,7 +486,10 @@ static int batch_uring(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 
 			if (!sqe)
 				return -EBUSY;
-			io_uring_prep_read(sqe, q->dev->fd, r->buf, r->len, r->off);
+			if (write)
+				io_uring_prep_write(sqe, q->dev->fd, r->buf, r->len, r->off);
+			else
+				io_uring_prep_read(sqe, q->dev->fd, r->buf, r->len, r->off);
 			io_uring_sqe_set_data(sqe, r);
 		}
 		ret = io_uring_submit(&q->ring);
@@ -469,7 +503,7 @@ static int batch_uring(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 			} while (ret == -EINTR);
 			if (ret < 0)
 				return ret;
-			finish_req(q, io_uring_cqe_get_data(cqe), cqe->res);
+			finish_io(q, io_uring_cqe_get_data(cqe), cqe->res, write);
 			io_uring_cqe_seen(&q->ring, cqe);
 		}
 		done += chunk;
@@ -477,7 +511,7 @@ static int batch_uring(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 	return 0;
 }
 
-static int batch_aio(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
+static int batch_aio(struct fs_ioq *q, struct fs_io_req *reqs, size_t n, bool write)
 {
 	size_t done = 0;
 
@@ -489,7 +523,10 @@ static int batch_aio(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 		for (size_t i = 0; i < chunk; i++) {
 			struct fs_io_req *r = &reqs[done + i];
 
-			io_prep_pread(&q->iocbs[i], q->dev->fd, r->buf, r->len, r->off);
+			if (write)
+				io_prep_pwrite(&q->iocbs[i], q->dev->fd, r->buf, r->len, r->off);
+			else
+				io_prep_pread(&q->iocbs[i], q->dev->fd, r->buf, r->len, r->off);
 			q->iocbs[i].data = r;
 			q->iocbp[i] = &q->iocbs[i];
 		}
@@ -499,7 +536,7 @@ static int batch_aio(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 		if ((size_t)ret < chunk) {
 			/* the rest were not queued: do them synchronously */
 			for (size_t i = ret; i < chunk; i++)
-				finish_req(q, &reqs[done + i], 0);
+				finish_io(q, &reqs[done + i], 0, write);
 			chunk = ret;
 		}
 		while (got < chunk) {
@@ -509,7 +546,7 @@ static int batch_aio(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 			if (ret < 0)
 				return ret;
 			for (int i = 0; i < ret; i++)
-				finish_req(q, q->events[i].data, (long)q->events[i].res);
+				finish_io(q, q->events[i].data, (long)q->events[i].res, write);
 			got += ret;
 		}
 		done += n - done < q->depth ? n - done : q->depth;
@@ -562,13 +599,53 @@ int fs_ioq_read_batch(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 		}
 		for (size_t i = 0; i < m; i++)
 			tmp[i] = *todo[i];
-		err = q->engine == FS_IO_URING ? batch_uring(q, tmp, m) : batch_aio(q, tmp, m);
+		err = q->engine == FS_IO_URING ? batch_uring(q, tmp, m, false) :
+						 batch_aio(q, tmp, m, false);
 		for (size_t i = 0; i < m; i++)
 			todo[i]->result = err ? err : tmp[i].result;
 		free(tmp);
 		free(todo);
 		return err;
 	}
+}
+
+int fs_ioq_write_batch(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
+{
+	struct fs_dev *dev = q->dev;
+	int err;
+
+	if (!dev->writable)
+		return -EROFS;
+	for (size_t i = 0; i < n; i++) {
+		struct fs_io_req *r = &reqs[i];
+
+		if (r->off > dev->size || r->len > dev->size - r->off ||
+		    !is_aligned(dev, r->buf, r->len, r->off))
+			return r->off > dev->size || r->len > dev->size - r->off ? -ENXIO : -EINVAL;
+	}
+	/* every range is announced before the first byte of the batch goes out */
+	for (size_t i = 0; i < n; i++) {
+		err = call_write_hook(dev, reqs[i].off, reqs[i].len);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < n; i++)
+		reqs[i].result = 0;
+	if (q->engine == FS_IO_URING)
+		err = batch_uring(q, reqs, n, true);
+	else if (q->engine == FS_IO_AIO)
+		err = batch_aio(q, reqs, n, true);
+	else {
+		err = 0;
+		for (size_t i = 0; i < n; i++)
+			finish_io(q, &reqs[i], 0, true);
+	}
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++)
+		if (reqs[i].result < 0)
+			return (int)reqs[i].result;
+	return 0;
 }
 
 unsigned fs_ioq_depth(const struct fs_ioq *q)

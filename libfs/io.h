@@ -8,6 +8,15 @@
 
 enum fs_io_engine { FS_IO_AUTO = 0, FS_IO_URING, FS_IO_AIO, FS_IO_PREAD };
 
+/*
+ * Called before any byte range of the device is written (fs_dev_write,
+ * fs_dev_zero_range, fs_dev_discard_range,
+ * fs_ioq_write_batch, the cache's writeback), with the byte offset and
+ * length about to be overwritten: the undo file records the old contents
+ * there.  A nonzero return stops the write and is returned by the writer.
+ */
+typedef int (*fs_write_hook_fn)(void *priv, uint64_t off, uint64_t len);
+
 struct fs_dev_opts {
 	bool writable;
 	bool no_direct;            /* never use O_DIRECT */
@@ -35,6 +44,8 @@ struct fs_dev {
 	uint64_t cached_bytes;     /* read from the page cache that way (atomic) */
 	enum fs_io_engine engine;  /* the engine actually in use */
 	unsigned qdepth;
+	fs_write_hook_fn before_write;  /* optional, see fs_dev_set_write_hook */
+	void *before_write_priv;
 };
 
 /* One read of a batch.  result: bytes read, or negative errno. */
@@ -60,6 +71,8 @@ void *fs_dev_alloc(const struct fs_dev *dev, size_t len);
 int fs_dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off);
 int fs_dev_write(struct fs_dev *dev, const void *buf, size_t len, uint64_t off);
 int fs_dev_flush(struct fs_dev *dev);
+/* Install (fn) or remove (NULL) the before-write hook. */
+void fs_dev_set_write_hook(struct fs_dev *dev, fs_write_hook_fn fn, void *priv);
 /* Zero or discard a range by offload (BLKZEROOUT/BLKDISCARD, fallocate on files). */
 int fs_dev_zero_range(struct fs_dev *dev, uint64_t off, uint64_t len);
 int fs_dev_discard_range(struct fs_dev *dev, uint64_t off, uint64_t len);
@@ -82,6 +95,17 @@ int  fs_ioq_read_batch(struct fs_ioq *q, struct fs_io_req *reqs, size_t n);
  * next finished request, in any order, with its result set (-ENOENT when
  * none is outstanding).  Other negative errno: the queue itself failed.
  */
+/*
+ * Batched writes, same rules as fs_ioq_read_batch for buffers and
+ * alignment.  The device's before-write hook is called for every request
+ * before any of them is submitted.  Short writes are finished
+ * synchronously.  Returns 0 when every request wrote all its bytes; else
+ * the first failure's negative errno (-EROFS read-only device, -ENXIO past
+ * the end, -EINVAL misaligned for O_DIRECT: nothing submitted; other
+ * errors: some requests may have been written, each carries its result).
+ */
+int  fs_ioq_write_batch(struct fs_ioq *q, struct fs_io_req *reqs, size_t n);
+
 unsigned fs_ioq_depth(const struct fs_ioq *q);
 int fs_ioq_submit(struct fs_ioq *q, struct fs_io_req *r);
 int fs_ioq_wait(struct fs_ioq *q, struct fs_io_req **done);
