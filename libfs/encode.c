@@ -94,9 +94,10 @@ void fs_enc_agfl(void *buf, size_t sectsize, uint32_t seqno, const unsigned char
 	fs_crc_update(buf, sectsize, XFS_AGFL_CRC_OFF);
 }
 
-void fs_enc_sblock(void *buf, size_t blocksize, uint32_t magic, uint16_t level,
-		   uint16_t numrecs, fs_daddr_t daddr, fs_agnumber_t agno,
-		   const unsigned char uuid[16])
+/* A btree block header, short (per-AG) or long (bmbt) form: no siblings, LSN 0, CRC set. */
+static void enc_btree_block(void *buf, size_t blocksize, bool long_form, uint32_t magic,
+			    uint16_t level, uint16_t numrecs, fs_daddr_t daddr, uint64_t owner,
+			    const unsigned char uuid[16])
 {
 	struct xfs_btree_block *b = buf;
 
@@ -104,18 +105,45 @@ void fs_enc_sblock(void *buf, size_t blocksize, uint32_t magic, uint16_t level,
 	b->bb_magic = to_be32(magic);
 	b->bb_level = to_be16(level);
 	b->bb_numrecs = to_be16(numrecs);
-	b->bb_u.s.bb_leftsib = to_be32(NULLAGBLOCK);
-	b->bb_u.s.bb_rightsib = to_be32(NULLAGBLOCK);
-	b->bb_u.s.bb_blkno = to_be64(daddr);
-	b->bb_u.s.bb_lsn = 0;
-	memcpy(&b->bb_u.s.bb_uuid, uuid, 16);
-	b->bb_u.s.bb_owner = to_be32(agno);
-	fs_crc_update(buf, blocksize, XFS_BTREE_SBLOCK_CRC_OFF);
+	if (long_form) {
+		b->bb_u.l.bb_leftsib = to_be64(NULLFSBLOCK);
+		b->bb_u.l.bb_rightsib = to_be64(NULLFSBLOCK);
+		b->bb_u.l.bb_blkno = to_be64(daddr);
+		memcpy(&b->bb_u.l.bb_uuid, uuid, 16);
+		b->bb_u.l.bb_owner = to_be64(owner);
+		fs_crc_update(buf, blocksize, XFS_BTREE_LBLOCK_CRC_OFF);
+	} else {
+		b->bb_u.s.bb_leftsib = to_be32(NULLAGBLOCK);
+		b->bb_u.s.bb_rightsib = to_be32(NULLAGBLOCK);
+		b->bb_u.s.bb_blkno = to_be64(daddr);
+		memcpy(&b->bb_u.s.bb_uuid, uuid, 16);
+		b->bb_u.s.bb_owner = to_be32((uint32_t)owner);
+		fs_crc_update(buf, blocksize, XFS_BTREE_SBLOCK_CRC_OFF);
+	}
+}
+
+void fs_enc_sblock(void *buf, size_t blocksize, uint32_t magic, uint16_t level,
+		   uint16_t numrecs, fs_daddr_t daddr, fs_agnumber_t agno,
+		   const unsigned char uuid[16])
+{
+	enc_btree_block(buf, blocksize, false, magic, level, numrecs, daddr, agno, uuid);
 }
 
 void fs_enc_sblock_finish(void *buf, size_t blocksize)
 {
 	fs_crc_update(buf, blocksize, XFS_BTREE_SBLOCK_CRC_OFF);
+}
+
+void fs_enc_lblock(void *buf, size_t blocksize, uint32_t magic, uint16_t level,
+		   uint16_t numrecs, fs_daddr_t daddr, fs_ino_t owner,
+		   const unsigned char uuid[16])
+{
+	enc_btree_block(buf, blocksize, true, magic, level, numrecs, daddr, owner, uuid);
+}
+
+void fs_enc_lblock_finish(void *buf, size_t blocksize)
+{
+	fs_crc_update(buf, blocksize, XFS_BTREE_LBLOCK_CRC_OFF);
 }
 
 void fs_enc_alloc_rec(void *rec, uint32_t start, uint32_t len)
@@ -151,6 +179,15 @@ void fs_enc_rmap_rec(void *rec, uint32_t start, uint32_t len, uint64_t owner, ui
 	r->rm_blockcount = to_be32(len);
 	r->rm_owner = to_be64(owner);
 	r->rm_offset = to_be64(offset);
+}
+
+void fs_enc_refc_rec(void *rec, uint32_t start, uint32_t len, uint32_t refcount, bool cow)
+{
+	struct xfs_refcount_rec *r = rec;
+
+	r->rc_startblock = to_be32(cow ? start | XFS_REFC_COWFLAG : start);
+	r->rc_blockcount = to_be32(len);
+	r->rc_refcount = to_be32(refcount);
 }
 
 void fs_enc_dinode_free(void *buf, size_t inodesize, fs_ino_t ino, const unsigned char uuid[16])

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Encoders for the metadata a new filesystem holds: superblock sector, AGF,
- * AGI, AGFL, short-form btree blocks and their records, v3 inodes, the
+ * AGI, AGFL, short- and long-form btree blocks and their records, v3 inodes, the
  * short-form directory, and a log record carrying an unmount record.  Each
  * takes host-order values and leaves a buffer ready to write, CRC included
  * (the *_finish helpers recompute it after further edits).
@@ -40,10 +40,26 @@ static inline void *fs_sblock_rec(void *buf, size_t recsize, unsigned i)
 	return (char *)buf + XFS_BTREE_SBLOCK_CRC_LEN + (size_t)i * recsize;
 }
 
+/*
+ * Long-form (bmbt) btree block header: owner is the inode, siblings
+ * NULLFSBLOCK; records follow at fs_lblock_rec().
+ */
+void fs_enc_lblock(void *buf, size_t blocksize, uint32_t magic, uint16_t level,
+		   uint16_t numrecs, fs_daddr_t daddr, fs_ino_t owner,
+		   const unsigned char uuid[16]);
+void fs_enc_lblock_finish(void *buf, size_t blocksize);
+static inline void *fs_lblock_rec(void *buf, size_t recsize, unsigned i)
+{
+	return (char *)buf + XFS_BTREE_LBLOCK_CRC_LEN + (size_t)i * recsize;
+}
+
 void fs_enc_alloc_rec(void *rec, uint32_t start, uint32_t len);
 void fs_enc_inobt_rec(void *rec, uint32_t startino, bool sparse, uint16_t holemask, uint8_t count,
 		      uint8_t freecount, uint64_t free_mask);
 void fs_enc_rmap_rec(void *rec, uint32_t start, uint32_t len, uint64_t owner, uint64_t offset);
+/* Reference count record; cow: a CoW staging extent (start gets XFS_REFC_COWFLAG). */
+void fs_enc_refc_rec(void *rec, uint32_t start, uint32_t len, uint32_t refcount, bool cow);
+/* (bmbt records: fs_bmbt_rec_encode in libfs/bmap.h) */
 
 /*
  * A v3 inode that exists but is not in use, as inode chunk initialisation

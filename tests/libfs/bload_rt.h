@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Bulk-loader round trips, shared by the unit test (test_bload) and the
+ * fuzz target (tests/fuzz/fuzz_bload): a geometry, valid record sets for
+ * every tree type, and "build it into memory, walk it back with libfs's
+ * own walkers, compare" with the shape rules checked on the way.
+ * No cmocka here: it returns what went wrong as text.
+ */
+#ifndef XFSX_TEST_BLOAD_RT_H
+#define XFSX_TEST_BLOAD_RT_H
+
+#include <stdint.h>
+
+#include "libfs/bload.h"
+#include "libfs/format.h"
+
+/* 4 AGs of 16384 blocks, 512-byte inodes, finobt, sparse inodes, rmapbt, reflink. */
+int rt_geom(uint32_t blocksize, struct fs_geom *g);
+
+enum rt_tree { RT_BNO, RT_CNT, RT_RMAP, RT_REFC, RT_INO, RT_FINO, RT_BMBT, RT_NR };
+const struct fs_btree_ops *rt_ops(enum rt_tree t);
+const char *rt_name(enum rt_tree t);
+
+/* A small PRNG (xorshift64*), so a seed names a case. */
+uint64_t rt_rand(uint64_t *state);
+
+/*
+ * *n valid records of tree t in key order (fewer when the AG has no room
+ * for more: *n says how many), malloc'd, *n * rec_len bytes.  NULL on ENOMEM.
+ */
+unsigned char *rt_records(const struct fs_geom *g, enum rt_tree t, uint64_t *n, uint64_t *rng);
+
+/* The AG (short format) or inode (bmbt) the round trips build for. */
+#define RT_AGNO 1
+fs_ino_t rt_bmbt_ino(const struct fs_geom *g);
+
+struct rt_result {
+	struct fs_bload_geom geom;
+	uint32_t nlevels;
+	uint64_t blocks;           /* blocks written */
+	uint64_t walked_blocks;    /* blocks the walker accepted */
+	uint64_t level_seen[FS_BLOAD_MAXLEVELS];
+	uint8_t fork_format;
+	char why[512];             /* the first thing wrong */
+};
+
+/*
+ * Build the records into an in-memory store (blocks taken with a stride,
+ * so siblings are not neighbours), then walk them back (fs_btree_walk, or
+ * fs_bmap_load through an inode for the bmbt) and check: no findings,
+ * the same records in the same order, levels and blocks per level as the
+ * geometry predicted, every non-root block at least half full and no
+ * block over its capacity, slack kept wherever the half-full rule allows.
+ * 0 when all holds; -1 with res->why; the loader's negative errno as is
+ * (res->why says so) when the build itself failed.
+ */
+int rt_roundtrip(const struct fs_geom *g, enum rt_tree t, const unsigned char *recs, uint64_t n,
+		 const struct fs_bload_slack *slack, struct rt_result *res);
+
+#endif
