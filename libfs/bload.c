@@ -365,7 +365,8 @@ int fs_bload_build(struct fs_bload *b)
 	b->fork_format = 0;
 	b->blocks_written = 0;
 	b->bad_rec = 0;
-	if (!ops || !b->g || !ops->rec_key || !ops->key_cmp || (!b->recs && !b->get_recs) ||
+	if (!ops || !b->g || !ops->rec_key || !ops->key_cmp ||
+	    (b->nrecs && !b->recs && !b->get_recs) ||
 	    (ops->long_format && (!b->fork || !b->fork_size)))
 		return -EINVAL;
 	err = fs_bload_compute_geometry(ops, b->g->blocksize, b->nrecs, &b->slack, b->fork_size,

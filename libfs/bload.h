@@ -75,6 +75,7 @@ struct fs_bload {
 	/*
 	 * The records, rec_len bytes each, in key order (strictly ascending;
 	 * overlapping trees: never descending).  Either an array ...
+	 * (neither is needed for nrecs 0: an empty tree is one empty leaf)
 	 */
 	const void *recs;
 	/* ... or, when recs is NULL, a source: copy the next n records to out; 0 or -errno. */

@@ -270,6 +270,13 @@ static void test_refusals(void **state)
 	b.alloc_block = mem_alloc;
 	b.recs = NULL;
 	assert_int_equal(fs_bload_build(&b), -EINVAL);
+	/* ... unless there are no records: an empty tree is one empty leaf */
+	b.nrecs = 0;
+	m = (struct mem){ .next = 100, .fail_after = -1 };
+	assert_int_equal(fs_bload_build(&b), 0);
+	assert_int_equal(m.writes, 1);
+	assert_int_equal(b.nlevels, 1);
+	b.nrecs = 2000;
 	/* a bmbt without its fork */
 	b.ops = fs_btree_ops_get(FS_BTREE_BMBT);
 	b.recs = recs;
