@@ -5,9 +5,11 @@
 # AG's bno, cnt, rmap, refcount, inobt and finobt trees are rebuilt by
 # rebuild_tool (tests/libfs/rebuild_tool.c: walk, bulk load onto the same
 # blocks in another order, AGF/AGI roots updated, verified writeback, new
-# blocks flushed before the headers).  Then the image must have changed, and
+# blocks flushed before the headers), and so is the block map btree of a
+# file with thousands of extents (the root rewritten in its inode).  Then the image must have changed, and
 # xfs_repair -n and xfsx_check must call it clean, the kernel must mount it,
-# see every file, write and remove one, and xfs_repair -n must still be clean.
+# read every file back unchanged, write (into the rebuilt file too), reflink
+# and remove, and xfs_repair -n must still be clean.
 # Needs root and a loop device (skips with the reason otherwise).
 . "$XFSX_SRC/tests/lib.sh"
 TOOL="$XFSX_BUILD/tests/libfs/rebuild_tool"
@@ -53,18 +55,23 @@ for opts in "-b size=1024" "-b size=4096"; do
 	mount_img "$img" "$TMP/mnt" || { not_ok "mount ($opts)"; continue; }
 	populate "$TMP/mnt" || { not_ok "populate ($opts)"; unmount_dir "$TMP/mnt"; continue; }
 	files=$(find "$TMP/mnt" -type f | wc -l)
+	sums=$(cd "$TMP/mnt" && find . -type f -print0 | sort -z | xargs -0 md5sum | md5sum)
 	unmount_dir "$TMP/mnt"
 	xfs_repair -n "$img" >/dev/null 2>&1; rc=$?
 	check "$opts: populated image is clean before (xfs_repair -n exit $rc)" [ $rc -eq 0 ]
 	before=$(sha256sum < "$img")
 
-	out=$("$TOOL" "$img" bno cnt rmap refc ino fino 2>&1); rc=$?
+	holey=$(xfs_db -r -c "path /holey" -c inode "$img" 2>/dev/null | awk '/current inode number/ {print $NF}')
+	fmt=$(xfs_db -r -c "inode $holey" -c "p core.format" "$img" 2>/dev/null)
+	diag "/holey is inode $holey, $fmt"
+	out=$("$TOOL" "$img" bno cnt rmap refc ino fino "bmbt:$holey" 2>&1); rc=$?
 	echo "$out" | sed 's/^/# /'
 	check "$opts: rebuild_tool exit 0 (got $rc)" [ $rc -eq 0 ]
 	rebuilt=$(grep -c 'levels' <<<"$out")
 	multi=$(grep -cE 'levels [2-9]' <<<"$out")
-	check "$opts: trees rebuilt ($rebuilt of 12; $multi with two levels or more)" \
-		[ "$rebuilt" -ge 10 ] && [ "$multi" -ge 4 ]
+	check "$opts: trees rebuilt ($rebuilt of 13; $multi with two levels or more)" \
+		[ "$rebuilt" -ge 11 ] && [ "$multi" -ge 4 ]
+	check "$opts: the holey file's block map btree rebuilt" grep -q "^bmbt $holey: .*levels" <<<"$out"
 	after=$(sha256sum < "$img")
 	check "$opts: the image changed" [ "$before" != "$after" ]
 
@@ -78,9 +85,14 @@ for opts in "-b size=1024" "-b size=4096"; do
 	if mount_img "$img" "$TMP/mnt"; then
 		n=$(find "$TMP/mnt" -type f | wc -l)
 		check "$opts: the kernel mounts it and sees all $files files (saw $n)" [ "$n" -eq "$files" ]
+		now=$(cd "$TMP/mnt" && find . -type f -print0 | sort -z | xargs -0 md5sum | md5sum)
+		check "$opts: every file reads back the same bytes (the rebuilt block map included)" \
+			[ "$now" = "$sums" ]
 		head -c 3000000 /dev/urandom > "$TMP/mnt/new" && rm "$TMP/mnt/d1/f1" && \
-			cp --reflink=always "$TMP/mnt/d2/f2" "$TMP/mnt/clone-new" && sync
-		check "$opts: the kernel writes, removes and reflinks on it" [ $? -eq 0 ]
+			cp --reflink=always "$TMP/mnt/d2/f2" "$TMP/mnt/clone-new" && \
+			dd if=/dev/urandom of="$TMP/mnt/holey" bs=1k seek=4001 count=300 conv=notrunc \
+				status=none && sync
+		check "$opts: the kernel writes (into the holey file's holes too), removes and reflinks on it" [ $? -eq 0 ]
 		unmount_dir "$TMP/mnt"
 		xfs_repair -n "$img" >/dev/null 2>&1; rc=$?
 		check "$opts: still clean after the kernel's writes (xfs_repair -n exit $rc)" [ $rc -eq 0 ]

@@ -9,7 +9,12 @@
  * ascending order (every block's contents move), the AGF/AGI root and
  * level are updated, and the new blocks are flushed before the headers.
  *
- * Usage: rebuild_tool IMAGE TREE...   (TREE: bno cnt rmap refc ino fino)
+ * A file's block map btree (bmbt:INO) is rebuilt the same way: its
+ * extents loaded (fs_bmap_load), the tree rebuilt onto its own blocks,
+ * the new root written into the inode's fork (the inode is a dirty buffer
+ * of its own: the flush restamps and verifies it).
+ *
+ * Usage: rebuild_tool IMAGE TREE...   (TREE: bno cnt rmap refc ino fino bmbt:INO)
  * Prints one line per tree; exit 0 when every tree was rebuilt or had no
  * usable slack (said), 1 on any failure.
  */
@@ -20,10 +25,12 @@
 
 #include "libfs/ag.h"
 #include "libfs/bload.h"
+#include "libfs/bmap.h"
 #include "libfs/btree_ag.h"
 #include "libfs/cache.h"
 #include "libfs/endian.h"
 #include "libfs/fs.h"
+#include "libfs/inode.h"
 
 struct tree {
 	const char *name;
@@ -110,7 +117,7 @@ static int cmp_u64(const void *a, const void *b)
 
 /* A slack under which the tree takes exactly want blocks: the default first, then any. */
 static bool find_slack(const struct fs_btree_ops *ops, const struct fs_geom *g, uint64_t nrecs,
-		       uint64_t want, struct fs_bload_slack *out)
+		       uint32_t fork_size, uint64_t want, struct fs_bload_slack *out)
 {
 	uint32_t lmax = fs_btree_maxrecs(ops, g->blocksize, true);
 	uint32_t nmax = fs_btree_maxrecs(ops, g->blocksize, false);
@@ -120,7 +127,7 @@ static bool find_slack(const struct fs_btree_ops *ops, const struct fs_geom *g, 
 		for (int n = -1; n <= (int)(nmax / 2 + 1); n++) {
 			struct fs_bload_slack s = { l, n };
 
-			if (fs_bload_compute_geometry(ops, g->blocksize, nrecs, &s, 0, &gm) == 0 &&
+			if (fs_bload_compute_geometry(ops, g->blocksize, nrecs, &s, fork_size, &gm) == 0 &&
 			    gm.nblocks == want) {
 				*out = s;
 				return true;
@@ -203,7 +210,7 @@ static int rebuild(struct fs *fs, struct fs_cache *c, fs_agnumber_t agno, const 
 	fs_findings_free(&fl);
 	if (err)
 		goto out;
-	if (!find_slack(t->ops, g, k.nrecs, k.nblocks, &b.slack)) {
+	if (!find_slack(t->ops, g, k.nrecs, 0, k.nblocks, &b.slack)) {
 		printf("%s AG %u: %llu records, %llu blocks: no slack gives that many blocks; "
 		       "left alone\n", t->name, agno, (unsigned long long)k.nrecs,
 		       (unsigned long long)k.nblocks);
@@ -229,6 +236,106 @@ static int rebuild(struct fs *fs, struct fs_cache *c, fs_agnumber_t agno, const 
 	       (unsigned long long)b.root, b.slack.leaf, b.slack.node);
 out:
 	fs_buf_put(c, hb);
+	free(k.recs);
+	free(k.blocks);
+	return err;
+}
+
+static int read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
+{
+	struct collect *k = priv;
+
+	return read_block(k, fs_fsb_to_agno(k->g, fsb), fs_fsb_to_agbno(k->g, fsb), buf);
+}
+
+static int rebuild_bmbt(struct fs *fs, struct fs_cache *c, fs_ino_t ino)
+{
+	const struct fs_geom *g = &fs->g;
+	const struct fs_btree_ops *ops = fs_btree_ops_get(FS_BTREE_BMBT);
+	fs_agnumber_t agno = fs_ino_to_agno(g, ino);
+	fs_agino_t agino = fs_ino_to_agino(g, ino);
+	fs_daddr_t d = fs_agbno_to_daddr(g, agno, fs_agino_to_agbno(g, agino)) +
+		       (fs_agino_to_offset(g, agino) << g->inodelog) / FS_BBSIZE;
+	struct fs_dirty_info di = { .type = FS_MT_INODE, .agno = agno, .ino = ino,
+				    .wclass = FS_WCLASS_HEADERS };
+	struct collect k = { .c = c, .g = g, .rec_len = ops->rec_len };
+	struct fs_findings fl;
+	struct fs_bmap_ctx bc = { .g = g, .have_log_head = fs->have_log_head,
+				  .head_lsn = fs->log_head_lsn, .read_fsblock = read_fsblock,
+				  .priv = &k };
+	struct fs_bload b = { .ops = ops, .g = g, .ino = ino, .alloc_block = alloc_old,
+			      .write_block = write_new, .priv = &k };
+	struct fs_inode ip;
+	struct fs_bmap m = { 0 };
+	struct fs_buf *ib;
+	unsigned char *fork = NULL;
+	int err;
+
+	if (g->inodesize % FS_BBSIZE)
+		return -EOPNOTSUPP;	/* an inode smaller than a sector shares its buffer */
+	err = fs_cache_read(c, d, g->inodesize, &ib);
+	if (err)
+		return err;
+	fs_inode_decode(ib->data, &ip);
+	if (ip.format != XFS_DINODE_FMT_BTREE) {
+		fprintf(stderr, "bmbt %llu: data fork is not a btree\n", (unsigned long long)ino);
+		err = -EINVAL;
+		goto out;
+	}
+	fs_findings_init(&fl);
+	bc.fl = &fl;
+	err = fs_bmap_load(&bc, ib->data, &ip, XFS_DATA_FORK, &m);
+	if (!err && (fl.n || m.bad)) {
+		fprintf(stderr, "bmbt %llu: findings before the rebuild (%s)\n",
+			(unsigned long long)ino, fl.n ? fl.v[0].def->code : "bad map");
+		err = -EUCLEAN;
+	}
+	fs_findings_free(&fl);
+	if (err)
+		goto out;
+	k.recs = malloc(m.n * ops->rec_len + 1);
+	k.blocks = malloc(m.nbmbt * sizeof(*k.blocks) + 1);
+	b.fork_size = fs_inode_fork_size(g, &ip, XFS_DATA_FORK);
+	fork = malloc(b.fork_size);
+	if (!k.recs || !k.blocks || !fork) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < m.n; i++)
+		fs_bmbt_rec_encode(&m.ext[i], k.recs + i * ops->rec_len);
+	for (size_t i = 0; i < m.nbmbt; i++)
+		k.blocks[i] = m.bmbt[i];
+	k.nrecs = m.n;
+	k.nblocks = m.nbmbt;
+	if (!find_slack(ops, g, k.nrecs, b.fork_size, k.nblocks, &b.slack)) {
+		printf("bmbt %llu: %llu extents, %llu blocks: no slack gives that many blocks; "
+		       "left alone\n", (unsigned long long)ino, (unsigned long long)k.nrecs,
+		       (unsigned long long)k.nblocks);
+		goto out;
+	}
+	qsort(k.blocks, k.nblocks, sizeof(*k.blocks), cmp_u64);
+	k.tgt = (struct fs_bload_cache_target){ .cache = c, .g = g, .ops = ops, .ino = ino,
+						.wclass = FS_WCLASS_NEW };
+	b.recs = k.recs;
+	b.nrecs = k.nrecs;
+	b.fork = fork;
+	err = fs_bload_build(&b);
+	if (!err && b.fork_format != XFS_DINODE_FMT_BTREE)
+		err = -EINVAL;
+	if (err) {
+		fprintf(stderr, "bmbt %llu: build failed: %s\n", (unsigned long long)ino,
+			strerror(-err));
+		goto out;
+	}
+	memcpy((void *)fs_inode_fork_ptr(ib->data, &ip, XFS_DATA_FORK), fork, b.fork_size);
+	err = fs_buf_mark_dirty(c, ib, &di);
+	printf("bmbt %llu: %llu extents, %llu blocks, levels %u (root in the inode), slack %d/%d\n",
+	       (unsigned long long)ino, (unsigned long long)k.nrecs,
+	       (unsigned long long)k.nblocks, b.nlevels, b.slack.leaf, b.slack.node);
+out:
+	fs_bmap_free(&m);
+	fs_buf_put(c, ib);
+	free(fork);
 	free(k.recs);
 	free(k.blocks);
 	return err;
@@ -269,6 +376,12 @@ int main(int argc, char **argv)
 		for (int i = 2; !err && i < argc; i++) {
 			const struct tree *t = NULL;
 
+			if (!strncmp(argv[i], "bmbt:", 5)) {
+				/* a file's tree: once, not per AG */
+				if (agno == 0)
+					err = rebuild_bmbt(fs, c, strtoull(argv[i] + 5, NULL, 0));
+				continue;
+			}
 			for (size_t j = 0; j < sizeof(trees) / sizeof(trees[0]); j++)
 				if (!strcmp(argv[i], trees[j].name))
 					t = &trees[j];
