@@ -576,6 +576,7 @@ static int cmp_cbuf_daddr(const void *x, const void *y)
 struct wgroup {
 	uint64_t start, end;
 	size_t first, n;
+	bool shares_prev;          /* its first unit is the previous group's last one */
 };
 
 static uint64_t align_down(uint64_t v, uint64_t a) { return v / a * a; }
@@ -650,6 +651,13 @@ static int write_groups(struct fs_cache *c, struct cbuf **v, struct wgroup *gr, 
 		while (g0 + n < ngr && n < depth && (n == 0 || bytes < FLUSH_BATCH_BYTES)) {
 			struct wgroup *w = &gr[g0 + n];
 			struct fs_io_req *r = &reqs[n];
+
+			/*
+			 * A group sharing a unit with the one before reads that unit
+			 * back only once the batch holding the other is written.
+			 */
+			if (n && w->shares_prev)
+				break;
 
 			r->off = w->start;
 			r->len = w->end - w->start;
@@ -752,8 +760,11 @@ int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_
 
 	/*
 	 * Coalesce: a buffer joins the group before it when their aligned
-	 * ranges share a unit (they must: two writes of one unit would lose
-	 * one of them) or touch and the group stays within max_write.
+	 * ranges share a unit or touch, while the group stays within
+	 * max_write.  Past that, a buffer sharing a unit with the group
+	 * starts a new group marked shares_prev: written in a later batch,
+	 * after re-reading that unit, so neither write loses the other's
+	 * bytes and no group grows beyond max_write (bounded memory).
 	 */
 	gr = calloc(n, sizeof(*gr));
 	if (!gr) {
@@ -768,13 +779,14 @@ int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_
 			/* a partial unit at the device's end: the size is the limit */
 			e = c->dev->size;
 		}
-		if (last && (s < last->end || (s == last->end && e - last->start <= max_write))) {
+		if (last && s <= last->end && (e > last->end ? e : last->end) - last->start <= max_write) {
 			if (e > last->end)
 				last->end = e;
 			last->n++;
 			continue;
 		}
-		gr[ngr++] = (struct wgroup){ .start = s, .end = e, .first = i, .n = 1 };
+		gr[ngr++] = (struct wgroup){ .start = s, .end = e, .first = i, .n = 1,
+					     .shares_prev = last && s < last->end };
 	}
 	err = write_groups(c, v, gr, ngr, align, res);
 	if (err)

@@ -252,6 +252,46 @@ static void test_coalesce(void **state)
 }
 
 /*
+ * 1 KiB buffers every 1.5 KiB: the 4 KiB O_DIRECT units are shared by
+ * buffers in a chain with gaps between.  With a small max_write the chain
+ * is cut into many writes inside shared units (memory stays bounded), and
+ * still every buffer lands and every gap keeps its bytes.
+ */
+static void test_shared_chain_split(void **state)
+{
+	struct tfix *t = *state;
+	struct fs_flush_opts o = fopts(FS_WCLASS_ALL);
+	struct fs_flush_result res;
+	fs_daddr_t base = fs_agbno_to_daddr(&F.g, 0, 64);
+	unsigned char *want = calloc(64, 1024);
+
+	for (unsigned i = 0; i < 64; i++) {
+		fs_daddr_t d = base + 3 * i;
+		struct fs_dirty_info di = { .type = FS_MT_INODE, .agno = 0,
+					    .ino = fs_agino_to_ino(&F.g, 0, (fs_agino_t)d) };
+		struct fs_buf *b;
+
+		assert_int_equal(fs_cache_get_new(t->c, d, 1024, &b), 0);
+		fs_enc_dinode_free(b->data, 512, di.ino, F.g.meta_uuid);
+		fs_enc_dinode_free(b->data + 512, 512, di.ino + 1, F.g.meta_uuid);
+		memcpy(want + 1024 * i, b->data, 1024);
+		assert_int_equal(fs_buf_mark_dirty(t->c, b, &di), 0);
+		fs_buf_put(t->c, b);
+	}
+	o.max_write = 8192;
+	if (fs_cache_flush(t->c, &o, &res))
+		fail_msg("%s: %s", res.code, res.message);
+	assert_int_equal(res.buffers, 64);
+	if (t->dev->direct && t->dev->dio_align == 4096)
+		assert_true(res.writes >= 96 * 1024 / 8192);
+	for (unsigned i = 0; i < 64; i++) {
+		assert_true(on_disk(t->fd, base + 3 * i, want + 1024 * i, 1024));
+		assert_true(sector_stamped(t->fd, base + 3 * i + 2));
+	}
+	free(want);
+}
+
+/*
  * Two 512-byte buffers in one 4 KiB O_DIRECT unit (AGF and AGI of AG 0):
  * flushed together, or in two classes one after the other, both survive,
  * and the unit's other sectors (superblock, AGFL...) keep their bytes.
@@ -539,6 +579,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(check_direct_used, setup_pread_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_coalesce, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_unit, setup_auto_dio, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_chain_split, setup_auto_dio, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_chain_split, setup_uring_buf, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_unit, setup_pread_buf, teardown),
 		cmocka_unit_test_setup_teardown(test_write_hook, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_fails, setup_auto_dio, teardown),
