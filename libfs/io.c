@@ -335,9 +335,22 @@ void fs_dev_set_write_hook(struct fs_dev *dev, fs_write_hook_fn fn, void *priv)
 	dev->before_write_priv = priv;
 }
 
+void fs_dev_set_write_commit(struct fs_dev *dev, fs_write_commit_fn fn)
+{
+	dev->before_submit = fn;
+}
+
+static int call_commit_hook(struct fs_dev *dev)
+{
+	return dev->before_submit ? dev->before_submit(dev->before_write_priv) : 0;
+}
+
+/* One range of a single write: announced, then committed. */
 static int call_write_hook(struct fs_dev *dev, uint64_t off, uint64_t len)
 {
-	return dev->before_write && len ? dev->before_write(dev->before_write_priv, off, len) : 0;
+	int err = dev->before_write && len ? dev->before_write(dev->before_write_priv, off, len) : 0;
+
+	return err ? err : call_commit_hook(dev);
 }
 
 int fs_dev_write(struct fs_dev *dev, const void *buf, size_t len, uint64_t off)
@@ -623,12 +636,16 @@ int fs_ioq_write_batch(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 		    !is_aligned(dev, r->buf, r->len, r->off))
 			return r->off > dev->size || r->len > dev->size - r->off ? -ENXIO : -EINVAL;
 	}
-	/* every range is announced before the first byte of the batch goes out */
-	for (size_t i = 0; i < n; i++) {
-		err = call_write_hook(dev, reqs[i].off, reqs[i].len);
+	/* every range is announced, then committed, before the first byte of the batch goes out */
+	for (size_t i = 0; i < n && dev->before_write; i++) {
+		err = reqs[i].len ? dev->before_write(dev->before_write_priv, reqs[i].off,
+						      reqs[i].len) : 0;
 		if (err)
 			return err;
 	}
+	err = call_commit_hook(dev);
+	if (err)
+		return err;
 	for (size_t i = 0; i < n; i++)
 		reqs[i].result = 0;
 	if (q->engine == FS_IO_URING)

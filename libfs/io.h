@@ -16,6 +16,13 @@ enum fs_io_engine { FS_IO_AUTO = 0, FS_IO_URING, FS_IO_AIO, FS_IO_PREAD };
  * there.  A nonzero return stops the write and is returned by the writer.
  */
 typedef int (*fs_write_hook_fn)(void *priv, uint64_t off, uint64_t len);
+/*
+ * Optional second hook: called once after the ranges of one submission
+ * (a write batch, or a single synchronous write) were announced and
+ * before any of them is written, so an undo file can make all of them
+ * durable with one flush.  Nonzero stops the writes, as above.
+ */
+typedef int (*fs_write_commit_fn)(void *priv);
 
 struct fs_dev_opts {
 	bool writable;
@@ -45,6 +52,7 @@ struct fs_dev {
 	enum fs_io_engine engine;  /* the engine actually in use */
 	unsigned qdepth;
 	fs_write_hook_fn before_write;  /* optional, see fs_dev_set_write_hook */
+	fs_write_commit_fn before_submit; /* optional, see fs_dev_set_write_commit */
 	void *before_write_priv;
 };
 
@@ -73,6 +81,8 @@ int fs_dev_write(struct fs_dev *dev, const void *buf, size_t len, uint64_t off);
 int fs_dev_flush(struct fs_dev *dev);
 /* Install (fn) or remove (NULL) the before-write hook. */
 void fs_dev_set_write_hook(struct fs_dev *dev, fs_write_hook_fn fn, void *priv);
+/* Install (fn) or remove (NULL) the commit hook; it shares the write hook's priv. */
+void fs_dev_set_write_commit(struct fs_dev *dev, fs_write_commit_fn fn);
 /* Zero or discard a range by offload (BLKZEROOUT/BLKDISCARD, fallocate on files). */
 int fs_dev_zero_range(struct fs_dev *dev, uint64_t off, uint64_t len);
 int fs_dev_discard_range(struct fs_dev *dev, uint64_t off, uint64_t len);

@@ -367,6 +367,9 @@ struct hook_log {
 	unsigned n;
 	bool before;          /* every range still held its old bytes when announced */
 	bool fail;
+	unsigned commits;     /* commit hook calls */
+	unsigned at_commit;   /* ranges announced at the last commit */
+	bool commit_before;   /* every announced range still held its old bytes at commit */
 };
 
 static int hook(void *priv, uint64_t off, uint64_t len)
@@ -384,6 +387,19 @@ static int hook(void *priv, uint64_t off, uint64_t len)
 	return h->fail ? -EIO : 0;
 }
 
+static int commit_hook(void *priv)
+{
+	struct hook_log *h = priv;
+
+	h->commits++;
+	h->at_commit = h->n;
+	for (unsigned i = 0; i < h->n && i < 64; i++)
+		for (uint64_t s = h->off[i] / FS_BBSIZE; s < (h->off[i] + h->len[i]) / FS_BBSIZE; s++)
+			if (!sector_stamped(h->fd, s))
+				h->commit_before = false;
+	return 0;
+}
+
 static bool hook_covers(const struct hook_log *h, uint64_t off, uint64_t len)
 {
 	for (unsigned i = 0; i < h->n && i < 64; i++)
@@ -398,10 +414,11 @@ static void test_write_hook(void **state)
 	struct tfix *t = *state;
 	struct fs_flush_opts o = fopts(FS_WCLASS_ALL);
 	struct fs_flush_result res;
-	struct hook_log h = { .fd = t->fd, .before = true };
+	struct hook_log h = { .fd = t->fd, .before = true, .commit_before = true };
 	unsigned char sec[512];
 
 	fs_dev_set_write_hook(t->dev, hook, &h);
+	fs_dev_set_write_commit(t->dev, commit_hook);
 	dirty_header(t, FS_MT_AGF, 0, NULL);
 	for (fs_agblock_t a = 100; a < 104; a++)
 		fs_buf_put(t->c, dirty_btree_block(t, a, 0));
@@ -412,6 +429,10 @@ static void test_write_hook(void **state)
 	assert_true(hook_covers(&h, fs_ag_agf_offset(&F.g, 0), 512));
 	assert_true(hook_covers(&h, fs_daddr_to_bytes(fs_agbno_to_daddr(&F.g, 0, 100)), 4 * 4096));
 	assert_true(hook_covers(&h, fs_daddr_to_bytes(fs_agbno_to_daddr(&F.g, 0, 500)), 4096));
+	/* one batch: one commit, after all three ranges, before any was written */
+	assert_int_equal(h.commits, 1);
+	assert_int_equal(h.at_commit, 3);
+	assert_true(h.commit_before);
 
 	/* fs_dev_write announces its range too */
 	memset(sec, 0xee, sizeof(sec));
@@ -420,6 +441,7 @@ static void test_write_hook(void **state)
 	assert_int_equal(h.n, 1);
 	assert_int_equal(h.off[0], 1000 * 512);
 	assert_int_equal(h.len[0], 512);
+	assert_int_equal(h.commits, 2);
 
 	/* a hook that fails: nothing written, buffers stay dirty */
 	h.fail = true;
@@ -430,6 +452,7 @@ static void test_write_hook(void **state)
 	assert_true(sector_stamped(t->fd, fs_agbno_to_daddr(&F.g, 0, 600)));
 	assert_int_equal(fs_cache_dirty_bytes(t->c), 4096);
 	fs_dev_set_write_hook(t->dev, NULL, NULL);
+	fs_dev_set_write_commit(t->dev, NULL);
 }
 
 /* A buffer whose new bytes fail their verifier stops the flush: nothing is written. */
