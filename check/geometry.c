@@ -9,7 +9,7 @@
 #include <string.h>
 #include <uuid/uuid.h>
 
-#include "check/check.h"
+#include "check/geometry.h"
 
 static void uuid_str(const void *u, char out[37])
 {

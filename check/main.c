@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * xfsx_check: the command line.  Parses options, opens the filesystem
- * read-only through libfs, runs the check phases and renders findings.
+ * read-only through libfs, runs the scan (scan/) and renders its findings.
  * Exit codes follow fsck(8): 0 clean, 4 corruption, 8 operational, 16 usage.
  */
 #include <errno.h>
@@ -12,7 +12,8 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
-#include "check/check.h"
+#include "check/geometry.h"
+#include "scan/scan.h"
 
 enum { EXIT_CLEAN = 0, EXIT_CORRUPT = 4, EXIT_OPERATIONAL = 8, EXIT_USAGE = 16 };
 
@@ -38,7 +39,7 @@ static void usage(FILE *out)
 		"Exit: 0 clean, 4 corruption found, 8 operational error, 16 usage error.\n");
 }
 
-static void print_summary_json(const struct check_ctx *cx, FILE *out)
+static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 {
 	const struct fs_findings *fl = cx->fl;
 
@@ -96,11 +97,11 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	struct fs_open_opts oo = { .allow_secondary = true };
-	struct check_opts co = { .progress = -1 };
+	struct scan_opts co = { .progress = -1 };
 	bool geometry = false, json = false, quiet = false;
 	struct fs_findings fl;
 	struct fs_error ferr = { 0 };
-	struct check_ctx cx = { 0 };
+	struct scan_ctx cx = { 0 };
 	struct fs *fs = NULL;
 	const char *path;
 	int c, err, rc;
@@ -121,13 +122,13 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'm':
-			if (check_parse_memory(optarg, &co.cache_bytes)) {
+			if (scan_parse_memory(optarg, &co.cache_bytes)) {
 				fprintf(stderr, "xfsx_check: --memory takes a size in MiB (at least 16)\n");
 				return EXIT_USAGE;
 			}
 			break;
 		case 'o':
-			if (check_parse_subopts(optarg, &co)) {
+			if (scan_parse_subopts(optarg, &co)) {
 				fprintf(stderr, "xfsx_check: unknown or invalid -o option '%s' (ag_stride=N)\n",
 					optarg);
 				return EXIT_USAGE;
@@ -202,10 +203,10 @@ int main(int argc, char **argv)
 	cx.opts = &co;
 	if (quiet || json)
 		co.progress = 0;
-	err = check_run(&cx);
+	err = scan_run(&cx);
 	if (err) {
 		fprintf(stderr, "xfsx_check: %s: check failed: %s\n", path, strerror(-err));
-		check_teardown(&cx);
+		scan_teardown(&cx);
 		fs_close(fs);
 		fs_findings_free(&fl);
 		return EXIT_OPERATIONAL;
@@ -227,7 +228,7 @@ int main(int argc, char **argv)
 		       cx.ags_checked, cx.headers_read, fl.by_sev[FS_SEV_ERROR],
 		       fl.by_sev[FS_SEV_WARNING], rc ? "" : ", clean");
 	}
-	check_teardown(&cx);
+	scan_teardown(&cx);
 	fs_close(fs);
 	fs_findings_free(&fl);
 	return rc;

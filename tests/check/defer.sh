@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Deferred inode work (check phase 5, check/phase_blocks.c): the inode scan
+# Deferred inode work (check phase 5, scan/phase_blocks.c): the inode scan
 # keeps inodes whose checks need other blocks (attr blocks, remote
 # symlinks, btree forks, directories) and, once an AG holds 4096 with
 # non-directory work, does that work during the scan instead of keeping

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "check/model.h"
+#include "scan/model.h"
 
 static struct fs_geom geom(void)
 {

@@ -9,7 +9,7 @@
  * Per inode: the verifier table's v3 core rules (findings collected per
  * inode, then moved to the run's list, so the later steps know whether the
  * core can be trusted), the state on disk (mode 0 = free) against the inode
- * btree's free mask, the link record (check/links.h), and then the
+ * btree's free mask, the link record (scan/links.h), and then the
  * per-inode steps of the phase files that need the inode's bytes: fork
  * block maps (phase_forks.c), xattrs, remote symlinks and special files
  * (phase_attrs.c).  What needs other blocks read (bmbt, directory, attr,
@@ -22,8 +22,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "check/check.h"
-#include "check/links.h"
+#include "scan/scan.h"
+#include "scan/links.h"
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 #include "libfs/workq.h"
@@ -50,7 +50,7 @@ static bool in_hole(const struct model_ichunk *c, uint32_t i)
 }
 
 /* The AG's inode clusters (those the inode btree lists), one extent each. */
-static int cluster_list(struct check_ctx *cx, fs_agnumber_t agno, const struct model_ichunk *ic,
+static int cluster_list(struct scan_ctx *cx, fs_agnumber_t agno, const struct model_ichunk *ic,
 			size_t n, struct fs_ra_extent **out, size_t *nout)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -104,12 +104,12 @@ static bool moves_forks(const char *code)
 	return true;
 }
 
-static void scan_inode(struct check_scan *s, struct model_ichunk *c, uint64_t slot, uint32_t i,
+static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot, uint32_t i,
 		       fs_daddr_t daddr, const unsigned char *dip)
 {
-	struct check_ctx *cx = s->cx;
+	struct scan_ctx *cx = s->cx;
 	const struct fs_geom *g = &cx->fs->g;
-	struct check_inode ci = {
+	struct scan_inode ci = {
 		.agno = s->agno, .agino = c->startino + i, .daddr = daddr, .dip = dip, .slot = slot,
 	};
 	struct fs_vctx vc = { .g = g, .fl = &s->scratch, .agno = s->agno, .daddr = daddr,
@@ -128,7 +128,7 @@ static void scan_inode(struct check_scan *s, struct model_ichunk *c, uint64_t sl
 	if (fs_findings_move(cx->fl, &s->scratch) == -ENOMEM && !s->err)
 		s->err = -ENOMEM;
 	fs_inode_decode(dip, &ci.ip);
-	check_links_note_slot(cx, slot, &ci.ip, !ci.core_ok);
+	scan_links_note_slot(cx, slot, &ci.ip, !ci.core_ok);
 
 	free_disk = ci.ip.mode == 0;
 	free_btree = c->ir_free & (1ull << i);
@@ -147,10 +147,10 @@ static void scan_inode(struct check_scan *s, struct model_ichunk *c, uint64_t sl
 			  (unsigned long long)ci.ino, ci.ip.mode);
 	if (free_disk || s->err)
 		return;
-	check_forks_inode(s, &ci);
-	check_attrs_inode(s, &ci);
+	scan_forks_inode(s, &ci);
+	scan_attrs_inode(s, &ci);
 	if (ci.core_ok && S_ISDIR(ci.ip.mode)) {
-		int err = check_defer(s, &ci, DEFER_DIR);
+		int err = scan_defer(s, &ci, DEFER_DIR);
 
 		if (err && !s->err)
 			s->err = err;
@@ -163,8 +163,8 @@ static void scan_inode(struct check_scan *s, struct model_ichunk *c, uint64_t sl
  */
 static void scan_cluster(void *priv, const struct fs_ra_extent *x, const unsigned char *data)
 {
-	struct check_scan *s = priv;
-	struct check_ctx *cx = s->cx;
+	struct scan_ag *s = priv;
+	struct scan_ctx *cx = s->cx;
 	const struct fs_geom *g = &cx->fs->g;
 	fs_agblock_t u = fs_daddr_to_agbno(g, s->agno, x->daddr);
 	fs_agino_t first = fs_agbno_to_agino(g, u);
@@ -206,8 +206,8 @@ static void scan_cluster(void *priv, const struct fs_ra_extent *x, const unsigne
 
 static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 {
-	struct check_ctx *cx = priv;
-	struct check_scan s = { .cx = cx, .agno = agno, .worker = worker, .deferring = true };
+	struct scan_ctx *cx = priv;
+	struct scan_ag s = { .cx = cx, .agno = agno, .worker = worker, .deferring = true };
 	/*
 	 * Windows cover runs of adjacent clusters only (gap_max one 4 KiB
 	 * block): between chunks lies file data, read for nothing, and
@@ -229,7 +229,7 @@ static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 		free(ext);
 	}
 	fs_findings_free(&s.scratch);
-	check_ra_account(cx, &st);
+	scan_ra_account(cx, &st);
 	pthread_mutex_lock(&cx->ra_lock);
 	cx->inodes_checked += s.checked;
 	cx->fork_extents += s.extents;
@@ -237,11 +237,11 @@ static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	if (s.incomplete || err || s.err)
 		cx->forks_complete = false;
 	pthread_mutex_unlock(&cx->ra_lock);
-	check_progress_add(cx, 1);
+	scan_progress_add(cx, 1);
 	return err ? err : s.err;
 }
 
-int check_phase_inodes(struct check_ctx *cx)
+int scan_phase_inodes(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct fs_ag_workq_opts wo = {
@@ -251,8 +251,8 @@ int check_phase_inodes(struct check_ctx *cx)
 	int err;
 
 	cx->forks_complete = true;
-	check_progress_phase(cx, "inodes", g->agcount);
+	scan_progress_phase(cx, "inodes", g->agcount);
 	err = fs_ag_workq_run(&wo, inodes_ag, cx);
-	check_progress_end(cx);
+	scan_progress_end(cx);
 	return err;
 }

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/check.h"
-#include "check/links.h"
+#include "scan/scan.h"
+#include "scan/links.h"
 #include "libfs/ag.h"
 #include "libfs/btree_ag.h"
 #include "libfs/endian.h"
@@ -118,7 +118,7 @@ static int tvec_push(struct tvec *t, const struct rtuple *x)
 /* ---- walking the AGF's trees again, silently ---- */
 
 struct rwalk {
-	struct check_ctx *cx;
+	struct scan_ctx *cx;
 	fs_agnumber_t agno;
 	bool rmap;
 	struct tvec rm;            /* rmap records */
@@ -131,7 +131,7 @@ static int rw_read(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf
 {
 	struct rwalk *r = priv;
 
-	return check_read_agblock(r->cx, agno, agbno, buf);
+	return scan_read_agblock(r->cx, agno, agbno, buf);
 }
 
 static int rw_rec(void *priv, const void *rec)
@@ -178,7 +178,7 @@ static int rw_rec(void *priv, const void *rec)
 static bool walk_silently(struct rwalk *r, enum fs_btree_ag_type type, fs_agblock_t root,
 			  uint32_t levels)
 {
-	struct check_ctx *cx = r->cx;
+	struct scan_ctx *cx = r->cx;
 	const struct fs_geom *g = &cx->fs->g;
 	const struct fs_btree_ops *ops = fs_btree_ag_ops(type);
 	struct fs_findings scratch;
@@ -238,7 +238,7 @@ static bool overlap(const struct rtuple *a, const struct rtuple *b)
 	       b->agbno < (uint64_t)a->agbno + a->len;
 }
 
-static void compare_rmap(struct check_ctx *cx, fs_agnumber_t agno, struct tvec *obs,
+static void compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, struct tvec *obs,
 			 struct tvec *rm, bool complete)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -323,7 +323,7 @@ static void compare_rmap(struct check_ctx *cx, fs_agnumber_t agno, struct tvec *
 }
 
 /* The model's extents of this AG as reverse mappings (free space has none). */
-static int observed_mappings(struct check_ctx *cx, fs_agnumber_t agno, struct tvec *out)
+static int observed_mappings(struct scan_ctx *cx, fs_agnumber_t agno, struct tvec *out)
 {
 	size_t n;
 	const struct model_ext *e = model_ag_extents(cx->model, agno, &n);
@@ -403,7 +403,7 @@ static int cmp_edge(const void *pa, const void *pb)
 }
 
 /* Runs of blocks covered by two or more data-fork mappings, with their count. */
-static int shared_runs(struct check_ctx *cx, fs_agnumber_t agno, struct cvec *out)
+static int shared_runs(struct scan_ctx *cx, fs_agnumber_t agno, struct cvec *out)
 {
 	size_t n, ne = 0;
 	const struct model_ext *e = model_ag_extents(cx->model, agno, &n);
@@ -437,7 +437,7 @@ static int shared_runs(struct check_ctx *cx, fs_agnumber_t agno, struct cvec *ou
 	return err;
 }
 
-static void compare_refcount(struct check_ctx *cx, fs_agnumber_t agno, const struct cvec *seen,
+static void compare_refcount(struct scan_ctx *cx, fs_agnumber_t agno, const struct cvec *seen,
 			     const struct cvec *disk)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -523,7 +523,7 @@ static void compare_refcount(struct check_ctx *cx, fs_agnumber_t agno, const str
  * when an earlier one ends past its start or the next one starts before
  * its end.
  */
-static void check_reflink_flags(struct check_ctx *cx, fs_agnumber_t agno)
+static void check_reflink_flags(struct scan_ctx *cx, fs_agnumber_t agno)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	size_t n, prev = SIZE_MAX, nrep = 0;
@@ -549,7 +549,7 @@ static void check_reflink_flags(struct check_ctx *cx, fs_agnumber_t agno)
 		prev = i;
 		if (!shared || e[i].owner == last_owner)
 			continue;
-		s = check_links_slot(cx, e[i].owner);
+		s = scan_links_slot(cx, e[i].owner);
 		if (s == UINT64_MAX)
 			continue;
 		r = &cx->links->rec[s];
@@ -571,15 +571,15 @@ static void check_reflink_flags(struct check_ctx *cx, fs_agnumber_t agno)
 
 /* ---- per AG ---- */
 
-struct check_rmap_ag {
+struct scan_rmap_ag {
 	struct rwalk rw;
 	bool have_agf, rmap_ok, refc_ok;
 };
 
-int check_rmap_prepare(struct check_ctx *cx, fs_agnumber_t agno, struct check_rmap_ag **out)
+int scan_rmap_prepare(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_ag **out)
 {
 	const struct fs_geom *g = &cx->fs->g;
-	struct check_rmap_ag *s = calloc(1, sizeof(*s));
+	struct scan_rmap_ag *s = calloc(1, sizeof(*s));
 	struct fs_buf *b;
 	struct fs_agf agf;
 
@@ -616,7 +616,7 @@ int check_rmap_prepare(struct check_ctx *cx, fs_agnumber_t agno, struct check_rm
 	return s->rw.err;
 }
 
-int check_rmap_compare(struct check_ctx *cx, fs_agnumber_t agno, struct check_rmap_ag *s)
+int scan_rmap_compare(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_ag *s)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	int err = 0;
@@ -647,7 +647,7 @@ int check_rmap_compare(struct check_ctx *cx, fs_agnumber_t agno, struct check_rm
 	return err;
 }
 
-void check_rmap_free(struct check_rmap_ag *s)
+void scan_rmap_free(struct scan_rmap_ag *s)
 {
 	if (!s)
 		return;

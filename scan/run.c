@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One check run: the dirty-log warning first, then the engine (one metadata
+ * One scan of a filesystem, the engine xfsx_check and xfsx_repair share:
+ * the dirty-log warning first, then the engine (one metadata
  * cache for all phases, the in-core model, a submission queue per worker)
  * and the phases in order.  Phases are files: phase_headers.c (1),
  * phase_freesp.c (2), phase_inobt.c (3), phase_inodes.c (4: the inode scan,
@@ -16,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check/check.h"
-#include "check/links.h"
+#include "scan/scan.h"
+#include "scan/links.h"
 #include "libfs/workq.h"
 
 /*
@@ -34,7 +35,7 @@ static uint64_t default_cache_bytes(void)
 	return quarter && quarter < cap ? quarter : cap;
 }
 
-int check_read_agblock(struct check_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
+int scan_read_agblock(struct scan_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct fs_buf *b;
@@ -50,28 +51,28 @@ int check_read_agblock(struct check_ctx *cx, fs_agnumber_t agno, fs_agblock_t ag
 	return 0;
 }
 
-int check_read_fsblock(void *cx, fs_fsblock_t fsb, void *buf)
+int scan_read_fsblock(void *cx, fs_fsblock_t fsb, void *buf)
 {
-	const struct fs_geom *g = &((struct check_ctx *)cx)->fs->g;
+	const struct fs_geom *g = &((struct scan_ctx *)cx)->fs->g;
 
 	if (!fs_fsb_valid(g, fsb))
 		return -ERANGE;
-	return check_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf);
+	return scan_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf);
 }
 
-int check_load_map(struct check_ctx *cx, const void *dip, const struct fs_inode *ip,
+int scan_load_map(struct scan_ctx *cx, const void *dip, const struct fs_inode *ip,
 		   int whichfork, struct fs_findings *fl, struct fs_bmap *m)
 {
 	struct fs_bmap_ctx bc = {
 		.g = &cx->fs->g, .fl = fl, .have_log_head = cx->fs->have_log_head,
-		.head_lsn = cx->fs->log_head_lsn, .read_fsblock = check_read_fsblock, .priv = cx,
+		.head_lsn = cx->fs->log_head_lsn, .read_fsblock = scan_read_fsblock, .priv = cx,
 		.rblocks = cx->fs->sb.sb_rblocks,
 	};
 
 	return fs_bmap_load(&bc, dip, ip, whichfork, m);
 }
 
-void check_ra_account(struct check_ctx *cx, const struct fs_ra_stats *st)
+void scan_ra_account(struct scan_ctx *cx, const struct fs_ra_stats *st)
 {
 	pthread_mutex_lock(&cx->ra_lock);
 	cx->ra.extents += st->extents;
@@ -84,7 +85,7 @@ void check_ra_account(struct check_ctx *cx, const struct fs_ra_stats *st)
 	pthread_mutex_unlock(&cx->ra_lock);
 }
 
-static int engine_start(struct check_ctx *cx)
+static int engine_start(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct fs_ag_workq_opts wo = {
@@ -119,7 +120,7 @@ static int engine_start(struct check_ctx *cx)
 	return 0;
 }
 
-void check_teardown(struct check_ctx *cx)
+void scan_teardown(struct scan_ctx *cx)
 {
 	for (unsigned i = 0; i < cx->workers; i++) {
 		if (cx->ioq)
@@ -133,7 +134,7 @@ void check_teardown(struct check_ctx *cx)
 	cx->ioq_aux = NULL;
 	fs_cache_destroy(cx->cache);
 	cx->cache = NULL;
-	check_links_destroy(cx);
+	scan_links_destroy(cx);
 	if (cx->deferq)
 		for (fs_agnumber_t a = 0; a < cx->fs->g.agcount; a++) {
 			free(cx->deferq[a].v);
@@ -143,11 +144,11 @@ void check_teardown(struct check_ctx *cx)
 	cx->deferq = NULL;
 	model_destroy(cx->model);
 	cx->model = NULL;
-	check_progress_free(cx);
+	scan_progress_free(cx);
 	pthread_mutex_destroy(&cx->ra_lock);
 }
 
-int check_run(struct check_ctx *cx)
+int scan_run(struct scan_ctx *cx)
 {
 	struct fs *fs = cx->fs;
 	int err;
@@ -161,31 +162,31 @@ int check_run(struct check_ctx *cx)
 	err = engine_start(cx);
 	if (err)
 		return err;
-	check_progress_phase(cx, "AG headers", fs->g.agcount);
-	err = check_phase_headers(cx);
-	check_progress_end(cx);
+	scan_progress_phase(cx, "AG headers", fs->g.agcount);
+	err = scan_phase_headers(cx);
+	scan_progress_end(cx);
 	if (err)
 		return err;
-	err = check_phase_freesp(cx);
+	err = scan_phase_freesp(cx);
 	if (err)
 		return err;
-	err = check_phase_inobt(cx);
+	err = scan_phase_inobt(cx);
 	if (err)
 		return err;
-	err = check_links_create(cx);
+	err = scan_links_create(cx);
 	if (err)
 		return err;
-	err = check_phase_inodes(cx);
+	err = scan_phase_inodes(cx);
 	if (err)
 		return err;
-	err = check_phase_blocks(cx);
+	err = scan_phase_blocks(cx);
 	if (err)
 		return err;
-	err = check_phase_links(cx);
+	err = scan_phase_links(cx);
 	if (err)
 		return err;
-	err = check_phase_unlinked(cx);
+	err = scan_phase_unlinked(cx);
 	if (err)
 		return err;
-	return check_phase_owners(cx);
+	return scan_phase_owners(cx);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The last phase of check: with every scan's claims in the model, each
+ * The last phase of the scan: with every scan's claims in the model, each
  * AG's ownership extents are sorted once and swept.  Blocks claimed by
  * more than one owner are block.dup (free space and a btree block, two
  * btrees, a file and the log...), except data-fork blocks shared by
@@ -11,14 +11,14 @@
  */
 #include <errno.h>
 
-#include "check/check.h"
+#include "scan/scan.h"
 #include "libfs/workq.h"
 
 #define DUP_REPORTS 20   /* per AG, then one summary */
 #define LEAK_REPORTS 20
 
 struct dup_ctx {
-	struct check_ctx *cx;
+	struct scan_ctx *cx;
 	size_t n;
 };
 
@@ -54,7 +54,7 @@ static void on_overlap(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint3
 }
 
 struct leak_ctx {
-	struct check_ctx *cx;
+	struct scan_ctx *cx;
 	size_t n;
 	uint64_t blocks;
 };
@@ -75,14 +75,14 @@ static void on_gap(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t 
 
 static int owners_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 {
-	struct check_ctx *cx = priv;
+	struct scan_ctx *cx = priv;
 	struct dup_ctx d = { .cx = cx };
 	struct leak_ctx l = { .cx = cx };
-	struct check_rmap_ag *rs = NULL;
+	struct scan_rmap_ag *rs = NULL;
 	int err;
 
 	(void)worker;
-	err = check_rmap_prepare(cx, agno, &rs);
+	err = scan_rmap_prepare(cx, agno, &rs);
 	if (!err)
 		err = model_ag_finish(cx->model, agno);
 	if (err)
@@ -99,14 +99,14 @@ static int owners_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 				  "in this AG in all)", l.n - LEAK_REPORTS,
 				  (unsigned long long)l.blocks);
 	}
-	err = check_rmap_compare(cx, agno, rs);
+	err = scan_rmap_compare(cx, agno, rs);
 out:
-	check_rmap_free(rs);
-	check_progress_add(cx, 1);
+	scan_rmap_free(rs);
+	scan_progress_add(cx, 1);
 	return err;
 }
 
-int check_phase_owners(struct check_ctx *cx)
+int scan_phase_owners(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct fs_ag_workq_opts wo = {
@@ -115,8 +115,8 @@ int check_phase_owners(struct check_ctx *cx)
 	};
 	int err;
 
-	check_progress_phase(cx, "owners", g->agcount);
+	scan_progress_phase(cx, "owners", g->agcount);
 	err = fs_ag_workq_run(&wo, owners_ag, cx);
-	check_progress_end(cx);
+	scan_progress_end(cx);
 	return err;
 }

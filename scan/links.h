@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef XFSX_CHECK_LINKS_H
-#define XFSX_CHECK_LINKS_H
+#ifndef XFSX_SCAN_LINKS_H
+#define XFSX_SCAN_LINKS_H
 
 #include <stdint.h>
 
@@ -44,7 +44,7 @@ struct link_edges {
 	size_t n, cap;
 };
 
-struct check_links {
+struct scan_links {
 	uint64_t nslots;
 	uint64_t *ag_base;         /* first slot of each AG */
 	struct link_rec *rec;
@@ -53,18 +53,18 @@ struct check_links {
 	uint64_t dirs_walked, entries;
 };
 
-struct check_ctx;
+struct scan_ctx;
 
 /* After the inode btrees: size the slot index from the model's chunks. */
-int  check_links_create(struct check_ctx *cx);
-void check_links_destroy(struct check_ctx *cx);
+int  scan_links_create(struct scan_ctx *cx);
+void scan_links_destroy(struct scan_ctx *cx);
 /* The slot of an inode, or UINT64_MAX when no chunk holds it. */
-uint64_t check_links_slot(struct check_ctx *cx, fs_ino_t ino);
+uint64_t scan_links_slot(struct scan_ctx *cx, fs_ino_t ino);
 /* Inode scan hook: one inode as read into its slot (bad: its checks failed). */
 struct fs_inode;
-void check_links_note_slot(struct check_ctx *cx, uint64_t slot, const struct fs_inode *ip,
+void scan_links_note_slot(struct scan_ctx *cx, uint64_t slot, const struct fs_inode *ip,
 			   bool bad);
 /* XFS_DIR3_FT_* of a mode (0 when the type is unknown). */
-uint8_t check_mode_ftype(uint16_t mode);
+uint8_t scan_mode_ftype(uint16_t mode);
 
 #endif

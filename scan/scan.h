@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef XFSX_CHECK_H
-#define XFSX_CHECK_H
+#ifndef XFSX_SCAN_H
+#define XFSX_SCAN_H
 
 #include <stdio.h>
 
@@ -10,12 +10,12 @@
 #include "libfs/bmap.h"
 #include "libfs/inode.h"
 #include "libfs/readahead.h"
-#include "check/model.h"
+#include "scan/model.h"
 
-struct check_links;
+struct scan_links;
 #include "libfs/btree.h"
 
-struct check_opts {
+struct scan_opts {
 	unsigned threads;          /* worker threads (0: one per CPU, at most the AG groups) */
 	uint32_t ag_stride;        /* AGs per work item (0: 1) */
 	uint64_t cache_bytes;      /* metadata cache cap (0: 256 MiB, or a quarter of RAM if less) */
@@ -23,21 +23,22 @@ struct check_opts {
 	int progress;              /* 1 force, 0 never, -1 when stderr is a terminal */
 };
 
-struct check_progress;
+struct scan_progress;
 
-/* What one check run observed, kept for the summary (and, later, repair). */
-struct check_ctx {
+/* What one scan observed: the model, link records and findings, kept for
+ * the summary of xfsx_check and for xfsx_repair. */
+struct scan_ctx {
 	struct fs *fs;
 	struct fs_findings *fl;
-	const struct check_opts *opts;
+	const struct scan_opts *opts;
 	struct fs_cache *cache;    /* shared by every phase */
 	struct model *model;       /* block ownership and inode chunks as observed */
-	struct check_links *links; /* per-inode link records and the directory graph (links.h) */
-	struct check_deferq *deferq; /* per AG: inodes the scan left for phase 5 */
+	struct scan_links *links;  /* per-inode link records and the directory graph (links.h) */
+	struct scan_deferq *deferq;/* per AG: inodes the scan left for phase 5 */
 	struct fs_ioq **ioq;       /* one submission queue per worker */
 	struct fs_ioq **ioq_aux;   /* a second per worker: reads while the first streams */
 	unsigned workers;
-	struct check_progress *progress;
+	struct scan_progress *progress;
 	struct fs_ra_stats ra;     /* readahead totals (under ra_lock) */
 	pthread_mutex_t ra_lock;
 	uint32_t ags_checked;
@@ -55,39 +56,39 @@ struct check_ctx {
 	bool forks_complete;       /* every in-use inode's forks loaded cleanly */
 };
 
-/* The whole run: phases in order (main.c only parses and renders). */
-int  check_run(struct check_ctx *cx);
-void check_teardown(struct check_ctx *cx);
+/* The whole run: phases in order (the tools parse options and render). */
+int  scan_run(struct scan_ctx *cx);
+void scan_teardown(struct scan_ctx *cx);
 
 /* Phase 1: superblocks, AGF, AGI and AGFL of every AG. */
-int check_phase_headers(struct check_ctx *cx);
+int scan_phase_headers(struct scan_ctx *cx);
 /* Phase 2: static ownership (headers, log, AGFL) and the free space btrees. */
-int check_phase_freesp(struct check_ctx *cx);
+int scan_phase_freesp(struct scan_ctx *cx);
 /* Phase 3: the inode btrees (inobt, finobt) against each other and the AGI. */
-int check_phase_inobt(struct check_ctx *cx);
+int scan_phase_inobt(struct scan_ctx *cx);
 /*
  * Phase 4, the inode scan: every inode of every chunk read once, streamed
  * (never cached); its v3 core rules, its state against the inobt free
  * mask, and the per-inode steps below.
  */
-int check_phase_inodes(struct check_ctx *cx);
+int scan_phase_inodes(struct scan_ctx *cx);
 
 /* One inode as the inode scan read it, handed to the per-inode steps. */
-struct check_inode {
+struct scan_inode {
 	fs_agnumber_t agno;
 	fs_agino_t agino;
 	fs_ino_t ino;
 	fs_daddr_t daddr;          /* its block */
 	const unsigned char *dip;  /* inodesize bytes, valid during the call only */
 	struct fs_inode ip;        /* decoded */
-	uint64_t slot;             /* its link record (check/links.h) */
+	uint64_t slot;             /* its link record (scan/links.h) */
 	bool core_ok;              /* the inode verifier found nothing */
 	bool forks_ok;             /* ... nothing that moves where its forks' blocks are */
 };
 
 /* One AG's inode scan: what the per-inode steps tally (one worker owns it). */
-struct check_scan {
-	struct check_ctx *cx;
+struct scan_ag {
+	struct scan_ctx *cx;
 	fs_agnumber_t agno;
 	unsigned worker;
 	int err;                   /* first hard error (-ENOMEM): the run stops */
@@ -106,100 +107,96 @@ struct check_scan {
  * inode (bmbt blocks, directory, attr and remote symlink blocks) is
  * deferred to phase 5, which reads each AG's batch with readahead.
  */
-void check_forks_inode(struct check_scan *s, const struct check_inode *ci);
-void check_attrs_inode(struct check_scan *s, const struct check_inode *ci);
+void scan_forks_inode(struct scan_ag *s, const struct scan_inode *ci);
+void scan_attrs_inode(struct scan_ag *s, const struct scan_inode *ci);
 
 /* Work phase 5 does for a deferred inode. */
 enum { DEFER_FORKS = 1, DEFER_DIR = 2, DEFER_ATTR = 4, DEFER_SYMLINK = 8 };
 
 /* One AG's deferred inodes (phase_blocks.c): a copy of each, inodesize bytes. */
-struct check_deferred {
+struct scan_deferred {
 	uint64_t slot;
 	fs_ino_t ino;
 	fs_daddr_t daddr;
 	uint8_t what;              /* DEFER_* */
 };
 
-struct check_deferq {
-	struct check_deferred *v;
+struct scan_deferq {
+	struct scan_deferred *v;
 	unsigned char *dips;
 	size_t n, cap;
 	size_t nondir;             /* items with work besides a directory walk */
 };
 
 /* During the scan: keep ci for phase 5 with the work in `what`.  0 or -ENOMEM. */
-int check_defer(struct check_scan *s, const struct check_inode *ci, uint8_t what);
+int scan_defer(struct scan_ag *s, const struct scan_inode *ci, uint8_t what);
 
 /*
  * Phase 5, per AG in batches: readahead of the batch's bmbt blocks, then
  * the deferred fork maps; readahead of its directory, attr and remote
  * symlink blocks, then those checks.
  */
-int check_phase_blocks(struct check_ctx *cx);
+int scan_phase_blocks(struct scan_ctx *cx);
 
 /* Readahead lists of filesystem blocks (phase_blocks.c). */
-struct check_ra_list {
+struct scan_ra_list {
 	const struct fs_geom *g;
 	struct fs_ra_extent *v;
 	size_t n, cap;
 	uint64_t bytes;
 };
-int  check_ra_add(struct check_ra_list *l, fs_fsblock_t fsb, uint32_t blocks);
+int  scan_ra_add(struct scan_ra_list *l, fs_fsblock_t fsb, uint32_t blocks);
 /* Read the list into the cache through ioq, then empty it. */
-void check_ra_run(struct check_ctx *cx, struct fs_ioq *ioq, struct check_ra_list *l);
+void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, struct scan_ra_list *l);
 
 /* Phase 5's calls into the phase files. */
-void check_attrs_blocks(struct check_scan *s, const struct check_inode *ci, uint8_t what);
+void scan_attrs_blocks(struct scan_ag *s, const struct scan_inode *ci, uint8_t what);
 /* Walk one directory (map: its data fork's, NULL for short form); its entries into the graph. */
-int  check_dir_walk(struct check_scan *s, const struct check_inode *ci, const struct fs_bmap *map);
+int  scan_dir_walk(struct scan_ag *s, const struct scan_inode *ci, const struct fs_bmap *map);
 /* The directory blocks of a data fork map into l, until l holds budget bytes. */
-int  check_dir_readahead(const struct fs_bmap *map, struct check_ra_list *l, uint64_t budget);
+int  scan_dir_readahead(const struct fs_bmap *map, struct scan_ra_list *l, uint64_t budget);
 
 /* Whole-filesystem link rules: reachability, link counts, directory hard links, "..". */
-int check_phase_links(struct check_ctx *cx);
+int scan_phase_links(struct scan_ctx *cx);
 /* After the links: the AGI unlinked lists of every AG, then the quota and rt inodes. */
-int check_phase_unlinked(struct check_ctx *cx);
+int scan_phase_unlinked(struct scan_ctx *cx);
 /* Last: every block owned once (duplicate claims across all scanned owners). */
-int check_phase_owners(struct check_ctx *cx);
+int scan_phase_owners(struct scan_ctx *cx);
 
 /* The last phase's rmap/refcount comparison of one AG (phase_rmap.c). */
-struct check_rmap_ag;
+struct scan_rmap_ag;
 /* Walk the AG's refcount and rmap trees; CoW staging extents go into the model. */
-int  check_rmap_prepare(struct check_ctx *cx, fs_agnumber_t agno, struct check_rmap_ag **out);
+int  scan_rmap_prepare(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_ag **out);
 /* After model_ag_finish: rmap.* and refcount.* findings. */
-int  check_rmap_compare(struct check_ctx *cx, fs_agnumber_t agno, struct check_rmap_ag *s);
-void check_rmap_free(struct check_rmap_ag *s);
+int  scan_rmap_compare(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_ag *s);
+void scan_rmap_free(struct scan_rmap_ag *s);
 
 /* Shared by the btree phases (btcommon.c). */
 struct fs_btree_ops;
-void check_btree_readahead(struct check_ctx *cx, unsigned worker, const struct fs_btree_ops *ops,
+void scan_btree_readahead(struct scan_ctx *cx, unsigned worker, const struct fs_btree_ops *ops,
 			   fs_agnumber_t agno, const void *block, uint32_t numrecs);
 /* A block below the root must be at least half full; reports and returns false if not. */
-bool check_btree_minrecs(struct check_ctx *cx, const struct fs_btree_ops *ops, fs_agnumber_t agno,
+bool scan_btree_minrecs(struct scan_ctx *cx, const struct fs_btree_ops *ops, fs_agnumber_t agno,
 			 fs_agblock_t agbno, uint32_t level, const void *block);
 
 /* Read one filesystem block of an AG through the cache into buf. */
-int check_read_agblock(struct check_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf);
-/* The same by fsblock, as fs_bmap_ctx's read_fsblock (priv: the check_ctx); -ERANGE outside. */
-int check_read_fsblock(void *cx, fs_fsblock_t fsb, void *buf);
+int scan_read_agblock(struct scan_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf);
+/* The same by fsblock, as fs_bmap_ctx's read_fsblock (priv: the scan_ctx); -ERANGE outside. */
+int scan_read_fsblock(void *cx, fs_fsblock_t fsb, void *buf);
 /* A fork's block map through the cache; fl NULL loads silently (the fork checks report). */
-int check_load_map(struct check_ctx *cx, const void *dip, const struct fs_inode *ip,
+int scan_load_map(struct scan_ctx *cx, const void *dip, const struct fs_inode *ip,
 		   int whichfork, struct fs_findings *fl, struct fs_bmap *m);
 /* Add one readahead's counts to the run's totals. */
-void check_ra_account(struct check_ctx *cx, const struct fs_ra_stats *st);
+void scan_ra_account(struct scan_ctx *cx, const struct fs_ra_stats *st);
 
 /* Progress on stderr: phase name, units done/total, ETA. */
-void check_progress_phase(struct check_ctx *cx, const char *name, uint64_t total);
-void check_progress_add(struct check_ctx *cx, uint64_t done);
-void check_progress_end(struct check_ctx *cx);
-void check_progress_free(struct check_ctx *cx);
+void scan_progress_phase(struct scan_ctx *cx, const char *name, uint64_t total);
+void scan_progress_add(struct scan_ctx *cx, uint64_t done);
+void scan_progress_end(struct scan_ctx *cx);
+void scan_progress_free(struct scan_ctx *cx);
 
 /* Option parsing (opts.c): 0, or -1 for a bad value. */
-int check_parse_memory(const char *s, uint64_t *bytes);
-int check_parse_subopts(const char *s, struct check_opts *o);
-
-/* Geometry reports. */
-void check_print_geometry_text(const struct fs *fs, const char *path, FILE *out);
-void check_print_geometry_json(const struct fs *fs, FILE *out);
+int scan_parse_memory(const char *s, uint64_t *bytes);
+int scan_parse_subopts(const char *s, struct scan_opts *o);
 
 #endif

@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/check.h"
+#include "scan/scan.h"
 #include "libfs/bmap.h"
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 
-static void note(struct check_scan *s, fs_fsblock_t fsb, uint64_t len, enum model_class cls,
+static void note(struct scan_ag *s, fs_fsblock_t fsb, uint64_t len, enum model_class cls,
 		 uint64_t ino, uint64_t off, uint8_t flags)
 {
 	const struct fs_geom *g = &s->cx->fs->g;
@@ -38,9 +38,9 @@ static void note(struct check_scan *s, fs_fsblock_t fsb, uint64_t len, enum mode
  * The inode verifier already reported this inode's core; load its forks
  * only when nothing that shapes them is wrong.
  */
-void check_forks_inode(struct check_scan *s, const struct check_inode *ci)
+void scan_forks_inode(struct scan_ag *s, const struct scan_inode *ci)
 {
-	struct check_ctx *cx = s->cx;
+	struct scan_ctx *cx = s->cx;
 	const struct fs_inode *ip = &ci->ip;
 	fs_ino_t ino = ci->ino;
 	uint64_t mapped = 0;
@@ -53,7 +53,7 @@ void check_forks_inode(struct check_scan *s, const struct check_inode *ci)
 	/* a btree fork's blocks are read in phase 5, ahead, in batches */
 	if (s->deferring && (ip->format == XFS_DINODE_FMT_BTREE ||
 			     (ip->forkoff && ip->aformat == XFS_DINODE_FMT_BTREE))) {
-		int err = check_defer(s, ci, DEFER_FORKS);
+		int err = scan_defer(s, ci, DEFER_FORKS);
 
 		if (err && !s->err)
 			s->err = err;
@@ -63,7 +63,7 @@ void check_forks_inode(struct check_scan *s, const struct check_inode *ci)
 		bool rt = fork == XFS_DATA_FORK && (ip->flags & XFS_DIFLAG_REALTIME);
 		enum model_class cls = fork == XFS_DATA_FORK ? MC_DATA : MC_ATTR;
 		struct fs_bmap m;
-		int err = check_load_map(cx, ci->dip, ip, fork, cx->fl, &m);
+		int err = scan_load_map(cx, ci->dip, ip, fork, cx->fl, &m);
 
 		if (err) {
 			if (!s->err)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Phase 3 of check: per AG, walk the inode btree and the free inode btree
+ * Phase 3 of the scan: per AG, walk the inode btree and the free inode btree
  * from the AGI.  Every record must be a valid chunk (alignment, hole mask,
  * counts, free mask); chunks go into the model (their blocks as inode
  * chunk owners, their records for the inode scan to come); the finobt must
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/check.h"
+#include "scan/scan.h"
 #include "libfs/ag.h"
 #include "libfs/endian.h"
 #include "libfs/workq.h"
@@ -30,7 +30,7 @@ struct ino_tree {
 };
 
 struct ino_ag {
-	struct check_ctx *cx;
+	struct scan_ctx *cx;
 	fs_agnumber_t agno;
 	unsigned worker;
 	struct ino_tree *t;
@@ -54,7 +54,7 @@ static void note(struct ino_ag *a, fs_agblock_t agbno, uint32_t len, enum model_
 
 static int read_block(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
 {
-	return check_read_agblock(((struct ino_ag *)priv)->cx, agno, agbno, buf);
+	return scan_read_agblock(((struct ino_ag *)priv)->cx, agno, agbno, buf);
 }
 
 static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const void *block)
@@ -67,9 +67,9 @@ static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const voi
 	t->blocks++;
 	note(a, agbno, 1, t->cls, 0);
 	if (agbno != t->root)
-		check_btree_minrecs(a->cx, t->ops, a->agno, agbno, level, block);
+		scan_btree_minrecs(a->cx, t->ops, a->agno, agbno, level, block);
 	if (level > 0)
-		check_btree_readahead(a->cx, a->worker, t->ops, a->agno, block, h.numrecs);
+		scan_btree_readahead(a->cx, a->worker, t->ops, a->agno, block, h.numrecs);
 	else
 		t->leaf = agbno;
 	return 0;
@@ -159,7 +159,7 @@ static int visit_rec(void *priv, const void *raw)
 
 static void walk(struct ino_ag *a, struct ino_tree *t, fs_agblock_t root, uint32_t levels)
 {
-	struct check_ctx *cx = a->cx;
+	struct scan_ctx *cx = a->cx;
 	const struct fs_geom *g = &cx->fs->g;
 	struct fs_btree_walk w = {
 		.ops = t->ops, .g = g, .fl = cx->fl,
@@ -247,7 +247,7 @@ static void agi_counter(struct ino_ag *a, const char *field, uint64_t on_disk, u
 
 static int inobt_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 {
-	struct check_ctx *cx = ((void **)priv)[0];
+	struct scan_ctx *cx = ((void **)priv)[0];
 	struct ino_totals *tot = ((void **)priv)[1];
 	const struct fs_geom *g = &cx->fs->g;
 	struct ino_tree ino = { .ops = fs_btree_ops_get(FS_BTREE_INO), .cls = MC_INOBT };
@@ -301,11 +301,11 @@ out:
 	pthread_mutex_unlock(&tot->lock);
 	free(ino.rec);
 	free(fino.rec);
-	check_progress_add(cx, 1);
+	scan_progress_add(cx, 1);
 	return a.err;
 }
 
-int check_phase_inobt(struct check_ctx *cx)
+int scan_phase_inobt(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct ino_totals tot = { .complete = true };
@@ -317,9 +317,9 @@ int check_phase_inobt(struct check_ctx *cx)
 	int err;
 
 	pthread_mutex_init(&tot.lock, NULL);
-	check_progress_phase(cx, "inode btrees", g->agcount);
+	scan_progress_phase(cx, "inode btrees", g->agcount);
 	err = fs_ag_workq_run(&wo, inobt_ag, priv);
-	check_progress_end(cx);
+	scan_progress_end(cx);
 	pthread_mutex_destroy(&tot.lock);
 	if (err)
 		return err;

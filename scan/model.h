@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef XFSX_CHECK_MODEL_H
-#define XFSX_CHECK_MODEL_H
+#ifndef XFSX_SCAN_MODEL_H
+#define XFSX_SCAN_MODEL_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -10,7 +10,7 @@
 #include "libfs/format.h"
 
 /*
- * The in-core model check builds of the filesystem as observed, shaped for
+ * The in-core model the scan builds of the filesystem as observed, shaped for
  * repair to consume (DESIGN.md, "The in-core model"):
  *  - per AG, every observed use of a block range as an extent (agbno, len,
  *    owner class, owner id, offset), kept as sorted extents rather than one

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/check.h"
+#include "scan/scan.h"
 
-int check_parse_memory(const char *s, uint64_t *bytes)
+int scan_parse_memory(const char *s, uint64_t *bytes)
 {
 	char *end;
 	unsigned long long mib;
@@ -20,7 +20,7 @@ int check_parse_memory(const char *s, uint64_t *bytes)
 }
 
 /* Comma-separated name=value pairs: ag_stride=N. */
-int check_parse_subopts(const char *s, struct check_opts *o)
+int scan_parse_subopts(const char *s, struct scan_opts *o)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
 	int ret = 0;

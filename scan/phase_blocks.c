@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Phase 5 of check: the inode blocks the inode scan deferred.  The scan
+ * Phase 5 of the scan: the inode blocks the inode scan deferred.  The scan
  * (phase 4) reads inodes only; whatever needs blocks from elsewhere —
  * btree-format fork maps (bmbt blocks), directory blocks, attr fork blocks,
  * remote symlink blocks — is left here with a copy of the inode, because
@@ -22,18 +22,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "check/check.h"
+#include "scan/scan.h"
 #include "libfs/bmap.h"
 #include "libfs/inode.h"
 #include "libfs/workq.h"
 
-static int flush_nondir(struct check_scan *s, struct check_deferq *q);
+static int flush_nondir(struct scan_ag *s, struct scan_deferq *q);
 #define DEFER_FLUSH_AT 4096
 
-int check_defer(struct check_scan *s, const struct check_inode *ci, uint8_t what)
+int scan_defer(struct scan_ag *s, const struct scan_inode *ci, uint8_t what)
 {
-	struct check_ctx *cx = s->cx;
-	struct check_deferq *q = &cx->deferq[s->agno];	/* this AG's worker alone adds to it */
+	struct scan_ctx *cx = s->cx;
+	struct scan_deferq *q = &cx->deferq[s->agno];	/* this AG's worker alone adds to it */
 	size_t isz = cx->fs->g.inodesize;
 
 	/* an inode's steps run one after another: it can only be the last one kept */
@@ -51,7 +51,7 @@ int check_defer(struct check_scan *s, const struct check_inode *ci, uint8_t what
 	}
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 64;
-		struct check_deferred *nv = realloc(q->v, cap * sizeof(*nv));
+		struct scan_deferred *nv = realloc(q->v, cap * sizeof(*nv));
 		unsigned char *nd;
 
 		if (!nv)
@@ -63,7 +63,7 @@ int check_defer(struct check_scan *s, const struct check_inode *ci, uint8_t what
 		q->dips = nd;
 		q->cap = cap;
 	}
-	q->v[q->n] = (struct check_deferred){ ci->slot, ci->ino, ci->daddr, what };
+	q->v[q->n] = (struct scan_deferred){ ci->slot, ci->ino, ci->daddr, what };
 	memcpy(q->dips + q->n * isz, ci->dip, isz);
 	q->n++;
 	__atomic_add_fetch(&cx->deferred, 1, __ATOMIC_RELAXED);
@@ -72,7 +72,7 @@ int check_defer(struct check_scan *s, const struct check_inode *ci, uint8_t what
 	return 0;
 }
 
-int check_ra_add(struct check_ra_list *l, fs_fsblock_t fsb, uint32_t blocks)
+int scan_ra_add(struct scan_ra_list *l, fs_fsblock_t fsb, uint32_t blocks)
 {
 	if (!fs_fsb_valid(l->g, fsb) || !blocks)
 		return 0;
@@ -90,13 +90,13 @@ int check_ra_add(struct check_ra_list *l, fs_fsblock_t fsb, uint32_t blocks)
 	return 0;
 }
 
-void check_ra_run(struct check_ctx *cx, struct fs_ioq *ioq, struct check_ra_list *l)
+void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, struct scan_ra_list *l)
 {
 	struct fs_ra_stats st = { 0 };
 
 	if (l->n && fs_readahead(cx->cache, ioq, l->v, l->n,
 				 &(struct fs_ra_opts){ .qdepth = cx->opts->qdepth }, &st) == 0)
-		check_ra_account(cx, &st);
+		scan_ra_account(cx, &st);
 	l->n = 0;
 	l->bytes = 0;
 }
@@ -105,7 +105,7 @@ void check_ra_run(struct check_ctx *cx, struct fs_ioq *ioq, struct check_ra_list
  * Bytes of blocks one batch may read ahead: a share of the cache, so a
  * batch is not evicted before it is used.
  */
-static uint64_t batch_budget(struct check_ctx *cx)
+static uint64_t batch_budget(struct scan_ctx *cx)
 {
 	uint64_t cap = fs_cache_cap(cx->cache), b;
 
@@ -118,7 +118,7 @@ static uint64_t batch_budget(struct check_ctx *cx)
 }
 
 /* Every block a map holds into l (attr and symlink blocks are single fs blocks). */
-static int map_readahead(const struct fs_bmap *m, struct check_ra_list *l, uint64_t budget)
+static int map_readahead(const struct fs_bmap *m, struct scan_ra_list *l, uint64_t budget)
 {
 	for (size_t k = 0; k < m->n && l->bytes < budget; k++) {
 		const struct fs_bmap_ext *x = &m->ext[k];
@@ -130,7 +130,7 @@ static int map_readahead(const struct fs_bmap *m, struct check_ra_list *l, uint6
 			continue;
 		while (left && l->bytes < budget) {
 			uint32_t run = 1;
-			int err = check_ra_add(l, fsb, run);
+			int err = scan_ra_add(l, fsb, run);
 
 			if (err)
 				return err;
@@ -142,12 +142,12 @@ static int map_readahead(const struct fs_bmap *m, struct check_ra_list *l, uint6
 }
 
 struct batch_item {
-	struct check_inode ci;
+	struct scan_inode ci;
 	struct fs_bmap dmap;       /* data fork (directories) */
 	bool have_dmap;
 };
 
-static void item_init(struct check_ctx *cx, struct check_deferq *q, size_t i, fs_agnumber_t agno,
+static void item_init(struct scan_ctx *cx, struct scan_deferq *q, size_t i, fs_agnumber_t agno,
 		      struct batch_item *it)
 {
 	memset(it, 0, sizeof(*it));
@@ -171,12 +171,12 @@ static void item_init(struct check_ctx *cx, struct check_deferq *q, size_t i, fs
  * Run the work in `mask` (DEFER_*) of the queue's items, batch by batch,
  * through queue ioq; the flags done are cleared.  s carries the tallies.
  */
-static int run_batches(struct check_scan *s, struct check_deferq *q, struct fs_ioq *ioq,
+static int run_batches(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *ioq,
 		       uint8_t mask)
 {
-	struct check_ctx *cx = s->cx;
+	struct scan_ctx *cx = s->cx;
 	const struct fs_geom *g = &cx->fs->g;
-	struct check_ra_list ra = { .g = g };
+	struct scan_ra_list ra = { .g = g };
 	uint64_t budget = batch_budget(cx);
 	struct batch_item *items = NULL;
 	size_t cap = 0;
@@ -192,7 +192,7 @@ static int run_batches(struct check_scan *s, struct check_deferq *q, struct fs_i
 		 * are read ahead together.
 		 */
 		while (last < q->n && (last == first || want < budget)) {
-			const struct check_deferred *d = &q->v[last];
+			const struct scan_deferred *d = &q->v[last];
 			const void *dip = q->dips + last * g->inodesize;
 			struct fs_inode ip;
 
@@ -208,7 +208,7 @@ static int run_batches(struct check_scan *s, struct check_deferq *q, struct fs_i
 					size_t n = fs_bmap_root_children(g, dip, &ip, f, kids, 64);
 
 					for (size_t k = 0; k < n && !err; k++)
-						err = check_ra_add(&ra, kids[k], 1);
+						err = scan_ra_add(&ra, kids[k], 1);
 				}
 			}
 		}
@@ -223,11 +223,11 @@ static int run_batches(struct check_scan *s, struct check_deferq *q, struct fs_i
 			items = nv;
 			cap = nb;
 		}
-		check_ra_run(cx, ioq, &ra);
+		scan_ra_run(cx, ioq, &ra);
 		for (size_t i = 0; i < nb; i++) {
 			item_init(cx, q, first + i, s->agno, &items[i]);
 			if (q->v[first + i].what & mask & DEFER_FORKS)
-				check_forks_inode(s, &items[i].ci);
+				scan_forks_inode(s, &items[i].ci);
 		}
 		/* then the batch's directory, attr and symlink blocks, read ahead together */
 		for (size_t i = 0; i < nb && !err; i++) {
@@ -237,7 +237,7 @@ static int run_batches(struct check_scan *s, struct check_deferq *q, struct fs_i
 
 			if ((what & (DEFER_DIR | DEFER_SYMLINK)) &&
 			    (fmt == XFS_DINODE_FMT_EXTENTS || fmt == XFS_DINODE_FMT_BTREE)) {
-				int e = check_load_map(cx, it->ci.dip, &it->ci.ip, XFS_DATA_FORK, NULL, &it->dmap);
+				int e = scan_load_map(cx, it->ci.dip, &it->ci.ip, XFS_DATA_FORK, NULL, &it->dmap);
 
 				if (e == -ENOMEM) {
 					err = e;
@@ -247,13 +247,13 @@ static int run_batches(struct check_scan *s, struct check_deferq *q, struct fs_i
 				if (e)
 					fs_bmap_free(&it->dmap);
 				else if (what & DEFER_DIR)
-					err = check_dir_readahead(&it->dmap, &ra, budget);
+					err = scan_dir_readahead(&it->dmap, &ra, budget);
 				else
 					err = map_readahead(&it->dmap, &ra, budget);
 			}
 			if (!err && (what & DEFER_ATTR)) {
 				struct fs_bmap am;
-				int e = check_load_map(cx, it->ci.dip, &it->ci.ip, XFS_ATTR_FORK, NULL, &am);
+				int e = scan_load_map(cx, it->ci.dip, &it->ci.ip, XFS_ATTR_FORK, NULL, &am);
 
 				if (e == -ENOMEM)
 					err = e;
@@ -262,15 +262,15 @@ static int run_batches(struct check_scan *s, struct check_deferq *q, struct fs_i
 				fs_bmap_free(&am);
 			}
 		}
-		check_ra_run(cx, ioq, &ra);
+		scan_ra_run(cx, ioq, &ra);
 		for (size_t i = 0; i < nb; i++) {
 			struct batch_item *it = &items[i];
 			uint8_t what = q->v[first + i].what & mask;
 
 			if (!err && (what & DEFER_DIR))
-				err = check_dir_walk(s, &it->ci, it->have_dmap ? &it->dmap : NULL);
+				err = scan_dir_walk(s, &it->ci, it->have_dmap ? &it->dmap : NULL);
 			if (!err && (what & (DEFER_ATTR | DEFER_SYMLINK)))
-				check_attrs_blocks(s, &it->ci, what);
+				scan_attrs_blocks(s, &it->ci, what);
 			if (it->have_dmap)
 				fs_bmap_free(&it->dmap);
 			q->v[first + i].what &= (uint8_t)~mask;
@@ -291,9 +291,9 @@ static int run_batches(struct check_scan *s, struct check_deferq *q, struct fs_i
  * only the directories, so the queue does not grow with every file that
  * has an attr block or a btree fork.
  */
-static int flush_nondir(struct check_scan *s, struct check_deferq *q)
+static int flush_nondir(struct scan_ag *s, struct scan_deferq *q)
 {
-	struct check_ctx *cx = s->cx;
+	struct scan_ctx *cx = s->cx;
 	size_t isz = cx->fs->g.inodesize, m = 0;
 	int err;
 
@@ -317,25 +317,25 @@ static int flush_nondir(struct check_scan *s, struct check_deferq *q)
 
 static int blocks_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 {
-	struct check_ctx *cx = priv;
-	struct check_deferq *q = &cx->deferq[agno];
-	struct check_scan s = { .cx = cx, .agno = agno, .worker = worker };
+	struct scan_ctx *cx = priv;
+	struct scan_deferq *q = &cx->deferq[agno];
+	struct scan_ag s = { .cx = cx, .agno = agno, .worker = worker };
 	int err = run_batches(&s, q, cx->ioq[worker], 0xff);
 
 	free(q->v);
 	free(q->dips);
-	*q = (struct check_deferq){ 0 };
+	*q = (struct scan_deferq){ 0 };
 	pthread_mutex_lock(&cx->ra_lock);
 	cx->fork_extents += s.extents;
 	cx->bmbt_blocks += s.bmbt;
 	if (s.incomplete || err)
 		cx->forks_complete = false;
 	pthread_mutex_unlock(&cx->ra_lock);
-	check_progress_add(cx, 1);
+	scan_progress_add(cx, 1);
 	return err;
 }
 
-int check_phase_blocks(struct check_ctx *cx)
+int scan_phase_blocks(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct fs_ag_workq_opts wo = {
@@ -344,8 +344,8 @@ int check_phase_blocks(struct check_ctx *cx)
 	};
 	int err;
 
-	check_progress_phase(cx, "directory, xattr, symlink and bmbt blocks", g->agcount);
+	scan_progress_phase(cx, "directory, xattr, symlink and bmbt blocks", g->agcount);
 	err = fs_ag_workq_run(&wo, blocks_ag, cx);
-	check_progress_end(cx);
+	scan_progress_end(cx);
 	return err;
 }

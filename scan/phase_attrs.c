@@ -16,8 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "check/check.h"
-#include "check/links.h"
+#include "scan/scan.h"
+#include "scan/links.h"
 #include "libfs/ag.h"
 #include "libfs/attr.h"
 #include "libfs/bmap.h"
@@ -43,7 +43,7 @@ static uint32_t cluster_blocks(const struct fs_geom *g)
 }
 
 /* The inode agino of AG agno, whose chunk starts at chunk_start. */
-static int read_inode(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t chunk_start,
+static int read_inode(struct scan_ctx *cx, fs_agnumber_t agno, fs_agino_t chunk_start,
 		      fs_agino_t agino, struct ino_ref *r)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -73,11 +73,11 @@ static int read_inode(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t chunk
 }
 
 /* A fork's map, loaded silently: the fork checks report bmap problems. */
-static int load_map(struct check_ctx *cx, const uint8_t *dip, const struct fs_inode *ip,
+static int load_map(struct scan_ctx *cx, const uint8_t *dip, const struct fs_inode *ip,
 		    int whichfork, struct fs_bmap *m)
 {
 	memset(m, 0, sizeof(*m));
-	return check_load_map(cx, dip, ip, whichfork, NULL, m);
+	return scan_load_map(cx, dip, ip, whichfork, NULL, m);
 }
 
 /* The disk address of logical block off of a fork, or false for a hole / bad block. */
@@ -92,7 +92,7 @@ static bool map_block(const struct fs_geom *g, const struct fs_bmap *m, uint64_t
 	return fs_fsb_valid(g, *fsb);
 }
 
-static struct fs_vctx vctx_for(struct check_ctx *cx, fs_ino_t ino, fs_fsblock_t fsb)
+static struct fs_vctx vctx_for(struct scan_ctx *cx, fs_ino_t ino, fs_fsblock_t fsb)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct fs_vctx c = {
@@ -159,7 +159,7 @@ static bool set_has(const struct u32set *s, uint32_t key)
 /* ---- the attr fork's DA tree ---- */
 
 struct attr_walk {
-	struct check_ctx *cx;
+	struct scan_ctx *cx;
 	fs_ino_t ino;
 	const struct fs_bmap *map;
 	struct u32set seen;        /* attr fork blocks reached */
@@ -177,7 +177,7 @@ struct attr_walk {
 /* Read fork block dablk into w->buf; false (reported) when it cannot be. */
 static bool attr_read(struct attr_walk *w, uint32_t dablk, fs_fsblock_t *fsb, const char *what)
 {
-	struct check_ctx *cx = w->cx;
+	struct scan_ctx *cx = w->cx;
 	const struct fs_geom *g = &cx->fs->g;
 
 	if (!map_block(g, w->map, dablk, fsb)) {
@@ -187,7 +187,7 @@ static bool attr_read(struct attr_walk *w, uint32_t dablk, fs_fsblock_t *fsb, co
 			  (unsigned long long)w->ino, dablk, what);
 		return false;
 	}
-	if (check_read_agblock(cx, fs_fsb_to_agno(g, *fsb), fs_fsb_to_agbno(g, *fsb), w->buf)) {
+	if (scan_read_agblock(cx, fs_fsb_to_agno(g, *fsb), fs_fsb_to_agbno(g, *fsb), w->buf)) {
 		fs_report(cx->fl, "attr.unreadable", fs_fsb_to_agno(g, *fsb),
 			  (int64_t)fs_fsb_to_daddr(g, *fsb), (int64_t)w->ino, NULL, NULL, NULL,
 			  "inode %llu: attr fork block %u could not be read",
@@ -201,7 +201,7 @@ static bool attr_read(struct attr_walk *w, uint32_t dablk, fs_fsblock_t *fsb, co
 static void attr_sibling(struct attr_walk *w, unsigned level, uint32_t dablk, fs_fsblock_t fsb,
 			 uint32_t forw, uint32_t back)
 {
-	struct check_ctx *cx = w->cx;
+	struct scan_ctx *cx = w->cx;
 	const struct fs_geom *g = &cx->fs->g;
 	const char *code = level ? "da.sibling" : "attr.sibling";
 	uint32_t want_back = w->have_prev[level] ? w->prev[level] : 0;
@@ -225,7 +225,7 @@ static void attr_sibling(struct attr_walk *w, unsigned level, uint32_t dablk, fs
 /* A remote value: its blocks mapped, each header the piece of the value it should be. */
 static void attr_remote_value(struct attr_walk *w, const struct fs_attr_ent *e, uint32_t dablk)
 {
-	struct check_ctx *cx = w->cx;
+	struct scan_ctx *cx = w->cx;
 	const struct fs_geom *g = &cx->fs->g;
 	uint32_t space = g->blocksize - sizeof(struct xfs_attr3_rmt_hdr);
 	uint32_t nblocks = fs_attr_rmt_blocks(g, e->valuelen);
@@ -253,7 +253,7 @@ static void attr_remote_value(struct attr_walk *w, const struct fs_attr_ent *e, 
 				  (unsigned long long)blk, dablk);
 			return;
 		}
-		if (check_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), w->buf)) {
+		if (scan_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), w->buf)) {
 			fs_report(cx->fl, "attr.unreadable", fs_fsb_to_agno(g, fsb),
 				  (int64_t)fs_fsb_to_daddr(g, fsb), (int64_t)w->ino, NULL, NULL, NULL,
 				  "inode %llu: remote attr value block could not be read",
@@ -290,7 +290,7 @@ static uint32_t da_hash(const uint8_t *name, int len)
 static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned depth,
 		       uint32_t *maxhash)
 {
-	struct check_ctx *cx = w->cx;
+	struct scan_ctx *cx = w->cx;
 	const struct fs_geom *g = &cx->fs->g;
 	fs_fsblock_t fsb;
 	struct fs_vctx c;
@@ -434,7 +434,7 @@ static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned 
 /* Report mapped attr fork blocks the walk never reached, one finding per run. */
 static void attr_unreached(struct attr_walk *w)
 {
-	struct check_ctx *cx = w->cx;
+	struct scan_ctx *cx = w->cx;
 	const struct fs_geom *g = &cx->fs->g;
 	uint64_t budget = 1u << 20;	/* blocks looked at, for maps a hostile fork makes huge */
 
@@ -462,7 +462,7 @@ static void attr_unreached(struct attr_walk *w)
 	}
 }
 
-static void check_attr_blocks(struct check_ctx *cx, fs_ino_t ino, const uint8_t *dip,
+static void check_attr_blocks(struct scan_ctx *cx, fs_ino_t ino, const uint8_t *dip,
 			      const struct fs_inode *ip)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -504,7 +504,7 @@ out:
  */
 #define SYMLINK_MAX_BLOCKS 4
 
-static void check_symlink_blocks(struct check_ctx *cx, fs_ino_t ino, const uint8_t *dip,
+static void check_symlink_blocks(struct scan_ctx *cx, fs_ino_t ino, const uint8_t *dip,
 				 const struct fs_inode *ip)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -544,7 +544,7 @@ static void check_symlink_blocks(struct check_ctx *cx, fs_ino_t ino, const uint8
 			fs_fsblock_t fsb = x->startblock + b;
 
 			readable = fs_fsb_valid(g, fsb) &&
-				   !check_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb),
+				   !scan_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb),
 						       buf + (b << g->blocklog));
 		}
 		if (!readable) {
@@ -566,7 +566,7 @@ out:
 
 /* ---- one inode, during the inode scan ---- */
 
-static bool core_ok(struct check_ctx *cx, fs_agnumber_t agno, fs_ino_t ino, const struct ino_ref *r)
+static bool core_ok(struct scan_ctx *cx, fs_agnumber_t agno, fs_ino_t ino, const struct ino_ref *r)
 {
 	struct fs_findings scratch;
 	struct fs_vctx c = {
@@ -587,9 +587,9 @@ static bool is_special(uint16_t mode)
 	return S_ISCHR(mode) || S_ISBLK(mode) || S_ISFIFO(mode) || S_ISSOCK(mode);
 }
 
-void check_attrs_inode(struct check_scan *s, const struct check_inode *ci)
+void scan_attrs_inode(struct scan_ag *s, const struct scan_inode *ci)
 {
-	struct check_ctx *cx = s->cx;
+	struct scan_ctx *cx = s->cx;
 	const struct fs_inode *ip = &ci->ip;
 	bool remote_link = S_ISLNK(ip->mode) && ip->format != XFS_DINODE_FMT_LOCAL;
 	bool attrs = ip->forkoff != 0, attr_blocks;
@@ -614,7 +614,7 @@ void check_attrs_inode(struct check_scan *s, const struct check_inode *ci)
 	attr_blocks = attrs && (ip->aformat == XFS_DINODE_FMT_BTREE ||
 				(ip->aformat == XFS_DINODE_FMT_EXTENTS && ip->anextents));
 	if (remote_link || attr_blocks) {
-		int err = check_defer(s, ci, (remote_link ? DEFER_SYMLINK : 0) |
+		int err = scan_defer(s, ci, (remote_link ? DEFER_SYMLINK : 0) |
 				      (attr_blocks ? DEFER_ATTR : 0));
 
 		if (err && !s->err)
@@ -622,7 +622,7 @@ void check_attrs_inode(struct check_scan *s, const struct check_inode *ci)
 	}
 }
 
-void check_attrs_blocks(struct check_scan *s, const struct check_inode *ci, uint8_t what)
+void scan_attrs_blocks(struct scan_ag *s, const struct scan_inode *ci, uint8_t what)
 {
 	if (what & DEFER_SYMLINK)
 		check_symlink_blocks(s->cx, ci->ino, ci->dip, &ci->ip);
@@ -638,7 +638,7 @@ static bool in_hole(const struct model_ichunk *c, uint32_t i)
 }
 
 /* In use on disk as the inodes phase saw it. */
-static bool inode_in_use(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t agino,
+static bool inode_in_use(struct scan_ctx *cx, fs_agnumber_t agno, fs_agino_t agino,
 			 const struct model_ichunk **chunk)
 {
 	const struct model_ichunk *c = model_ichunk_find(cx->model, agno, agino);
@@ -652,10 +652,10 @@ static bool inode_in_use(struct check_ctx *cx, fs_agnumber_t agno, fs_agino_t ag
 }
 
 /* The AGI's unlinked buckets, each chain walked through di_next_unlinked. */
-static void check_unlinked(struct check_ctx *cx, fs_agnumber_t agno)
+static void check_unlinked(struct scan_ctx *cx, fs_agnumber_t agno)
 {
 	const struct fs_geom *g = &cx->fs->g;
-	const struct check_links *l = cx->links;
+	const struct scan_links *l = cx->links;
 	const struct model_ichunk *ic;
 	size_t nic;
 	struct u32set on_list = { 0 };
@@ -756,11 +756,11 @@ static void check_unlinked(struct check_ctx *cx, fs_agnumber_t agno)
 
 static int unlinked_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 {
-	struct check_ctx *cx = priv;
+	struct scan_ctx *cx = priv;
 
 	(void)worker;
 	check_unlinked(cx, agno);
-	check_progress_add(cx, 1);
+	scan_progress_add(cx, 1);
 	return 0;
 }
 
@@ -772,7 +772,7 @@ static bool sb_ino_set(uint64_t ino)
 }
 
 /* Read the inode a superblock field names; false (reported) when it is not in use. */
-static bool read_sb_inode(struct check_ctx *cx, uint64_t ino, const char *code, const char *field,
+static bool read_sb_inode(struct scan_ctx *cx, uint64_t ino, const char *code, const char *field,
 			  struct ino_ref *r, struct fs_inode *ip)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -805,7 +805,7 @@ static bool read_sb_inode(struct check_ctx *cx, uint64_t ino, const char *code, 
 	return true;
 }
 
-static void check_quota_file(struct check_ctx *cx, uint64_t ino, const char *field, uint8_t type)
+static void check_quota_file(struct scan_ctx *cx, uint64_t ino, const char *field, uint8_t type)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct fs_inode ip;
@@ -833,7 +833,7 @@ static void check_quota_file(struct check_ctx *cx, uint64_t ino, const char *fie
 			if (x->unwritten)
 				continue;	/* preallocated, never written */
 			c = vctx_for(cx, ino, fsb);
-			if (check_read_agblock(cx, c.agno, fs_fsb_to_agbno(g, fsb), buf)) {
+			if (scan_read_agblock(cx, c.agno, fs_fsb_to_agbno(g, fsb), buf)) {
 				fs_report(cx->fl, "dquot.unreadable", c.agno, (int64_t)c.daddr,
 					  (int64_t)ino, NULL, NULL, NULL,
 					  "quota file block could not be read");
@@ -846,7 +846,7 @@ static void check_quota_file(struct check_ctx *cx, uint64_t ino, const char *fie
 	fs_bmap_free(&m);
 }
 
-static void check_rt_inode(struct check_ctx *cx, uint64_t ino, const char *field, uint64_t want)
+static void check_rt_inode(struct scan_ctx *cx, uint64_t ino, const char *field, uint64_t want)
 {
 	struct fs_inode ip;
 	struct ino_ref r;
@@ -861,7 +861,7 @@ static void check_rt_inode(struct check_ctx *cx, uint64_t ino, const char *field
 	fs_buf_put(cx->cache, r.b);
 }
 
-static void check_metadata_inodes(struct check_ctx *cx)
+static void check_metadata_inodes(struct scan_ctx *cx)
 {
 	const struct xfs_sb *sb = &cx->fs->sb;
 	const struct fs_geom *g = &cx->fs->g;
@@ -877,7 +877,7 @@ static void check_metadata_inodes(struct check_ctx *cx)
 	check_rt_inode(cx, sb->sb_rsumino, "rsumino", rsum);
 }
 
-int check_phase_unlinked(struct check_ctx *cx)
+int scan_phase_unlinked(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct fs_ag_workq_opts wo = {
@@ -886,9 +886,9 @@ int check_phase_unlinked(struct check_ctx *cx)
 	};
 	int err;
 
-	check_progress_phase(cx, "unlinked lists", g->agcount);
+	scan_progress_phase(cx, "unlinked lists", g->agcount);
 	err = fs_ag_workq_run(&wo, unlinked_ag, cx);
-	check_progress_end(cx);
+	scan_progress_end(cx);
 	if (err)
 		return err;
 	check_metadata_inodes(cx);

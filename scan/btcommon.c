@@ -6,9 +6,9 @@
  */
 #include <stdlib.h>
 
-#include "check/check.h"
+#include "scan/scan.h"
 
-void check_btree_readahead(struct check_ctx *cx, unsigned worker, const struct fs_btree_ops *ops,
+void scan_btree_readahead(struct scan_ctx *cx, unsigned worker, const struct fs_btree_ops *ops,
 			   fs_agnumber_t agno, const void *block, uint32_t numrecs)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -31,11 +31,11 @@ void check_btree_readahead(struct check_ctx *cx, unsigned worker, const struct f
 	}
 	if (n && fs_readahead(cx->cache, cx->ioq[worker], ext, n,
 			      &(struct fs_ra_opts){ .qdepth = cx->opts->qdepth }, &st) == 0)
-		check_ra_account(cx, &st);
+		scan_ra_account(cx, &st);
 	free(ext);
 }
 
-bool check_btree_minrecs(struct check_ctx *cx, const struct fs_btree_ops *ops, fs_agnumber_t agno,
+bool scan_btree_minrecs(struct scan_ctx *cx, const struct fs_btree_ops *ops, fs_agnumber_t agno,
 			 fs_agblock_t agbno, uint32_t level, const void *block)
 {
 	const struct fs_geom *g = &cx->fs->g;

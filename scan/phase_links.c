@@ -14,12 +14,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "check/check.h"
-#include "check/links.h"
+#include "scan/scan.h"
+#include "scan/links.h"
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 
-uint8_t check_mode_ftype(uint16_t mode)
+uint8_t scan_mode_ftype(uint16_t mode)
 {
 	switch (mode & S_IFMT) {
 	case S_IFREG: return XFS_DIR3_FT_REG_FILE;
@@ -33,10 +33,10 @@ uint8_t check_mode_ftype(uint16_t mode)
 	}
 }
 
-int check_links_create(struct check_ctx *cx)
+int scan_links_create(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
-	struct check_links *l = calloc(1, sizeof(*l));
+	struct scan_links *l = calloc(1, sizeof(*l));
 	uint64_t slots = 0;
 
 	if (!l)
@@ -63,9 +63,9 @@ int check_links_create(struct check_ctx *cx)
 	return l->rec ? 0 : -ENOMEM;
 }
 
-void check_links_destroy(struct check_ctx *cx)
+void scan_links_destroy(struct scan_ctx *cx)
 {
-	struct check_links *l = cx->links;
+	struct scan_links *l = cx->links;
 
 	if (!l)
 		return;
@@ -79,7 +79,7 @@ void check_links_destroy(struct check_ctx *cx)
 	cx->links = NULL;
 }
 
-uint64_t check_links_slot(struct check_ctx *cx, fs_ino_t ino)
+uint64_t scan_links_slot(struct scan_ctx *cx, fs_ino_t ino)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	fs_agnumber_t agno = fs_ino_to_agno(g, ino);
@@ -97,7 +97,7 @@ uint64_t check_links_slot(struct check_ctx *cx, fs_ino_t ino)
 	       (agino - c->startino);
 }
 
-void check_links_note_slot(struct check_ctx *cx, uint64_t slot, const struct fs_inode *ip,
+void scan_links_note_slot(struct scan_ctx *cx, uint64_t slot, const struct fs_inode *ip,
 			   bool bad)
 {
 	struct link_rec *r;
@@ -106,16 +106,16 @@ void check_links_note_slot(struct check_ctx *cx, uint64_t slot, const struct fs_
 		return;
 	r = &cx->links->rec[slot];
 	r->nlink = ip->nlink;
-	r->type = check_mode_ftype(ip->mode);
+	r->type = scan_mode_ftype(ip->mode);
 	r->flags |= LR_SEEN | (bad ? LR_BAD : 0) |
 		    (ip->flags2 & XFS_DIFLAG2_REFLINK ? LR_REFLINK : 0);
 }
 
 /* Slot -> inode number (for messages). */
-static fs_ino_t slot_ino(struct check_ctx *cx, uint64_t s, fs_agnumber_t *agp)
+static fs_ino_t slot_ino(struct scan_ctx *cx, uint64_t s, fs_agnumber_t *agp)
 {
 	const struct fs_geom *g = &cx->fs->g;
-	struct check_links *l = cx->links;
+	struct scan_links *l = cx->links;
 	fs_agnumber_t lo = 0, hi = g->agcount;
 	const struct model_ichunk *ic;
 	size_t n;
@@ -145,7 +145,7 @@ static fs_ino_t rt_ino(const struct xfs_sb *sb, uint64_t v, unsigned after_root)
 	return v && v != NULLFSINO ? v : sb->sb_rootino + after_root;
 }
 
-static bool is_metadata(struct check_ctx *cx, fs_ino_t ino)
+static bool is_metadata(struct scan_ctx *cx, fs_ino_t ino)
 {
 	const struct xfs_sb *sb = &cx->fs->sb;
 
@@ -153,9 +153,9 @@ static bool is_metadata(struct check_ctx *cx, fs_ino_t ino)
 	       (ino && (ino == sb->sb_uquotino || ino == sb->sb_gquotino || ino == sb->sb_pquotino));
 }
 
-int check_phase_links(struct check_ctx *cx)
+int scan_phase_links(struct scan_ctx *cx)
 {
-	struct check_links *l = cx->links;
+	struct scan_links *l = cx->links;
 	const struct fs_geom *g = &cx->fs->g;
 	struct link_edge *e = NULL;
 	uint64_t ne = 0, *first = NULL, root, qh = 0, qt = 0;
@@ -166,7 +166,7 @@ int check_phase_links(struct check_ctx *cx)
 		return 0;
 	cx->directories = l->dirs_walked;
 	cx->dir_entries = l->entries;
-	check_progress_phase(cx, "links", 1);
+	scan_progress_phase(cx, "links", 1);
 	/* one flat edge array sorted by parent: the graph in CSR form */
 	for (unsigned w = 0; w < l->nworkers; w++)
 		ne += l->edges[w].n;
@@ -196,7 +196,7 @@ int check_phase_links(struct check_ctx *cx)
 	first[0] = 0;
 
 	/* reachability: breadth first from the root over walked directories */
-	root = check_links_slot(cx, g->rootino);
+	root = scan_links_slot(cx, g->rootino);
 	if (root != UINT64_MAX && (l->rec[root].flags & LR_SEEN)) {
 		l->rec[root].flags |= LR_REACHED;
 		queue[qt++] = (uint32_t)root;
@@ -270,8 +270,8 @@ int check_phase_links(struct check_ctx *cx)
 	}
 	err = 0;
 out:
-	check_progress_add(cx, 1);
-	check_progress_end(cx);
+	scan_progress_add(cx, 1);
+	scan_progress_end(cx);
 	free(e);
 	free(first);
 	free(queue);

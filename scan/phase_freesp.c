@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Phase 2 of check: per AG, record the statically owned blocks (AG headers,
+ * Phase 2 of the scan: per AG, record the statically owned blocks (AG headers,
  * the internal log, the AGFL's blocks) in the model, walk the two free
  * space btrees (bno by block, cnt by size) with the generic walker, check
  * every record, check that the two trees describe the same extent set, and
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/check.h"
+#include "scan/scan.h"
 #include "libfs/ag.h"
 #include "libfs/btree_ag.h"
 #include "libfs/endian.h"
@@ -38,7 +38,7 @@ struct fsp_tree {
 };
 
 struct fsp_ag {
-	struct check_ctx *cx;
+	struct scan_ctx *cx;
 	fs_agnumber_t agno;
 	unsigned worker;
 	struct fs_agf agf;
@@ -78,7 +78,7 @@ static int read_block(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *
 {
 	struct fsp_ag *a = priv;
 
-	return check_read_agblock(a->cx, agno, agbno, buf);
+	return scan_read_agblock(a->cx, agno, agbno, buf);
 }
 
 static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const void *block)
@@ -91,9 +91,9 @@ static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const voi
 	t->blocks++;
 	model_note(a, agbno, 1, t->cls);
 	if (agbno != t->root)
-		check_btree_minrecs(a->cx, t->ops, a->agno, agbno, level, block);
+		scan_btree_minrecs(a->cx, t->ops, a->agno, agbno, level, block);
 	if (level > 0)
-		check_btree_readahead(a->cx, a->worker, t->ops, a->agno, block, h.numrecs);
+		scan_btree_readahead(a->cx, a->worker, t->ops, a->agno, block, h.numrecs);
 	else
 		t->leaf = agbno;
 	return 0;
@@ -177,7 +177,7 @@ static int visit_rec(void *priv, const void *rec)
 
 static void walk_tree(struct fsp_ag *a, struct fsp_tree *t, fs_agblock_t root, uint32_t levels)
 {
-	struct check_ctx *cx = a->cx;
+	struct scan_ctx *cx = a->cx;
 	const struct fs_geom *g = &cx->fs->g;
 	struct fs_btree_walk w = {
 		.ops = t->ops, .g = g, .fl = cx->fl,
@@ -264,7 +264,7 @@ static void check_counter(struct fsp_ag *a, const char *field, uint64_t on_disk,
 /* The AGFL's active blocks are owned (by the free list); returns how many. */
 static uint32_t note_agfl(struct fsp_ag *a)
 {
-	struct check_ctx *cx = a->cx;
+	struct scan_ctx *cx = a->cx;
 	const struct fs_geom *g = &cx->fs->g;
 	uint32_t n = fs_agfl_active_count(g, &a->agf), count = 0;
 	struct fs_buf *b;
@@ -294,7 +294,7 @@ static uint32_t note_agfl(struct fsp_ag *a)
 static int freesp_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 {
 	struct fsp_totals *tot = ((void **)priv)[1];
-	struct check_ctx *cx = ((void **)priv)[0];
+	struct scan_ctx *cx = ((void **)priv)[0];
 	const struct fs_geom *g = &cx->fs->g;
 	struct fsp_tree bno = { .ops = fs_btree_ag_ops(FS_BTREE_AG_BNO), .cls = MC_BNOBT };
 	struct fsp_tree cnt = { .ops = fs_btree_ag_ops(FS_BTREE_AG_CNT), .cls = MC_CNTBT };
@@ -375,11 +375,11 @@ out:
 	pthread_mutex_unlock(&tot->lock);
 	free(bno.rec);
 	free(cnt.rec);
-	check_progress_add(cx, 1);
+	scan_progress_add(cx, 1);
 	return a.err;
 }
 
-int check_phase_freesp(struct check_ctx *cx)
+int scan_phase_freesp(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct fsp_totals tot = { .complete = true };
@@ -391,9 +391,9 @@ int check_phase_freesp(struct check_ctx *cx)
 	int err;
 
 	pthread_mutex_init(&tot.lock, NULL);
-	check_progress_phase(cx, "free space btrees", g->agcount);
+	scan_progress_phase(cx, "free space btrees", g->agcount);
 	err = fs_ag_workq_run(&wo, freesp_ag, priv);
-	check_progress_end(cx);
+	scan_progress_end(cx);
 	pthread_mutex_destroy(&tot.lock);
 	if (err)
 		return err;

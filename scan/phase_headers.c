@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Phase 1 of check: read the four header sectors of every AG in one batch
+ * Phase 1 of the scan: read the four header sectors of every AG in one batch
  * (one read per AG through the device's engine), verify every superblock,
  * AGF, AGI and AGFL through the verifier table, compare each secondary
  * superblock with the primary, and check the active free list entries.
@@ -9,14 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/check.h"
+#include "scan/scan.h"
 #include "libfs/logres.h"
 #include "libfs/ag.h"
 #include "libfs/endian.h"
 #include "libfs/sb.h"
 #include "libfs/verify.h"
 
-static void report_unreadable(struct check_ctx *cx, fs_agnumber_t agno, long res)
+static void report_unreadable(struct scan_ctx *cx, fs_agnumber_t agno, long res)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	static const char *const what[] = { "sb.unreadable", "agf.unreadable", "agi.unreadable",
@@ -36,7 +36,7 @@ static void report_unreadable(struct check_ctx *cx, fs_agnumber_t agno, long res
  * primary in a field, and all with the same value, the primary is the odd
  * one out: say so once, against AG 0, with the secondaries' value expected.
  */
-static void blame_primary(struct check_ctx *cx, uint32_t compared)
+static void blame_primary(struct scan_ctx *cx, uint32_t compared)
 {
 	struct fs_findings *fl = cx->fl;
 	struct { char field[48]; char found[96]; char primary[96]; uint32_t n; bool mixed; } f[32];
@@ -76,7 +76,7 @@ static void blame_primary(struct check_ctx *cx, uint32_t compared)
 				  f[k].primary, compared, f[k].found);
 }
 
-static void check_ag(struct check_ctx *cx, fs_agnumber_t agno, const unsigned char *hdr,
+static void check_ag(struct scan_ctx *cx, fs_agnumber_t agno, const unsigned char *hdr,
 		     uint32_t *compared)
 {
 	struct fs *fs = cx->fs;
@@ -120,7 +120,7 @@ static void check_ag(struct check_ctx *cx, fs_agnumber_t agno, const unsigned ch
 }
 
 /* Later phases read the AGF and AGFL again: keep them in the cache. */
-static void cache_headers(struct check_ctx *cx, fs_agnumber_t agno, const unsigned char *hdr)
+static void cache_headers(struct scan_ctx *cx, fs_agnumber_t agno, const unsigned char *hdr)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	uint32_t sect_bbs = g->sectsize >> FS_BBSHIFT;
@@ -132,7 +132,7 @@ static void cache_headers(struct check_ctx *cx, fs_agnumber_t agno, const unsign
 				hdr + (size_t)i * g->sectsize, NULL);
 }
 
-int check_phase_headers(struct check_ctx *cx)
+int scan_phase_headers(struct scan_ctx *cx)
 {
 	struct fs *fs = cx->fs;
 	const struct fs_geom *g = &fs->g;
@@ -214,7 +214,7 @@ int check_phase_headers(struct check_ctx *cx)
 			cache_headers(cx, first + i, reqs[i].buf);
 		}
 		cx->ags_checked += n;
-		check_progress_add(cx, n);
+		scan_progress_add(cx, n);
 	}
 	blame_primary(cx, compared);
 out:

@@ -10,9 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check/check.h"
+#include "scan/scan.h"
 
-struct check_progress {
+struct scan_progress {
 	pthread_mutex_t lock;
 	bool tty;
 	const char *phase;
@@ -29,7 +29,7 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void draw(struct check_progress *p, bool final)
+static void draw(struct scan_progress *p, bool final)
 {
 	double t = now(), el = t - p->start;
 	unsigned pct = p->total ? (unsigned)(p->done * 100 / p->total) : 100;
@@ -48,9 +48,9 @@ static void draw(struct check_progress *p, bool final)
 	p->last = t;
 }
 
-void check_progress_phase(struct check_ctx *cx, const char *name, uint64_t total)
+void scan_progress_phase(struct scan_ctx *cx, const char *name, uint64_t total)
 {
-	struct check_progress *p = cx->progress;
+	struct scan_progress *p = cx->progress;
 
 	if (!p) {
 		int mode = cx->opts ? cx->opts->progress : 0;
@@ -74,9 +74,9 @@ void check_progress_phase(struct check_ctx *cx, const char *name, uint64_t total
 	pthread_mutex_unlock(&p->lock);
 }
 
-void check_progress_add(struct check_ctx *cx, uint64_t done)
+void scan_progress_add(struct scan_ctx *cx, uint64_t done)
 {
-	struct check_progress *p = cx->progress;
+	struct scan_progress *p = cx->progress;
 
 	if (!p)
 		return;
@@ -87,9 +87,9 @@ void check_progress_add(struct check_ctx *cx, uint64_t done)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void check_progress_end(struct check_ctx *cx)
+void scan_progress_end(struct scan_ctx *cx)
 {
-	struct check_progress *p = cx->progress;
+	struct scan_progress *p = cx->progress;
 
 	if (!p)
 		return;
@@ -98,7 +98,7 @@ void check_progress_end(struct check_ctx *cx)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void check_progress_free(struct check_ctx *cx)
+void scan_progress_free(struct scan_ctx *cx)
 {
 	if (!cx->progress)
 		return;

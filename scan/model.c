@@ -6,7 +6,7 @@
  * sweep over the sorted array, so the cost is O(n log n) in extents, not
  * in blocks, and a large volume fits in memory.
  */
-#include "check/model.h"
+#include "scan/model.h"
 
 #include <errno.h>
 #include <stdlib.h>

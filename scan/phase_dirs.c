@@ -5,7 +5,7 @@
  * batch's directory blocks ahead): each directory's data fork is decoded
  * and verified through libfs/dir.c (short form inline; block, leaf and
  * node forms block by block from the cache), and every live entry is
- * recorded in the directory graph (check/links.h): the child must be an
+ * recorded in the directory graph (scan/links.h): the child must be an
  * allocated inode, its ftype must match its mode, references and
  * subdirectory counts are tallied, the edge kept for the links phase.
  */
@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/check.h"
-#include "check/links.h"
+#include "scan/scan.h"
+#include "scan/links.h"
 #include "libfs/bmap.h"
 #include "libfs/dir.h"
 #include "libfs/inode.h"
 
 struct dwalk {
-	struct check_ctx *cx;
+	struct scan_ctx *cx;
 	unsigned worker;
 	uint64_t dslot;            /* the directory's slot */
 	fs_ino_t dino;
@@ -59,9 +59,9 @@ static void entry_name(char *buf, size_t size, const struct fs_dirent *d)
 static int on_entry(void *priv, const struct fs_dirent *d)
 {
 	struct dwalk *w = priv;
-	struct check_ctx *cx = w->cx;
-	struct check_links *l = cx->links;
-	uint64_t cs = check_links_slot(cx, d->ino);
+	struct scan_ctx *cx = w->cx;
+	struct scan_links *l = cx->links;
+	uint64_t cs = scan_links_slot(cx, d->ino);
 	struct link_rec *c;
 	char name[64];
 
@@ -160,9 +160,9 @@ static int read_dirblk(void *priv, uint64_t dablk, void *buf, fs_daddr_t *daddr)
 	return dirblk_pieces(&w->cx->fs->g, w->map, dablk, read_piece, &p);
 }
 
-int check_dir_walk(struct check_scan *s, const struct check_inode *ci, const struct fs_bmap *map)
+int scan_dir_walk(struct scan_ag *s, const struct scan_inode *ci, const struct fs_bmap *map)
 {
-	struct check_ctx *cx = s->cx;
+	struct scan_ctx *cx = s->cx;
 	const struct fs_geom *g = &cx->fs->g;
 	struct link_rec *r = &cx->links->rec[ci->slot];
 	const struct fs_inode *ip = &ci->ip;
@@ -199,10 +199,10 @@ int check_dir_walk(struct check_scan *s, const struct check_inode *ci, const str
 static int ra_piece(void *priv, uint32_t i, fs_fsblock_t fsb, uint32_t run)
 {
 	(void)i;
-	return check_ra_add(priv, fsb, run);
+	return scan_ra_add(priv, fsb, run);
 }
 
-int check_dir_readahead(const struct fs_bmap *m, struct check_ra_list *l, uint64_t budget)
+int scan_dir_readahead(const struct fs_bmap *m, struct scan_ra_list *l, uint64_t budget)
 {
 	const struct fs_geom *g = l->g;
 	uint64_t last = UINT64_MAX;
