@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Xattrs, symlinks, special files and unlinked lists.  A per-inode step of
- * the inode scan (phase 4) checks the shape of device/fifo/socket inodes
- * and short form attrs; the attr fork's DA tree (from block 0 through its
- * nodes and leaves to the remote values, plus every mapped block reached)
- * and remote symlink targets are checked in phase 5 (phase_blocks.c),
- * once their blocks are read ahead.  Inodes whose core failed the verifier
- * are skipped: their forks cannot be trusted.  After the links phase, per AG: the unlinked lists (AGI buckets
- * through di_next_unlinked, and every allocated inode with no links on
- * one); then, once, the quota files and the realtime bitmap/summary inodes
- * the superblock names.
+ * Xattrs, symlinks and special files.  A per-inode step of the inode scan
+ * (phase 4) checks the shape of device/fifo/socket inodes and short form
+ * attrs; the attr fork's DA tree (from block 0 through its nodes and
+ * leaves to the remote values, plus every mapped block reached) and remote
+ * symlink targets are checked in phase 5 (phase_blocks.c), once their
+ * blocks are read ahead.  Inodes whose core failed the verifier are
+ * skipped: their forks cannot be trusted.  (Phase 7, the unlinked lists
+ * and the quota and realtime inodes, is phase_unlinked.c.)
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,68 +15,15 @@
 #include <sys/stat.h>
 
 #include "scan/scan.h"
-#include "scan/links.h"
-#include "libfs/ag.h"
 #include "libfs/attr.h"
 #include "libfs/bmap.h"
 #include "libfs/da.h"
-#include "libfs/dquot.h"
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 #include "libfs/symlink.h"
-#include "libfs/workq.h"
+#include "libfs/u32set.h"
 
-/* ---- reading inodes and fork blocks through the shared cache ---- */
-
-/* One inode in its cluster buffer (the cluster units phase 4 cached). */
-struct ino_ref {
-	struct fs_buf *b;
-	const uint8_t *dip;
-	fs_daddr_t daddr;          /* the inode's block */
-};
-
-static uint32_t cluster_blocks(const struct fs_geom *g)
-{
-	return g->blocks_per_cluster ? g->blocks_per_cluster : 1;
-}
-
-/* The inode agino of AG agno, whose chunk starts at chunk_start. */
-static int read_inode(struct scan_ctx *cx, fs_agnumber_t agno, fs_agino_t chunk_start,
-		      fs_agino_t agino, struct ino_ref *r)
-{
-	const struct fs_geom *g = &cx->fs->g;
-	fs_agblock_t chunk_agbno = fs_agino_to_agbno(g, chunk_start);
-	fs_agblock_t agbno = fs_agino_to_agbno(g, agino);
-	uint32_t bpc = cluster_blocks(g), aglen = fs_ag_blocks(g, agno), len;
-	fs_agblock_t u;
-	size_t off;
-	int err;
-
-	if (agbno < chunk_agbno || agbno >= aglen)
-		return -ERANGE;
-	u = chunk_agbno + (agbno - chunk_agbno) / bpc * bpc;
-	len = u + bpc <= aglen ? bpc : aglen - u;
-	err = fs_cache_read(cx->cache, fs_agbno_to_daddr(g, agno, u), len << g->blocklog, &r->b);
-	if (err)
-		return err;
-	off = ((size_t)(agbno - u) << g->blocklog) +
-	      ((size_t)fs_agino_to_offset(g, agino) << g->inodelog);
-	if (off + g->inodesize > r->b->len) {
-		fs_buf_put(cx->cache, r->b);
-		return -ERANGE;
-	}
-	r->dip = r->b->data + off;
-	r->daddr = fs_agbno_to_daddr(g, agno, agbno);
-	return 0;
-}
-
-/* A fork's map, loaded silently: the fork checks report bmap problems. */
-static int load_map(struct scan_ctx *cx, const uint8_t *dip, const struct fs_inode *ip,
-		    int whichfork, struct fs_bmap *m)
-{
-	memset(m, 0, sizeof(*m));
-	return scan_load_map(cx, dip, ip, whichfork, NULL, m);
-}
+/* ---- reading fork blocks through the shared cache ---- */
 
 /* The disk address of logical block off of a fork, or false for a hole / bad block. */
 static bool map_block(const struct fs_geom *g, const struct fs_bmap *m, uint64_t off,
@@ -92,77 +37,13 @@ static bool map_block(const struct fs_geom *g, const struct fs_bmap *m, uint64_t
 	return fs_fsb_valid(g, *fsb);
 }
 
-static struct fs_vctx vctx_for(struct scan_ctx *cx, fs_ino_t ino, fs_fsblock_t fsb)
-{
-	const struct fs_geom *g = &cx->fs->g;
-	struct fs_vctx c = {
-		.g = g, .fl = cx->fl, .agno = fs_fsb_to_agno(g, fsb),
-		.daddr = fs_fsb_to_daddr(g, fsb), .have_log_head = cx->fs->have_log_head,
-		.head_lsn = cx->fs->log_head_lsn, .ino = ino,
-	};
-	return c;
-}
-
-/* ---- a set of 32-bit keys (visited attr blocks, unlinked inodes) ---- */
-
-struct u32set {
-	uint32_t *k;               /* key + 1; 0 = empty */
-	size_t cap, n;
-};
-
-static void set_free(struct u32set *s)
-{
-	free(s->k);
-	memset(s, 0, sizeof(*s));
-}
-
-/* 1 added, 0 already there, negative errno */
-static int set_add(struct u32set *s, uint32_t key)
-{
-	size_t i;
-
-	if ((s->n + 1) * 2 > s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 64;
-		uint32_t *nk = calloc(ncap, sizeof(*nk));
-
-		if (!nk)
-			return -ENOMEM;
-		for (size_t j = 0; j < s->cap; j++) {
-			if (!s->k[j])
-				continue;
-			for (i = (s->k[j] * 2654435761u) & (ncap - 1); nk[i]; i = (i + 1) & (ncap - 1))
-				;
-			nk[i] = s->k[j];
-		}
-		free(s->k);
-		s->k = nk;
-		s->cap = ncap;
-	}
-	for (i = ((key + 1) * 2654435761u) & (s->cap - 1); s->k[i]; i = (i + 1) & (s->cap - 1))
-		if (s->k[i] == key + 1)
-			return 0;
-	s->k[i] = key + 1;
-	s->n++;
-	return 1;
-}
-
-static bool set_has(const struct u32set *s, uint32_t key)
-{
-	if (!s->cap)
-		return false;
-	for (size_t i = ((key + 1) * 2654435761u) & (s->cap - 1); s->k[i]; i = (i + 1) & (s->cap - 1))
-		if (s->k[i] == key + 1)
-			return true;
-	return false;
-}
-
 /* ---- the attr fork's DA tree ---- */
 
 struct attr_walk {
 	struct scan_ctx *cx;
 	fs_ino_t ino;
 	const struct fs_bmap *map;
-	struct u32set seen;        /* attr fork blocks reached */
+	struct fs_u32set seen;        /* attr fork blocks reached */
 	uint8_t *buf;              /* one block */
 	uint32_t hi;               /* fork blocks are below this */
 	/* the previous block of each level (0 = leaves), for the sibling chains */
@@ -245,7 +126,7 @@ static void attr_remote_value(struct attr_walk *w, const struct fs_attr_ent *e, 
 				  "block %u of %u", (unsigned long long)w->ino, dablk, i, nblocks);
 			return;
 		}
-		if (set_add(&w->seen, (uint32_t)blk) == 0) {
+		if (fs_u32set_add(&w->seen, (uint32_t)blk) == 0) {
 			fs_report(cx->fl, "attr.remote", fs_fsb_to_agno(g, fsb),
 				  (int64_t)fs_fsb_to_daddr(g, fsb), (int64_t)w->ino, "valueblk", NULL,
 				  FS_U(blk), "inode %llu: attr fork block %llu is used twice (remote "
@@ -260,7 +141,7 @@ static void attr_remote_value(struct attr_walk *w, const struct fs_attr_ent *e, 
 				  (unsigned long long)w->ino);
 			return;
 		}
-		c = vctx_for(cx, w->ino, fsb);
+		c = scan_vctx(cx, w->ino, fsb);
 		if (fs_verify(FS_MT_ATTR_RMT, &c, w->buf, g->blocksize))
 			continue;
 		fs_attr_rmt_hdr_decode(w->buf, &h);
@@ -297,7 +178,7 @@ static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned 
 	uint16_t magic;
 	int r;
 
-	r = set_add(&w->seen, dablk);
+	r = fs_u32set_add(&w->seen, dablk);
 	if (r <= 0) {
 		if (r == 0)
 			fs_report(cx->fl, "da.loop", FS_NONE, FS_NONE, (int64_t)w->ino, "dablk", NULL,
@@ -307,7 +188,7 @@ static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned 
 	}
 	if (!attr_read(w, dablk, &fsb, level > 0 ? "node" : "leaf"))
 		{ w->broken = true; return false; }
-	c = vctx_for(cx, w->ino, fsb);
+	c = scan_vctx(cx, w->ino, fsb);
 	magic = get_be16(w->buf + offsetof(struct xfs_da_blkinfo, magic));
 
 	if (magic == XFS_DA3_NODE_MAGIC && level != 0 && depth < XFS_DA_NODE_MAXDEPTH) {
@@ -445,7 +326,7 @@ static void attr_unreached(struct attr_walk *w)
 			uint64_t run = 0;
 
 			while (b + run < x->blockcount && x->startoff + b + run < w->hi &&
-			       !set_has(&w->seen, (uint32_t)(x->startoff + b + run)))
+			       !fs_u32set_has(&w->seen, (uint32_t)(x->startoff + b + run)))
 				run++;
 			if (!run)
 				continue;
@@ -470,7 +351,7 @@ static void check_attr_blocks(struct scan_ctx *cx, fs_ino_t ino, const uint8_t *
 	struct fs_bmap m;
 	uint32_t maxhash;
 
-	if (load_map(cx, dip, ip, XFS_ATTR_FORK, &m))
+	if (scan_load_map(cx, dip, ip, XFS_ATTR_FORK, NULL, &m))
 		return;
 	if (m.n == 0)
 		goto out;	/* an empty attr fork (the inode verifier judges the counts) */
@@ -491,7 +372,7 @@ static void check_attr_blocks(struct scan_ctx *cx, fs_ino_t ino, const uint8_t *
 		attr_unreached(&w);
 out:
 	free(w.buf);
-	set_free(&w.seen);
+	fs_u32set_free(&w.seen);
 	fs_bmap_free(&m);
 }
 
@@ -520,7 +401,7 @@ static void check_symlink_blocks(struct scan_ctx *cx, fs_ino_t ino, const uint8_
 			  (unsigned long long)ino);
 		return;
 	}
-	if (load_map(cx, dip, ip, XFS_DATA_FORK, &m))
+	if (scan_load_map(cx, dip, ip, XFS_DATA_FORK, NULL, &m))
 		return;
 	nblocks = (uint32_t)((ip->size + space - 1) / space);
 	if (!m.bad && fs_bmap_blocks(&m) != nblocks) {
@@ -553,7 +434,7 @@ static void check_symlink_blocks(struct scan_ctx *cx, fs_ino_t ino, const uint8_
 				  (unsigned long long)ino, i);
 			break;
 		}
-		c = vctx_for(cx, ino, x->startblock);
+		c = scan_vctx(cx, ino, x->startblock);
 		if (fs_verify(FS_MT_SYMLINK, &c, buf, len))
 			break;
 		if (fs_symlink_rmt_verify_piece(&c, buf, len, ip->size, &done))
@@ -565,22 +446,6 @@ out:
 }
 
 /* ---- one inode, during the inode scan ---- */
-
-static bool core_ok(struct scan_ctx *cx, fs_agnumber_t agno, fs_ino_t ino, const struct ino_ref *r)
-{
-	struct fs_findings scratch;
-	struct fs_vctx c = {
-		.g = &cx->fs->g, .agno = agno, .daddr = r->daddr, .ino = ino,
-		.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn,
-	};
-	int n;
-
-	fs_findings_init(&scratch);
-	c.fl = &scratch;
-	n = fs_verify(FS_MT_INODE, &c, r->dip, cx->fs->g.inodesize);
-	fs_findings_free(&scratch);
-	return n == 0;
-}
 
 static bool is_special(uint16_t mode)
 {
@@ -628,269 +493,4 @@ void scan_attrs_blocks(struct scan_ag *s, const struct scan_inode *ci, uint8_t w
 		check_symlink_blocks(s->cx, ci->ino, ci->dip, &ci->ip);
 	if (what & DEFER_ATTR)
 		check_attr_blocks(s->cx, ci->ino, ci->dip, &ci->ip);
-}
-
-/* ---- the AGI unlinked lists, after the scan ---- */
-
-static bool in_hole(const struct model_ichunk *c, uint32_t i)
-{
-	return c->holemask & (1u << (i / XFS_INODES_PER_HOLEMASK_BIT));
-}
-
-/* In use on disk as the inodes phase saw it. */
-static bool inode_in_use(struct scan_ctx *cx, fs_agnumber_t agno, fs_agino_t agino,
-			 const struct model_ichunk **chunk)
-{
-	const struct model_ichunk *c = model_ichunk_find(cx->model, agno, agino);
-	uint32_t i;
-
-	*chunk = c;
-	if (!c || agino < c->startino || agino - c->startino >= XFS_INODES_PER_CHUNK)
-		return false;
-	i = agino - c->startino;
-	return !in_hole(c, i) && (c->seen_mask & (1ull << i)) && !(c->seen_free & (1ull << i));
-}
-
-/* The AGI's unlinked buckets, each chain walked through di_next_unlinked. */
-static void check_unlinked(struct scan_ctx *cx, fs_agnumber_t agno)
-{
-	const struct fs_geom *g = &cx->fs->g;
-	const struct scan_links *l = cx->links;
-	const struct model_ichunk *ic;
-	size_t nic;
-	struct u32set on_list = { 0 };
-	struct fs_buf *b;
-	struct fs_agi agi;
-	uint32_t used = 0;
-
-	if (fs_cache_read(cx->cache, fs_ag_agi_offset(g, agno) >> FS_BBSHIFT, g->sectsize, &b))
-		return;	/* phase 1 reported it */
-	fs_agi_decode(b->data, &agi);
-	fs_buf_put(cx->cache, b);
-	if (agi.magic != XFS_AGI_MAGIC)
-		return;
-	/*
-	 * With a clean log nothing frees what the lists hold (log recovery
-	 * does): the inodes and their blocks are leaked, and xfs_repair -n
-	 * reports every bucket in use.  With a dirty log (already reported
-	 * first) the next mount's recovery processes them: not a finding.
-	 */
-	for (uint32_t bucket = 0; bucket < XFS_AGI_UNLINKED_BUCKETS; bucket++)
-		if (agi.unlinked[bucket] != NULLAGINO)
-			used++;
-	if (used && !(cx->fs->have_log_head && !cx->fs->log_clean))
-		fs_report(cx->fl, "unlinked.pending", agno, FS_NONE, FS_NONE, "agi_unlinked",
-			  "no lists", FS_U(used), "AGI unlinked lists are in use in %u buckets: "
-			  "their inodes are unlinked but were never freed", used);
-	for (uint32_t bucket = 0; bucket < XFS_AGI_UNLINKED_BUCKETS; bucket++) {
-		fs_agino_t agino = agi.unlinked[bucket];
-		bool head = true;
-
-		while (agino != NULLAGINO) {
-			const struct model_ichunk *c;
-			struct ino_ref r;
-			struct fs_inode ip;
-			fs_ino_t ino;
-			int added;
-
-			if (!fs_agino_valid(g, agno, agino))
-				break;	/* phase 1 (bucket head) or the inode verifier (next) said so */
-			ino = fs_agino_to_ino(g, agno, agino);
-			added = set_add(&on_list, agino);
-			if (added < 0)
-				break;
-			if (added == 0) {
-				fs_report(cx->fl, "unlinked.loop", agno, FS_NONE, (int64_t)ino,
-					  "di_next_unlinked", NULL, FS_U(agino),
-					  "AGI unlinked bucket %u reaches inode %llu a second time",
-					  bucket, (unsigned long long)ino);
-				break;
-			}
-			if (!inode_in_use(cx, agno, agino, &c)) {
-				fs_report(cx->fl, head ? "unlinked.free" : "unlinked.next", agno, FS_NONE,
-					  (int64_t)ino, head ? "agi_unlinked" : "di_next_unlinked",
-					  "an allocated inode", FS_U(agino),
-					  "AGI unlinked bucket %u lists inode %llu, which is not allocated",
-					  bucket, (unsigned long long)ino);
-				break;
-			}
-			if (agino % XFS_AGI_UNLINKED_BUCKETS != bucket)
-				fs_report(cx->fl, "unlinked.bucket", agno, FS_NONE, (int64_t)ino,
-					  "agi_unlinked", FS_U(agino % XFS_AGI_UNLINKED_BUCKETS),
-					  FS_U(bucket), "inode %llu is on unlinked bucket %u, not %u",
-					  (unsigned long long)ino, bucket,
-					  agino % XFS_AGI_UNLINKED_BUCKETS);
-			if (read_inode(cx, agno, c->startino, agino, &r))
-				break;
-			fs_inode_decode(r.dip, &ip);
-			if (ip.nlink)
-				fs_report(cx->fl, "unlinked.nlink", agno, (int64_t)r.daddr, (int64_t)ino,
-					  "di_nlink", "0", FS_U(ip.nlink),
-					  "inode %llu is on unlinked bucket %u but has %u links",
-					  (unsigned long long)ino, bucket, ip.nlink);
-			agino = ip.next_unlinked;
-			fs_buf_put(cx->cache, r.b);
-			head = false;
-		}
-	}
-	/* allocated inodes with no links must be on a list */
-	ic = model_ag_ichunks(cx->model, agno, &nic);
-	for (uint64_t slot = l ? l->ag_base[agno] : 0; l && slot < l->ag_base[agno + 1]; slot++) {
-		const struct link_rec *lr = &l->rec[slot];
-		uint64_t k = slot - l->ag_base[agno];
-		fs_agino_t agino;
-
-		if (!(lr->flags & LR_SEEN) || lr->nlink != 0 || k / XFS_INODES_PER_CHUNK >= nic)
-			continue;
-		agino = ic[k / XFS_INODES_PER_CHUNK].startino + (fs_agino_t)(k % XFS_INODES_PER_CHUNK);
-		if (set_has(&on_list, agino))
-			continue;
-		fs_report(cx->fl, "unlinked.orphan", agno, FS_NONE,
-			  (int64_t)fs_agino_to_ino(g, agno, agino), "di_nlink",
-			  "on an unlinked list", "0 links, on no list",
-			  "inode %llu has no links and is on no unlinked list",
-			  (unsigned long long)fs_agino_to_ino(g, agno, agino));
-	}
-	set_free(&on_list);
-}
-
-static int unlinked_ag(void *priv, fs_agnumber_t agno, unsigned worker)
-{
-	struct scan_ctx *cx = priv;
-
-	(void)worker;
-	check_unlinked(cx, agno);
-	scan_progress_add(cx, 1);
-	return 0;
-}
-
-/* ---- quota and realtime metadata inodes ---- */
-
-static bool sb_ino_set(uint64_t ino)
-{
-	return ino != 0 && ino != NULLFSINO;
-}
-
-/* Read the inode a superblock field names; false (reported) when it is not in use. */
-static bool read_sb_inode(struct scan_ctx *cx, uint64_t ino, const char *code, const char *field,
-			  struct ino_ref *r, struct fs_inode *ip)
-{
-	const struct fs_geom *g = &cx->fs->g;
-	fs_agnumber_t agno = fs_ino_to_agno(g, ino);
-	fs_agino_t agino = fs_ino_to_agino(g, ino);
-	const struct model_ichunk *c;
-
-	if (!fs_ino_valid(g, ino))
-		return false;	/* the superblock rules report it */
-	if (!inode_in_use(cx, agno, agino, &c)) {
-		fs_report(cx->fl, code, agno, FS_NONE, (int64_t)ino, field, "an allocated inode",
-			  FS_U(ino), "superblock %s names inode %llu, which is not in use", field,
-			  (unsigned long long)ino);
-		return false;
-	}
-	if (read_inode(cx, agno, c->startino, agino, r))
-		return false;
-	if (!core_ok(cx, agno, ino, r)) {
-		fs_buf_put(cx->cache, r->b);
-		return false;
-	}
-	fs_inode_decode(r->dip, ip);
-	if (!S_ISREG(ip->mode)) {
-		fs_report(cx->fl, code, agno, (int64_t)r->daddr, (int64_t)ino, "di_mode",
-			  "a regular file", FS_X(ip->mode), "superblock %s inode %llu is not a "
-			  "regular file", field, (unsigned long long)ino);
-		fs_buf_put(cx->cache, r->b);
-		return false;
-	}
-	return true;
-}
-
-static void check_quota_file(struct scan_ctx *cx, uint64_t ino, const char *field, uint8_t type)
-{
-	const struct fs_geom *g = &cx->fs->g;
-	struct fs_inode ip;
-	struct ino_ref r;
-	struct fs_bmap m;
-	uint8_t *buf;
-
-	if (!sb_ino_set(ino) || !read_sb_inode(cx, ino, "quota.inode", field, &r, &ip))
-		return;
-	if (load_map(cx, r.dip, &ip, XFS_DATA_FORK, &m)) {
-		fs_buf_put(cx->cache, r.b);
-		return;
-	}
-	fs_buf_put(cx->cache, r.b);
-	buf = malloc(g->blocksize);
-	for (size_t i = 0; buf && i < m.n; i++) {
-		const struct fs_bmap_ext *x = &m.ext[i];
-
-		for (uint64_t b = 0; b < x->blockcount; b++) {
-			fs_fsblock_t fsb = x->startblock + b;
-			struct fs_vctx c;
-
-			if (!fs_fsb_valid(g, fsb))
-				break;
-			if (x->unwritten)
-				continue;	/* preallocated, never written */
-			c = vctx_for(cx, ino, fsb);
-			if (scan_read_agblock(cx, c.agno, fs_fsb_to_agbno(g, fsb), buf)) {
-				fs_report(cx->fl, "dquot.unreadable", c.agno, (int64_t)c.daddr,
-					  (int64_t)ino, NULL, NULL, NULL,
-					  "quota file block could not be read");
-				continue;
-			}
-			fs_dquot_block_verify(&c, buf, g->blocksize, x->startoff + b, type);
-		}
-	}
-	free(buf);
-	fs_bmap_free(&m);
-}
-
-static void check_rt_inode(struct scan_ctx *cx, uint64_t ino, const char *field, uint64_t want)
-{
-	struct fs_inode ip;
-	struct ino_ref r;
-
-	if (!sb_ino_set(ino) || !read_sb_inode(cx, ino, "rt.inode", field, &r, &ip))
-		return;
-	if (ip.size != want)
-		fs_report(cx->fl, "rt.inode", fs_ino_to_agno(&cx->fs->g, ino), (int64_t)r.daddr,
-			  (int64_t)ino, "di_size", FS_U(want), FS_U(ip.size),
-			  "superblock %s inode %llu size disagrees with the realtime geometry",
-			  field, (unsigned long long)ino);
-	fs_buf_put(cx->cache, r.b);
-}
-
-static void check_metadata_inodes(struct scan_ctx *cx)
-{
-	const struct xfs_sb *sb = &cx->fs->sb;
-	const struct fs_geom *g = &cx->fs->g;
-	uint64_t rsum;
-
-	check_quota_file(cx, sb->sb_uquotino, "uquotino", XFS_DQTYPE_USER);
-	check_quota_file(cx, sb->sb_gquotino, "gquotino", XFS_DQTYPE_GROUP);
-	check_quota_file(cx, sb->sb_pquotino, "pquotino", XFS_DQTYPE_PROJ);
-	/* as xfs_repair: bitmap = rbmblocks blocks; summary = 4 bytes per level per bitmap block */
-	rsum = (uint64_t)sizeof(xfs_suminfo_t) * (sb->sb_rextslog + 1u) * sb->sb_rbmblocks;
-	rsum = (rsum + g->blocksize - 1) / g->blocksize * g->blocksize;
-	check_rt_inode(cx, sb->sb_rbmino, "rbmino", (uint64_t)sb->sb_rbmblocks * g->blocksize);
-	check_rt_inode(cx, sb->sb_rsumino, "rsumino", rsum);
-}
-
-int scan_phase_unlinked(struct scan_ctx *cx)
-{
-	const struct fs_geom *g = &cx->fs->g;
-	struct fs_ag_workq_opts wo = {
-		.threads = cx->workers, .ag_stride = cx->opts->ag_stride,
-		.first_ag = 0, .ag_count = g->agcount,
-	};
-	int err;
-
-	scan_progress_phase(cx, "unlinked lists", g->agcount);
-	err = fs_ag_workq_run(&wo, unlinked_ag, cx);
-	scan_progress_end(cx);
-	if (err)
-		return err;
-	check_metadata_inodes(cx);
-	return 0;
 }

@@ -8,9 +8,9 @@
  * which reads every inode once and runs the per-inode steps of
  * phase_forks.c and phase_attrs.c on it), phase_blocks.c (5: the blocks
  * the scan deferred, read ahead per batch: bmbt, directory via
- * phase_dirs.c, xattr, symlink), phase_links.c (6: the directory graph), phase_attrs.c
- * (7: unlinked lists, quota and realtime inodes), phase_owners.c with
- * phase_rmap.c (8: block ownership).
+ * phase_dirs.c, xattr, symlink), phase_links.c (6: the directory graph),
+ * phase_unlinked.c (7: unlinked lists, quota and realtime inodes),
+ * phase_owners.c with phase_rmap.c (8: block ownership).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,6 +70,17 @@ int scan_load_map(struct scan_ctx *cx, const void *dip, const struct fs_inode *i
 	};
 
 	return fs_bmap_load(&bc, dip, ip, whichfork, m);
+}
+
+struct fs_vctx scan_vctx(struct scan_ctx *cx, fs_ino_t ino, fs_fsblock_t fsb)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct fs_vctx c = {
+		.g = g, .fl = cx->fl, .agno = fs_fsb_to_agno(g, fsb),
+		.daddr = fs_fsb_to_daddr(g, fsb), .have_log_head = cx->fs->have_log_head,
+		.head_lsn = cx->fs->log_head_lsn, .ino = ino,
+	};
+	return c;
 }
 
 void scan_ra_account(struct scan_ctx *cx, const struct fs_ra_stats *st)

@@ -10,6 +10,7 @@
 #include "libfs/bmap.h"
 #include "libfs/inode.h"
 #include "libfs/readahead.h"
+#include "libfs/verify.h"
 #include "scan/model.h"
 
 struct scan_links;
@@ -158,7 +159,8 @@ int  scan_dir_readahead(const struct fs_bmap *map, struct scan_ra_list *l, uint6
 
 /* Whole-filesystem link rules: reachability, link counts, directory hard links, "..". */
 int scan_phase_links(struct scan_ctx *cx);
-/* After the links: the AGI unlinked lists of every AG, then the quota and rt inodes. */
+/* Phase 7, after the links: the AGI unlinked lists of every AG, then the quota and rt inodes
+ * (phase_unlinked.c). */
 int scan_phase_unlinked(struct scan_ctx *cx);
 /* Last: every block owned once (duplicate claims across all scanned owners). */
 int scan_phase_owners(struct scan_ctx *cx);
@@ -186,6 +188,8 @@ int scan_read_fsblock(void *cx, fs_fsblock_t fsb, void *buf);
 /* A fork's block map through the cache; fl NULL loads silently (the fork checks report). */
 int scan_load_map(struct scan_ctx *cx, const void *dip, const struct fs_inode *ip,
 		   int whichfork, struct fs_findings *fl, struct fs_bmap *m);
+/* A verifier context for a block of inode ino's forks at fsb, reporting to the run. */
+struct fs_vctx scan_vctx(struct scan_ctx *cx, fs_ino_t ino, fs_fsblock_t fsb);
 /* Add one readahead's counts to the run's totals. */
 void scan_ra_account(struct scan_ctx *cx, const struct fs_ra_stats *st);
 
