@@ -9,11 +9,31 @@
 
 enum fs_severity { FS_SEV_INFO, FS_SEV_WARNING, FS_SEV_ERROR };
 
+/*
+ * What repair does about a finding: the one decision point (each table row
+ * names its action; nothing compares code strings to decide).
+ */
+enum fs_fix {
+	FS_FIX_NONE,              /* report only */
+	FS_FIX_SB,                /* rewrite a superblock (from the primary / agreed geometry) */
+	FS_FIX_AGHDR,             /* rebuild AGF/AGI/AGFL header fields */
+	FS_FIX_AG_BTREES,         /* rebuild an AG's btrees, AGFL and their counters from the model */
+	FS_FIX_INODE_CLEAR,       /* free a bad inode: core damage with no known right value */
+	FS_FIX_INODE_FIELD,       /* set a core field whose right value is known */
+	FS_FIX_FORK,              /* drop bad extent records / bmbt blocks, reset the fork */
+	FS_FIX_NAMESPACE,         /* directories, xattrs, symlinks, links, lists, quota (part 2) */
+	FS_FIX_LOG,               /* the log: needs -L (zeroing it) */
+	FS_FIX_NR
+};
+
+/* "none", "sb", "aghdr", "ag_btrees", "inode_clear", "inode_field", "fork", "namespace", "log". */
+const char *fs_fix_name(enum fs_fix fix);
+
 /* One row of the findings table: every problem xfsx can report. */
 struct fs_finding_def {
 	const char *code;         /* stable: scripts and repair key on it */
 	enum fs_severity sev;
-	bool fixable;             /* repair knows a fix for it */
+	enum fs_fix fix;          /* what repair does about it (FS_FIX_NONE: report only) */
 	const char *summary;      /* the default message */
 };
 

@@ -93,6 +93,63 @@ static void test_table_integrity(void **state)
 	assert_int_equal(fs_finding_lookup("log.dirty")->sev, FS_SEV_WARNING);
 }
 
+/* Every row names a fix action, by family; names are distinct and stable. */
+static void test_fix_actions(void **state)
+{
+	static const struct { const char *code; enum fs_fix fix; } want[] = {
+		{ "sb.unreadable", FS_FIX_NONE }, { "sb.feature", FS_FIX_NONE },
+		{ "sb.magic", FS_FIX_SB }, { "sb.secondary", FS_FIX_SB },
+		{ "agf.magic", FS_FIX_AGHDR }, { "agi.newino", FS_FIX_AGHDR },
+		{ "agf.root", FS_FIX_AG_BTREES }, { "agf.freeblks", FS_FIX_AG_BTREES },
+		{ "agfl.bno", FS_FIX_AG_BTREES }, { "bnobt.crc", FS_FIX_AG_BTREES },
+		{ "cntbt.order", FS_FIX_AG_BTREES }, { "inobt.rec", FS_FIX_AG_BTREES },
+		{ "finobt.mismatch", FS_FIX_AG_BTREES }, { "rmapbt.magic", FS_FIX_AG_BTREES },
+		{ "refcbt.rec", FS_FIX_AG_BTREES }, { "freesp.overlap", FS_FIX_AG_BTREES },
+		{ "rmap.missing", FS_FIX_AG_BTREES }, { "refcount.extra", FS_FIX_AG_BTREES },
+		{ "block.leak", FS_FIX_AG_BTREES },
+		{ "inode.magic", FS_FIX_INODE_CLEAR }, { "inode.crc", FS_FIX_INODE_CLEAR },
+		{ "inode.nblocks", FS_FIX_INODE_FIELD }, { "inode.nextents", FS_FIX_INODE_FIELD },
+		{ "bmap.startblock", FS_FIX_FORK }, { "bmbt.crc", FS_FIX_FORK },
+		{ "dir.bad_hash", FS_FIX_NAMESPACE }, { "attr.crc", FS_FIX_NAMESPACE },
+		{ "inode.nlink", FS_FIX_NAMESPACE }, { "unlinked.orphan", FS_FIX_NAMESPACE },
+		{ "log.dirty", FS_FIX_LOG },
+	};
+	size_t n;
+	const struct fs_finding_def *t = fs_finding_table(&n);
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		assert_true((unsigned)t[i].fix < FS_FIX_NR);
+		/* unreadable AG headers and the format's own limits: nothing to rewrite */
+		if (!strcmp(t[i].code, "sb.version") || !strcmp(t[i].code, "agf.unreadable"))
+			assert_int_equal(t[i].fix, FS_FIX_NONE);
+		/* every btree block problem is fixed by rebuilding the AG's trees */
+		if (!strncmp(t[i].code, "bnobt.", 6) || !strncmp(t[i].code, "rmapbt.", 7) ||
+		    !strncmp(t[i].code, "finobt.", 7))
+			assert_int_equal(t[i].fix, FS_FIX_AG_BTREES);
+		if (!strncmp(t[i].code, "dir.", 4) || !strncmp(t[i].code, "da.", 3))
+			assert_int_equal(t[i].fix, FS_FIX_NAMESPACE);
+		if (!strncmp(t[i].code, "bmap.", 5) || !strncmp(t[i].code, "bmbt.", 5))
+			assert_int_equal(t[i].fix, FS_FIX_FORK);
+	}
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct fs_finding_def *d = fs_finding_lookup(want[i].code);
+
+		assert_non_null(d);
+		if (d->fix != want[i].fix)
+			fail_msg("%s: fix %s, want %s", want[i].code, fs_fix_name(d->fix),
+				 fs_fix_name(want[i].fix));
+	}
+	for (int a = 0; a < FS_FIX_NR; a++) {
+		assert_true(strlen(fs_fix_name((enum fs_fix)a)) > 1);
+		for (int b = a + 1; b < FS_FIX_NR; b++)
+			assert_string_not_equal(fs_fix_name((enum fs_fix)a), fs_fix_name((enum fs_fix)b));
+	}
+	assert_string_equal(fs_fix_name(FS_FIX_NONE), "none");
+	assert_string_equal(fs_fix_name(FS_FIX_AG_BTREES), "ag_btrees");
+	assert_string_equal(fs_fix_name(FS_FIX_NR), "unknown");
+}
+
 static void test_report_unknown(void **state)
 {
 	struct fs_findings fl;
@@ -295,9 +352,9 @@ static void test_json(void **state)
 	assert_string_equal(s,
 		"[{\"code\":\"agf.freeblks\",\"severity\":\"error\",\"ag\":1,\"daddr\":262145,\"ino\":null,"
 		"\"field\":\"freeblks\",\"expected\":\"<= AG length\",\"found\":\"99999\","
-		"\"message\":\"AGF: \\\"quoted\\\"\",\"fixable\":true},"
+		"\"message\":\"AGF: \\\"quoted\\\"\",\"fixable\":true,\"fix\":\"ag_btrees\"},"
 		"{\"code\":\"log.dirty\",\"severity\":\"warning\",\"ag\":null,\"daddr\":null,\"ino\":7,"
-		"\"field\":null,\"expected\":null,\"found\":null,\"message\":\"tab\\there\",\"fixable\":false}]");
+		"\"field\":null,\"expected\":null,\"found\":null,\"message\":\"tab\\there\",\"fixable\":true,\"fix\":\"log\"}]");
 	free(s);
 	fs_findings_free(&fl);
 }
@@ -326,6 +383,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_integrity),
+		cmocka_unit_test(test_fix_actions),
 		cmocka_unit_test(test_report_unknown),
 		cmocka_unit_test(test_report_fields),
 		cmocka_unit_test(test_number_formats),
