@@ -52,7 +52,7 @@ static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 		"\"warnings\":%zu,\"clean\":%s,\"cache\":{\"hits\":%" PRIu64 ",\"misses\":%" PRIu64
 		",\"evictions\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 "},\"readahead\":{\"windows\":%"
 		PRIu64 ",\"exact\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"bytes_kept\":%" PRIu64
-		",\"page_cache_bytes\":%" PRIu64 "}}",
+		",\"page_cache_bytes\":%" PRIu64 "}",
 		cx->ags_checked, cx->headers_read, cx->btree_blocks, cx->free_extents, cx->inodes,
 		cx->inodes_checked, cx->directories, cx->dir_entries, cx->fork_extents, cx->bmbt_blocks,
 		cx->deferred, cx->deferred_early,
@@ -62,6 +62,10 @@ static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 		cs.hits, cs.misses, cs.evictions, cs.peak_bytes, cx->ra.windows, cx->ra.exact,
 		cx->ra.bytes_read, cx->ra.bytes_kept,
 		__atomic_load_n(&cx->fs->dev->cached_bytes, __ATOMIC_RELAXED));
+	fputs(",\"phase_seconds\":{", out);
+	for (unsigned ph = 0; ph < SCAN_PH_NR; ph++)
+		fprintf(out, "%s\"%s\":%.3f", ph ? "," : "", scan_phase_name(ph), cx->phase_seconds[ph]);
+	fputs("}}", out);
 }
 
 static void print_fs_json(const struct fs *fs, const char *path, FILE *out)

@@ -26,6 +26,14 @@ struct scan_opts {
 
 struct scan_progress;
 
+/* The phases of a run, in order (scan_run times each). */
+enum scan_phase {
+	SCAN_PH_HEADERS, SCAN_PH_FREESP, SCAN_PH_INOBT, SCAN_PH_INODES, SCAN_PH_BLOCKS,
+	SCAN_PH_LINKS, SCAN_PH_UNLINKED, SCAN_PH_OWNERS, SCAN_PH_NR
+};
+/* "headers", "freesp", "inobt", "inodes", "blocks", "links", "unlinked", "owners". */
+const char *scan_phase_name(enum scan_phase ph);
+
 /* What one scan observed: the model, link records and findings, kept for
  * the summary of xfsx_check and for xfsx_repair. */
 struct scan_ctx {
@@ -55,6 +63,7 @@ struct scan_ctx {
 	uint64_t deferred;         /* inodes the scan kept for phase 5 */
 	uint64_t deferred_early;   /* ... whose non-directory work ran during the scan */
 	bool forks_complete;       /* every in-use inode's forks loaded cleanly */
+	double phase_seconds[SCAN_PH_NR]; /* wall time of each phase run */
 };
 
 /* The whole run: phases in order (the tools parse options and render). */
