@@ -7,9 +7,10 @@
 #include "libfs/verify.h"
 
 /*
- * Every btree libfs knows.  Only the per-AG inode btrees are described so
- * far; bno/cnt/rmap/refcount (short format) and the bmbt (long format,
- * rooted in an inode fork) slot in as further rows of the same table.
+ * The btrees of this table: the per-AG inode btrees and the bmbt (long
+ * format, rooted in an inode fork).  The AGF's trees (bno, cnt, rmap,
+ * refcount) are rows of the same shape in btree_ag.h (fs_btree_ag_ops,
+ * type FS_BTREE_NR); the generic walker and block rules take any row.
  */
 enum fs_btree_type {
 	FS_BTREE_INO,

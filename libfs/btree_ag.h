@@ -6,8 +6,9 @@
 
 /*
  * The per-AG btrees rooted in the AGF: free space by block (bno) and by
- * size (cnt), reverse mappings (rmap) and reference counts (refcount).  Their rows follow the generic table's shape (struct
- * fs_btree_ops), so the generic walker and short-block field rules apply.
+ * size (cnt), reverse mappings (rmap) and reference counts (refcount).
+ * Their rows follow the generic table's shape (struct fs_btree_ops), so the
+ * generic walker and short-block field rules apply.
  */
 enum fs_btree_ag_type {
 	FS_BTREE_AG_BNO,

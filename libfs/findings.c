@@ -215,7 +215,7 @@ static const struct fs_finding_def table[] = {
 	{ "inode.mode",          E, F_CLEAR,  "inode file type is unknown" },
 	{ "inode.size",          E, F_FIELD,  "inode size is impossible for its type or format" },
 	{ "inode.nrext64",       E, F_CLEAR,  "inode large extent counter flags or padding are invalid" },
-	{ "inode.nblocks",       E, F_FIELD,  "inode block count is lower than its extent count" },
+	{ "inode.nblocks",       E, F_FIELD,  "inode block count does not match the blocks its forks map" },
 	{ "inode.nextents",      E, F_FIELD,  "inode extent count is impossible for its fork" },
 	{ "inode.forkoff",       E, F_CLEAR,  "inode attr fork offset is invalid" },
 	{ "inode.format",        E, F_CLEAR,  "inode data fork format is invalid for its type" },

@@ -99,7 +99,10 @@ static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const voi
 	return 0;
 }
 
-/* rmap and refcount records: only their own rules for now (the walker skipped invalid ones' order) */
+/*
+ * rmap and refcount records: their own rules here (the walker skipped the
+ * order of invalid ones); phase 8 (phase_rmap.c) compares them with the owners.
+ */
 static int visit_other_rec(struct fsp_ag *a, const void *rec)
 {
 	struct fsp_tree *t = a->t;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Phase 4 of check, the inode scan: every inode of every chunk the inode
+ * Phase 4 of the scan, the inode scan: every inode of every chunk the inode
  * btree lists is read exactly once.  An AG's inode clusters go to the
  * streaming reader in one list (dense chunk runs become 2 MiB windows kept
  * in flight on the worker's queue); each completed window is walked in
