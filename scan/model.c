@@ -7,6 +7,7 @@
  * in blocks, and a large volume fits in memory.
  */
 #include "scan/model.h"
+#include "libfs/vec.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -72,22 +73,6 @@ void model_destroy(struct model *m)
 	free(m);
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-	size_t ncap;
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 256;
-	nv = realloc(*v, ncap * elem);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
-
 int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len,
 	      enum model_class cls, uint64_t owner, uint64_t offset, uint8_t flags)
 {
@@ -99,7 +84,7 @@ int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t 
 		return -EINVAL;
 	ag = &m->ag[agno];
 	pthread_mutex_lock(&ag->lock);
-	err = grow((void **)&ag->ext, &ag->cap, ag->n, sizeof(*ag->ext));
+	err = FS_VEC_ROOM(ag->ext, ag->n, ag->cap, 256);
 	if (!err) {
 		ag->ext[ag->n++] = (struct model_ext){ .agbno = agbno, .len = len, .owner = owner,
 						       .offset = offset, .cls = (uint8_t)cls,
@@ -250,7 +235,7 @@ int model_add_ichunk(struct model *m, fs_agnumber_t agno, const struct model_ich
 		return -EINVAL;
 	ag = &m->ag[agno];
 	pthread_mutex_lock(&ag->lock);
-	err = grow((void **)&ag->ic, &ag->capic, ag->nic, sizeof(*ag->ic));
+	err = FS_VEC_ROOM(ag->ic, ag->nic, ag->capic, 256);
 	if (!err) {
 		ag->ic[ag->nic++] = *ic;
 		ag->ic_sorted = false;

@@ -22,6 +22,7 @@
 #include "libfs/inode.h"
 #include "libfs/symlink.h"
 #include "libfs/u32set.h"
+#include "libfs/vec.h"
 
 /* ---- reading fork blocks through the shared cache ---- */
 
@@ -245,7 +246,7 @@ static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned 
 		struct {
 			struct fs_attr_ent e;
 		} *rmt = NULL;
-		size_t nrmt = 0;
+		size_t nrmt = 0, caprmt = 0;
 		bool ok = true;
 
 		if (fs_verify(FS_MT_ATTR_LEAF, &c, w->buf, g->blocksize))
@@ -283,10 +284,8 @@ static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned 
 			if (!fs_attr_leaf_entry(w->buf, g->blocksize, &h, i, &e) || e.local ||
 			    (e.flags & XFS_ATTR_INCOMPLETE))
 				continue;
-			void *nr = realloc(rmt, (nrmt + 1) * sizeof(*rmt));
-			if (!nr)
+			if (FS_VEC_ROOM(rmt, nrmt, caprmt, 8))
 				break;
-			rmt = nr;
 			rmt[nrmt].e = e;
 			rmt[nrmt].e.name = NULL;
 			nrmt++;

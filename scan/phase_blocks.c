@@ -25,6 +25,7 @@
 #include "scan/scan.h"
 #include "libfs/bmap.h"
 #include "libfs/inode.h"
+#include "libfs/vec.h"
 #include "libfs/workq.h"
 
 static int flush_nondir(struct scan_ag *s, struct scan_deferq *q);
@@ -50,17 +51,12 @@ int scan_defer(struct scan_ag *s, const struct scan_inode *ci, uint8_t what)
 			return err;
 	}
 	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 64;
-		struct scan_deferred *nv = realloc(q->v, cap * sizeof(*nv));
-		unsigned char *nd;
+		/* two arrays of one capacity: the records and their inode copies */
+		size_t cap = q->cap, dcap = q->cap;
 
-		if (!nv)
+		if (FS_VEC_ROOM(q->v, q->n, cap, 64) ||
+		    fs_vec_reserve(&q->dips, &dcap, q->n + 1, isz, 64))
 			return -ENOMEM;
-		q->v = nv;
-		nd = realloc(q->dips, cap * isz);
-		if (!nd)
-			return -ENOMEM;
-		q->dips = nd;
 		q->cap = cap;
 	}
 	q->v[q->n] = (struct scan_deferred){ ci->slot, ci->ino, ci->daddr, what };
@@ -76,15 +72,8 @@ int scan_ra_add(struct scan_ra_list *l, fs_fsblock_t fsb, uint32_t blocks)
 {
 	if (!fs_fsb_valid(l->g, fsb) || !blocks)
 		return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct fs_ra_extent *nv = realloc(l->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = cap;
-	}
+	if (FS_VEC_ROOM(l->v, l->n, l->cap, 256))
+		return -ENOMEM;
 	l->v[l->n++] = (struct fs_ra_extent){ fs_fsb_to_daddr(l->g, fsb), blocks << l->g->blocklog };
 	l->bytes += (uint64_t)blocks << l->g->blocklog;
 	return 0;
@@ -213,15 +202,9 @@ static int run_batches(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *
 			}
 		}
 		nb = last - first;
-		if (nb > cap) {
-			struct batch_item *nv = realloc(items, nb * sizeof(*nv));
-
-			if (!nv) {
-				err = -ENOMEM;
-				break;
-			}
-			items = nv;
-			cap = nb;
+		if (fs_vec_reserve(&items, &cap, nb, sizeof(*items), nb)) {
+			err = -ENOMEM;
+			break;
 		}
 		scan_ra_run(cx, ioq, &ra);
 		for (size_t i = 0; i < nb; i++) {

@@ -18,6 +18,7 @@
 #include "libfs/bmap.h"
 #include "libfs/dir.h"
 #include "libfs/inode.h"
+#include "libfs/vec.h"
 
 struct dwalk {
 	struct scan_ctx *cx;
@@ -38,15 +39,8 @@ static const char *ftype_name(uint8_t t)
 
 static int add_edge(struct link_edges *a, uint32_t parent, uint32_t child)
 {
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 1024;
-		struct link_edge *nv = realloc(a->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		a->v = nv;
-		a->cap = cap;
-	}
+	if (FS_VEC_ROOM(a->v, a->n, a->cap, 1024))
+		return -ENOMEM;
 	a->v[a->n++] = (struct link_edge){ parent, child };
 	return 0;
 }

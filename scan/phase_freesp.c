@@ -19,6 +19,7 @@
 #include "libfs/ag.h"
 #include "libfs/btree_ag.h"
 #include "libfs/endian.h"
+#include "libfs/vec.h"
 #include "libfs/workq.h"
 
 #define MISMATCH_REPORTS 10   /* per AG, then one summary */
@@ -165,15 +166,8 @@ static int visit_rec(void *priv, const void *rec)
 		t->have_prev = true;
 		model_note(a, r.startblock, r.blockcount, MC_FREE);
 	}
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 256;
-		struct fs_alloc_rec *nv = realloc(t->rec, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		t->rec = nv;
-		t->cap = ncap;
-	}
+	if (FS_VEC_ROOM(t->rec, t->n, t->cap, 256))
+		return -ENOMEM;
 	t->rec[t->n++] = r;
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include "scan/scan.h"
 #include "libfs/ag.h"
 #include "libfs/endian.h"
+#include "libfs/vec.h"
 #include "libfs/workq.h"
 
 #define MISMATCH_REPORTS 10
@@ -129,15 +130,8 @@ static int visit_rec(void *priv, const void *raw)
 			  t->ops->name, why);
 		return 0;
 	}
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 128;
-		struct fs_inobt_rec *nv = realloc(t->rec, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		t->rec = nv;
-		t->cap = ncap;
-	}
+	if (FS_VEC_ROOM(t->rec, t->n, t->cap, 128))
+		return -ENOMEM;
 	t->rec[t->n++] = r;
 	if (t->cls == MC_INOBT) {
 		struct model_ichunk ic = {

@@ -26,6 +26,7 @@
 #include "scan/links.h"
 #include "libfs/endian.h"
 #include "libfs/inode.h"
+#include "libfs/vec.h"
 #include "libfs/workq.h"
 
 /* Inode clusters: the unit the kernel reads inodes in, the unit read here. */
@@ -74,14 +75,9 @@ static int cluster_list(struct scan_ctx *cx, fs_agnumber_t agno, const struct mo
 			if (u == last)
 				continue;
 			last = u;
-			if (m == cap) {
-				struct fs_ra_extent *nv = realloc(ext, cap * 2 * sizeof(*nv));
-				if (!nv) {
-					free(ext);
-					return -ENOMEM;
-				}
-				ext = nv;
-				cap *= 2;
+			if (FS_VEC_ROOM(ext, m, cap, cap)) {
+				free(ext);
+				return -ENOMEM;
 			}
 			ext[m++] = (struct fs_ra_extent){ fs_agbno_to_daddr(g, agno, u),
 							  unit_blocks(g, agno, u) << g->blocklog };

@@ -21,6 +21,7 @@
 #include "libfs/ag.h"
 #include "libfs/btree_ag.h"
 #include "libfs/endian.h"
+#include "libfs/vec.h"
 
 #define DIFF_REPORTS 20   /* per AG and kind, then one summary */
 #define PAIR_MAX 512      /* differences kept per AG for pairing missing with extra */
@@ -102,15 +103,8 @@ struct tvec {
 
 static int tvec_push(struct tvec *t, const struct rtuple *x)
 {
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 256;
-		struct rtuple *nv = realloc(t->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		t->v = nv;
-		t->cap = ncap;
-	}
+	if (FS_VEC_ROOM(t->v, t->n, t->cap, 256))
+		return -ENOMEM;
 	t->v[t->n++] = *x;
 	return 0;
 }
@@ -160,15 +154,8 @@ static int rw_rec(void *priv, const void *rec)
 		fs_refc_rec_decode(rec, &x);
 		if (fs_refc_rec_problem(g, r->agno, &x))
 			return 0;
-		if (r->nrc == r->caprc) {
-			size_t ncap = r->caprc ? r->caprc * 2 : 64;
-			struct fs_refc_rec *nv = realloc(r->rc, ncap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			r->rc = nv;
-			r->caprc = ncap;
-		}
+		if (FS_VEC_ROOM(r->rc, r->nrc, r->caprc, 64))
+			return -ENOMEM;
 		r->rc[r->nrc++] = x;
 		return 0;
 	}
@@ -377,15 +364,8 @@ static int cvec_push(struct cvec *c, fs_agblock_t start, uint64_t len, uint32_t 
 		p->len += (uint32_t)len;
 		return 0;
 	}
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 64;
-		struct crun *nv = realloc(c->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		c->v = nv;
-		c->cap = ncap;
-	}
+	if (FS_VEC_ROOM(c->v, c->n, c->cap, 64))
+		return -ENOMEM;
 	c->v[c->n++] = (struct crun){ start, (uint32_t)len, count };
 	return 0;
 }
