@@ -1,12 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What every per-AG btree phase does around the generic walker: read blocks
- * through the cache, read a node's children ahead in one batch, and insist
- * (as xfs_repair does) that blocks below the root are at least half full.
+ * What every per-AG btree phase does around the generic walker: set the
+ * walk up (blocks read through the cache, the log head for LSN rules, the
+ * root and height phase 1 judged plausible), read a node's children ahead
+ * in one batch, and insist (as xfs_repair does) that blocks below the root
+ * are at least half full.
  */
 #include <stdlib.h>
 
 #include "scan/scan.h"
+
+static int walk_read(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
+{
+	return scan_read_agblock(*(struct scan_ctx **)priv, agno, agbno, buf);
+}
+
+bool scan_btree_walk_init(struct scan_ctx *cx, const struct fs_btree_ops *ops, fs_agnumber_t agno,
+			  fs_agblock_t root, uint32_t levels, struct fs_findings *fl, void *priv,
+			  struct fs_btree_walk *w)
+{
+	const struct fs_geom *g = &cx->fs->g;
+
+	*w = (struct fs_btree_walk){
+		.ops = ops, .g = g, .fl = fl,
+		.vc = { .g = g, .fl = fl, .agno = agno,
+			.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn },
+		.root = root, .nlevels = levels, .read_block = walk_read, .priv = priv,
+	};
+	/* phase 1 reported an impossible root or height */
+	return levels != 0 && levels <= ops->maxlevels(g) && root >= g->ag_hdr_blocks &&
+	       agno < g->agcount && root < fs_ag_blocks(g, agno);
+}
 
 void scan_btree_readahead(struct scan_ctx *cx, unsigned worker, const struct fs_btree_ops *ops,
 			   fs_agnumber_t agno, const void *block, uint32_t numrecs)

@@ -39,7 +39,7 @@ struct fsp_tree {
 };
 
 struct fsp_ag {
-	struct scan_ctx *cx;
+	struct scan_ctx *cx;       /* first: the walk's reader takes it from here */
 	fs_agnumber_t agno;
 	unsigned worker;
 	struct fs_agf agf;
@@ -74,13 +74,6 @@ static void model_note(struct fsp_ag *a, fs_agblock_t agbno, uint32_t len, enum 
 }
 
 /* ---- walker callbacks ---- */
-
-static int read_block(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
-{
-	struct fsp_ag *a = priv;
-
-	return scan_read_agblock(a->cx, agno, agbno, buf);
-}
 
 static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const void *block)
 {
@@ -175,21 +168,13 @@ static int visit_rec(void *priv, const void *rec)
 static void walk_tree(struct fsp_ag *a, struct fsp_tree *t, fs_agblock_t root, uint32_t levels)
 {
 	struct scan_ctx *cx = a->cx;
-	const struct fs_geom *g = &cx->fs->g;
-	struct fs_btree_walk w = {
-		.ops = t->ops, .g = g, .fl = cx->fl,
-		.vc = { .g = g, .fl = cx->fl, .agno = a->agno,
-			.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn },
-		.root = root, .nlevels = levels,
-		.read_block = read_block, .visit_block = visit_block, .visit_rec = visit_rec,
-		.priv = a,
-	};
+	struct fs_btree_walk w;
 	int err;
 
-	/* phase 1 already reported an impossible root or height */
-	if (levels == 0 || levels > t->ops->maxlevels(g) || root < g->ag_hdr_blocks ||
-	    root >= fs_ag_blocks(g, a->agno))
+	if (!scan_btree_walk_init(cx, t->ops, a->agno, root, levels, cx->fl, a, &w))
 		return;
+	w.visit_block = visit_block;
+	w.visit_rec = visit_rec;
 	a->t = t;
 	t->root = root;
 	t->leaf = NULLAGBLOCK;

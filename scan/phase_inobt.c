@@ -31,7 +31,7 @@ struct ino_tree {
 };
 
 struct ino_ag {
-	struct scan_ctx *cx;
+	struct scan_ctx *cx;       /* first: the walk's reader takes it from here */
 	fs_agnumber_t agno;
 	unsigned worker;
 	struct ino_tree *t;
@@ -51,11 +51,6 @@ static void note(struct ino_ag *a, fs_agblock_t agbno, uint32_t len, enum model_
 
 	if (err == -ENOMEM && !a->err)
 		a->err = err;
-}
-
-static int read_block(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
-{
-	return scan_read_agblock(((struct ino_ag *)priv)->cx, agno, agbno, buf);
 }
 
 static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const void *block)
@@ -154,20 +149,13 @@ static int visit_rec(void *priv, const void *raw)
 static void walk(struct ino_ag *a, struct ino_tree *t, fs_agblock_t root, uint32_t levels)
 {
 	struct scan_ctx *cx = a->cx;
-	const struct fs_geom *g = &cx->fs->g;
-	struct fs_btree_walk w = {
-		.ops = t->ops, .g = g, .fl = cx->fl,
-		.vc = { .g = g, .fl = cx->fl, .agno = a->agno,
-			.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn },
-		.root = root, .nlevels = levels,
-		.read_block = read_block, .visit_block = visit_block, .visit_rec = visit_rec,
-		.priv = a,
-	};
+	struct fs_btree_walk w;
 	int err;
 
-	if (levels == 0 || levels > g->inobt_maxlevels || root < g->ag_hdr_blocks ||
-	    root >= fs_ag_blocks(g, a->agno))
-		return;		/* phase 1 reported it */
+	if (!scan_btree_walk_init(cx, t->ops, a->agno, root, levels, cx->fl, a, &w))
+		return;
+	w.visit_block = visit_block;
+	w.visit_rec = visit_rec;
 	a->t = t;
 	t->root = root;
 	t->leaf = NULLAGBLOCK;

@@ -112,7 +112,7 @@ static int tvec_push(struct tvec *t, const struct rtuple *x)
 /* ---- walking the AGF's trees again, silently ---- */
 
 struct rwalk {
-	struct scan_ctx *cx;
+	struct scan_ctx *cx;       /* first: the walk's reader takes it from here */
 	fs_agnumber_t agno;
 	bool rmap;
 	struct tvec rm;            /* rmap records */
@@ -120,13 +120,6 @@ struct rwalk {
 	size_t nrc, caprc;
 	int err;
 };
-
-static int rw_read(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
-{
-	struct rwalk *r = priv;
-
-	return scan_read_agblock(r->cx, agno, agbno, buf);
-}
 
 static int rw_rec(void *priv, const void *rec)
 {
@@ -165,23 +158,15 @@ static int rw_rec(void *priv, const void *rec)
 static bool walk_silently(struct rwalk *r, enum fs_btree_ag_type type, fs_agblock_t root,
 			  uint32_t levels)
 {
-	struct scan_ctx *cx = r->cx;
-	const struct fs_geom *g = &cx->fs->g;
-	const struct fs_btree_ops *ops = fs_btree_ag_ops(type);
 	struct fs_findings scratch;
-	struct fs_btree_walk w = {
-		.ops = ops, .g = g, .fl = &scratch,
-		.vc = { .g = g, .fl = &scratch, .agno = r->agno,
-			.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn },
-		.root = root, .nlevels = levels, .read_block = rw_read, .visit_rec = rw_rec,
-		.priv = r,
-	};
+	struct fs_btree_walk w;
 	bool shaky = false;
 	int err;
 
-	if (levels == 0 || levels > ops->maxlevels(g) || root < g->ag_hdr_blocks ||
-	    root >= fs_ag_blocks(g, r->agno))
+	if (!scan_btree_walk_init(r->cx, fs_btree_ag_ops(type), r->agno, root, levels, &scratch,
+				  r, &w))
 		return false;
+	w.visit_rec = rw_rec;
 	r->rmap = type == FS_BTREE_AG_RMAP;
 	fs_findings_init(&scratch);
 	err = fs_btree_walk(&w);

@@ -184,6 +184,16 @@ void scan_rmap_free(struct scan_rmap_ag *s);
 
 /* Shared by the btree phases (btcommon.c). */
 struct fs_btree_ops;
+/*
+ * Set w up to walk one of AG agno's btrees (ops) from root, levels high,
+ * reporting to fl, blocks read through the cache.  priv is the callbacks'
+ * and must point to a struct whose first member is the struct scan_ctx *.
+ * The caller adds visit_block / visit_rec.  false (nothing to walk) when
+ * the root or height is impossible: phase 1 reported that.
+ */
+bool scan_btree_walk_init(struct scan_ctx *cx, const struct fs_btree_ops *ops, fs_agnumber_t agno,
+			  fs_agblock_t root, uint32_t levels, struct fs_findings *fl, void *priv,
+			  struct fs_btree_walk *w);
 void scan_btree_readahead(struct scan_ctx *cx, unsigned worker, const struct fs_btree_ops *ops,
 			   fs_agnumber_t agno, const void *block, uint32_t numrecs);
 /* A block below the root must be at least half full; reports and returns false if not. */
