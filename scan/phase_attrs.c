@@ -342,21 +342,24 @@ static void attr_unreached(struct attr_walk *w)
 	}
 }
 
-static void check_attr_blocks(struct scan_ctx *cx, fs_ino_t ino, const uint8_t *dip,
-			      const struct fs_inode *ip)
+static int check_attr_blocks(struct scan_ctx *cx, const struct scan_inode *ci,
+			     struct scan_maps *maps)
 {
 	const struct fs_geom *g = &cx->fs->g;
+	fs_ino_t ino = ci->ino;
 	struct attr_walk w = { .cx = cx, .ino = ino };
-	struct fs_bmap m;
+	const struct fs_bmap *m;
 	uint32_t maxhash;
+	int err = 0;
 
-	if (scan_load_map(cx, dip, ip, XFS_ATTR_FORK, NULL, &m))
-		return;
-	if (m.n == 0)
+	m = scan_maps_get(cx, ci, maps, XFS_ATTR_FORK, &err);
+	if (!m)
+		return err == -ENOMEM ? err : 0;	/* the forks step reported a bad map */
+	if (m->n == 0)
 		goto out;	/* an empty attr fork (the inode verifier judges the counts) */
-	w.map = &m;
-	w.hi = m.ext[m.n - 1].startoff + m.ext[m.n - 1].blockcount > UINT32_MAX ? UINT32_MAX :
-	       (uint32_t)(m.ext[m.n - 1].startoff + m.ext[m.n - 1].blockcount);
+	w.map = m;
+	w.hi = m->ext[m->n - 1].startoff + m->ext[m->n - 1].blockcount > UINT32_MAX ? UINT32_MAX :
+	       (uint32_t)(m->ext[m->n - 1].startoff + m->ext[m->n - 1].blockcount);
 	w.buf = malloc(g->blocksize);
 	if (!w.buf)
 		goto out;
@@ -367,12 +370,12 @@ static void check_attr_blocks(struct scan_ctx *cx, fs_ino_t ino, const uint8_t *
 				  (int64_t)w.prev_daddr[l], (int64_t)ino, "info.forw", "0",
 				  FS_U(w.prev_forw[l]), "inode %llu: the last attr block of level %u "
 				  "has a forward pointer", (unsigned long long)ino, l);
-	if (!m.bad && !w.broken)
+	if (!m->bad && !w.broken)
 		attr_unreached(&w);
 out:
 	free(w.buf);
 	fs_u32set_free(&w.seen);
-	fs_bmap_free(&m);
+	return 0;
 }
 
 /* ---- symlinks ---- */
@@ -384,35 +387,39 @@ out:
  */
 #define SYMLINK_MAX_BLOCKS 4
 
-static void check_symlink_blocks(struct scan_ctx *cx, fs_ino_t ino, const uint8_t *dip,
-				 const struct fs_inode *ip)
+static int check_symlink_blocks(struct scan_ctx *cx, const struct scan_inode *ci,
+				struct scan_maps *maps)
 {
 	const struct fs_geom *g = &cx->fs->g;
+	const struct fs_inode *ip = &ci->ip;
+	fs_ino_t ino = ci->ino;
 	uint32_t space = fs_symlink_block_space(g), done = 0, nblocks;
 	uint64_t next_off = 0;
-	struct fs_bmap m;
+	const struct fs_bmap *m;
 	uint8_t *buf;
+	int err = 0;
 
 	if (ip->size == 0 || ip->size >= XFS_SYMLINK_MAXLEN) {
 		fs_report(cx->fl, "symlink.size", fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
 			  "di_size", "1..1023", FS_U(ip->size),
 			  "inode %llu: remote symlink target length is impossible",
 			  (unsigned long long)ino);
-		return;
+		return 0;
 	}
-	if (scan_load_map(cx, dip, ip, XFS_DATA_FORK, NULL, &m))
-		return;
+	m = scan_maps_get(cx, ci, maps, XFS_DATA_FORK, &err);
+	if (!m)
+		return err == -ENOMEM ? err : 0;
 	nblocks = (uint32_t)((ip->size + space - 1) / space);
-	if (!m.bad && fs_bmap_blocks(&m) != nblocks) {
+	if (!m->bad && fs_bmap_blocks(m) != nblocks) {
 		fs_report(cx->fl, "symlink.size", fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
-			  "di_nblocks", FS_U(nblocks), FS_U(fs_bmap_blocks(&m)),
+			  "di_nblocks", FS_U(nblocks), FS_U(fs_bmap_blocks(m)),
 			  "inode %llu: remote symlink maps a number of blocks its size does not need",
 			  (unsigned long long)ino);
-		goto out;
+		return 0;
 	}
 	buf = malloc((size_t)SYMLINK_MAX_BLOCKS << g->blocklog);
-	for (size_t i = 0; buf && i < m.n && done < ip->size; i++) {
-		const struct fs_bmap_ext *x = &m.ext[i];
+	for (size_t i = 0; buf && i < m->n && done < ip->size; i++) {
+		const struct fs_bmap_ext *x = &m->ext[i];
 		size_t len = (size_t)x->blockcount << g->blocklog;
 		struct fs_vctx c;
 		bool readable = true;
@@ -440,8 +447,7 @@ static void check_symlink_blocks(struct scan_ctx *cx, fs_ino_t ino, const uint8_
 			break;
 	}
 	free(buf);
-out:
-	fs_bmap_free(&m);
+	return 0;
 }
 
 /* ---- one inode, during the inode scan ---- */
@@ -451,7 +457,7 @@ static bool is_special(uint16_t mode)
 	return S_ISCHR(mode) || S_ISBLK(mode) || S_ISFIFO(mode) || S_ISSOCK(mode);
 }
 
-void scan_attrs_inode(struct scan_ag *s, const struct scan_inode *ci)
+static void attrs_inode(struct scan_ag *s, const struct scan_inode *ci)
 {
 	struct scan_ctx *cx = s->cx;
 	const struct fs_inode *ip = &ci->ip;
@@ -486,10 +492,42 @@ void scan_attrs_inode(struct scan_ag *s, const struct scan_inode *ci)
 	}
 }
 
-void scan_attrs_blocks(struct scan_ag *s, const struct scan_inode *ci, uint8_t what)
+/* Phase 5, stage 1: the remote symlink's and the attr fork's blocks, into the batch's readahead. */
+static int attrs_readahead(struct scan_ag *s, const struct scan_inode *ci, struct scan_maps *maps,
+			   uint8_t what, struct scan_ra_list *l, uint64_t budget)
 {
-	if (what & DEFER_SYMLINK)
-		check_symlink_blocks(s->cx, ci->ino, ci->dip, &ci->ip);
-	if (what & DEFER_ATTR)
-		check_attr_blocks(s->cx, ci->ino, ci->dip, &ci->ip);
+	uint8_t fmt = ci->ip.format;
+	int err = 0;
+
+	if ((what & DEFER_SYMLINK) &&
+	    (fmt == XFS_DINODE_FMT_EXTENTS || fmt == XFS_DINODE_FMT_BTREE)) {
+		const struct fs_bmap *m = scan_maps_get(s->cx, ci, maps, XFS_DATA_FORK, &err);
+
+		if (m)
+			err = scan_ra_map(m, l, budget);
+	}
+	if ((what & DEFER_ATTR) && err != -ENOMEM) {
+		const struct fs_bmap *m = scan_maps_get(s->cx, ci, maps, XFS_ATTR_FORK, &err);
+
+		if (m)
+			err = scan_ra_map(m, l, budget);
+	}
+	return err == -ENOMEM ? err : 0;
 }
+
+static int attrs_blocks(struct scan_ag *s, const struct scan_inode *ci, struct scan_maps *maps,
+			uint8_t what)
+{
+	int err = 0;
+
+	if (what & DEFER_SYMLINK)
+		err = check_symlink_blocks(s->cx, ci, maps);
+	if (!err && (what & DEFER_ATTR))
+		err = check_attr_blocks(s->cx, ci, maps);
+	return err;
+}
+
+const struct scan_step scan_step_attrs = {
+	.name = "attrs", .defer = DEFER_ATTR | DEFER_SYMLINK, .stage = 1,
+	.inode = attrs_inode, .readahead = attrs_readahead, .blocks = attrs_blocks,
+};

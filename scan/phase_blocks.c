@@ -9,13 +9,17 @@
  * be judged once every inode's type is known.
  *
  * Per AG on the worker pool, the deferred inodes are taken in batches
- * small enough for the cache: the batch's bmbt root children go to
- * readahead as one sorted list, then the deferred fork maps are loaded
- * (phase_forks.c, deeper bmbt levels read on demand); then the directory,
- * attr and symlink blocks the batch's maps hold go to readahead as one
- * list (dense runs become 2 MiB windows chopped into cached blocks), and
- * the directory walks (phase_dirs.c), attr and symlink checks
- * (phase_attrs.c) find them in the cache.
+ * small enough for the cache, and the per-inode steps (cx->steps, struct
+ * scan_step) do their deferred work in stages: stage 0, the batch's bmbt
+ * root children go to readahead as one sorted list, then the deferred
+ * fork maps are loaded (phase_forks.c, deeper bmbt levels read on demand);
+ * stage 1, the directory, attr and symlink blocks the batch's maps hold go
+ * to readahead as one list (dense runs become 2 MiB windows chopped into
+ * cached blocks), and the directory walks (phase_dirs.c), attr and
+ * symlink checks (phase_attrs.c) find them in the cache.  An inode's fork
+ * maps are loaded once for all its steps (struct scan_maps).
+ *
+ * This file is the engine: it knows the steps only through the table.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -107,7 +111,7 @@ static uint64_t batch_budget(struct scan_ctx *cx)
 }
 
 /* Every block a map holds into l (attr and symlink blocks are single fs blocks). */
-static int map_readahead(const struct fs_bmap *m, struct scan_ra_list *l, uint64_t budget)
+int scan_ra_map(const struct fs_bmap *m, struct scan_ra_list *l, uint64_t budget)
 {
 	for (size_t k = 0; k < m->n && l->bytes < budget; k++) {
 		const struct fs_bmap_ext *x = &m->ext[k];
@@ -130,14 +134,51 @@ static int map_readahead(const struct fs_bmap *m, struct scan_ra_list *l, uint64
 	return 0;
 }
 
+const struct fs_bmap *scan_maps_get(struct scan_ctx *cx, const struct scan_inode *ci,
+				    struct scan_maps *maps, int whichfork, int *err)
+{
+	int f = whichfork == XFS_ATTR_FORK;
+
+	if (!maps->state[f]) {
+		int e = scan_load_map(cx, ci->dip, &ci->ip, whichfork, NULL, &maps->fork[f]);
+
+		if (e)
+			fs_bmap_free(&maps->fork[f]);
+		maps->state[f] = e ? (int8_t)(e < -127 ? -EIO : e) : 1;
+	}
+	if (maps->state[f] < 0) {
+		*err = maps->state[f];
+		return NULL;
+	}
+	return &maps->fork[f];
+}
+
+void scan_maps_keep(struct scan_maps *maps, int whichfork, struct fs_bmap *m)
+{
+	int f = whichfork == XFS_ATTR_FORK;
+
+	if (maps->state[f] > 0)
+		fs_bmap_free(&maps->fork[f]);
+	maps->fork[f] = *m;
+	maps->state[f] = 1;
+}
+
+void scan_maps_free(struct scan_maps *maps)
+{
+	for (int f = 0; f < 2; f++)
+		if (maps->state[f] > 0)
+			fs_bmap_free(&maps->fork[f]);
+	memset(maps, 0, sizeof(*maps));
+}
+
 struct batch_item {
 	struct scan_inode ci;
-	struct fs_bmap dmap;       /* data fork (directories) */
-	bool have_dmap;
+	struct scan_maps maps;     /* its fork maps, loaded once for all its steps */
+	uint8_t what;              /* its DEFER_* bits this run does */
 };
 
 static void item_init(struct scan_ctx *cx, struct scan_deferq *q, size_t i, fs_agnumber_t agno,
-		      struct batch_item *it)
+		      uint8_t mask, struct batch_item *it)
 {
 	memset(it, 0, sizeof(*it));
 	it->ci.agno = agno;
@@ -154,17 +195,21 @@ static void item_init(struct scan_ctx *cx, struct scan_deferq *q, size_t i, fs_a
 	it->ci.core_ok = false;
 	it->ci.forks_ok = true;
 	fs_inode_decode(it->ci.dip, &it->ci.ip);
+	it->what = q->v[i].what & mask;
 }
 
 /*
  * Run the work in `mask` (DEFER_*) of the queue's items, batch by batch,
  * through queue ioq; the flags done are cleared.  s carries the tallies.
+ * Per batch and stage: the stage's steps add their blocks to one
+ * readahead list, it is read, then the steps do their work.
  */
 static int run_batches(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *ioq,
 		       uint8_t mask)
 {
 	struct scan_ctx *cx = s->cx;
 	const struct fs_geom *g = &cx->fs->g;
+	const struct scan_step *const *steps = cx->steps;
 	struct scan_ra_list ra = { .g = g };
 	uint64_t budget = batch_budget(cx);
 	struct batch_item *items = NULL;
@@ -175,87 +220,41 @@ static int run_batches(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *
 		size_t last = first, nb;
 		uint64_t want = 0;
 
-		/*
-		 * The batch: inodes until their blocks (di_nblocks, both forks)
-		 * reach the budget; the bmbt root children of its btree forks
-		 * are read ahead together.
-		 */
+		/* the batch: inodes until their blocks (di_nblocks, both forks) reach the budget */
 		while (last < q->n && (last == first || want < budget)) {
 			const struct scan_deferred *d = &q->v[last];
-			const void *dip = q->dips + last * g->inodesize;
 			struct fs_inode ip;
 
 			last++;
 			if (!(d->what & mask))
 				continue;
-			fs_inode_decode(dip, &ip);
+			fs_inode_decode(q->dips + (last - 1) * g->inodesize, &ip);
 			want += ip.nblocks < (budget >> g->blocklog) ? ip.nblocks << g->blocklog : budget;
-			if (d->what & mask & DEFER_FORKS) {
-				fs_fsblock_t kids[64];
-
-				for (int f = XFS_DATA_FORK; f <= XFS_ATTR_FORK && !err; f++) {
-					size_t n = fs_bmap_root_children(g, dip, &ip, f, kids, 64);
-
-					for (size_t k = 0; k < n && !err; k++)
-						err = scan_ra_add(&ra, kids[k], 1);
-				}
-			}
 		}
 		nb = last - first;
 		if (fs_vec_reserve(&items, &cap, nb, sizeof(*items), nb)) {
 			err = -ENOMEM;
 			break;
 		}
-		scan_ra_run(cx, ioq, &ra);
-		for (size_t i = 0; i < nb; i++) {
-			item_init(cx, q, first + i, s->agno, &items[i]);
-			if (q->v[first + i].what & mask & DEFER_FORKS)
-				scan_forks_inode(s, &items[i].ci);
+		for (size_t i = 0; i < nb; i++)
+			item_init(cx, q, first + i, s->agno, mask, &items[i]);
+		for (unsigned stage = 0; stage < SCAN_STAGES; stage++) {
+			for (size_t i = 0; i < nb && !err; i++)
+				for (unsigned k = 0; steps[k] && !err; k++)
+					if (steps[k]->stage == stage && (items[i].what & steps[k]->defer) &&
+					    steps[k]->readahead)
+						err = steps[k]->readahead(s, &items[i].ci, &items[i].maps,
+									  items[i].what, &ra, budget);
+			scan_ra_run(cx, ioq, &ra);
+			for (size_t i = 0; i < nb; i++)
+				for (unsigned k = 0; steps[k] && !err; k++)
+					if (steps[k]->stage == stage && (items[i].what & steps[k]->defer) &&
+					    steps[k]->blocks)
+						err = steps[k]->blocks(s, &items[i].ci, &items[i].maps,
+								       items[i].what);
 		}
-		/* then the batch's directory, attr and symlink blocks, read ahead together */
-		for (size_t i = 0; i < nb && !err; i++) {
-			struct batch_item *it = &items[i];
-			uint8_t what = q->v[first + i].what & mask;
-			uint8_t fmt = it->ci.ip.format;
-
-			if ((what & (DEFER_DIR | DEFER_SYMLINK)) &&
-			    (fmt == XFS_DINODE_FMT_EXTENTS || fmt == XFS_DINODE_FMT_BTREE)) {
-				int e = scan_load_map(cx, it->ci.dip, &it->ci.ip, XFS_DATA_FORK, NULL, &it->dmap);
-
-				if (e == -ENOMEM) {
-					err = e;
-					break;
-				}
-				it->have_dmap = e == 0;
-				if (e)
-					fs_bmap_free(&it->dmap);
-				else if (what & DEFER_DIR)
-					err = scan_dir_readahead(&it->dmap, &ra, budget);
-				else
-					err = map_readahead(&it->dmap, &ra, budget);
-			}
-			if (!err && (what & DEFER_ATTR)) {
-				struct fs_bmap am;
-				int e = scan_load_map(cx, it->ci.dip, &it->ci.ip, XFS_ATTR_FORK, NULL, &am);
-
-				if (e == -ENOMEM)
-					err = e;
-				else if (!e)
-					err = map_readahead(&am, &ra, budget);
-				fs_bmap_free(&am);
-			}
-		}
-		scan_ra_run(cx, ioq, &ra);
 		for (size_t i = 0; i < nb; i++) {
-			struct batch_item *it = &items[i];
-			uint8_t what = q->v[first + i].what & mask;
-
-			if (!err && (what & DEFER_DIR))
-				err = scan_dir_walk(s, &it->ci, it->have_dmap ? &it->dmap : NULL);
-			if (!err && (what & (DEFER_ATTR | DEFER_SYMLINK)))
-				scan_attrs_blocks(s, &it->ci, what);
-			if (it->have_dmap)
-				fs_bmap_free(&it->dmap);
+			scan_maps_free(&items[i].maps);
 			q->v[first + i].what &= (uint8_t)~mask;
 		}
 		if (!err && s->err)

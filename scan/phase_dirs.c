@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "scan/scan.h"
 #include "scan/links.h"
@@ -154,7 +155,8 @@ static int read_dirblk(void *priv, uint64_t dablk, void *buf, fs_daddr_t *daddr)
 	return dirblk_pieces(&w->cx->fs->g, w->map, dablk, read_piece, &p);
 }
 
-int scan_dir_walk(struct scan_ag *s, const struct scan_inode *ci, const struct fs_bmap *map)
+/* Walk one directory (map: its data fork's, NULL for short form); its entries into the graph. */
+static int dir_walk(struct scan_ag *s, const struct scan_inode *ci, const struct fs_bmap *map)
 {
 	struct scan_ctx *cx = s->cx;
 	const struct fs_geom *g = &cx->fs->g;
@@ -196,7 +198,8 @@ static int ra_piece(void *priv, uint32_t i, fs_fsblock_t fsb, uint32_t run)
 	return scan_ra_add(priv, fsb, run);
 }
 
-int scan_dir_readahead(const struct fs_bmap *m, struct scan_ra_list *l, uint64_t budget)
+/* The directory blocks of a data fork map into l, until l holds budget bytes. */
+static int dir_readahead(const struct fs_bmap *m, struct scan_ra_list *l, uint64_t budget)
 {
 	const struct fs_geom *g = l->g;
 	uint64_t last = UINT64_MAX;
@@ -222,3 +225,56 @@ int scan_dir_readahead(const struct fs_bmap *m, struct scan_ra_list *l, uint64_t
 	}
 	return 0;
 }
+
+/* ---- the step ---- */
+
+/* The inode scan keeps every directory whose core is sound for phase 5. */
+static void dirs_inode(struct scan_ag *s, const struct scan_inode *ci)
+{
+	if (ci->core_ok && S_ISDIR(ci->ip.mode)) {
+		int err = scan_defer(s, ci, DEFER_DIR);
+
+		if (err && !s->err)
+			s->err = err;
+	}
+}
+
+static bool has_blocks(const struct scan_inode *ci)
+{
+	return ci->ip.format == XFS_DINODE_FMT_EXTENTS || ci->ip.format == XFS_DINODE_FMT_BTREE;
+}
+
+static int dirs_readahead(struct scan_ag *s, const struct scan_inode *ci, struct scan_maps *maps,
+			  uint8_t what, struct scan_ra_list *l, uint64_t budget)
+{
+	const struct fs_bmap *m;
+	int err = 0;
+
+	(void)what;
+	if (!has_blocks(ci))
+		return 0;
+	m = scan_maps_get(s->cx, ci, maps, XFS_DATA_FORK, &err);
+	if (m)
+		err = dir_readahead(m, l, budget);
+	return err == -ENOMEM ? err : 0;
+}
+
+static int dirs_blocks(struct scan_ag *s, const struct scan_inode *ci, struct scan_maps *maps,
+		       uint8_t what)
+{
+	const struct fs_bmap *m = NULL;
+	int err = 0;
+
+	(void)what;
+	if (has_blocks(ci)) {
+		m = scan_maps_get(s->cx, ci, maps, XFS_DATA_FORK, &err);
+		if (err == -ENOMEM)
+			return err;
+	}
+	return dir_walk(s, ci, m);
+}
+
+const struct scan_step scan_step_dirs = {
+	.name = "dirs", .defer = DEFER_DIR, .stage = 1,
+	.inode = dirs_inode, .readahead = dirs_readahead, .blocks = dirs_blocks,
+};

@@ -35,10 +35,12 @@ static void note(struct scan_ag *s, fs_fsblock_t fsb, uint64_t len, enum model_c
 }
 
 /*
- * The inode verifier already reported this inode's core; load its forks
- * only when nothing that shapes them is wrong.
+ * Load both forks (findings reported), put their extents and bmbt blocks
+ * into the model, compare di_nblocks.  With maps (phase 5), a fork map a
+ * later step of the batch needs (want: its DEFER_* bits) is kept there.
  */
-void scan_forks_inode(struct scan_ag *s, const struct scan_inode *ci)
+static void load_forks(struct scan_ag *s, const struct scan_inode *ci, struct scan_maps *maps,
+		       uint8_t want)
 {
 	struct scan_ctx *cx = s->cx;
 	const struct fs_inode *ip = &ci->ip;
@@ -46,22 +48,10 @@ void scan_forks_inode(struct scan_ag *s, const struct scan_inode *ci)
 	uint64_t mapped = 0;
 	bool bad = false;
 
-	if (!ci->forks_ok) {
-		s->incomplete = true;
-		return;
-	}
-	/* a btree fork's blocks are read in phase 5, ahead, in batches */
-	if (s->deferring && (ip->format == XFS_DINODE_FMT_BTREE ||
-			     (ip->forkoff && ip->aformat == XFS_DINODE_FMT_BTREE))) {
-		int err = scan_defer(s, ci, DEFER_FORKS);
-
-		if (err && !s->err)
-			s->err = err;
-		return;
-	}
 	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
 		bool rt = fork == XFS_DATA_FORK && (ip->flags & XFS_DIFLAG_REALTIME);
 		enum model_class cls = fork == XFS_DATA_FORK ? MC_DATA : MC_ATTR;
+		uint8_t needs = fork == XFS_DATA_FORK ? DEFER_DIR | DEFER_SYMLINK : DEFER_ATTR;
 		struct fs_bmap m;
 		int err = scan_load_map(cx, ci->dip, ip, fork, cx->fl, &m);
 
@@ -86,7 +76,10 @@ void scan_forks_inode(struct scan_ag *s, const struct scan_inode *ci)
 		mapped += m.nbmbt;
 		s->extents += m.n;
 		s->bmbt += m.nbmbt;
-		fs_bmap_free(&m);
+		if (maps && (want & needs))
+			scan_maps_keep(maps, fork, &m);
+		else
+			fs_bmap_free(&m);
 	}
 	if (bad) {
 		s->incomplete = true;
@@ -99,3 +92,59 @@ void scan_forks_inode(struct scan_ag *s, const struct scan_inode *ci)
 			  "blocks)", (unsigned long long)ino, (unsigned long long)ip->nblocks,
 			  (unsigned long long)mapped);
 }
+
+/*
+ * The inode verifier already reported this inode's core; load its forks
+ * only when nothing that shapes them is wrong.  A btree fork's blocks are
+ * read in phase 5, ahead, in batches.
+ */
+static void forks_inode(struct scan_ag *s, const struct scan_inode *ci)
+{
+	const struct fs_inode *ip = &ci->ip;
+
+	if (!ci->forks_ok) {
+		s->incomplete = true;
+		return;
+	}
+	if (s->deferring && (ip->format == XFS_DINODE_FMT_BTREE ||
+			     (ip->forkoff && ip->aformat == XFS_DINODE_FMT_BTREE))) {
+		int err = scan_defer(s, ci, DEFER_FORKS);
+
+		if (err && !s->err)
+			s->err = err;
+		return;
+	}
+	load_forks(s, ci, NULL, 0);
+}
+
+/* Phase 5, stage 0: the bmbt root's children of both forks, read ahead as one batch. */
+static int forks_readahead(struct scan_ag *s, const struct scan_inode *ci, struct scan_maps *maps,
+			   uint8_t what, struct scan_ra_list *l, uint64_t budget)
+{
+	fs_fsblock_t kids[64];
+	int err = 0;
+
+	(void)maps;
+	(void)what;
+	(void)budget;
+	for (int f = XFS_DATA_FORK; f <= XFS_ATTR_FORK && !err; f++) {
+		size_t n = fs_bmap_root_children(&s->cx->fs->g, ci->dip, &ci->ip, f, kids, 64);
+
+		for (size_t k = 0; k < n && !err; k++)
+			err = scan_ra_add(l, kids[k], 1);
+	}
+	return err;
+}
+
+/* Phase 5: a deferred inode's forks (deeper bmbt levels read on demand). */
+static int forks_blocks(struct scan_ag *s, const struct scan_inode *ci, struct scan_maps *maps,
+			uint8_t what)
+{
+	load_forks(s, ci, maps, what);
+	return 0;
+}
+
+const struct scan_step scan_step_forks = {
+	.name = "forks", .defer = DEFER_FORKS, .stage = 0,
+	.inode = forks_inode, .readahead = forks_readahead, .blocks = forks_blocks,
+};

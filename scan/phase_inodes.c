@@ -10,9 +10,9 @@
  * inode, then moved to the run's list, so the later steps know whether the
  * core can be trusted), the state on disk (mode 0 = free) against the inode
  * btree's free mask, the link record (scan/links.h), and then the
- * per-inode steps of the phase files that need the inode's bytes: fork
- * block maps (phase_forks.c), xattrs, remote symlinks and special files
- * (phase_attrs.c).  What needs other blocks read (bmbt, directory, attr,
+ * per-inode steps (cx->steps, struct scan_step): fork block maps
+ * (phase_forks.c), directories (phase_dirs.c), xattrs, remote symlinks and
+ * special files (phase_attrs.c).  What needs other blocks read (bmbt, directory, attr,
  * remote symlink blocks) is deferred to phase 5 (phase_blocks.c), which
  * reads them ahead in batches; directories must wait there anyway until
  * every inode's type is known.
@@ -143,14 +143,8 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 			  (unsigned long long)ci.ino, ci.ip.mode);
 	if (free_disk || s->err)
 		return;
-	scan_forks_inode(s, &ci);
-	scan_attrs_inode(s, &ci);
-	if (ci.core_ok && S_ISDIR(ci.ip.mode)) {
-		int err = scan_defer(s, &ci, DEFER_DIR);
-
-		if (err && !s->err)
-			s->err = err;
-	}
+	for (const struct scan_step *const *st = cx->steps; *st; st++)
+		(*st)->inode(s, &ci);
 }
 
 /*

@@ -97,6 +97,11 @@ void scan_ra_account(struct scan_ctx *cx, const struct fs_ra_stats *st)
 	pthread_mutex_unlock(&cx->ra_lock);
 }
 
+/* The per-inode steps, in the order they run; the engine calls them through this table. */
+static const struct scan_step *const steps[] = {
+	&scan_step_forks, &scan_step_dirs, &scan_step_attrs, NULL,
+};
+
 static int engine_start(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -107,6 +112,7 @@ static int engine_start(struct scan_ctx *cx)
 	int err;
 
 	pthread_mutex_init(&cx->ra_lock, NULL);
+	cx->steps = steps;
 	err = fs_cache_create(cx->fs->dev, cx->opts->cache_bytes ? cx->opts->cache_bytes :
 			      default_cache_bytes(), &cx->cache);
 	if (err)

@@ -44,6 +44,7 @@ struct scan_ctx {
 	struct model *model;       /* block ownership and inode chunks as observed */
 	struct scan_links *links;  /* per-inode link records and the directory graph (links.h) */
 	struct scan_deferq *deferq;/* per AG: inodes the scan left for phase 5 */
+	const struct scan_step *const *steps; /* the per-inode steps in order, NULL-terminated */
 	struct fs_ioq **ioq;       /* one submission queue per worker */
 	struct fs_ioq **ioq_aux;   /* a second per worker: reads while the first streams */
 	unsigned workers;
@@ -109,19 +110,65 @@ struct scan_ag {
 	struct fs_findings scratch;/* one inode's verifier findings */
 };
 
-/*
- * Per-inode steps of the scan, in this order, for every inode in use:
- * its fork block maps into the model and di_nblocks (phase_forks.c);
- * xattrs, remote symlink blocks and special files (phase_attrs.c); then a
- * directory is kept for phase 5.  What needs blocks read from outside the
- * inode (bmbt blocks, directory, attr and remote symlink blocks) is
- * deferred to phase 5, which reads each AG's batch with readahead.
- */
-void scan_forks_inode(struct scan_ag *s, const struct scan_inode *ci);
-void scan_attrs_inode(struct scan_ag *s, const struct scan_inode *ci);
+/* Readahead lists of filesystem blocks (phase_blocks.c). */
+struct scan_ra_list {
+	const struct fs_geom *g;
+	struct fs_ra_extent *v;
+	size_t n, cap;
+	uint64_t bytes;
+};
 
 /* Work phase 5 does for a deferred inode. */
 enum { DEFER_FORKS = 1, DEFER_DIR = 2, DEFER_ATTR = 4, DEFER_SYMLINK = 8 };
+
+/*
+ * A deferred inode's fork maps in phase 5, loaded at most once each and
+ * shared by its steps (the forks step leaves the maps it loaded here when
+ * a later step of the batch needs them).
+ */
+struct scan_maps {
+	struct fs_bmap fork[2];    /* XFS_DATA_FORK, XFS_ATTR_FORK */
+	int8_t state[2];           /* 0 not loaded, 1 loaded, negative errno */
+};
+/* The fork's map, loaded silently on first use; NULL when it cannot be (*err: why). */
+const struct fs_bmap *scan_maps_get(struct scan_ctx *cx, const struct scan_inode *ci,
+				    struct scan_maps *maps, int whichfork, int *err);
+/* Keep m (loaded by a step) as the fork's map; maps owns it now. */
+void scan_maps_keep(struct scan_maps *maps, int whichfork, struct fs_bmap *m);
+void scan_maps_free(struct scan_maps *maps);
+
+/*
+ * One per-inode step of the scan.  The engine (phase_inodes.c, phase
+ * blocks.c) runs the steps of cx->steps in order and knows them only
+ * through this table (run.c builds it): in the inode scan, `inode` for
+ * every inode in use, which keeps for phase 5 (scan_defer, its bits in
+ * `defer`) what needs blocks from outside the inode.  In phase 5, per
+ * batch and per stage: every step's `readahead` of the stage (the blocks
+ * its deferred work will read, into l until it holds budget bytes), one
+ * readahead run, then every step's `blocks` (the deferred work).  `what`
+ * is all the inode's DEFER_* bits of the batch: a step acts on its own and
+ * may keep a map for the others (scan_maps).  Steps are called only for
+ * inodes with one of their bits set.
+ */
+struct scan_step {
+	const char *name;
+	uint8_t defer;             /* the DEFER_* bits this step's deferred work carries */
+	uint8_t stage;             /* phase 5: steps of one stage share a readahead run */
+	void (*inode)(struct scan_ag *s, const struct scan_inode *ci);
+	int  (*readahead)(struct scan_ag *s, const struct scan_inode *ci, struct scan_maps *maps,
+			  uint8_t what, struct scan_ra_list *l, uint64_t budget);
+	int  (*blocks)(struct scan_ag *s, const struct scan_inode *ci, struct scan_maps *maps,
+		       uint8_t what);
+};
+#define SCAN_STAGES 2
+
+/*
+ * The steps, in the order they run: fork block maps into the model and
+ * di_nblocks (phase_forks.c; stage 0: bmbt blocks); directories (phase
+ * dirs.c; stage 1); xattrs, remote symlink blocks and special files
+ * (phase_attrs.c; stage 1).
+ */
+extern const struct scan_step scan_step_forks, scan_step_dirs, scan_step_attrs;
 
 /* One AG's deferred inodes (phase_blocks.c): a copy of each, inodesize bytes. */
 struct scan_deferred {
@@ -148,23 +195,11 @@ int scan_defer(struct scan_ag *s, const struct scan_inode *ci, uint8_t what);
  */
 int scan_phase_blocks(struct scan_ctx *cx);
 
-/* Readahead lists of filesystem blocks (phase_blocks.c). */
-struct scan_ra_list {
-	const struct fs_geom *g;
-	struct fs_ra_extent *v;
-	size_t n, cap;
-	uint64_t bytes;
-};
-int  scan_ra_add(struct scan_ra_list *l, fs_fsblock_t fsb, uint32_t blocks);
+int scan_ra_add(struct scan_ra_list *l, fs_fsblock_t fsb, uint32_t blocks);
 /* Read the list into the cache through ioq, then empty it. */
 void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, struct scan_ra_list *l);
-
-/* Phase 5's calls into the phase files. */
-void scan_attrs_blocks(struct scan_ag *s, const struct scan_inode *ci, uint8_t what);
-/* Walk one directory (map: its data fork's, NULL for short form); its entries into the graph. */
-int  scan_dir_walk(struct scan_ag *s, const struct scan_inode *ci, const struct fs_bmap *map);
-/* The directory blocks of a data fork map into l, until l holds budget bytes. */
-int  scan_dir_readahead(const struct fs_bmap *map, struct scan_ra_list *l, uint64_t budget);
+/* Every block of a map into l (single fs blocks), until l holds budget bytes. */
+int scan_ra_map(const struct fs_bmap *m, struct scan_ra_list *l, uint64_t budget);
 
 /* Whole-filesystem link rules: reachability, link counts, directory hard links, "..". */
 int scan_phase_links(struct scan_ctx *cx);
