@@ -214,6 +214,62 @@ size_t model_ag_gaps(const struct model *m, fs_agnumber_t agno, model_gap_fn cb,
 	return found;
 }
 
+size_t model_ag_extents_filter(const struct model *m, fs_agnumber_t agno, uint32_t class_mask,
+			       model_ext_fn cb, void *priv)
+{
+	size_t found = 0;
+
+	if (agno >= m->agcount)
+		return 0;
+	for (size_t i = 0; i < m->ag[agno].n; i++) {
+		const struct model_ext *e = &m->ag[agno].ext[i];
+
+		if (!(class_mask & MODEL_CLASS_BIT(e->cls)))
+			continue;
+		found++;
+		if (cb)
+			cb(priv, agno, e);
+	}
+	return found;
+}
+
+size_t model_ag_free_gaps_drop(const struct model *m, fs_agnumber_t agno,
+			       uint32_t drop_class_mask, model_drop_fn drop, model_gap_fn cb,
+			       void *priv)
+{
+	const struct model_ag *ag;
+	uint64_t next = 0, ag_end;
+	size_t found = 0;
+
+	if (agno >= m->agcount)
+		return 0;
+	ag = &m->ag[agno];
+	ag_end = fs_ag_blocks(m->g, agno);
+	/* the extents are in block order: the kept ones are too, so one pass finds the gaps */
+	for (size_t i = 0; i <= ag->n; i++) {
+		const struct model_ext *e = i < ag->n ? &ag->ext[i] : NULL;
+		uint64_t start;
+
+		if (e && ((drop_class_mask & MODEL_CLASS_BIT(e->cls)) || (drop && drop(priv, e))))
+			continue;
+		start = e ? e->agbno : ag_end;
+		if (start > next) {
+			found++;
+			if (cb)
+				cb(priv, agno, (fs_agblock_t)next, (uint32_t)(start - next));
+		}
+		if (e && (uint64_t)e->agbno + e->len > next)
+			next = (uint64_t)e->agbno + e->len;
+	}
+	return found;
+}
+
+size_t model_ag_free_gaps(const struct model *m, fs_agnumber_t agno, uint32_t drop_class_mask,
+			  model_gap_fn cb, void *priv)
+{
+	return model_ag_free_gaps_drop(m, agno, drop_class_mask, NULL, cb, priv);
+}
+
 uint64_t model_ag_class_blocks(const struct model *m, fs_agnumber_t agno, enum model_class cls)
 {
 	uint64_t sum = 0;

@@ -112,6 +112,32 @@ size_t model_ag_overlaps(const struct model *m, fs_agnumber_t agno, model_overla
 typedef void (*model_gap_fn)(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len);
 size_t model_ag_gaps(const struct model *m, fs_agnumber_t agno, model_gap_fn cb, void *priv);
 
+/* A class as a bit of a class mask. */
+#define MODEL_CLASS_BIT(cls) (1u << (cls))
+
+/*
+ * The AG's extents of the classes in class_mask (MODEL_CLASS_BIT), in
+ * block order, to cb.  Returns how many.  Needs model_ag_finish.
+ */
+typedef void (*model_ext_fn)(void *priv, fs_agnumber_t agno, const struct model_ext *e);
+size_t model_ag_extents_filter(const struct model *m, fs_agnumber_t agno, uint32_t class_mask,
+			       model_ext_fn cb, void *priv);
+
+/*
+ * The AG's free space for a rebuild: the block ranges no extent covers
+ * once the extents of the classes in drop_class_mask are ignored (the old
+ * free space records MC_FREE, old btree blocks, the old AGFL...), to cb in
+ * block order.  Returns how many ranges.  Needs model_ag_finish.
+ * model_ag_free_gaps_drop also ignores every extent drop() says true for
+ * (the extents of cleared inodes, say); priv goes to both callbacks.
+ */
+size_t model_ag_free_gaps(const struct model *m, fs_agnumber_t agno, uint32_t drop_class_mask,
+			  model_gap_fn cb, void *priv);
+typedef bool (*model_drop_fn)(void *priv, const struct model_ext *e);
+size_t model_ag_free_gaps_drop(const struct model *m, fs_agnumber_t agno,
+			       uint32_t drop_class_mask, model_drop_fn drop, model_gap_fn cb,
+			       void *priv);
+
 /* Blocks of a class in an AG. */
 uint64_t model_ag_class_blocks(const struct model *m, fs_agnumber_t agno, enum model_class cls);
 

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for check's in-core model: ownership extents, overlaps, gaps, inode chunks. */
+/*
+ * Unit tests for the scan's in-core model: ownership extents, overlaps,
+ * gaps, the class filter and the free space a rebuild would use, inode
+ * chunks.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -147,6 +151,101 @@ static void test_overlaps_and_gaps(void **state)
 	model_destroy(m);
 }
 
+struct exts {
+	int n;
+	fs_agblock_t at[8];
+	uint8_t cls[8];
+};
+
+static void on_ext(void *priv, fs_agnumber_t agno, const struct model_ext *e)
+{
+	struct exts *o = priv;
+
+	(void)agno;
+	if (o->n < 8) {
+		o->at[o->n] = e->agbno;
+		o->cls[o->n] = e->cls;
+	}
+	o->n++;
+}
+
+/* Extents of owner 200 count as cleared (an inode repair frees). */
+static bool drop_owner_200(void *priv, const struct model_ext *e)
+{
+	(void)priv;
+	return e->owner == 200;
+}
+
+/*
+ * What a rebuild needs: the extents of some classes, and the free space
+ * once the old btree blocks, the old AGFL, the old free-space records and
+ * cleared owners are no longer counted as owners.
+ */
+static void test_filter_and_free_gaps(void **state)
+{
+	struct fs_geom g = geom();
+	struct model *m;
+	struct exts ex = { 0 };
+	struct gaps gp = { 0 };
+	uint32_t old_trees = MODEL_CLASS_BIT(MC_FREE) | MODEL_CLASS_BIT(MC_BNOBT) |
+			     MODEL_CLASS_BIT(MC_CNTBT) | MODEL_CLASS_BIT(MC_INOBT) |
+			     MODEL_CLASS_BIT(MC_AGFL);
+
+	(void)state;
+	assert_int_equal(model_create(&g, &m), 0);
+	assert_int_equal(model_add(m, 0, 0, 4, MC_AGHDR, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 4, 1, MC_BNOBT, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 5, 1, MC_CNTBT, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 6, 1, MC_INOBT, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 7, 3, MC_AGFL, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 10, 64, MC_INODES, 128, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 74, 26, MC_FREE, 0, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 100, 10, MC_DATA, 131, 0, 0), 0);
+	/* a cleared inode's data, and a bmbt block of another file inside old free space */
+	assert_int_equal(model_add(m, 0, 110, 20, MC_DATA, 200, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 80, 1, MC_BMBT, 131, 0, 0), 0);
+	assert_int_equal(model_add(m, 0, 130, 870, MC_FREE, 0, 0, 0), 0);
+	assert_int_equal(model_ag_finish(m, 0), 0);
+
+	/* the old btree blocks, in block order */
+	assert_int_equal(model_ag_extents_filter(m, 0, MODEL_CLASS_BIT(MC_BNOBT) |
+						 MODEL_CLASS_BIT(MC_CNTBT) |
+						 MODEL_CLASS_BIT(MC_INOBT), on_ext, &ex), 3);
+	assert_int_equal(ex.at[0], 4);
+	assert_int_equal(ex.cls[0], MC_BNOBT);
+	assert_int_equal(ex.at[2], 6);
+	assert_int_equal(ex.cls[2], MC_INOBT);
+	assert_int_equal(model_ag_extents_filter(m, 0, MODEL_CLASS_BIT(MC_DATA), NULL, NULL), 2);
+	assert_int_equal(model_ag_extents_filter(m, 0, 0, on_ext, &ex), 0);
+	assert_int_equal(model_ag_extents_filter(m, 5, ~0u, on_ext, &ex), 0);
+
+	/* nothing dropped: the extents cover the whole AG */
+	assert_int_equal(model_ag_free_gaps(m, 0, 0, on_gap, &gp), 0);
+	/* old trees, AGFL and free records dropped: 4..9, 74..79, 81..99, 130..999 are free */
+	assert_int_equal(model_ag_free_gaps(m, 0, old_trees, on_gap, &gp), 4);
+	assert_int_equal(gp.at[0], 4);
+	assert_int_equal(gp.len[0], 6);
+	assert_int_equal(gp.at[1], 74);
+	assert_int_equal(gp.len[1], 6);
+	assert_int_equal(gp.at[2], 81);
+	assert_int_equal(gp.len[2], 19);
+	assert_int_equal(gp.at[3], 130);
+	assert_int_equal(gp.len[3], 870);
+	/* and inode 200 cleared: its 110..129 join the last range */
+	memset(&gp, 0, sizeof(gp));
+	assert_int_equal(model_ag_free_gaps_drop(m, 0, old_trees, drop_owner_200, on_gap, &gp), 4);
+	assert_int_equal(gp.at[3], 110);
+	assert_int_equal(gp.len[3], 890);
+	/* the short last AG, everything dropped: one range, the whole AG */
+	memset(&gp, 0, sizeof(gp));
+	assert_int_equal(model_add(m, 1, 0, 4, MC_AGHDR, 0, 0, 0), 0);
+	assert_int_equal(model_ag_finish(m, 1), 0);
+	assert_int_equal(model_ag_free_gaps(m, 1, ~0u, on_gap, &gp), 1);
+	assert_int_equal(gp.at[0], 0);
+	assert_int_equal(gp.len[0], 500);
+	model_destroy(m);
+}
+
 static void test_free_records_not_merged(void **state)
 {
 	struct fs_geom g = geom();
@@ -205,6 +304,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_overlaps_and_gaps),
+		cmocka_unit_test(test_filter_and_free_gaps),
 		cmocka_unit_test(test_free_records_not_merged),
 		cmocka_unit_test(test_ichunks),
 	};
