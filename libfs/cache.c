@@ -698,6 +698,38 @@ static int write_groups(struct fs_cache *c, struct cbuf **v, struct wgroup *gr, 
 	return err;
 }
 
+/*
+ * Clean cached buffers that overlap what was just written under other
+ * keys (a single inode inside a cached cluster, a header sector inside a
+ * cached block) get the new bytes too, so the cache never serves what the
+ * device no longer holds.  Under lru_lock: the list cannot change.
+ */
+static void refresh_overlapping(struct fs_cache *c, struct cbuf **v, size_t n)
+{
+	for (struct cbuf *b = c->head; b; b = b->next) {
+		uint64_t bs = buf_start(b), be = buf_end(b);
+		size_t lo = 0, hi = n;
+
+		if (b->marked)
+			continue;
+		/* the first written buffer ending past bs: ends ascend, as nothing overlaps */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (buf_end(v[mid]) > bs)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		for (size_t i = lo; i < n && buf_start(v[i]) < be; i++) {
+			uint64_t os = bs > buf_start(v[i]) ? bs : buf_start(v[i]);
+			uint64_t oe = be < buf_end(v[i]) ? be : buf_end(v[i]);
+
+			memcpy(b->pub.data + (os - bs), v[i]->pub.data + (os - buf_start(v[i])), oe - os);
+		}
+	}
+}
+
 int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_flush_result *res)
 {
 	struct fs_flush_result dummy;
@@ -717,10 +749,14 @@ int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_
 	if (max_write < align)
 		max_write = align;
 
-	/* the class's dirty buffers, referenced (dirty ones are never evicted anyway) */
+	/*
+	 * Every dirty buffer, referenced (dirty ones are never evicted
+	 * anyway): overlaps are judged across classes, or flushing one class
+	 * then another would overwrite the first's bytes with stale ones.
+	 */
 	pthread_mutex_lock(&c->lru_lock);
 	for (b = c->head; b; b = b->next) {
-		if (!b->marked || (o->wclass != FS_WCLASS_ALL && b->dinfo.wclass != o->wclass))
+		if (!b->marked)
 			continue;
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : 64;
@@ -751,6 +787,18 @@ int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_
 			err = -EEXIST;
 			goto out;
 		}
+	/* the class's buffers are written; the others wait for their flush */
+	{
+		size_t w = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (o->wclass == FS_WCLASS_ALL || v[i]->dinfo.wclass == o->wclass)
+				v[w++] = v[i];
+			else
+				fs_buf_put(c, &v[i]->pub);
+		}
+		n = w;
+	}
 	/* every buffer is judged before the first byte goes out */
 	for (size_t i = 0; i < n; i++) {
 		err = finish_and_verify(o, v[i], res);
@@ -799,6 +847,7 @@ int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_
 		}
 	}
 	pthread_mutex_lock(&c->lru_lock);
+	refresh_overlapping(c, v, n);
 	for (size_t i = 0; i < n; i++) {
 		v[i]->marked = false;
 		__atomic_store_n(&c->dirty_bytes, c->dirty_bytes - v[i]->pub.len, __ATOMIC_RELAXED);

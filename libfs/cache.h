@@ -88,9 +88,10 @@ struct fs_dev *fs_cache_dev(const struct fs_cache *c);
  * writes them sorted and coalesced.  Threads may get and mark buffers
  * concurrently; a flush must not run concurrently with marking or with
  * changes to the buffers it writes.  Buffers overlapping each other
- * (different keys covering common sectors) must not both be dirty: the
- * flush refuses them (-EEXIST).  fs_cache_destroy drops dirty buffers
- * unwritten.
+ * (different keys covering common sectors) must not both be dirty, in any
+ * classes: the flush refuses them (-EEXIST).  Clean cached buffers that
+ * overlap a written one get its new bytes, so reads stay coherent.
+ * fs_cache_destroy drops dirty buffers unwritten.
  */
 
 /*
@@ -176,7 +177,8 @@ struct fs_flush_result {
  *   -EUCLEAN: a buffer's new bytes fail their verifier (a bug in whoever
  *             changed it): NOTHING of this flush was written; res names it
  *             (type, daddr, agno, ino, first finding's code and message).
- *   -EEXIST:  two dirty buffers overlap; nothing written; res names one.
+ *   -EEXIST:  two dirty buffers overlap (whatever their classes); nothing
+ *             written; res names one.
  *   other negative errno: a device read/write failed; res names the range;
  *             the buffers stay dirty (some ranges may have been written).
  * res may be NULL.

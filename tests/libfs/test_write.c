@@ -572,6 +572,40 @@ static void test_overlap_refused(void **state)
 	assert_true(sector_stamped(t->fd, fs_agbno_to_daddr(&F.g, 0, 100)));
 }
 
+/*
+ * Coherency: a clean cached block holding the AG headers sees the AGF
+ * written under its own key; a dirty buffer of another class overlapping
+ * the flushed one is refused too.
+ */
+static void test_overlap_coherent(void **state)
+{
+	struct tfix *t = *state;
+	struct fs_flush_opts o = fopts(FS_WCLASS_NEW);
+	struct fs_flush_result res;
+	unsigned char agf[512];
+	uint64_t agfd = fs_ag_agf_offset(&F.g, 0) / FS_BBSIZE;
+	struct fs_buf *whole, *b;
+	struct fs_dirty_info di = { .type = FS_MT_BNOBT, .agno = 0, .wclass = FS_WCLASS_HEADERS };
+
+	assert_int_equal(fs_cache_read(t->c, 0, 4096, &whole), 0);
+	assert_true(sector_stamped(t->fd, agfd));
+	dirty_header(t, FS_MT_AGF, FS_WCLASS_NEW, agf);
+	fs_crc_update(agf, 512, XFS_AGF_CRC_OFF);
+	o.wclass = FS_WCLASS_NEW;
+	assert_int_equal(fs_cache_flush(t->c, &o, &res), 0);
+	assert_memory_equal(whole->data + agfd * FS_BBSIZE, agf, 512);
+	fs_buf_put(t->c, whole);
+
+	/* the AGF dirty again in one class, the block around it in another */
+	dirty_header(t, FS_MT_AGF, FS_WCLASS_NEW, NULL);
+	assert_int_equal(fs_cache_read(t->c, 0, 4096, &b), 0);
+	assert_int_equal(fs_buf_mark_dirty(t->c, b, &di), 0);
+	fs_buf_put(t->c, b);
+	assert_int_equal(fs_cache_flush(t->c, &o, &res), -EEXIST);
+	o.wclass = FS_WCLASS_HEADERS;
+	assert_int_equal(fs_cache_flush(t->c, &o, &res), -EEXIST);
+}
+
 /* Bad arguments. */
 static void test_args(void **state)
 {
@@ -610,6 +644,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_clean_writes_nothing, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_budget, setup_capped, teardown),
 		cmocka_unit_test_setup_teardown(test_overlap_refused, setup_auto_dio, teardown),
+		cmocka_unit_test_setup_teardown(test_overlap_coherent, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_args, setup_auto_dio, teardown),
 	};
 
