@@ -88,6 +88,7 @@ fi
 # mounted read-write: on the loop device and on the image file
 mkxfs
 dev=$(loop_attach "$img") || { not_ok "losetup failed"; tap_done; exit; }
+_LOOPS+=("$dev")	# loop_attach ran in a subshell: register it here for the trap
 mount_img "$dev" "$TMP/mnt" || { not_ok "mount of $dev failed"; tap_done; exit; }
 echo data >"$TMP/mnt/file"; sync
 # frozen: the kernel writes nothing (log covering, inode flushes) while we hash
@@ -97,4 +98,5 @@ refused "mounted: the image file" 8 "$img" "$img"
 refused "mounted: the loop device, -n" 8 "$img" -n "$dev"
 fsfreeze -u "$TMP/mnt"
 umount "$TMP/mnt"
+losetup -d "$dev"
 tap_done

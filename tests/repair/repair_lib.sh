@@ -41,3 +41,31 @@ mount_cycle() {
 	umount "$dir" || { echo "umount failed" >&2; rc=1; }
 	return $rc
 }
+
+# after_repair IMG LABEL: the oracle once one xfsx_repair run is done —
+# xfs_repair -n exits 0, xfsx_check exits 0, a second xfsx_repair exits 0
+# and changes nothing (sha256), the kernel mounts it, creates, writes and
+# removes files, unmounts (skipped with the reason without root or a loop
+# device), and xfs_repair -n is still clean.  One TAP line per claim.
+after_repair() {
+	local img=$1 what=$2 rc s1 s2
+	xfs_repair -n "$img" >"$TMP/oracle.out" 2>&1; rc=$?
+	check "$what: xfs_repair -n clean after one run (exit $rc)" [ $rc -eq 0 ]
+	[ $rc -eq 0 ] || grep -v -e '^Phase' -e '^ *-' "$TMP/oracle.out" | head -4 | sed 's/^/#   /'
+	"$XFSX_CHECK" "$img" >"$TMP/oracle.out" 2>&1; rc=$?
+	check "$what: xfsx_check clean after one run (exit $rc)" [ $rc -eq 0 ]
+	[ $rc -eq 0 ] || head -4 "$TMP/oracle.out" | sed 's/^/#   /'
+	s1=$(img_sha "$img")
+	"$XFSX_REPAIR" "$img" >"$TMP/oracle.out" 2>&1; rc=$?
+	s2=$(img_sha "$img")
+	check "$what: second xfsx_repair exit 0 (got $rc)" [ $rc -eq 0 ]
+	check "$what: second xfsx_repair changed nothing (sha256)" [ "$s1" = "$s2" ]
+	if ! have_loop_xfs; then
+		skip "$what: kernel mount, create/write/remove, unmount" "needs root and a loop device"
+		return
+	fi
+	mount_cycle "$img" "$TMP/oracle.mnt" 2>"$TMP/oracle.err"; rc=$?
+	check "$what: kernel mounts it, creates/writes/removes files, unmounts${rc:+$([ $rc -ne 0 ] && echo ": $(tail -1 "$TMP/oracle.err")")}" [ $rc -eq 0 ]
+	xfs_repair -n "$img" >/dev/null 2>&1; rc=$?
+	check "$what: xfs_repair -n clean after the mount cycle (exit $rc)" [ $rc -eq 0 ]
+}

@@ -37,13 +37,14 @@ for d in "${devs[@]}"; do
 	fi
 done
 
-# not XFS, v4, unknown incompat bits: read the primary superblock's bytes
+# v4, unknown incompat bits: read the primary superblock's bytes (not XFS
+# at all: xfs_repair -n finds no secondary either, below)
 python3 - "$dev" <<'PY' || exit 8
 import struct, sys
 with open(sys.argv[1], "rb") as f:
     sb = f.read(512)
 if len(sb) < 512 or sb[:4] != b"XFSB":
-    sys.exit("%s: not an XFS filesystem" % sys.argv[1])
+    sys.exit(0)   # a lost primary: xfs_repair looks for secondaries
 if struct.unpack(">H", sb[100:102])[0] & 0xf != 5:
     sys.exit("%s: not a v5 (CRC) filesystem" % sys.argv[1])
 incompat = struct.unpack(">I", sb[216:220])[0]
@@ -51,8 +52,13 @@ if incompat & ~0x3f:   # ftype spinodes meta_uuid bigtime needsrepair nrext64
     sys.exit("%s: unknown incompatible feature bits 0x%x" % (sys.argv[1], incompat & ~0x3f))
 PY
 
-xfs_repair -n "$dev" >/dev/null 2>&1
+xfs_repair -n "$dev" >"${TMPDIR:-/tmp}/wrap.$$" 2>&1
 rc=$?
+if grep -q "could not find valid secondary superblock" "${TMPDIR:-/tmp}/wrap.$$"; then
+	rm -f "${TMPDIR:-/tmp}/wrap.$$"
+	echo "$dev: not an XFS filesystem (no superblock found)" >&2; exit 8
+fi
+rm -f "${TMPDIR:-/tmp}/wrap.$$"
 if [ $dry = 1 ]; then
 	case $rc in 0) exit 0 ;; 1) exit 4 ;; *) exit 8 ;; esac
 fi
