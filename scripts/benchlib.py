@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Timing helpers scripts/bench-check and scripts/bench-repair share:
+page-cache control and one timed child run."""
+import os
+import subprocess
+import time
+
+
+def can_drop():
+    """may we drop the page cache here (root, writable drop_caches)?"""
+    if os.geteuid() != 0:
+        return False
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def drop():
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def warm_image(img):
+    """read the image's allocated ranges (SEEK_DATA/SEEK_HOLE) into the page cache"""
+    fd = os.open(img, os.O_RDONLY)
+    size, off = os.fstat(fd).st_size, 0
+    while off < size:
+        try:
+            d = os.lseek(fd, off, os.SEEK_DATA)
+        except OSError:
+            break
+        h = os.lseek(fd, d, os.SEEK_HOLE)
+        while d < h:
+            n = len(os.pread(fd, min(8 << 20, h - d), d))
+            if not n:
+                break
+            d += n
+        off = h
+    os.close(fd)
+
+
+def run(cmd):
+    """wall seconds, peak RSS (KiB) of the child and its waited-for
+    descendants (wait4's rusage), exit code"""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    return wall, ru.ru_maxrss, os.waitstatus_to_exitcode(status)
