@@ -146,8 +146,13 @@ bool fs_lsn_ok(const struct fs_vctx *c, uint64_t lsn)
 	uint32_t cycle = fs_lsn_cycle(lsn), block = fs_lsn_block(lsn);
 	uint64_t log_bbs;
 
-	if (lsn == 0 || lsn == (uint64_t)-1)
-		return lsn == 0;
+	/*
+	 * 0 is "never logged"; NULLCOMMITLSN is what xfs_repair (and mkfs) stamp
+	 * into headers they write outside the log (the AGFL above all): the
+	 * kernel's xfs_log_check_lsn lets it through by rule, so do we.
+	 */
+	if (lsn == 0 || lsn == (uint64_t)NULLCOMMITLSN)
+		return true;
 	log_bbs = (uint64_t)c->g->logblocks << (c->g->blocklog - FS_BBSHIFT);
 	if (cycle == 0 || block >= log_bbs)
 		return false;
