@@ -70,14 +70,13 @@ struct bs_result {
 	uint64_t inodes;           /* records written */
 	uint64_t damaged;          /* inodes skipped as damaged */
 	uint64_t problems;         /* other damage (AG headers, btrees) */
+	bool primary_bad;          /* read through a secondary superblock */
 };
 
 /* Unmounted device or image: 0, or an exit code (messages already printed). */
 int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *r);
 /* Mounted filesystem, through XFS_IOC_BULKSTAT. */
 int bs_run_online(const char *mountpoint, const struct bs_opts *o, struct bs_result *r);
-/* The mount point of a mounted XFS on this block device, or NULL (caller frees). */
-char *bs_find_mount(const char *devpath);
 
 /* Write all of buf to fd; 0 or negative errno. */
 int bs_write_all(int fd, const char *buf, size_t len);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "bulkstat/bulkstat.h"
 #include "libfs/io.h"
+#include "libfs/target.h"
 
 static void usage(FILE *out)
 {
@@ -35,10 +37,15 @@ static void usage(FILE *out)
 		"      --no-direct         do not use O_DIRECT\n"
 		"  -h, --help              this text\n"
 		"  -V, --version           print the version\n\n"
+		"A mounted filesystem (a mount point, or a device or image file mounted\n"
+		"through a loop device) is listed by the kernel (XFS_IOC_BULKSTAT: root).\n\n"
 		"Fields:");
 	for (unsigned i = 0; i < bs_field_count(); i++)
 		fprintf(out, "%s%s", i ? "," : " ", bs_field_name(i));
-	fprintf(out, "\n\nExit: 0 done, 4 damage found with --strict, 8 operational error, 16 usage error.\n");
+	fprintf(out, "\n\nExit: 0 done (also when the reader of the output goes away), 4 damage found\n"
+		"with --strict, or the primary superblock unusable (read through a secondary),\n"
+		"8 operational error (cannot open, not XFS, cannot write the output), 16 usage\n"
+		"error.\n");
 }
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *v)
@@ -79,7 +86,8 @@ int main(int argc, char **argv)
 	char msg[128];
 	struct stat st;
 	enum fs_io_engine engine = FS_IO_AUTO;
-	char *mnt = NULL;
+	struct fs_target_info ti;
+	char emsg[512];
 	uint64_t v;
 	int c, rc;
 
@@ -130,6 +138,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
+		if (optind >= argc)
+			fprintf(stderr, "xfsx_bulkstat: no device, image or mount point given\n");
+		else
+			fprintf(stderr, "xfsx_bulkstat: extra argument '%s': give one device, image or "
+				"mount point\n", argv[optind + 1]);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -141,22 +154,51 @@ int main(int argc, char **argv)
 	}
 	bs_output_prepare(&o.out);
 
+	/* a reader that goes away (| head) shows up as EPIPE: a clean end, every time */
+	signal(SIGPIPE, SIG_IGN);
+	if (fs_target_io_engine_env(msg, sizeof(msg))) {
+		fprintf(stderr, "xfsx_bulkstat: %s\n", msg);
+		return EXIT_OPERATIONAL;
+	}
 	if (stat(path, &st) < 0) {
 		fprintf(stderr, "xfsx_bulkstat: %s: %s\n", path, strerror(errno));
 		return EXIT_OPERATIONAL;
 	}
-	if (S_ISDIR(st.st_mode))
+	if (S_ISDIR(st.st_mode)) {
 		rc = bs_run_online(path, &o, &r);
-	else if ((mnt = bs_find_mount(path)) != NULL)
-		rc = bs_run_online(mnt, &o, &r);	/* a mounted device: ask its kernel */
-	else
+	} else if (fs_target_check(path, FS_TARGET_INSPECT, &ti, emsg, sizeof(emsg))) {
+		fprintf(stderr, "xfsx_bulkstat: %s\n", emsg);
+		return EXIT_OPERATIONAL;
+	} else if (ti.mounted) {
+		/* the device holds stale metadata while mounted: ask its kernel */
+		rc = bs_run_online(ti.mount_point, &o, &r);
+	} else {
 		rc = bs_run_offline(path, &o, &r);
-	free(mnt);
+	}
 
 	if (r.damaged || r.problems)
 		fprintf(stderr, "xfsx_bulkstat: %" PRIu64 " inodes listed; %" PRIu64 " damaged inodes skipped; %" PRIu64 " other problems\n",
 			r.inodes, r.damaged, r.problems);
 	if (rc == EXIT_OK && o.strict && (r.damaged || r.problems))
 		rc = EXIT_DAMAGE;
+	if (rc == EXIT_OK && r.primary_bad)
+		rc = EXIT_DAMAGE;
+	/* an empty answer to a narrowed question says so: silence reads as a failure */
+	if (rc == EXIT_OK && r.inodes == 0 && o.have_ag)
+		fprintf(stderr, "xfsx_bulkstat: no inodes in AG %u at or after inode %" PRIu64 "\n",
+			o.ag, o.start_ino);
+	else if (rc == EXIT_OK && r.inodes == 0 && o.start_ino)
+		fprintf(stderr, "xfsx_bulkstat: no inodes at or after inode %" PRIu64 "\n",
+			o.start_ino);
+	/* output goes to fd 1 unbuffered; stdio's stdout still tells a failed close */
+	{
+		int err = fs_output_close(stdout);
+
+		if (err && err != -EPIPE) {
+			fprintf(stderr, "xfsx_bulkstat: cannot write to standard output: %s\n",
+				strerror(-err));
+			rc = EXIT_OPERATIONAL;
+		}
+	}
 	return rc;
 }

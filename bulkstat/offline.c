@@ -341,7 +341,8 @@ static void collect_internal(struct engine *e)
 
 int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *r)
 {
-	struct fs_open_opts oo = { .allow_secondary = false };
+	/* the same fallback as check: a bad primary is read through a secondary */
+	struct fs_open_opts oo = { .allow_secondary = true };
 	struct fs_error ferr = { 0 };
 	struct engine e = { .o = o };
 	struct fs_ag_workq_opts wo = { .threads = o->threads, .ag_stride = 1 };
@@ -358,6 +359,12 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 		fprintf(stderr, "xfsx_bulkstat: %s\n", ferr.msg);
 		fs_findings_free(&e.fl);
 		return err == -EUCLEAN ? EXIT_DAMAGE : EXIT_OPERATIONAL;
+	}
+	if (e.fs->sb_source) {
+		fprintf(stderr, "xfsx_bulkstat: %s: the primary superblock is unusable; reading "
+			"with the geometry of the secondary in AG %u (xfs_repair can rewrite it)\n",
+			path, e.fs->sb_source);
+		r->primary_bad = true;
 	}
 	if (e.fs->have_log_head && !e.fs->log_clean)
 		fprintf(stderr, "xfsx_bulkstat: %s: the log is dirty; inodes changed since the last "
@@ -422,8 +429,11 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 		char hdr[BS_MAX_FIELDS * 24];
 		size_t n = bs_format_header(&o->out, hdr, sizeof(hdr));
 
-		if (n && bs_write_all(o->out_fd, hdr, n)) {
-			rc = EXIT_OPERATIONAL;
+		if (n && (err = bs_write_all(o->out_fd, hdr, n))) {
+			if (err != -EPIPE)
+				fprintf(stderr, "xfsx_bulkstat: cannot write to standard output: %s\n",
+					strerror(-err));
+			rc = err == -EPIPE ? EXIT_OK : EXIT_OPERATIONAL;
 			goto out;
 		}
 	}
@@ -448,8 +458,13 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 			nthreads, fs_io_engine_name(e.fs->dev->engine), e.fs->dev->direct ? " (O_DIRECT)" : "",
 			sum.chunks, sum.windows, sum.bytes_read, sum.btree_blocks);
 	}
-	if (err == -EPIPE) {
+	if (err == -EPIPE || e.sink.err == -EPIPE) {
 		rc = EXIT_OK;	/* the reader went away: not our failure */
+	} else if (e.sink.err) {
+		/* the output failed, not the image: name the output */
+		fprintf(stderr, "xfsx_bulkstat: cannot write to standard output: %s\n",
+			strerror(-e.sink.err));
+		rc = EXIT_OPERATIONAL;
 	} else if (err) {
 		fprintf(stderr, "xfsx_bulkstat: %s: %s\n", path, strerror(err < 0 ? -err : EIO));
 		rc = EXIT_OPERATIONAL;

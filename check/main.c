@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +34,33 @@ static void usage(FILE *out)
 		"                          also $XFSX_IO_ENGINE)\n"
 		"      --no-direct         do not use O_DIRECT\n"
 		"      --queue-depth=N     reads in flight per worker (default 16)\n"
-		"  -q, --quiet             print nothing; the exit code tells\n"
+		"  -q, --quiet             print no findings or summary; the exit code tells\n"
+		"                          (operational errors still go to stderr)\n"
 		"  -h, --help              this text\n"
 		"  -V, --version           print the version\n\n"
-		"Exit: 0 clean, 4 corruption found, 8 operational error, 16 usage error.\n");
+		"A filesystem mounted read-write is refused (exit 8); a read-only mount is\n"
+		"checked, with a warning that the result may be stale.\n\n"
+		"Exit: 0 clean, 4 corruption found, 8 operational error (cannot open, not\n"
+		"XFS, mounted, cannot write the output), 16 usage error.\n");
+}
+
+/*
+ * Every report ends here: what was written must have reached the reader.
+ * A write error (a full disk, /dev/full) is exit 8, naming the output; a
+ * reader that went away (EPIPE: | head) keeps the check's verdict.
+ */
+static int finish_output(int rc)
+{
+	int err = fs_output_close(stdout);
+
+	if (err == -EPIPE)
+		return rc;
+	if (err) {
+		fprintf(stderr, "xfsx_check: cannot write the report to standard output: %s\n",
+			strerror(-err));
+		return EXIT_OPERATIONAL;
+	}
+	return rc;
 }
 
 static void print_summary_json(const struct scan_ctx *cx, FILE *out)
@@ -77,10 +101,11 @@ static void print_fs_json(const struct fs *fs, const char *path, FILE *out)
 	fs_json_string(out, path);
 	fprintf(out, ",\"uuid\":\"%s\",\"blocksize\":%u,\"dblocks\":%" PRIu64 ",\"agcount\":%u,"
 		"\"agblocks\":%u,\"inodesize\":%u,\"sb_source_ag\":%u,\"io_engine\":\"%s\","
-		"\"direct_io\":%s,\"log\":\"%s\"}",
+		"\"direct_io\":%s,\"log\":\"%s\",\"mounted\":\"%s\"}",
 		u, fs->g.blocksize, fs->g.dblocks, fs->g.agcount, fs->g.agblocks, fs->g.inodesize,
 		fs->sb_source, fs_io_engine_name(fs->dev->engine), fs->dev->direct ? "true" : "false",
-		!fs->have_log_head ? "unknown" : fs->log_clean ? "clean" : "dirty");
+		!fs->have_log_head ? "unknown" : fs->log_clean ? "clean" : "dirty",
+		fs->target.mounted ? "read-only" : "no");
 }
 
 int main(int argc, char **argv)
@@ -165,11 +190,20 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
+		if (optind >= argc)
+			fprintf(stderr, "xfsx_check: no device or image given\n");
+		else
+			fprintf(stderr, "xfsx_check: extra argument '%s': give one device or image\n",
+				argv[optind + 1]);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	path = argv[optind];
 	oo.dev.writable = false;	/* check never writes */
+	/* a read-write mount changes under us: refused (as xfs_repair -n does) */
+	oo.use = FS_TARGET_CHECK;
+	/* a reader that goes away is an output error (EPIPE), not a silent death */
+	signal(SIGPIPE, SIG_IGN);
 
 	fs_findings_init(&fl);
 	err = fs_open(path, &oo, &fs, &fl, &ferr);
@@ -189,8 +223,13 @@ int main(int argc, char **argv)
 		if (!quiet || !json)
 			fprintf(stderr, "xfsx_check: %s\n", ferr.msg);
 		fs_findings_free(&fl);
-		return corrupt ? EXIT_CORRUPT : EXIT_OPERATIONAL;
+		rc = corrupt ? EXIT_CORRUPT : EXIT_OPERATIONAL;
+		return finish_output(rc);
 	}
+	if (fs->target.mounted && !quiet)
+		fprintf(stderr, "xfsx_check: warning: %s is mounted read-only on %s: the kernel may "
+			"hold changes the device does not show yet, so the result may be stale\n",
+			path, fs->target.mount_point);
 
 	if (geometry) {
 		if (json)
@@ -199,7 +238,7 @@ int main(int argc, char **argv)
 			check_print_geometry_text(fs, path, stdout);
 		fs_close(fs);
 		fs_findings_free(&fl);
-		return EXIT_CLEAN;
+		return finish_output(EXIT_CLEAN);
 	}
 
 	cx.fs = fs;
@@ -235,5 +274,5 @@ int main(int argc, char **argv)
 	scan_teardown(&cx);
 	fs_close(fs);
 	fs_findings_free(&fl);
-	return rc;
+	return finish_output(rc);
 }

@@ -159,6 +159,19 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 		err = fail(e, -ENOMEM, "out of memory");
 		goto out;
 	}
+	if (o->dev.engine == FS_IO_AUTO && (err = fs_target_io_engine_env(e ? e->msg : NULL,
+									 e ? sizeof(e->msg) : 0))) {
+		if (e)
+			e->err = err;
+		goto out;
+	}
+	/* before any open(): a FIFO would block it, a mounted target is refused */
+	err = fs_target_check(path, o->use, &fs->target, e ? e->msg : NULL, e ? sizeof(e->msg) : 0);
+	if (err) {
+		if (e)
+			e->err = err;
+		goto out;
+	}
 	err = fs_dev_open(path, &o->dev, &fs->dev);
 	if (err) {
 		fail(e, err, "cannot open %s: %s", path, strerror(-err));
@@ -199,8 +212,19 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 		 * else (zeros, another filesystem, random data) is simply not XFS.
 		 */
 		if (!o->allow_secondary || !sb_looks_like_xfs(&fs->sb)) {
-			err = fail(e, -EINVAL, "%s: not an XFS filesystem (superblock magic 0x%08x)",
-				   path, fs->sb.sb_magicnum);
+			const char *t = fs->target.fstype;
+
+			if (*t && strcmp(t, "xfs"))
+				err = fail(e, -EINVAL, "%s: not an XFS filesystem: libblkid finds %s %s "
+					   "filesystem there", path, fs_target_article(t), t);
+			else if (*fs->target.pttype)
+				err = fail(e, -EINVAL, "%s: not an XFS filesystem: libblkid finds %s %s "
+					   "partition table there (give the partition, not the disk)",
+					   path, fs_target_article(fs->target.pttype), fs->target.pttype);
+			else
+				err = fail(e, -EINVAL, "%s: not an XFS filesystem (superblock magic "
+					   "0x%08x, and nothing libblkid knows)", path,
+					   fs->sb.sb_magicnum);
 			goto out;
 		}
 		/* fall through */

@@ -5,6 +5,7 @@
 #include "libfs/format.h"
 #include "libfs/findings.h"
 #include "libfs/io.h"
+#include "libfs/target.h"
 
 /*
  * The library handle, like e2fsprogs' ext2_filsys: the device, the primary
@@ -20,12 +21,16 @@ struct fs {
 	bool log_clean;            /* head record is an unmount record */
 	bool have_log_uuid;        /* log_uuid holds the head record's h_fs_uuid */
 	unsigned char log_uuid[16];
+	/* what fs_target_check found: mounted read-only, what libblkid sees */
+	struct fs_target_info target;
 };
 
 struct fs_open_opts {
 	struct fs_dev_opts dev;
 	/* if the primary is unusable, search for a secondary superblock */
 	bool allow_secondary;
+	/* the mount policy (libfs/target.h); the default looks only */
+	enum fs_target_use use;
 };
 
 /* Why fs_open failed, in words a user can act on. */
@@ -35,10 +40,13 @@ struct fs_error {
 };
 
 /*
- * Open and identify a v5 filesystem.  Findings about the primary superblock
- * go to fl (may be NULL).  Errors: -ENOENT/-EACCES... (cannot open),
- * -EUCLEAN-like -EINVAL (not XFS), -EPROTONOSUPPORT (v4), -EOPNOTSUPP
- * (unknown features); err->msg says which.
+ * Open and identify a v5 filesystem.  The target is examined first
+ * (fs_target_check with o->use: file type, mounts), and XFSX_IO_ENGINE.
+ * Findings about the primary superblock go to fl (may be NULL).  Errors:
+ * -ENOENT/-EACCES... (cannot open), -ENOTBLK (not a block device or
+ * regular file), -EBUSY (mounted, per o->use), -EINVAL (not XFS, or a bad
+ * XFSX_IO_ENGINE), -EPROTONOSUPPORT (v4), -EOPNOTSUPP (unknown features),
+ * -EUCLEAN (corrupt primary, no usable secondary); err->msg says which.
  */
 int  fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 	     struct fs_findings *fl, struct fs_error *err);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * xfsx_mkfs: make a v5 XFS filesystem on a device or image file.  This file
- * only sequences the steps: parse options, probe and check the target, plan
- * the geometry, print it, write it.
+ * only sequences the steps: parse options, examine the target (libfs:
+ * type, mounts, what is on it), plan the geometry, size and open the
+ * target, print the geometry, write it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,10 +29,17 @@ static int die(const char *msg)
 	return 1;
 }
 
+static int die_hint(const char *msg, const char *hint)
+{
+	fprintf(stderr, "xfsx_mkfs: %s%s\n", msg, hint);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct mkfs_opts o;
 	struct mkfs_topo topo;
+	struct fs_target_info ti;
 	struct mkfs_plan plan;
 	struct fs_dev_opts dopts = { .writable = true };
 	struct fs_dev *dev = NULL;
@@ -53,7 +61,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if (mkfs_target_probe(target, &topo, err, sizeof(err)))
+	if (fs_target_io_engine_env(err, sizeof(err)))
+		return die(err);
+	/* what the target is, before anything opens it: a FIFO never blocks us */
+	rc = fs_target_check(target, o.noaction ? FS_TARGET_INSPECT : FS_TARGET_WRITE, &ti, err,
+			     sizeof(err));
+	if (rc == -ENOENT)
+		return die_hint(err, " (create an image first, e.g. truncate -s 10G FILE)");
+	if (rc)
+		return die(err);
+	if (mkfs_target_probe(target, &ti, &topo, err, sizeof(err)))
 		return die(err);
 	if (topo.is_file && !o.dsize && topo.size == 0)
 		return die("the image file is empty: give its size with -d size= or make it "
@@ -65,28 +82,35 @@ int main(int argc, char **argv)
 	if (rc)
 		return die(err);
 
+	if (!o.noaction && !o.force && mkfs_target_check_empty(target, &ti, err, sizeof(err)))
+		return die(err);
+	/*
+	 * Size and open the target before printing anything: a geometry table
+	 * followed by "cannot open" or "cannot extend" reads as success.
+	 */
+	if (topo.is_file && o.dsize > topo.size &&
+	    mkfs_target_extend(target, o.dsize, o.noaction, err, sizeof(err)))
+		return die(err);
 	if (!o.noaction) {
-		if (mkfs_target_check_unmounted(target, err, sizeof(err)))
+		rc = fs_dev_open(target, &dopts, &dev);
+		if (rc < 0) {
+			snprintf(err, sizeof(err), "cannot open %s for writing: %s", target,
+				 strerror(-rc));
 			return die(err);
-		if (!o.force && mkfs_target_check_empty(target, err, sizeof(err)))
-			return die(err);
+		}
 	}
-	if (!o.quiet)
+	if (!o.quiet) {
 		mkfs_print_geometry(target, &plan);
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			snprintf(err, sizeof(err), "cannot write to standard output: %s",
+				 strerror(errno));
+			fs_dev_close(dev);
+			return die(err);
+		}
+	}
 	if (o.noaction)
 		return 0;
 
-	/* an image file grows to the requested size (sparse) */
-	if (topo.is_file && o.dsize > topo.size && truncate(target, (off_t)o.dsize) < 0) {
-		snprintf(err, sizeof(err), "cannot extend %s to %llu bytes: %s", target,
-			 (unsigned long long)o.dsize, strerror(errno));
-		return die(err);
-	}
-	rc = fs_dev_open(target, &dopts, &dev);
-	if (rc < 0) {
-		snprintf(err, sizeof(err), "cannot open %s for writing: %s", target, strerror(-rc));
-		return die(err);
-	}
 	rc = mkfs_write(dev, &plan, &o, err, sizeof(err));
 	fs_dev_close(dev);
 	if (rc < 0)

@@ -28,7 +28,10 @@ const char mkfs_usage[] =
 "  -m crc=1,finobt=0|1,rmapbt=0|1,reflink=0|1,inobtcount=0|1,bigtime=0|1,\n"
 "     nrext64=0|1,uuid=UUID\n"
 "  -L label  -f (force)  -N (dry run)  -q (quiet)  -K (no discard)  -V  -h\n"
-"Sizes take a k/m/g/t/p suffix (powers of 1024), s (512-byte sectors) or b (blocks).\n";
+"  --help  --version\n"
+"Sizes take a k/m/g/t/p/e suffix (powers of 1024; KiB and KB mean the same), s\n"
+"(512-byte sectors) or b (filesystem blocks).\n"
+"Exit: 0 made (or planned, with -N), 1 any error, usage errors included.\n";
 
 static int perr(char *err, size_t el, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int perr(char *err, size_t el, const char *fmt, ...)
@@ -79,9 +82,12 @@ int mkfs_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* Sizes given in blocks ("10b") wait until the block size is known. */
+/*
+ * Sizes given in blocks ("10b") wait until the block size is known.  The
+ * option's name is copied: the caller's buffer is gone by then.
+ */
 struct pending_size {
-	const char *opt;
+	char opt[64];
 	const char *val;
 	uint64_t *dst;
 };
@@ -92,7 +98,24 @@ struct parser {
 	size_t el;
 	struct pending_size pend[8];
 	unsigned npend;
+	/* every "-x name" seen: mkfs.xfs refuses an option given twice */
+	char seen[64][64];
+	unsigned nseen;
 };
+
+/* A suboption given a second time, in the same -x or another, is refused. */
+static int respecified(struct parser *ps, const char *name)
+{
+	for (unsigned i = 0; i < ps->nseen; i++)
+		if (!strcmp(ps->seen[i], name))
+			return perr(ps->err, ps->el, "%s given twice: give each option once", name);
+	if (ps->nseen < sizeof(ps->seen) / sizeof(ps->seen[0]))
+		snprintf(ps->seen[ps->nseen++], sizeof(ps->seen[0]), "%s", name);
+	return 0;
+}
+
+/* The largest byte count a file offset (and so any XFS filesystem) can reach. */
+#define MAX_BYTES ((uint64_t)INT64_MAX)
 
 static int size_arg(struct parser *ps, const char *opt, const char *val, uint64_t *dst)
 {
@@ -104,12 +127,20 @@ static int size_arg(struct parser *ps, const char *opt, const char *val, uint64_
 	if (n > 1 && tolower((unsigned char)val[n - 1]) == 'b' && isdigit((unsigned char)val[n - 2])) {
 		if (ps->npend >= sizeof(ps->pend) / sizeof(ps->pend[0]))
 			return perr(ps->err, ps->el, "too many sizes in blocks");
-		ps->pend[ps->npend++] = (struct pending_size){ opt, val, dst };
+		snprintf(ps->pend[ps->npend].opt, sizeof(ps->pend[0].opt), "%s", opt);
+		ps->pend[ps->npend].val = val;
+		ps->pend[ps->npend++].dst = dst;
 		return 0;
 	}
 	if (mkfs_parse_size(val, dst) < 0)
 		return perr(ps->err, ps->el, "%s=%s is not a size: use a number with an optional "
-			    "k/m/g/t/p, s or b suffix", opt, val);
+			    "k/m/g/t/p/e, s or b suffix", opt, val);
+	/* a zero stripe unit means "no stripe" (mkfs.xfs takes -d su=0,sw=0) */
+	if (*dst == 0 && strcmp(opt, "-d su"))
+		return perr(ps->err, ps->el, "%s=%s is too small", opt, val);
+	if (*dst > MAX_BYTES)
+		return perr(ps->err, ps->el, "%s=%s is larger than any file or filesystem can be "
+			    "(8 EiB)", opt, val);
 	return 0;
 }
 
@@ -119,6 +150,10 @@ static int small_size_arg(struct parser *ps, const char *opt, const char *val, u
 	if (!val || mkfs_parse_size(val, dst) < 0)
 		return perr(ps->err, ps->el, "%s=%s is not a size in bytes (e.g. 4096 or 4k)", opt,
 			    val ? val : "");
+	/* 0 is not "the default": mkfs.xfs calls it too small, so do we */
+	if (*dst < 512)
+		return perr(ps->err, ps->el, "%s=%s is too small (a power of two, at least 512)",
+			    opt, val);
 	return 0;
 }
 
@@ -190,7 +225,10 @@ static int parse_sub(struct parser *ps, char letter, char *arg)
 
 		if (val)
 			*val++ = 0;
-		snprintf(name, sizeof(name), "-%c %s", letter, tok);
+		snprintf(name, sizeof(name), "-%c %s", letter,
+			 letter == 's' && !strcmp(tok, "sectsize") ? "size" : tok);
+		if (respecified(ps, name))
+			return -EINVAL;
 		switch (letter) {
 		case 'b':
 			if (strcmp(tok, "size"))
@@ -386,10 +424,17 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 	err[0] = 0;
 	optind = 1;
 	opterr = 0;
-	/* GNU habit: --help anywhere prints the usage */
-	for (int i = 1; i < argc; i++)
+	/* GNU habit: --help and --version anywhere; any other long option is unknown */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		if (!strcmp(argv[i], "--help"))
 			return MKFS_PARSE_HELP;
+		if (!strcmp(argv[i], "--version"))
+			return MKFS_PARSE_VERSION;
+		if (!strncmp(argv[i], "--", 2)) {
+			perr(err, el, "unknown option '%s'", argv[i]);
+			return MKFS_PARSE_ERROR;
+		}
+	}
 	while ((c = getopt(argc, argv, "b:d:fi:l:L:m:n:Nqs:KVh")) != -1) {
 		switch (c) {
 		case 'b': case 'd': case 'i': case 'l': case 'm': case 'n': case 's':
@@ -441,8 +486,17 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 		}
 		memcpy(num, ps.pend[i].val, n - 1);
 		num[n - 1] = 0;
-		if (mkfs_parse_size(num, &v) < 0 || v > UINT64_MAX / bs) {
+		if (mkfs_parse_size(num, &v) < 0) {
 			perr(err, el, "%s=%s is not a number of blocks", ps.pend[i].opt, ps.pend[i].val);
+			return MKFS_PARSE_ERROR;
+		}
+		if (v == 0 && strcmp(ps.pend[i].opt, "-d su")) {
+			perr(err, el, "%s=%s is too small", ps.pend[i].opt, ps.pend[i].val);
+			return MKFS_PARSE_ERROR;
+		}
+		if (v > MAX_BYTES / bs) {
+			perr(err, el, "%s=%s is larger than any file or filesystem can be (8 EiB)",
+			     ps.pend[i].opt, ps.pend[i].val);
 			return MKFS_PARSE_ERROR;
 		}
 		*ps.pend[i].dst = v * bs;

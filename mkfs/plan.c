@@ -15,7 +15,9 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MiB(n, blog) ((uint64_t)(n) << (20 - (blog)))
@@ -432,6 +434,18 @@ static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct
 	min_logblocks = max_u64(XFS_MIN_LOG_BLOCKS, resv_min);
 	if (!o->logsize && p->dblocks >= GiB(1, blog))
 		min_logblocks = max_u64(min_logblocks, XFS_MIN_LOG_BYTES >> blog);
+	/*
+	 * No log size helps when the smallest log does not fit in an AG: only
+	 * larger AGs do.  mkfs_plan turns this into advice it has tried.
+	 */
+	if (min_logblocks > max_logblocks) {
+		p->log_min_blocks = min_logblocks;
+		p->log_max_blocks = max_logblocks;
+		return fail(err, el, "the log needs at least %llu blocks but an AG of %u blocks "
+			    "holds at most %llu: use fewer, larger AGs or a larger device",
+			    (unsigned long long)min_logblocks, p->agblocks,
+			    (unsigned long long)max_logblocks);
+	}
 
 	if (o->log_concurrency > 0 && o->logsize)
 		return fail(err, el, "-l concurrency= cannot be combined with -l size=");
@@ -589,8 +603,46 @@ static void plan_sb(const struct mkfs_opts *o, struct mkfs_plan *p)
 		sb->sb_features_ro_compat |= XFS_SB_FEAT_RO_COMPAT_INOBTCNT;
 }
 
-int mkfs_plan(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_plan *p,
-	      char *err, size_t el)
+/*
+ * Feature dependencies, as mkfs.xfs applies them: when a feature needs
+ * another that is off, a feature on by default yields (it is dropped); only
+ * when both were given explicitly is the command refused.  An explicit
+ * feature never turns on a defaulted one behind the user's back either: the
+ * needed one was given as 0, or it is on.
+ */
+struct feat_dep {
+	const char *name, *needs;
+	size_t off, needs_off;       /* offsets in mkfs_opts (int) and mkfs_plan (bool) */
+	size_t poff, needs_poff;
+};
+#define FEAT_DEP(a, b) { #a, #b, offsetof(struct mkfs_opts, a), offsetof(struct mkfs_opts, b), \
+			 offsetof(struct mkfs_plan, a), offsetof(struct mkfs_plan, b) }
+static const struct feat_dep feat_deps[] = {
+	FEAT_DEP(inobtcount, finobt),   /* the counters live in the finobt's AGI fields */
+};
+
+static int plan_feature_deps(const struct mkfs_opts *o, struct mkfs_plan *p, char *err, size_t el)
+{
+	for (size_t i = 0; i < sizeof(feat_deps) / sizeof(feat_deps[0]); i++) {
+		const struct feat_dep *d = &feat_deps[i];
+		bool *on = (bool *)((char *)p + d->poff);
+		bool needed = *(bool *)((char *)p + d->needs_poff);
+		int given = *(const int *)((const char *)o + d->off);
+
+		if (!*on || needed)
+			continue;
+		if (given == OPT_UNSET) {
+			*on = false;
+			continue;
+		}
+		return fail(err, el, "-m %s=1 needs %s=1, and -m %s=0 was given: drop one of them",
+			    d->name, d->needs, d->needs);
+	}
+	return 0;
+}
+
+static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_plan *p,
+		     char *err, size_t el)
 {
 	uint64_t dblocks, bytes;
 	uint32_t cluster;
@@ -621,8 +673,9 @@ int mkfs_plan(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_
 	p->bigtime = feat(o->bigtime, true);
 	p->sparse = feat(o->sparse, true);
 	p->nrext64 = feat(o->nrext64, true);
-	if (p->inobtcount && !p->finobt)
-		return fail(err, el, "inobtcount=1 needs finobt=1");
+	rc = plan_feature_deps(o, p, err, el);
+	if (rc)
+		return rc;
 
 	rc = plan_stripe(o, t, p, dblocks, err, el);
 	if (rc)
@@ -686,6 +739,87 @@ int mkfs_plan(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_
 	p->ifree = p->chunk_inodes - 3;
 	plan_sb(o, p);
 	return 0;
+}
+
+/*
+ * The smallest log does not fit in an AG: find a change that makes a plan
+ * (fewer AGs, else a larger device, else a smaller block size) by planning
+ * with it, so the advice given is advice that works.
+ */
+static void advise_log(const struct mkfs_opts *o, const struct mkfs_topo *t,
+		       const struct mkfs_plan *failed, char *err, size_t el)
+{
+	struct mkfs_opts o2;
+	struct mkfs_topo t2;
+	struct mkfs_plan *p2 = malloc(sizeof(*p2));
+	char e2[256];
+	int n = 0;
+
+	if (!p2)
+		return;
+	n = snprintf(err, el, "the log needs at least %llu blocks but an AG of %u blocks holds at "
+		     "most %llu (a larger -l size= cannot help)",
+		     (unsigned long long)failed->log_min_blocks, failed->agblocks,
+		     (unsigned long long)failed->log_max_blocks);
+	if (n < 0 || (size_t)n >= el)
+		goto out;
+	for (uint32_t ags = failed->agcount - 1; ags >= 2 && o->agsize == 0; ags--) {
+		o2 = *o;
+		o2.agcount = ags;
+		if (plan_once(&o2, t, p2, e2, sizeof(e2)) == 0) {
+			snprintf(err + n, el - (size_t)n, "; use fewer, larger AGs: -d agcount=%u works",
+				 ags);
+			goto out;
+		}
+	}
+	if (o->agsize) {
+		o2 = *o;
+		o2.agsize = 0;
+		if (plan_once(&o2, t, p2, e2, sizeof(e2)) == 0) {
+			snprintf(err + n, el - (size_t)n, "; leave out -d agsize= for larger AGs");
+			goto out;
+		}
+	}
+	for (uint64_t mult = 2; mult <= 64; mult *= 2) {
+		uint64_t bytes = (o->dsize ? o->dsize : t->size) * mult;
+
+		o2 = *o;
+		t2 = *t;
+		if (o->dsize)
+			o2.dsize = bytes;
+		else
+			t2.size = bytes;
+		if (plan_once(&o2, &t2, p2, e2, sizeof(e2)) == 0) {
+			snprintf(err + n, el - (size_t)n, "; use a larger device or image: %llu MiB works",
+				 (unsigned long long)(bytes >> 20));
+			goto out;
+		}
+	}
+	for (uint32_t bs = failed->blocksize / 2; bs >= 4096; bs /= 2) {
+		o2 = *o;
+		o2.blocksize = bs;
+		if (plan_once(&o2, t, p2, e2, sizeof(e2)) == 0) {
+			snprintf(err + n, el - (size_t)n, "; a smaller block size works: -b size=%u", bs);
+			goto out;
+		}
+	}
+	snprintf(err + n, el - (size_t)n, "; use a much larger device");
+out:
+	free(p2);
+}
+
+int mkfs_plan(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_plan *p,
+	      char *err, size_t el)
+{
+	int rc = plan_once(o, t, p, err, el);
+
+	if (rc && p->log_min_blocks > p->log_max_blocks) {
+		struct mkfs_plan failed = *p;
+
+		advise_log(o, t, &failed, err, el);
+		*p = failed;
+	}
+	return rc;
 }
 
 /* --- per-AG layout ------------------------------------------------------- */

@@ -109,6 +109,8 @@ struct mkfs_plan {
 	uint32_t data_concurrency, log_concurrency; /* 0: the rule did not apply */
 	uint64_t icount, ifree, fdblocks;
 	uint64_t rootino;
+	/* set when the smallest log (min) is larger than an AG can hold (max) */
+	uint64_t log_min_blocks, log_max_blocks;
 };
 
 /* Blocks in AG agno (the last AG may be shorter). */

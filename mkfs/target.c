@@ -1,19 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What mkfs needs to know about its target before planning or writing:
- * size, sector sizes and stripe topology (libblkid), whether it rotates,
- * whether it is mounted (directly or through a loop device), and whether it
- * already holds a filesystem or partition table (libblkid probe).
+ * What mkfs needs to know about its target before planning or writing,
+ * past what libfs/target.c finds for every tool (type, size, mounts, what
+ * libblkid sees): sector sizes and stripe topology (libblkid), whether it
+ * rotates, whether it already holds a filesystem or partition table, and
+ * whether an image file can grow to the size asked.
  */
 #include "mkfs/target.h"
 
 #include <blkid/blkid.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
-#include <mntent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,33 +32,23 @@ static int terr(char *err, size_t el, const char *fmt, ...)
 	return -1;
 }
 
-int mkfs_target_probe(const char *path, struct mkfs_topo *t, char *err, size_t el)
+int mkfs_target_probe(const char *path, const struct fs_target_info *ti, struct mkfs_topo *t,
+		      char *err, size_t el)
 {
-	struct stat st;
 	int fd;
 
 	memset(t, 0, sizeof(*t));
-	if (stat(path, &st) < 0)
-		return terr(err, el, "cannot use %s: %s%s", path, strerror(errno),
-			    errno == ENOENT ? " (create an image first, e.g. truncate -s 10G FILE)" : "");
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	t->nr_cpus = cpus > 0 ? (unsigned)cpus : 0;
 	t->lsect = t->psect = 512;
-	if (S_ISREG(st.st_mode)) {
+	t->size = ti->size;
+	if (ti->type == FS_TARGET_FILE) {
 		t->is_file = true;
-		t->size = (uint64_t)st.st_size;
 		return 0;
 	}
-	if (!S_ISBLK(st.st_mode))
-		return terr(err, el, "%s is neither a block device nor a regular file", path);
-
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return terr(err, el, "cannot open %s: %s", path, strerror(errno));
-	if (ioctl(fd, BLKGETSIZE64, &t->size) < 0) {
-		close(fd);
-		return terr(err, el, "cannot read the size of %s: %s", path, strerror(errno));
-	}
 	{
 		unsigned short rot = 1;
 
@@ -94,108 +83,48 @@ int mkfs_target_probe(const char *path, struct mkfs_topo *t, char *err, size_t e
 	return 0;
 }
 
-/* Is dev (a block device number) or path mounted, per /proc/self/mounts? */
-static bool mounted_as(const char *path, dev_t rdev, bool is_blk, char *where, size_t wl)
+int mkfs_target_check_empty(const char *path, const struct fs_target_info *ti, char *err,
+			   size_t el)
 {
-	FILE *f = setmntent("/proc/self/mounts", "r");
-	struct mntent *m;
-	bool found = false;
-
-	if (!f)
-		return false;
-	while ((m = getmntent(f))) {
-		struct stat ms;
-
-		if (!strcmp(m->mnt_fsname, path) ||
-		    (is_blk && m->mnt_fsname[0] == '/' && stat(m->mnt_fsname, &ms) == 0 &&
-		     S_ISBLK(ms.st_mode) && ms.st_rdev == rdev)) {
-			snprintf(where, wl, "%s", m->mnt_dir);
-			found = true;
-			break;
-		}
-	}
-	endmntent(f);
-	return found;
-}
-
-int mkfs_target_check_unmounted(const char *path, char *err, size_t el)
-{
-	struct stat st;
-	char where[PATH_MAX];
-	DIR *d;
-	struct dirent *de;
-
-	if (stat(path, &st) < 0)
-		return terr(err, el, "cannot use %s: %s", path, strerror(errno));
-	if (mounted_as(path, st.st_rdev, S_ISBLK(st.st_mode), where, sizeof(where)))
-		return terr(err, el, "%s is mounted on %s; unmount it first (xfsx_mkfs never "
-			    "formats a mounted device, even with -f)", path, where);
-	if (S_ISBLK(st.st_mode)) {
-		/* O_EXCL on a block device fails while anything (a mount, md, dm) holds it */
-		int fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
-
-		if (fd < 0 && errno == EBUSY)
-			return terr(err, el, "%s is in use (mounted, or part of a RAID, LVM or device "
-				    "mapper device); release it first", path);
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	/* an image file attached to a loop device that is mounted */
-	d = opendir("/sys/block");
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		char bf[PATH_MAX], dev[300];
-		struct stat bs, ls;
-		FILE *f;
-
-		if (strncmp(de->d_name, "loop", 4))
-			continue;
-		snprintf(bf, sizeof(bf), "/sys/block/%s/loop/backing_file", de->d_name);
-		f = fopen(bf, "r");
-		if (!f)
-			continue;
-		if (!fgets(bf, sizeof(bf), f)) {
-			fclose(f);
-			continue;
-		}
-		fclose(f);
-		bf[strcspn(bf, "\n")] = 0;
-		if (stat(bf, &bs) < 0 || bs.st_dev != st.st_dev || bs.st_ino != st.st_ino)
-			continue;
-		snprintf(dev, sizeof(dev), "/dev/%s", de->d_name);
-		if (stat(dev, &ls) == 0 && mounted_as(dev, ls.st_rdev, true, where, sizeof(where))) {
-			closedir(d);
-			return terr(err, el, "%s is attached to %s, which is mounted on %s; unmount it "
-				    "first", path, dev, where);
-		}
-	}
-	closedir(d);
+	if (*ti->fstype)
+		return terr(err, el, "%s already holds %s %s filesystem (found by libblkid); use -f "
+			    "to overwrite it", path, fs_target_article(ti->fstype), ti->fstype);
+	if (*ti->pttype)
+		return terr(err, el, "%s already holds %s %s partition table (found by libblkid); "
+			    "use -f to overwrite it", path, fs_target_article(ti->pttype), ti->pttype);
 	return 0;
 }
 
-int mkfs_target_check_empty(const char *path, char *err, size_t el)
+int mkfs_target_extend(const char *path, uint64_t size, bool noaction, char *err, size_t el)
 {
-	blkid_probe pr = blkid_new_probe_from_filename(path);
-	const char *type = NULL, *what = "filesystem";
-	int rc = 0;
+	char tmp[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd, e = 0;
 
-	if (!pr)
-		return 0;      /* nothing to probe (e.g. an empty file) */
-	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
-	blkid_probe_enable_partitions(pr, 1);
-	if (blkid_do_fullprobe(pr) == 0) {
-		if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) == 0 && type) {
-			what = "filesystem";
-		} else if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0 && type) {
-			what = "partition table";
-		}
-		if (type)
-			rc = terr(err, el, "%s already holds a %s %s (found by libblkid); use -f to "
-				  "overwrite it", path, type, what);
+	if (!noaction) {
+		if (truncate(path, (off_t)size) < 0)
+			return terr(err, el, "cannot extend %s to %llu bytes: %s", path,
+				    (unsigned long long)size, strerror(errno));
+		return 0;
 	}
-	blkid_free_probe(pr);
-	return rc;
+	/*
+	 * -N writes nothing to the image, but whether its filesystem takes a
+	 * file that large is asked of a sparse scratch file beside it, removed
+	 * at once, so -N refuses what the real run would.
+	 */
+	if (slash)
+		snprintf(tmp, sizeof(tmp), "%.*s/.xfsx_mkfs-size.XXXXXX", (int)(slash - path), path);
+	else
+		snprintf(tmp, sizeof(tmp), ".xfsx_mkfs-size.XXXXXX");
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return 0;       /* cannot ask (read-only directory): the real run will say */
+	if (ftruncate(fd, (off_t)size) < 0)
+		e = errno;
+	close(fd);
+	unlink(tmp);
+	if (e)
+		return terr(err, el, "cannot extend %s to %llu bytes: %s", path,
+			    (unsigned long long)size, strerror(e));
+	return 0;
 }
