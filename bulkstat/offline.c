@@ -325,7 +325,8 @@ static int do_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 static void collect_internal(struct engine *e)
 {
 	const struct xfs_sb *sb = &e->fs->sb;
-	fs_ino_t cand[5] = { sb->sb_rbmino, sb->sb_rsumino, 0, 0, 0 };
+	/* the geometry's: right even when a secondary superblock has them null */
+	fs_ino_t cand[5] = { e->fs->g.rbmino, e->fs->g.rsumino, 0, 0, 0 };
 	unsigned n = 2;
 
 	/* xfs_is_sb_inum(): quota inodes count only on a quota-enabled filesystem */

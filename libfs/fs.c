@@ -245,6 +245,12 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 		fs_report(fl, "sb.primary_bad", 0, 0, FS_NONE, NULL, NULL, NULL,
 			  "primary superblock unusable; geometry taken from the secondary in AG %u",
 			  fs->sb_source);
+		/*
+		 * A secondary is a copy from mkfs or growfs time: its counters are
+		 * never kept current (and its realtime inode numbers may be null:
+		 * fs_geom_derive places them after the root inode).
+		 */
+		fs->sb_counters_stale = true;
 		break;
 	}
 	default:

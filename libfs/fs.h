@@ -16,6 +16,9 @@ struct fs {
 	struct xfs_sb sb;          /* the superblock the geometry came from */
 	struct fs_geom g;
 	fs_agnumber_t sb_source;   /* 0, or the AG of the secondary used */
+	/* sb came from a secondary: its free/inode counters are not current
+	 * and must not be judged against a scan */
+	bool sb_counters_stale;
 	bool have_log_head;
 	uint64_t log_head_lsn;
 	bool log_clean;            /* head record is an unmount record */

@@ -278,8 +278,8 @@ static void verify_flags(struct iv *v, const struct fs_geom *g, const struct fs_
 {
 	const uint16_t dir_only = XFS_DIFLAG_RTINHERIT | XFS_DIFLAG_EXTSZINHERIT |
 				  XFS_DIFLAG_PROJINHERIT | XFS_DIFLAG_NOSYMLINKS;
-	/* a secondary superblock leaves it null; mkfs puts it after the root */
-	uint64_t rbmino = g->rbmino && g->rbmino != NULLFSINO ? g->rbmino : g->rootino + 1;
+	/* fs_geom_derive places it after the root when the superblock has it null */
+	uint64_t rbmino = g->rbmino;
 	const char *why = NULL;
 
 	if (ip->flags & ~XFS_DIFLAG_ANY)

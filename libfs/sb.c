@@ -212,8 +212,15 @@ int fs_geom_derive(const struct xfs_sb *sb, struct fs_geom *g)
 		g->log_agbno = fs_fsb_to_agbno(g, sb->sb_logstart);
 	}
 	g->rootino = sb->sb_rootino;
-	g->rbmino = sb->sb_rbmino;
-	g->rsumino = sb->sb_rsumino;
+	/*
+	 * mkfs.xfs writes the secondaries before the realtime inodes exist, so
+	 * a secondary has them null: they are the two after the root inode in
+	 * its chunk, as xfs_repair also assumes when it rebuilds the primary.
+	 */
+	g->rbmino = sb->sb_rbmino && sb->sb_rbmino != NULLFSINO ? sb->sb_rbmino :
+		    sb->sb_rootino + 1;
+	g->rsumino = sb->sb_rsumino && sb->sb_rsumino != NULLFSINO ? sb->sb_rsumino :
+		     sb->sb_rootino + 2;
 	g->rblocks = sb->sb_rblocks;
 
 	g->crc = (sb->sb_versionnum & XFS_SB_VERSION_NUMBITS) == XFS_SB_VERSION_5;

@@ -36,7 +36,7 @@ check "--version: exit 0" bash -c '"$0" --version | grep -q "^xfsx_check "' "$XF
 # --- cannot open / not XFS (exit 8) ---------------------------------------------------
 check "nonexistent path: exit 8, says it cannot open" expect_exit 8 "cannot open.*No such file" "$TMP/nope.img"
 mkdir -p "$TMP/adir"
-check "a directory: exit 8" expect_exit 8 "cannot open" "$TMP/adir"
+check "a directory: exit 8, not a block device or regular file" expect_exit 8 "is a directory: not a block device or regular file" "$TMP/adir"
 : >"$TMP/empty.img"
 check "empty file: exit 8, too small" expect_exit 8 "too small" "$TMP/empty.img"
 truncate -s 64m "$TMP/zero.img"

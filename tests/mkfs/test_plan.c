@@ -234,9 +234,24 @@ static void test_refusals(void **state)
 	defaults(&o);
 	o.agcount = 1;
 	assert_int_not_equal(plan_for(10ull << 30, &o, &p), 0);
+	/* inobtcount needs finobt: a default inobtcount yields to an explicit finobt=0 */
 	defaults(&o);
 	o.finobt = 0;
-	assert_int_not_equal(plan_for(10ull << 30, &o, &p), 0);   /* inobtcount needs finobt */
+	assert_int_equal(plan_for(10ull << 30, &o, &p), 0);
+	assert_false(p.inobtcount);
+	assert_false(p.finobt);
+	/* ...and both given explicitly is refused, naming both */
+	defaults(&o);
+	o.finobt = 0;
+	o.inobtcount = 1;
+	assert_int_not_equal(plan_for(10ull << 30, &o, &p), 0);
+	assert_non_null(strstr(err, "inobtcount=1"));
+	assert_non_null(strstr(err, "finobt=0"));
+	/* an explicit inobtcount with the default finobt is fine */
+	defaults(&o);
+	o.inobtcount = 1;
+	assert_int_equal(plan_for(10ull << 30, &o, &p), 0);
+	assert_true(p.inobtcount && p.finobt);
 }
 
 /* 64 KiB blocks, 4 GiB: mkfs.xfs 6.1 (-m rmapbt=1 -i nrext64=1) makes this geometry. */
