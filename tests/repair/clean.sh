@@ -4,7 +4,8 @@
 # kernel-aged images (tests/check/aged_lib.sh, age.py).  For each image:
 # `xfsx_repair -n` exits 0 and leaves the image byte-identical (sha256);
 # `xfsx_repair` exits 0 and leaves it byte-identical too (a clean volume is
-# not rewritten).  XFSX_REPAIR picks the binary (tests/repair/repair_lib.sh).
+# not rewritten), also with -t 1 -o ag_stride=2 -m 256 -q.  XFSX_REPAIR
+# picks the binary (tests/repair/repair_lib.sh).
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 . "$XFSX_SRC/tests/lib.sh"
 . "$XFSX_SRC/tests/check/aged_lib.sh"
@@ -27,6 +28,11 @@ judge() {
 	check "$what: xfsx_repair exit 0 (got $rc)" [ $rc -eq 0 ]
 	check "$what: xfsx_repair left it byte-identical (sha256)" [ "$before" = "$after" ]
 	[ $rc -eq 0 ] || sed -n '1,5s/^/#   /p' "$TMP/out"
+	# the other options change how it runs, not what it decides
+	"$XFSX_REPAIR" -t 1 -o ag_stride=2 -m 256 --no-progress -q "$img" >"$TMP/out" 2>&1; rc=$?
+	after=$(img_sha "$img")
+	check "$what: xfsx_repair -t 1 -o ag_stride=2 -m 256 -q exit 0 (got $rc), byte-identical" \
+		[ $rc -eq 0 ] && [ "$before" = "$after" ]
 }
 
 matrix=(
@@ -64,10 +70,10 @@ aged=(
 )
 for row in "${aged[@]}"; do
 	opts=${row%%|*} ageopts=${row#*|} size=320M
-	[ -n "$ageopts" ] && size=1G	# --fragment fills the free space
+	[ -n "$ageopts" ] && size=1G	# --fragment fills the free space (as tests/check/aged.sh)
 	img="$TMP/a.img"
 	# shellcheck disable=SC2086
-	if ! age_image "$img" $size "$opts -d agcount=2" $ageopts 2>"$TMP/err"; then
+	if ! age_image "$img" $size "$opts" $ageopts 2>"$TMP/err"; then
 		not_ok "aged ${opts:-(defaults)}: $(tail -1 "$TMP/err")"
 		continue
 	fi
