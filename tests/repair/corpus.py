@@ -30,7 +30,6 @@ import importlib.util
 import os
 import queue
 import re
-import subprocess
 import sys
 import time
 
