@@ -606,6 +606,54 @@ static void test_overlap_coherent(void **state)
 	assert_int_equal(fs_cache_flush(t->c, &o, &res), -EEXIST);
 }
 
+/*
+ * The crash protocol's first and last writes: the primary superblock with
+ * NEEDSREPAIR set, then cleared; each flushed alone with a device flush,
+ * CRC restamped, verified; the rest of its unit untouched.
+ */
+static void test_superblock_needsrepair(void **state)
+{
+	struct tfix *t = *state;
+	struct fs_flush_opts o = fopts(FS_WCLASS_PRIMARY);
+	struct fs_flush_result res;
+	struct fs_dirty_info di = { .type = FS_MT_SB, .agno = 0, .wclass = FS_WCLASS_PRIMARY };
+	struct xfs_sb sb = F.sb;
+	unsigned char sec[512];
+	struct fs_buf *b;
+
+	o.sync = true;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 0)
+			sb.sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR;
+		else
+			sb.sb_features_incompat &= ~XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR;
+		assert_int_equal(fs_cache_get_new(t->c, 0, F.g.sectsize, &b), 0);
+		fx_sb_encode(&sb, b->data, F.g.sectsize);
+		memset(b->data + FS_SB_CRC_OFF, 0, 4);	/* the flush's job */
+		assert_int_equal(fs_buf_mark_dirty(t->c, b, &di), 0);
+		fs_buf_put(t->c, b);
+		if (fs_cache_flush(t->c, &o, &res))
+			fail_msg("%s: %s", res.code, res.message);
+		assert_int_equal(res.buffers, 1);
+		assert_int_equal(pread(t->fd, sec, sizeof(sec), 0), (ssize_t)sizeof(sec));
+		assert_true(fs_crc_ok(sec, F.g.sectsize, FS_SB_CRC_OFF));
+		assert_int_equal(!!(get_be32(sec + offsetof(struct xfs_dsb, sb_features_incompat)) &
+				    XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR), pass == 0);
+		assert_true(sector_stamped(t->fd, 1));
+	}
+	/* a superblock its verifier rejects is not written */
+	sb.sb_agblocks = 0;
+	assert_int_equal(fs_cache_get_new(t->c, 0, F.g.sectsize, &b), 0);
+	fx_sb_encode(&sb, b->data, F.g.sectsize);
+	assert_int_equal(fs_buf_mark_dirty(t->c, b, &di), 0);
+	fs_buf_put(t->c, b);
+	assert_int_equal(fs_cache_flush(t->c, &o, &res), -EUCLEAN);
+	assert_int_equal(res.type, FS_MT_SB);
+	assert_int_equal(strncmp(res.code, "sb.", 3), 0);
+	assert_int_equal(pread(t->fd, sec, sizeof(sec), 0), (ssize_t)sizeof(sec));
+	assert_int_equal(get_be32(sec + offsetof(struct xfs_dsb, sb_agblocks)), F.sb.sb_agblocks);
+}
+
 /* Bad arguments. */
 static void test_args(void **state)
 {
@@ -645,6 +693,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_budget, setup_capped, teardown),
 		cmocka_unit_test_setup_teardown(test_overlap_refused, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_overlap_coherent, setup_auto_dio, teardown),
+		cmocka_unit_test_setup_teardown(test_superblock_needsrepair, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_args, setup_auto_dio, teardown),
 	};
 
