@@ -61,6 +61,9 @@ static int on_entry(void *priv, const struct fs_dirent *d)
 	char name[64];
 
 	if (cs == UINT64_MAX || !(l->rec[cs].flags & LR_SEEN)) {
+		/* an inode in an AG past the device's end was never read: not judged */
+		if (scan_ag_unread(cx, fs_ino_to_agno(&cx->fs->g, d->ino)))
+			return 0;
 		entry_name(name, sizeof(name), d);
 		fs_report(cx->fl, "dir.entry_free", w->agno, d->daddr ? (int64_t)d->daddr : FS_NONE,
 			  (int64_t)w->dino, name, "an allocated inode", FS_U(d->ino),

@@ -163,11 +163,27 @@ int scan_phase_headers(struct scan_ctx *cx)
 	uint64_t agbytes = (uint64_t)g->agblocks << g->blocklog;
 	uint64_t fit = fs->dev->size < hdr_len ? 0 : (fs->dev->size - hdr_len) / agbytes + 1;
 	fs_agnumber_t readable = fit < g->agcount ? (fs_agnumber_t)fit : g->agcount;
-	if (readable < g->agcount)
+	/*
+	 * Nothing is claimed about what was not read: the later phases skip
+	 * these AGs, and the rules that need every AG (link counts,
+	 * reachability, the superblock counters) are not judged at all.
+	 */
+	cx->ags_past_end = g->agcount - readable;
+	if (readable < g->agcount) {
+		char ags[40];
+
+		if (readable + 1 == g->agcount)
+			snprintf(ags, sizeof(ags), "AG %u starts", readable);
+		else
+			snprintf(ags, sizeof(ags), "AGs %u..%u start", readable, g->agcount - 1);
 		fs_report(cx->fl, "sb.geometry", readable, FS_NONE, FS_NONE, "agcount",
 			  FS_U(readable), FS_U(g->agcount),
-			  "AGs %u..%u start beyond the end of the device (%llu bytes): their headers cannot be checked",
-			  readable, g->agcount - 1, (unsigned long long)fs->dev->size);
+			  "%s beyond the end of the device (%llu bytes) and cannot be read: "
+			  "nothing is claimed about %s blocks and inodes, and link counts, "
+			  "reachability and the superblock counters (which need every AG) are "
+			  "not checked", ags, (unsigned long long)fs->dev->size,
+			  readable + 1 == g->agcount ? "its" : "their");
+	}
 
 	/* the kernel will not mount a log that cannot hold three of its largest transactions */
 	if (g->log_internal && g->logblocks >= XFS_MIN_LOG_BLOCKS) {

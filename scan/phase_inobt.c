@@ -311,7 +311,12 @@ int scan_phase_inobt(struct scan_ctx *cx)
 			return err;
 	}
 	cx->inodes = tot.icount;
-	if (!tot.complete)
+	/*
+	 * Not judged when some trees were not walked, or when the superblock is
+	 * a secondary (its counters are mkfs's, never kept current), or AGs lie
+	 * past the end of the device (their inodes were not counted).
+	 */
+	if (!tot.complete || cx->fs->sb_counters_stale || cx->ags_past_end)
 		return 0;
 	if (cx->fs->sb.sb_icount != tot.icount)
 		fs_report(cx->fl, "sb.counters", 0, 0, FS_NONE, "icount", FS_U(tot.icount),

@@ -195,6 +195,15 @@ int scan_phase_links(struct scan_ctx *cx)
 		first[s] = first[s - 1];
 	first[0] = 0;
 
+	/*
+	 * With AGs past the device's end unread, any inode may be named by a
+	 * directory nobody read: reachability and link counts cannot be judged
+	 * (phase 1 said so once).
+	 */
+	if (cx->ags_past_end) {
+		err = 0;
+		goto out;
+	}
 	/* reachability: breadth first from the root over walked directories */
 	root = scan_links_slot(cx, g->rootino);
 	if (root != UINT64_MAX && (l->rec[root].flags & LR_SEEN)) {

@@ -82,6 +82,10 @@ static int owners_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	int err;
 
 	(void)worker;
+	if (scan_ag_unread(cx, agno)) {
+		err = 0;	/* past the device's end: nothing read, nothing claimed */
+		goto out;
+	}
 	err = scan_rmap_prepare(cx, agno, &rs);
 	if (!err)
 		err = model_ag_finish(cx->model, agno);

@@ -52,6 +52,7 @@ struct scan_ctx {
 	struct fs_ra_stats ra;     /* readahead totals (under ra_lock) */
 	pthread_mutex_t ra_lock;
 	uint32_t ags_checked;
+	fs_agnumber_t ags_past_end; /* the last AGs, which start past the device's end: not read */
 	uint32_t headers_read;
 	uint64_t btree_blocks;     /* btree blocks walked (all trees) */
 	uint64_t free_extents;     /* bno records */
@@ -256,5 +257,11 @@ void scan_progress_free(struct scan_ctx *cx);
 /* Option parsing (opts.c): 0, or -1 for a bad value. */
 int scan_parse_memory(const char *s, uint64_t *bytes);
 int scan_parse_subopts(const char *s, struct scan_opts *o);
+
+/* AG agno starts past the end of the device, so the scan never read it. */
+static inline bool scan_ag_unread(const struct scan_ctx *cx, fs_agnumber_t agno)
+{
+	return agno >= cx->fs->g.agcount - cx->ags_past_end;
+}
 
 #endif

@@ -124,6 +124,40 @@ check "bulkstat, bad primary magic: the same inodes as before the damage" cmp -s
 run "$XFSX_CHECK" --json "$TMP/sb.img"
 check "check, bad primary magic: exit 4" expect 4 ""
 check "check, bad primary magic: sb.primary_bad" grep -q '"sb.primary_bad"' "$TMP/out"
+# the secondary's counters are mkfs's (xfs_db: icount 0 there), never kept current
+check "check, bad primary magic: the secondary's stale counters are not reported" \
+	bash -c '! grep -q "\"sb.counters\"" "$0"' "$TMP/out"
+check "check, bad primary magic: nothing but superblock findings" \
+	python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["findings"]; sys.exit(any(not x["code"].startswith("sb.") for x in f))' "$TMP/out"
+
+# --- a truncated device (item 3): nothing claimed about what was not read -----------
+{ echo /dev/null; echo "0 0"; echo "d--755 0 0"
+  for d in 1 2 3 4 5 6 7 8; do
+	echo "dir$d d--755 0 0"
+	for i in $(seq 1 20); do echo "f$i ---644 0 0 /dev/null"; done
+	echo '$'
+  done
+  echo '$'; } >"$TMP/t.proto"
+tr="$TMP/tr.img"
+truncate -s 1g "$tr"
+mkfs.xfs -f -q -p "$TMP/t.proto" "$tr" >/dev/null 2>&1
+dirs_elsewhere=$(xfs_db -r -c 'ls /' "$tr" 2>/dev/null | awk '$NF == "(good)" && $2 > 262144' | wc -l)
+check "truncation case: directories of the root lie in later AGs ($dirs_elsewhere)" [ "$dirs_elsewhere" -gt 0 ]
+rc=0; "$XFSX_CHECK" -q "$tr" || rc=$?
+check "truncation case: the whole image is clean (exit $rc)" [ $rc -eq 0 ]
+truncate -s 100m "$tr"
+run "$XFSX_CHECK" --json "$tr"
+check "1 GiB cut to 100 MiB: exit 4" expect 4 ""
+check "1 GiB cut to 100 MiB: only the two sb.geometry findings (too large; AGs 1..3 not read)" \
+	python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["findings"]
+codes = sorted(x["code"] for x in f)
+if codes != ["sb.geometry", "sb.geometry"]:
+    print("# findings:", [(x["code"], x["ag"], x["message"][:80]) for x in f][:12]); sys.exit(1)
+' "$TMP/out"
+check "1 GiB cut to 100 MiB: says once what was skipped and why" \
+	grep -q "AGs 1..3 start beyond the end of the device.*nothing is claimed" "$TMP/out"
 
 # --- mounted (items 1, 2) ------------------------------------------------------------
 if ! have_loop_xfs; then
