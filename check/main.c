@@ -63,6 +63,37 @@ static int finish_output(int rc)
 	return rc;
 }
 
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/*
+ * One line saying what was checked, not only how many headers: AGs,
+ * inodes, directories and their entries, the blocks of metadata walked,
+ * and the time, then the verdict.
+ */
+static void print_summary_text(const struct scan_ctx *cx, const char *path, bool clean, FILE *out)
+{
+	const struct fs_findings *fl = cx->fl;
+	uint64_t blocks = cx->btree_blocks + cx->bmbt_blocks;
+	size_t errors = fl->by_sev[FS_SEV_ERROR], warnings = fl->by_sev[FS_SEV_WARNING];
+	double secs = 0;
+
+	for (int ph = 0; ph < SCAN_PH_NR; ph++)
+		secs += cx->phase_seconds[ph];
+	fprintf(out, "%s: checked %u %s, %" PRIu64 " %s, %" PRIu64 " %s with %" PRIu64 " %s, "
+		"%" PRIu64 " btree %s and %" PRIu64 " file %s in %.2f s: %zu %s, %zu %s%s\n",
+		path, cx->ags_checked, plural(cx->ags_checked, "AG", "AGs"),
+		cx->inodes_checked, plural(cx->inodes_checked, "inode", "inodes"),
+		cx->directories, plural(cx->directories, "directory", "directories"),
+		cx->dir_entries, plural(cx->dir_entries, "entry", "entries"),
+		blocks, plural(blocks, "block", "blocks"),
+		cx->fork_extents, plural(cx->fork_extents, "extent", "extents"), secs,
+		errors, plural(errors, "error", "errors"),
+		warnings, plural(warnings, "warning", "warnings"), clean ? ", clean" : "");
+}
+
 static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 {
 	const struct fs_findings *fl = cx->fl;
@@ -267,9 +298,7 @@ int main(int argc, char **argv)
 		fputs("}\n", stdout);
 	} else if (!quiet) {
 		fs_findings_write_text(&fl, stdout);
-		printf("%s: %u AGs, %u headers checked: %zu error(s), %zu warning(s)%s\n", path,
-		       cx.ags_checked, cx.headers_read, fl.by_sev[FS_SEV_ERROR],
-		       fl.by_sev[FS_SEV_WARNING], rc ? "" : ", clean");
+		print_summary_text(&cx, path, rc == EXIT_CLEAN, stdout);
 	}
 	scan_teardown(&cx);
 	fs_close(fs);

@@ -418,9 +418,9 @@ static void copy_str(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%s", src);
 }
 
-int fs_report(struct fs_findings *fl, const char *code, int64_t ag, int64_t daddr,
-	      int64_t ino, const char *field, const char *expected, const char *found,
-	      const char *fmt, ...)
+static int vreport(struct fs_findings *fl, int64_t cause_ino, const char *code, int64_t ag,
+		   int64_t daddr, int64_t ino, const char *field, const char *expected,
+		   const char *found, const char *fmt, va_list ap)
 {
 	const struct fs_finding_def *def = fs_finding_lookup(code);
 	struct fs_finding f;
@@ -433,17 +433,14 @@ int fs_report(struct fs_findings *fl, const char *code, int64_t ag, int64_t dadd
 	f.ag = ag;
 	f.daddr = daddr;
 	f.ino = ino;
+	f.cause_ino = cause_ino == ino ? FS_NONE : cause_ino;
 	copy_str(f.field, sizeof(f.field), field);
 	copy_str(f.expected, sizeof(f.expected), expected);
 	copy_str(f.found, sizeof(f.found), found);
-	if (fmt) {
-		va_list ap;
-		va_start(ap, fmt);
+	if (fmt)
 		vsnprintf(f.message, sizeof(f.message), fmt, ap);
-		va_end(ap);
-	} else {
+	else
 		copy_str(f.message, sizeof(f.message), def->summary);
-	}
 
 	pthread_mutex_lock(&fl->lock);
 	fl->by_sev[def->sev]++;
@@ -461,6 +458,32 @@ int fs_report(struct fs_findings *fl, const char *code, int64_t ag, int64_t dadd
 	fl->v[fl->n++] = f;
 out:
 	pthread_mutex_unlock(&fl->lock);
+	return ret;
+}
+
+int fs_report(struct fs_findings *fl, const char *code, int64_t ag, int64_t daddr,
+	      int64_t ino, const char *field, const char *expected, const char *found,
+	      const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vreport(fl, FS_NONE, code, ag, daddr, ino, field, expected, found, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int fs_report_caused(struct fs_findings *fl, int64_t cause_ino, const char *code, int64_t ag,
+		     int64_t daddr, int64_t ino, const char *field, const char *expected,
+		     const char *found, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vreport(fl, cause_ino, code, ag, daddr, ino, field, expected, found, fmt, ap);
+	va_end(ap);
 	return ret;
 }
 
@@ -559,31 +582,174 @@ const char *fs_severity_name(enum fs_severity s)
 	}
 }
 
+/* (inode, index) of the first finding of each inode that has no cause of its own */
+struct ino_first {
+	int64_t ino;
+	size_t i;
+};
+
+static int cmp_ino_first(const void *pa, const void *pb)
+{
+	const struct ino_first *a = pa, *b = pb;
+
+	return a->ino != b->ino ? cmp_i64(a->ino, b->ino) : (a->i > b->i) - (a->i < b->i);
+}
+
+/*
+ * anchor[i]: the index of the finding finding i is grouped under (the
+ * first causeless finding about its cause_ino), or SIZE_MAX.  NULL when
+ * nothing is grouped (or without memory: then nothing is, which is safe).
+ */
+static size_t *group_anchors(const struct fs_findings *fl)
+{
+	struct ino_first *idx = NULL;
+	size_t *anchor = NULL, n = 0;
+	bool any = false;
+
+	for (size_t i = 0; i < fl->n && !any; i++)
+		any = fl->v[i].cause_ino != FS_NONE;
+	if (!any)
+		return NULL;
+	idx = malloc(fl->n * sizeof(*idx));
+	anchor = malloc(fl->n * sizeof(*anchor));
+	if (!idx || !anchor) {
+		free(idx);
+		free(anchor);
+		return NULL;
+	}
+	for (size_t i = 0; i < fl->n; i++)
+		if (fl->v[i].cause_ino == FS_NONE && fl->v[i].ino != FS_NONE)
+			idx[n++] = (struct ino_first){ fl->v[i].ino, i };
+	qsort(idx, n, sizeof(*idx), cmp_ino_first);
+	for (size_t i = 0; i < fl->n; i++) {
+		size_t lo = 0, hi = n;
+		int64_t want = fl->v[i].cause_ino;
+
+		anchor[i] = SIZE_MAX;
+		if (want == FS_NONE)
+			continue;
+		while (lo < hi) {	/* the first entry for want: its lowest index */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (idx[mid].ino < want)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < n && idx[lo].ino == want)
+			anchor[i] = idx[lo].i;
+	}
+	free(idx);
+	return anchor;
+}
+
+static void write_one_text(const struct fs_finding *f, FILE *out)
+{
+	fprintf(out, "%s: %s", fs_severity_name(f->def->sev), f->def->code);
+	/* "code: AG n inode i daddr d: message", or "code: message" with no place */
+	if (f->ag != FS_NONE || f->ino != FS_NONE || f->daddr != FS_NONE)
+		fputc(':', out);
+	if (f->ag != FS_NONE)
+		fprintf(out, " AG %" PRId64, f->ag);
+	if (f->ino != FS_NONE)
+		fprintf(out, " inode %" PRId64, f->ino);
+	if (f->daddr != FS_NONE)
+		fprintf(out, " daddr 0x%" PRIx64, f->daddr);
+	fprintf(out, ": %s", f->message);
+	if (f->field[0])
+		fprintf(out, " [%s", f->field);
+	if (f->field[0] && (f->expected[0] || f->found[0]))
+		fprintf(out, ": expected %s, found %s", f->expected[0] ? f->expected : "?",
+			f->found[0] ? f->found : "?");
+	if (f->field[0])
+		fputc(']', out);
+	fputc('\n', out);
+}
+
+struct group_sort {
+	const size_t *anchor;
+	const struct fs_findings *fl;
+};
+
+/* grouped findings in print order: by anchor, then code, then position */
+static int cmp_grouped(const void *pa, const void *pb, void *arg)
+{
+	const struct group_sort *gs = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = cmp_i64((int64_t)gs->anchor[a], (int64_t)gs->anchor[b]);
+
+	if (!c)
+		c = cmp_i64(gs->fl->v[a].def - table, gs->fl->v[b].def - table);
+	return c ? c : cmp_i64((int64_t)a, (int64_t)b);
+}
+
+/*
+ * The findings grouped under one cause, g[0..n) (all with the same anchor,
+ * sorted by code): per code, how many and the first few inodes.
+ */
+static void write_group_text(const struct fs_findings *fl, const size_t *g, size_t n, FILE *out)
+{
+	fprintf(out, "  ... %zu more %s follow%s from it:", n, n == 1 ? "finding" : "findings",
+		n == 1 ? "s" : "");
+	for (size_t k = 0; k < n;) {
+		const struct fs_finding_def *def = fl->v[g[k]].def;
+		size_t end = k, shown = 0;
+
+		while (end < n && fl->v[g[end]].def == def)
+			end++;
+		fprintf(out, "%s %zu %s (", k ? ";" : "", end - k, def->code);
+		for (size_t j = k; j < end && shown < 5; j++, shown++) {
+			const struct fs_finding *f = &fl->v[g[j]];
+
+			if (f->ino != FS_NONE)
+				fprintf(out, "%s%" PRId64, shown ? ", " : end - k > 1 ? "inodes " :
+					"inode ", f->ino);
+			else
+				fprintf(out, "%s%s", shown ? ", " : "", f->message);
+		}
+		fprintf(out, "%s)", end - k > shown ? ", ..." : "");
+		k = end;
+	}
+	fputc('\n', out);
+}
+
 void fs_findings_write_text(const struct fs_findings *fl, FILE *out)
 {
-	for (size_t i = 0; i < fl->n; i++) {
-		const struct fs_finding *f = &fl->v[i];
+	size_t *anchor = group_anchors(fl);
+	size_t *g = NULL, ng = 0, k = 0;
 
-		fprintf(out, "%s: %s", fs_severity_name(f->def->sev), f->def->code);
-		/* "code: AG n inode i daddr d: message", or "code: message" with no place */
-		if (f->ag != FS_NONE || f->ino != FS_NONE || f->daddr != FS_NONE)
-			fputc(':', out);
-		if (f->ag != FS_NONE)
-			fprintf(out, " AG %" PRId64, f->ag);
-		if (f->ino != FS_NONE)
-			fprintf(out, " inode %" PRId64, f->ino);
-		if (f->daddr != FS_NONE)
-			fprintf(out, " daddr 0x%" PRIx64, f->daddr);
-		fprintf(out, ": %s", f->message);
-		if (f->field[0])
-			fprintf(out, " [%s", f->field);
-		if (f->field[0] && (f->expected[0] || f->found[0]))
-			fprintf(out, ": expected %s, found %s", f->expected[0] ? f->expected : "?",
-				f->found[0] ? f->found : "?");
-		if (f->field[0])
-			fputc(']', out);
-		fputc('\n', out);
+	if (anchor) {
+		g = malloc(fl->n * sizeof(*g));
+		if (!g) {
+			free(anchor);
+			anchor = NULL;	/* without memory, every finding on its own line */
+		}
 	}
+	if (anchor) {
+		for (size_t i = 0; i < fl->n; i++)
+			if (anchor[i] != SIZE_MAX)
+				g[ng++] = i;
+		struct group_sort gs = { anchor, fl };
+
+		qsort_r(g, ng, sizeof(*g), cmp_grouped, &gs);
+	}
+	for (size_t i = 0; i < fl->n; i++) {
+		size_t end;
+
+		if (anchor && anchor[i] != SIZE_MAX)
+			continue;	/* printed as part of its cause's group */
+		write_one_text(&fl->v[i], out);
+		/* anchors come in index order, as the groups are sorted */
+		while (k < ng && anchor[g[k]] < i)
+			k++;
+		for (end = k; end < ng && anchor[g[end]] == i; end++)
+			;
+		if (end > k)
+			write_group_text(fl, g + k, end - k, out);
+		k = end;
+	}
+	free(g);
+	free(anchor);
 	if (fl->dropped)
 		fprintf(out, "error: %zu further findings were not kept (out of memory)\n",
 			fl->dropped);
@@ -640,6 +806,8 @@ const char *fs_fix_name(enum fs_fix fix)
 
 void fs_findings_write_json_array(const struct fs_findings *fl, FILE *out)
 {
+	size_t *anchor = group_anchors(fl);
+
 	fputc('[', out);
 	for (size_t i = 0; i < fl->n; i++) {
 		const struct fs_finding *f = &fl->v[i];
@@ -655,8 +823,20 @@ void fs_findings_write_json_array(const struct fs_findings *fl, FILE *out)
 		json_opt_str(out, "expected", f->expected);
 		json_opt_str(out, "found", f->found);
 		json_opt_str(out, "message", f->message);
-		fprintf(out, ",\"fixable\":%s,\"fix\":\"%s\"}", f->def->fix != FS_FIX_NONE ? "true" : "false",
+		fprintf(out, ",\"fixable\":%s,\"fix\":\"%s\"", f->def->fix != FS_FIX_NONE ? "true" : "false",
 			fs_fix_name(f->def->fix));
+		/* the cause: the inode, and the code of its own finding when there is one */
+		if (f->cause_ino == FS_NONE) {
+			fputs(",\"cause\":null}", out);
+		} else {
+			fprintf(out, ",\"cause\":{\"ino\":%" PRId64 ",\"code\":", f->cause_ino);
+			if (anchor && anchor[i] != SIZE_MAX)
+				fs_json_string(out, fl->v[anchor[i]].def->code);
+			else
+				fputs("null", out);
+			fputs("}}", out);
+		}
 	}
 	fputc(']', out);
+	free(anchor);
 }

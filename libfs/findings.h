@@ -43,6 +43,12 @@ struct fs_finding_def {
 struct fs_finding {
 	const struct fs_finding_def *def;
 	int64_t ag, daddr, ino;   /* FS_NONE where not applicable */
+	/*
+	 * FS_NONE, or the inode whose damage this finding follows from (an
+	 * inode unreachable because its directory or the root is bad): the
+	 * renderers group it under that inode's own finding.
+	 */
+	int64_t cause_ino;
 	char field[48];
 	char expected[96];
 	char found[96];
@@ -73,6 +79,12 @@ int fs_report(struct fs_findings *fl, const char *code, int64_t ag, int64_t dadd
 	      int64_t ino, const char *field, const char *expected, const char *found,
 	      const char *fmt, ...) __attribute__((format(printf, 9, 10)));
 
+/* fs_report for a finding that follows from what is wrong with inode cause_ino. */
+int fs_report_caused(struct fs_findings *fl, int64_t cause_ino, const char *code, int64_t ag,
+		     int64_t daddr, int64_t ino, const char *field, const char *expected,
+		     const char *found, const char *fmt, ...)
+	__attribute__((format(printf, 10, 11)));
+
 /* Number formatting for expected/found strings (valid for the full expression). */
 const char *fs_fmt_u64(char *buf, uint64_t v);
 const char *fs_fmt_x64(char *buf, uint64_t v);
@@ -87,7 +99,12 @@ size_t fs_findings_count(const struct fs_findings *fl, enum fs_severity min_sev)
 /* Sort by AG, then daddr, then inode, then code: stable output for people and diffs. */
 void fs_findings_sort(struct fs_findings *fl);
 
-/* Render to a stream the caller owns. */
+/*
+ * Render to a stream the caller owns.  Text: a finding with a cause_ino is
+ * not printed on its own line when that inode has a finding of its own:
+ * it is counted, by code, in a line under it (cause first).  JSON: every
+ * record, with "cause": {"ino", "code"} naming the cause, or null.
+ */
 void fs_findings_write_text(const struct fs_findings *fl, FILE *out);
 void fs_findings_write_json_array(const struct fs_findings *fl, FILE *out);
 void fs_json_string(FILE *out, const char *s);

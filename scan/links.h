@@ -22,6 +22,7 @@ enum {
 	LR_REACHED = 4,
 	LR_WALKED = 8,             /* a directory whose entries were walked */
 	LR_REFLINK = 16,           /* di_flags2 has XFS_DIFLAG2_REFLINK */
+	LR_NOTED = 32,             /* (links phase) its unreachability is reported */
 };
 
 struct link_rec {

@@ -135,22 +135,66 @@ static fs_ino_t slot_ino(struct scan_ctx *cx, uint64_t s, fs_agnumber_t *agp)
 				      (fs_agino_t)(s % XFS_INODES_PER_CHUNK));
 }
 
-/*
- * A secondary superblock (used when the primary is bad) leaves the realtime
- * inodes null; mkfs puts them right after the root, where xfs_repair
- * looks for them too.
- */
-static fs_ino_t rt_ino(const struct xfs_sb *sb, uint64_t v, unsigned after_root)
-{
-	return v && v != NULLFSINO ? v : sb->sb_rootino + after_root;
-}
-
 static bool is_metadata(struct scan_ctx *cx, fs_ino_t ino)
 {
 	const struct xfs_sb *sb = &cx->fs->sb;
 
-	return ino == rt_ino(sb, sb->sb_rbmino, 1) || ino == rt_ino(sb, sb->sb_rsumino, 2) ||
+	/* the geometry places the realtime inodes when a secondary has them null */
+	return ino == cx->fs->g.rbmino || ino == cx->fs->g.rsumino ||
 	       (ino && (ino == sb->sb_uquotino || ino == sb->sb_gquotino || ino == sb->sb_pquotino));
+}
+
+/* In use, judged, not reached from the root: reported as inode.unreachable. */
+static bool unreached(const struct link_rec *r)
+{
+	return (r->flags & (LR_SEEN | LR_BAD | LR_REACHED)) == LR_SEEN && r->nlink;
+}
+
+/* A directory whose entries are unknown: bad, or its blocks could not be walked. */
+static bool explains_children(const struct link_rec *r)
+{
+	return (r->flags & LR_BAD) || (r->type == XFS_DIR3_FT_DIR && !(r->flags & LR_WALKED));
+}
+
+/*
+ * What an unreachable directory's unreachability follows from: up through
+ * the first parent each unreachable directory was named by, to the topmost
+ * one; if its ".." names a directory whose entries are unknown (bad, or
+ * not walked), that directory; else the topmost unreachable directory
+ * itself.  FS_NONE when that is s itself (its own finding is the cause).
+ */
+static int64_t dir_cause(struct scan_ctx *cx, uint64_t s)
+{
+	struct scan_links *l = cx->links;
+	uint64_t x = s, d;
+	fs_agnumber_t agno;
+
+	/* a parent chain is a tree unless the disk says otherwise: bounded */
+	for (unsigned steps = 0; steps < 4096; steps++) {
+		const struct link_rec *r = &l->rec[x];
+
+		if (!r->parent || !unreached(&l->rec[r->parent - 1]) || r->parent - 1 == x)
+			break;
+		x = r->parent - 1;
+	}
+	d = scan_links_slot(cx, l->rec[x].dotdot);
+	if (l->rec[x].type == XFS_DIR3_FT_DIR && d != UINT64_MAX && d != x &&
+	    (l->rec[d].flags & LR_SEEN) && explains_children(&l->rec[d]))
+		return (int64_t)l->rec[x].dotdot;
+	return x == s ? FS_NONE : (int64_t)slot_ino(cx, x, &agno);
+}
+
+static void report_unreachable(struct scan_ctx *cx, uint64_t s, int64_t cause)
+{
+	const struct link_rec *r = &cx->links->rec[s];
+	fs_agnumber_t agno;
+	fs_ino_t ino = slot_ino(cx, s, &agno);
+
+	fs_report_caused(cx->fl, cause, "inode.unreachable", agno, FS_NONE, (int64_t)ino, NULL,
+			 "reachable from the root", r->refs ? "only from unreachable directories"
+			 : "no directory entry",
+			 "inode %llu (nlink %u) is not reachable from the root directory",
+			 (unsigned long long)ino, r->nlink);
 }
 
 int scan_phase_links(struct scan_ctx *cx)
@@ -158,7 +202,8 @@ int scan_phase_links(struct scan_ctx *cx)
 	struct scan_links *l = cx->links;
 	const struct fs_geom *g = &cx->fs->g;
 	struct link_edge *e = NULL;
-	uint64_t ne = 0, *first = NULL, root, qh = 0, qt = 0;
+	uint64_t ne = 0, *first = NULL, root, qh = 0, qt = 0, files_named = 0;
+	bool root_lost;
 	uint32_t *queue = NULL;
 	int err = -ENOMEM;
 
@@ -206,6 +251,8 @@ int scan_phase_links(struct scan_ctx *cx)
 	}
 	/* reachability: breadth first from the root over walked directories */
 	root = scan_links_slot(cx, g->rootino);
+	root_lost = root == UINT64_MAX || !(l->rec[root].flags & LR_SEEN) ||
+		    explains_children(&l->rec[root]);
 	if (root != UINT64_MAX && (l->rec[root].flags & LR_SEEN)) {
 		l->rec[root].flags |= LR_REACHED;
 		queue[qt++] = (uint32_t)root;
@@ -236,11 +283,21 @@ int scan_phase_links(struct scan_ctx *cx)
 		if (is_metadata(cx, ino) || r->nlink == 0)
 			continue;
 		if (!(r->flags & LR_REACHED)) {
-			fs_report(cx->fl, "inode.unreachable", agno, FS_NONE, (int64_t)ino, NULL,
-				  "reachable from the root", r->refs ? "only from unreachable directories"
-				  : "no directory entry",
-				  "inode %llu (nlink %u) is not reachable from the root directory",
-				  (unsigned long long)ino, r->nlink);
+			/*
+			 * Grouped under their cause: all of them under the root
+			 * when the root's entries are unknown; a directory under
+			 * what its ancestry says; a file named by an unreachable
+			 * directory later, from the edges; a file nobody names
+			 * has no known cause.
+			 */
+			if (root_lost)
+				report_unreachable(cx, s, (int64_t)g->rootino);
+			else if (r->type == XFS_DIR3_FT_DIR)
+				report_unreachable(cx, s, dir_cause(cx, s));
+			else if (r->refs)
+				files_named++;
+			else
+				report_unreachable(cx, s, FS_NONE);
 			continue;
 		}
 		if (r->type == XFS_DIR3_FT_DIR) {
@@ -276,6 +333,30 @@ int scan_phase_links(struct scan_ctx *cx)
 				  "nlink", FS_U(want), FS_U(r->nlink),
 				  "inode %llu has link count %u, directories reference it %llu times",
 				  (unsigned long long)ino, r->nlink, (unsigned long long)want);
+	}
+	/* unreachable files named by unreachable directories: the cause is the directory's */
+	for (uint64_t p = 0; p < l->nslots && files_named; p++) {
+		int64_t cause = FS_NONE;
+		bool known = false;
+
+		for (uint64_t i = first[p]; i < first[p + 1] && files_named; i++) {
+			uint64_t c = e[i].child;
+			struct link_rec *r = &l->rec[c];
+			fs_agnumber_t agno;
+
+			if (!unreached(r) || r->type == XFS_DIR3_FT_DIR || !r->refs ||
+			    (r->flags & LR_NOTED) || is_metadata(cx, slot_ino(cx, c, &agno)))
+				continue;
+			if (!known) {
+				cause = dir_cause(cx, p);
+				if (cause == FS_NONE && unreached(&l->rec[p]))
+					cause = (int64_t)slot_ino(cx, p, &agno);
+				known = true;
+			}
+			r->flags |= LR_NOTED;
+			report_unreachable(cx, c, cause);
+			files_named--;
+		}
 	}
 	err = 0;
 out:

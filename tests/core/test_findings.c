@@ -352,9 +352,58 @@ static void test_json(void **state)
 	assert_string_equal(s,
 		"[{\"code\":\"agf.freeblks\",\"severity\":\"error\",\"ag\":1,\"daddr\":262145,\"ino\":null,"
 		"\"field\":\"freeblks\",\"expected\":\"<= AG length\",\"found\":\"99999\","
-		"\"message\":\"AGF: \\\"quoted\\\"\",\"fixable\":true,\"fix\":\"ag_btrees\"},"
+		"\"message\":\"AGF: \\\"quoted\\\"\",\"fixable\":true,\"fix\":\"ag_btrees\",\"cause\":null},"
 		"{\"code\":\"log.dirty\",\"severity\":\"warning\",\"ag\":null,\"daddr\":null,\"ino\":7,"
-		"\"field\":null,\"expected\":null,\"found\":null,\"message\":\"tab\\there\",\"fixable\":true,\"fix\":\"log\"}]");
+		"\"field\":null,\"expected\":null,\"found\":null,\"message\":\"tab\\there\",\"fixable\":true,\"fix\":\"log\",\"cause\":null}]");
+	free(s);
+	fs_findings_free(&fl);
+}
+
+/*
+ * Findings that follow from another (issue 13 item 5): in text, under
+ * their cause with a count per code, not on lines of their own; in JSON,
+ * every record, naming the cause.  A cause with no finding of its own
+ * leaves its consequences on their own lines.
+ */
+static void test_grouped(void **state)
+{
+	struct fs_findings fl;
+	char *s;
+
+	(void)state;
+	fs_findings_init(&fl);
+	for (int i = 0; i < 7; i++)
+		fs_report_caused(&fl, 128, "inode.unreachable", 0, FS_NONE, 131 + i, NULL, NULL,
+				 NULL, "unreachable %d", i);
+	fs_report_caused(&fl, 128, "inode.nlink", 0, FS_NONE, 140, NULL, NULL, NULL, "nlink");
+	fs_report_caused(&fl, 999, "inode.unreachable", 3, FS_NONE, 1000, NULL, NULL, NULL,
+			 "no cause on record");
+	fs_report(&fl, "inode.magic", 0, 0x80, 128, "magicnum", NULL, NULL, "root inode magic");
+	/* a cause equal to the inode itself is no cause */
+	fs_report_caused(&fl, 77, "inode.nlink", 0, FS_NONE, 77, NULL, NULL, NULL, "self");
+	fs_findings_sort(&fl);
+	s = render(fs_findings_write_text, &fl);
+	/* the cause's line, then the group line right under it */
+	assert_non_null(strstr(s, "root inode magic [magicnum]\n  ... 8 more findings follow "
+			       "from it: 1 inode.nlink (inode 140); 7 inode.unreachable (inodes "
+			       "131, 132, 133, 134, 135, ...)\n"));
+	assert_null(strstr(s, "unreachable 0"));          /* grouped: no line of its own */
+	assert_non_null(strstr(s, "no cause on record")); /* cause 999 has no finding */
+	assert_non_null(strstr(s, "inode 77: self"));
+	free(s);
+	s = render(fs_findings_write_json_array, &fl);
+	assert_non_null(strstr(s, "\"ino\":131,\"field\":null,\"expected\":null,\"found\":null,"
+			       "\"message\":\"unreachable 0\",\"fixable\""));
+	assert_non_null(strstr(s, "\"cause\":{\"ino\":128,\"code\":\"inode.magic\"}"));
+	assert_non_null(strstr(s, "\"cause\":{\"ino\":999,\"code\":null}"));
+	/* every record is there: 11 codes, 11 causes */
+	{
+		size_t n = 0;
+
+		for (const char *p = s; (p = strstr(p, "\"cause\":")); p++)
+			n++;
+		assert_int_equal(n, 11);
+	}
 	free(s);
 	fs_findings_free(&fl);
 }
@@ -393,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_json_escapes),
+		cmocka_unit_test(test_grouped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
