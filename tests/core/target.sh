@@ -168,6 +168,7 @@ fi
 mimg="$TMP/m.img"
 cp --sparse=always "$img" "$mimg"
 dev=$(loop_attach "$mimg") || { not_ok "losetup"; tap_done; exit; }
+_LOOPS+=("$dev")	# loop_attach ran in a subshell: register it here for the trap
 if ! mount_img "$dev" "$TMP/mnt"; then
 	skip "mounted filesystems" "mount -t xfs of a loop device failed"
 	tap_done
@@ -200,6 +201,7 @@ if mount -t xfs -o ro "$dev" "$TMP/mnt"; then
 else
 	not_ok "read-only mount"
 fi
+losetup -d "$dev"
 run "$XFSX_CHECK" "$mimg"
 check "check after unmount: clean, no warning" bash -c '[ '"$RC"' -eq 0 ] && ! grep -q mounted "$0"' "$TMP/err"
 tap_done
