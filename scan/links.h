@@ -23,6 +23,7 @@ enum {
 	LR_WALKED = 8,             /* a directory whose entries were walked */
 	LR_REFLINK = 16,           /* di_flags2 has XFS_DIFLAG2_REFLINK */
 	LR_NOTED = 32,             /* (links phase) its unreachability is reported */
+	LR_FORKS_UNREAD = 64,      /* its core kept its forks from being loaded into the model */
 };
 
 struct link_rec {

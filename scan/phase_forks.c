@@ -20,18 +20,33 @@
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 
-static void note(struct scan_ag *s, fs_fsblock_t fsb, uint64_t len, enum model_class cls,
-		 uint64_t ino, uint64_t off, uint8_t flags)
+int scan_model_add_fork(struct scan_ctx *cx, fs_ino_t ino, const struct fs_inode *ip,
+			int fork, const struct fs_bmap *m)
 {
-	const struct fs_geom *g = &s->cx->fs->g;
-	int err;
+	const struct fs_geom *g = &cx->fs->g;
+	bool rt = fork == XFS_DATA_FORK && (ip->flags & XFS_DIFLAG_REALTIME);
+	enum model_class cls = fork == XFS_DATA_FORK ? MC_DATA : MC_ATTR;
+	int err = 0;
 
-	if (len > UINT32_MAX)
-		return;	/* bmap.c refused such extents already */
-	err = model_add(s->cx->model, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb),
-			(uint32_t)len, cls, ino, off, flags);
-	if (err == -ENOMEM && !s->err)
-		s->err = err;
+	for (size_t i = 0; i < m->n && !rt; i++) {
+		const struct fs_bmap_ext *e = &m->ext[i];
+
+		if (e->blockcount > UINT32_MAX)
+			continue;	/* bmap.c refused such extents already */
+		err = model_add(cx->model, fs_fsb_to_agno(g, e->startblock),
+				fs_fsb_to_agbno(g, e->startblock), (uint32_t)e->blockcount, cls, ino,
+				e->startoff, e->unwritten ? MODEL_EXT_UNWRITTEN : 0);
+		if (err == -ENOMEM)
+			return err;
+	}
+	for (size_t i = 0; i < m->nbmbt; i++) {
+		err = model_add(cx->model, fs_fsb_to_agno(g, m->bmbt[i]),
+				fs_fsb_to_agbno(g, m->bmbt[i]), 1, MC_BMBT, ino, 0,
+				fork == XFS_ATTR_FORK ? MODEL_EXT_ATTRFORK : 0);
+		if (err == -ENOMEM)
+			return err;
+	}
+	return 0;
 }
 
 /*
@@ -49,8 +64,6 @@ static void load_forks(struct scan_ag *s, const struct scan_inode *ci, struct sc
 	bool bad = false;
 
 	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
-		bool rt = fork == XFS_DATA_FORK && (ip->flags & XFS_DIFLAG_REALTIME);
-		enum model_class cls = fork == XFS_DATA_FORK ? MC_DATA : MC_ATTR;
 		uint8_t needs = fork == XFS_DATA_FORK ? DEFER_DIR | DEFER_SYMLINK : DEFER_ATTR;
 		struct fs_bmap m;
 		int err = scan_load_map(cx, ci->dip, ip, fork, cx->fl, &m);
@@ -62,17 +75,11 @@ static void load_forks(struct scan_ag *s, const struct scan_inode *ci, struct sc
 		}
 		if (m.bad)
 			bad = true;
-		for (size_t i = 0; i < m.n; i++) {
-			const struct fs_bmap_ext *e = &m.ext[i];
-
-			mapped += e->blockcount;
-			if (!rt)
-				note(s, e->startblock, e->blockcount, cls, ino, e->startoff,
-				     e->unwritten ? MODEL_EXT_UNWRITTEN : 0);
-		}
-		for (size_t i = 0; i < m.nbmbt; i++)
-			note(s, m.bmbt[i], 1, MC_BMBT, ino, 0,
-			     fork == XFS_ATTR_FORK ? MODEL_EXT_ATTRFORK : 0);
+		for (size_t i = 0; i < m.n; i++)
+			mapped += m.ext[i].blockcount;
+		err = scan_model_add_fork(cx, ino, ip, fork, &m);
+		if (err && !s->err)
+			s->err = err;
 		mapped += m.nbmbt;
 		s->extents += m.n;
 		s->bmbt += m.nbmbt;

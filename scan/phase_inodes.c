@@ -125,6 +125,8 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 		s->err = -ENOMEM;
 	fs_inode_decode(dip, &ci.ip);
 	scan_links_note_slot(cx, slot, &ci.ip, !ci.core_ok);
+	if (!ci.forks_ok && ci.ip.mode && cx->links && slot < cx->links->nslots)
+		cx->links->rec[slot].flags |= LR_FORKS_UNREAD;
 
 	free_disk = ci.ip.mode == 0;
 	free_btree = c->ir_free & (1ull << i);

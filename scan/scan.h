@@ -236,6 +236,15 @@ void scan_btree_readahead(struct scan_ctx *cx, unsigned worker, const struct fs_
 bool scan_btree_minrecs(struct scan_ctx *cx, const struct fs_btree_ops *ops, fs_agnumber_t agno,
 			 fs_agblock_t agbno, uint32_t level, const void *block);
 
+/*
+ * A fork's mapped extents and bmbt blocks into the model as the inode's
+ * (realtime data stays out).  0 or -ENOMEM (extents outside an AG, which
+ * the map's loader reported, are skipped).  Repair adds the forks of the
+ * inodes whose core it mended this way.
+ */
+int scan_model_add_fork(struct scan_ctx *cx, fs_ino_t ino, const struct fs_inode *ip,
+			int fork, const struct fs_bmap *m);
+
 /* Read one filesystem block of an AG through the cache into buf. */
 int scan_read_agblock(struct scan_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf);
 /* The same by fsblock, as fs_bmap_ctx's read_fsblock (priv: the scan_ctx); -ERANGE outside. */
