@@ -46,12 +46,11 @@ static int trees_need(const struct fs_geom *g, const struct fs_bload_slack *slac
 	return err;
 }
 
-static const struct fs_alloc_rec *sort_ext;
-
-/* Largest first; among equals, the highest blocks first. */
-static int cmp_larger(const void *a, const void *b)
+/* Largest first; among equals, the highest blocks first (ctx: the extents; AGs plan in parallel). */
+static int cmp_larger(const void *a, const void *b, void *ctx)
 {
-	const struct fs_alloc_rec *x = &sort_ext[*(const size_t *)a], *y = &sort_ext[*(const size_t *)b];
+	const struct fs_alloc_rec *ext = ctx;
+	const struct fs_alloc_rec *x = &ext[*(const size_t *)a], *y = &ext[*(const size_t *)b];
 
 	if (x->blockcount != y->blockcount)
 		return x->blockcount > y->blockcount ? -1 : 1;
@@ -113,8 +112,7 @@ int fs_freesp_plan(const struct fs_geom *g, struct fs_alloc_rec *ext, size_t *n,
 	}
 	for (size_t i = 0; i < nn; i++)
 		order[i] = i;
-	sort_ext = ext;
-	qsort(order, nn, sizeof(*order), cmp_larger);
+	qsort_r(order, nn, sizeof(*order), cmp_larger, ext);
 
 	err = trees_need(g, &p->slack, nn, &p->bno, &p->cnt, &need);
 	if (err)
