@@ -806,6 +806,12 @@ const char *fs_fix_name(enum fs_fix fix)
 
 void fs_findings_write_json_array(const struct fs_findings *fl, FILE *out)
 {
+	fs_findings_write_json_array_ex(fl, out, NULL, NULL);
+}
+
+void fs_findings_write_json_array_ex(const struct fs_findings *fl, FILE *out,
+				     void (*extra)(void *priv, size_t i, FILE *out), void *priv)
+{
 	size_t *anchor = group_anchors(fl);
 
 	fputc('[', out);
@@ -827,15 +833,18 @@ void fs_findings_write_json_array(const struct fs_findings *fl, FILE *out)
 			fs_fix_name(f->def->fix));
 		/* the cause: the inode, and the code of its own finding when there is one */
 		if (f->cause_ino == FS_NONE) {
-			fputs(",\"cause\":null}", out);
+			fputs(",\"cause\":null", out);
 		} else {
 			fprintf(out, ",\"cause\":{\"ino\":%" PRId64 ",\"code\":", f->cause_ino);
 			if (anchor && anchor[i] != SIZE_MAX)
 				fs_json_string(out, fl->v[anchor[i]].def->code);
 			else
 				fputs("null", out);
-			fputs("}}", out);
+			fputc('}', out);
 		}
+		if (extra)
+			extra(priv, i, out);
+		fputc('}', out);
 	}
 	fputc(']', out);
 	free(anchor);

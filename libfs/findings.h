@@ -107,6 +107,9 @@ void fs_findings_sort(struct fs_findings *fl);
  */
 void fs_findings_write_text(const struct fs_findings *fl, FILE *out);
 void fs_findings_write_json_array(const struct fs_findings *fl, FILE *out);
+/* The same, with extra(priv, i, out) writing more members (",\"name\":value") into record i. */
+void fs_findings_write_json_array_ex(const struct fs_findings *fl, FILE *out,
+				     void (*extra)(void *priv, size_t i, FILE *out), void *priv);
 void fs_json_string(FILE *out, const char *s);
 const char *fs_severity_name(enum fs_severity s);
 

@@ -70,7 +70,7 @@ static void count_votes(struct fs_dev *dev, const struct xfs_sb *cand, unsigned 
  * Without a majority anywhere, the candidate with the most votes wins.
  * Returns the byte offset of the chosen copy.
  */
-static int find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where)
+int fs_find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where)
 {
 	const size_t chunk = 1 << 20;
 	unsigned char *buf = fs_dev_alloc(dev, chunk);
@@ -234,7 +234,7 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 			err = fail(e, -EUCLEAN, "%s: primary superblock is corrupt", path);
 			goto out;
 		}
-		err = find_secondary(fs->dev, &fs->sb, &where);
+		err = fs_find_secondary(fs->dev, &fs->sb, &where);
 		if (err) {
 			fail(e, -EUCLEAN, "%s: primary superblock is corrupt and no valid secondary superblock was found",
 			     path);

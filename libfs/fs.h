@@ -55,6 +55,13 @@ int  fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 	     struct fs_findings *fl, struct fs_error *err);
 void fs_close(struct fs *fs);
 
+/*
+ * The secondary superblock a majority of AG boundaries agree with (what
+ * fs_open falls back to): 0 with the copy and its byte offset, -ENOENT
+ * when none verifies, -ENOMEM.
+ */
+int fs_find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where);
+
 /* Locate the log head (internal logs); sets have_log_head/log_head_lsn/log_clean. */
 int fs_log_find_head(struct fs *fs);
 

@@ -128,6 +128,30 @@ out:
 	return err;
 }
 
+/*
+ * Every sector of [off, off + len) stamped with cycle in its first word, as
+ * the data sectors of records written in that cycle read.
+ */
+static int stamp_cycle(struct fs_dev *dev, uint64_t off, uint64_t len, uint32_t cycle)
+{
+	const size_t chunk = 1 << 20;
+	unsigned char *buf = fs_dev_alloc(dev, chunk);
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	memset(buf, 0, chunk);
+	for (size_t i = 0; i < chunk; i += FS_BBSIZE)
+		put_be32(buf + i, cycle);
+	for (uint64_t done = 0; done < len && !err; done += chunk) {
+		uint64_t n = len - done < chunk ? len - done : chunk;
+
+		err = fs_dev_write(dev, buf, (size_t)n, off + done);
+	}
+	free(buf);
+	return err;
+}
+
 int fs_log_write_clean(struct fs_dev *dev, uint64_t log_off, uint64_t log_bytes,
 		       uint32_t lsunit_bytes, const unsigned char uuid[16], uint32_t cycle)
 {
@@ -138,10 +162,17 @@ int fs_log_write_clean(struct fs_dev *dev, uint64_t log_off, uint64_t log_bytes,
 	if (cycle == 0 || rec_len > log_bytes || log_off + log_bytes > dev->size)
 		return -EINVAL;
 	/*
-	 * Zeroed sectors read as cycle 0: the head search then stops right
-	 * after the one record (a partially zeroed log), whatever its cycle.
+	 * Cycle 1 (a new log): zeroed sectors read as cycle 0, and the head
+	 * search stops right after the one record.  A later cycle (a log thrown
+	 * away past the metadata's LSNs): log readers accept a partly zeroed
+	 * log only in cycle 1, so the rest of the log reads as the previous
+	 * cycle, as a log that has wrapped does; the head is again right after
+	 * the record.
 	 */
-	err = fs_dev_zero_range(dev, log_off, log_bytes);
+	if (cycle == 1)
+		err = fs_dev_zero_range(dev, log_off, log_bytes);
+	else
+		err = stamp_cycle(dev, log_off + rec_len, log_bytes - rec_len, cycle - 1);
 	if (err)
 		return err;
 	rec = fs_dev_alloc(dev, rec_len);

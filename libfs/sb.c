@@ -56,6 +56,22 @@ void fs_sb_from_disk(struct xfs_sb *to, const struct xfs_dsb *from)
 		      from->sb_fname, &from->sb_meta_uuid);
 }
 
+int fs_sb_copy_field(struct xfs_sb *to, const struct xfs_sb *from, const char *name)
+{
+#define SB_COPY(f, w) if (!strcmp(name, #f)) { to->sb_##f = from->sb_##f; return 0; }
+	SB_SCALAR_FIELDS(SB_COPY)
+#undef SB_COPY
+	if (!strcmp(name, "uuid")) {
+		memcpy(&to->sb_uuid, &from->sb_uuid, sizeof(to->sb_uuid));
+		return 0;
+	}
+	if (!strcmp(name, "meta_uuid")) {
+		memcpy(&to->sb_meta_uuid, &from->sb_meta_uuid, sizeof(to->sb_meta_uuid));
+		return 0;
+	}
+	return -ENOENT;
+}
+
 void fs_sb_to_disk(struct xfs_dsb *to, const struct xfs_sb *from)
 {
 	memset(to, 0, sizeof(*to));

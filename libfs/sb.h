@@ -7,6 +7,8 @@
 
 void fs_sb_from_disk(struct xfs_sb *to, const struct xfs_dsb *from);
 void fs_sb_to_disk(struct xfs_dsb *to, const struct xfs_sb *from);
+/* Copy one field, named as in findings ("imax_pct", "uuid"): 0, or -ENOENT for no such field. */
+int fs_sb_copy_field(struct xfs_sb *to, const struct xfs_sb *from, const char *name);
 
 /* Derive the geometry from a superblock that passed fs_sb_verify(). */
 int fs_geom_derive(const struct xfs_sb *sb, struct fs_geom *g);
