@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The one decision point, like e2fsck's fix_problem(): every finding's row
+ * in the findings table names its fix action (enum fs_fix); here a finding
+ * counts as fixed when the plan the phases built covers that action for
+ * that object (its AG rebuilt, its superblock copy rewritten, its inode
+ * cleared or mended, the log reset).  Nothing here compares code strings:
+ * the table decides what kind of fix a finding needs, the plan decides
+ * whether it is done.  The text and JSON reports come from the same flags.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "repair/repair.h"
+#include "scan/links.h"
+
+int64_t repair_finding_ag(const struct repair_ctx *rx, const struct fs_finding *f)
+{
+	const struct fs_geom *g = &rx->fs->g;
+
+	if (f->ag >= 0 && f->ag < g->agcount)
+		return f->ag;
+	if (f->daddr >= 0) {
+		uint64_t agbytes = (uint64_t)g->agblocks << g->blocklog;
+		uint64_t a = ((uint64_t)f->daddr << FS_BBSHIFT) / agbytes;
+
+		if (a < g->agcount)
+			return (int64_t)a;
+	}
+	if (f->ino >= 0 && fs_ino_valid(g, (fs_ino_t)f->ino))
+		return fs_ino_to_agno(g, (fs_ino_t)f->ino);
+	return FS_NONE;
+}
+
+static uint8_t inode_verdict(const struct repair_ctx *rx, int64_t ino)
+{
+	uint64_t slot;
+
+	if (ino < 0 || !rx->verdict)
+		return 0;
+	slot = scan_links_slot(rx->sx, (fs_ino_t)ino);
+	return slot == UINT64_MAX ? 0 : rx->verdict[slot];
+}
+
+/* Whether the plan covers this finding. */
+static bool covered(const struct repair_ctx *rx, const struct fs_finding *f)
+{
+	int64_t ag = repair_finding_ag(rx, f);
+	uint8_t v = inode_verdict(rx, f->ino);
+
+	/* whatever is wrong with an inode that is freed is gone with it (not who names it) */
+	if ((v & RV_CLEAR) && f->def->fix != FS_FIX_NAMESPACE)
+		return true;
+	switch (f->def->fix) {
+	case FS_FIX_NONE:
+		return false;
+	case FS_FIX_LOG:
+		return rx->o->zero_log;
+	case FS_FIX_SB:
+		if (f->ag > 0 && f->ag < rx->fs->g.agcount)
+			return rx->rewrite_sb[f->ag];
+		return rx->rewrite_primary;
+	case FS_FIX_AGHDR:
+	case FS_FIX_AG_BTREES:
+		if (ag == FS_NONE || (f->ag == 0 && !strncmp(f->def->code, "sb.", 3)))
+			return rx->counters && rx->rewrite_primary;
+		return rx->ag[ag].rebuild;
+	case FS_FIX_INODE_CLEAR:
+		return (v & RV_CLEAR) != 0;
+	case FS_FIX_INODE_FIELD:
+		return (v & (RV_CLEAR | RV_FIELDS | RV_REFLINK)) != 0;
+	case FS_FIX_FORK:
+		/* without an inode, two AG structures claim a block: the AG rebuild settles it */
+		if (f->ino < 0)
+			return ag != FS_NONE && rx->ag[ag].rebuild;
+		return (v & (RV_CLEAR | RV_ATTR_RESET)) != 0;
+	case FS_FIX_NAMESPACE:
+		/* part 2 (directories, xattrs, link counts): not yet */
+		return false;
+	case FS_FIX_NR:
+		break;
+	}
+	return false;
+}
+
+size_t repair_decide(struct repair_ctx *rx)
+{
+	size_t left = 0;
+
+	free(rx->fixed);
+	rx->fixed = calloc(rx->fl->n ? rx->fl->n : 1, sizeof(*rx->fixed));
+	if (!rx->fixed)
+		return rx->fl->n;
+	for (size_t i = 0; i < rx->fl->n; i++) {
+		const struct fs_finding *f = &rx->fl->v[i];
+
+		rx->fixed[i] = covered(rx, f);
+		if (!rx->fixed[i] && f->def->sev != FS_SEV_INFO)
+			left++;
+	}
+	return left + rx->fl->dropped;
+}
+
+void repair_report_text(const struct repair_ctx *rx, FILE *out)
+{
+	const char *done = rx->o->dry_run ? "would fix" : "fixed";
+
+	for (size_t i = 0; i < rx->fl->n; i++) {
+		const struct fs_finding *f = &rx->fl->v[i];
+		bool fixed = rx->fixed && rx->fixed[i];
+
+		fprintf(out, "%-9s %s", fixed ? done : "left", f->def->code);
+		if (f->ag >= 0)
+			fprintf(out, " ag %lld", (long long)f->ag);
+		if (f->ino >= 0)
+			fprintf(out, " ino %lld", (long long)f->ino);
+		if (f->daddr >= 0)
+			fprintf(out, " daddr %lld", (long long)f->daddr);
+		fprintf(out, ": %s", f->message[0] ? f->message : f->def->summary);
+		if (fixed)
+			fprintf(out, " [%s]", fs_fix_name(f->def->fix));
+		fputc('\n', out);
+	}
+}
+
+static void json_fixed(void *priv, size_t i, FILE *out)
+{
+	const struct repair_ctx *rx = priv;
+
+	fprintf(out, ",\"fixed\":%s", rx->fixed && rx->fixed[i] ? "true" : "false");
+}
+
+void repair_report_json(const struct repair_ctx *rx, FILE *out)
+{
+	fs_findings_write_json_array_ex(rx->fl, out, json_fixed, (void *)rx);
+}

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xfsx_repair: the command line.  Opens the filesystem (read-only with -n,
+ * read-write otherwise), refuses what it must before the scan, runs the
+ * shared scan, the repair phases (which only plan), then commits the plan
+ * and renders the fixes.  Exit codes follow fsck(8): 0 nothing wrong,
+ * 1 errors fixed, 4 errors left uncorrected, 8 operational error, 16 usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include "repair/repair.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: xfsx_repair [options] DEVICE|IMAGE\n"
+		"Repair an unmounted XFS v5 filesystem.\n\n"
+		"  -n, --no-modify         check and say what would be fixed; write nothing\n"
+		"  -L, --zero-log          throw away a dirty log (its last transactions are lost)\n"
+		"  -t, --threads=N         worker threads (default: one per CPU)\n"
+		"  -m, --memory=MiB        metadata cache cap, dirty buffers included (default: 256)\n"
+		"  -o ag_stride=N          AGs per work item\n"
+		"  -j, --json              machine-readable output (one JSON object)\n"
+		"      --progress          show phase and ETA on stderr even when not a terminal\n"
+		"      --no-progress       never show progress (default: on a terminal)\n"
+		"  -q, --quiet             print nothing but errors; the exit code tells\n"
+		"  -h, --help              this text\n"
+		"  -V, --version           print the version\n\n"
+		"A mounted filesystem is refused (with -n, one mounted read-only is checked).\n"
+		"A dirty log is refused unless -L.  Operational errors go to stderr even with -q.\n\n"
+		"Exit: 0 nothing wrong, 1 errors fixed, 4 errors left uncorrected,\n"
+		"8 operational error (nothing written), 16 usage error.\n");
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void print_fs_json(const struct fs *fs, const char *path, FILE *out)
+{
+	char u[37];
+
+	uuid_unparse_lower((const unsigned char *)&fs->sb.sb_uuid, u);
+	fputs("\"filesystem\":{\"device\":", out);
+	fs_json_string(out, path);
+	fprintf(out, ",\"uuid\":\"%s\",\"blocksize\":%u,\"dblocks\":%" PRIu64 ",\"agcount\":%u,"
+		"\"agblocks\":%u,\"inodesize\":%u,\"sb_source_ag\":%u,\"log\":\"%s\"}",
+		u, fs->g.blocksize, fs->g.dblocks, fs->g.agcount, fs->g.agblocks, fs->g.inodesize,
+		fs->sb_source, !fs->have_log_head ? "unknown" : fs->log_clean ? "clean" : "dirty");
+}
+
+static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *out)
+{
+	static const char *names[] = { "scan", "superblocks", "inodes", "rebuild", "counters",
+				       "commit" };
+	uint32_t rebuilt = 0;
+
+	for (fs_agnumber_t a = 0; rx->ag && a < rx->fs->g.agcount; a++)
+		rebuilt += rx->ag[a].rebuild;
+	fprintf(out, "\"summary\":{\"findings\":%zu,\"left\":%zu,\"dry_run\":%s,"
+		"\"ags_rebuilt\":%u,\"inodes_cleared\":%" PRIu64 ",\"attr_forks_removed\":%"
+		PRIu64 ",\"inode_fields_fixed\":%" PRIu64 ",\"blocks_written\":%" PRIu64
+		",\"writes\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"phase_seconds\":{",
+		rx->fl->n, left, rx->o->dry_run ? "true" : "false", rebuilt, rx->cleared,
+		rx->attr_resets, rx->field_fixes, rx->blocks_written, rx->writes,
+		rx->bytes_written);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		fprintf(out, "%s\"%s\":%.3f", i ? "," : "", names[i], rx->phase_seconds[i]);
+	fputs("}}", out);
+}
+
+static int fail_open(const struct repair_opts *o, const char *path, struct fs_findings *fl,
+		     const char *msg)
+{
+	if (o->json) {
+		fputs("{\"error\":", stdout);
+		fs_json_string(stdout, msg);
+		fputs(",\"findings\":", stdout);
+		fs_findings_write_json_array(fl, stdout);
+		puts(",\"summary\":{\"clean\":false}}");
+	}
+	fprintf(stderr, "xfsx_repair: %s\n", msg);
+	(void)path;
+	return REPAIR_EXIT_OPERATIONAL;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "no-modify", no_argument, NULL, 'n' },
+		{ "zero-log", no_argument, NULL, 'L' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "memory", required_argument, NULL, 'm' },
+		{ "progress", no_argument, NULL, 'P' },
+		{ "no-progress", no_argument, NULL, 'N' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	struct repair_opts ro = { .scan = { .progress = -1 } };
+	struct fs_open_opts oo = { .allow_secondary = true };
+	struct repair_ctx rx = { 0 };
+	struct scan_ctx sx = { 0 };
+	struct fs_findings fl;
+	struct fs_error ferr = { 0 };
+	struct fs *fs = NULL;
+	char msg[512];
+	const char *path;
+	size_t left;
+	double t0;
+	int c, err, rc;
+
+	while ((c = getopt_long(argc, argv, "nLjt:m:o:qhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': ro.dry_run = true; break;
+		case 'L': ro.zero_log = true; break;
+		case 'j': ro.json = true; break;
+		case 'q': ro.quiet = true; break;
+		case 't': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 1024) {
+				fprintf(stderr, "xfsx_repair: --threads takes a number from 1 to 1024\n");
+				return REPAIR_EXIT_USAGE;
+			}
+			ro.scan.threads = (unsigned)v;
+			break;
+		}
+		case 'm':
+			if (scan_parse_memory(optarg, &ro.scan.cache_bytes)) {
+				fprintf(stderr, "xfsx_repair: --memory takes a size in MiB (at least 16)\n");
+				return REPAIR_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			if (scan_parse_subopts(optarg, &ro.scan)) {
+				fprintf(stderr, "xfsx_repair: unknown or invalid -o option '%s' (ag_stride=N)\n",
+					optarg);
+				return REPAIR_EXIT_USAGE;
+			}
+			break;
+		case 'P': ro.scan.progress = 1; break;
+		case 'N': ro.scan.progress = 0; break;
+		case 'h': usage(stdout); return REPAIR_EXIT_CLEAN;
+		case 'V': printf("xfsx_repair %s\n", XFSX_VERSION); return REPAIR_EXIT_CLEAN;
+		default: usage(stderr); return REPAIR_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "xfsx_repair: no device or image given\n");
+		usage(stderr);
+		return REPAIR_EXIT_USAGE;
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "xfsx_repair: extra argument '%s'\n", argv[optind + 1]);
+		usage(stderr);
+		return REPAIR_EXIT_USAGE;
+	}
+	if (ro.dry_run && ro.zero_log) {
+		fprintf(stderr, "xfsx_repair: -n and -L cannot be used together\n");
+		return REPAIR_EXIT_USAGE;
+	}
+	path = argv[optind];
+	/* a reader that goes away shows up as EPIPE at the end, not as a kill mid-write */
+	signal(SIGPIPE, SIG_IGN);
+	if (ro.quiet || ro.json)
+		ro.scan.progress = 0;
+
+	fs_findings_init(&fl);
+	/* -n never writes: the device is opened read-only */
+	oo.dev.writable = !ro.dry_run;
+	/* a mounted filesystem is refused: -n as a check does (read-only mounts allowed), a repair always */
+	oo.use = ro.dry_run ? FS_TARGET_CHECK : FS_TARGET_WRITE;
+	err = fs_open(path, &oo, &fs, &fl, &ferr);
+	if (err) {
+		rc = fail_open(&ro, path, &fl, ferr.msg);
+		fs_findings_free(&fl);
+		return rc;
+	}
+	/* refuse before the scan: a dirty log means the metadata is not what the log says */
+	if (fs->have_log_head && !fs->log_clean && !ro.zero_log) {
+		snprintf(msg, sizeof(msg),
+			 "%s: the log is dirty (head at cycle %u block %u) and holds changes "
+			 "the metadata lacks.  Mount the filesystem to replay the log, unmount it, "
+			 "and run xfsx_repair again.  If it cannot be mounted, -L throws the log "
+			 "away (its last transactions are lost).  Nothing was written.",
+			 path, fs_lsn_cycle(fs->log_head_lsn), fs_lsn_block(fs->log_head_lsn));
+		rc = fail_open(&ro, path, &fl, msg);
+		fs_close(fs);
+		fs_findings_free(&fl);
+		return rc;
+	}
+
+	rx.fs = fs;
+	rx.fl = &fl;
+	rx.sx = &sx;
+	rx.o = &ro;
+	rx.path = path;
+	sx.fs = fs;
+	sx.fl = &fl;
+	sx.opts = &ro.scan;
+	rc = REPAIR_EXIT_OPERATIONAL;
+
+	t0 = now();
+	err = scan_run(&sx);
+	rx.phase_seconds[0] = now() - t0;
+	if (err) {
+		fprintf(stderr, "xfsx_repair: %s: scan failed: %s\n", path, strerror(-err));
+		goto out;
+	}
+	/* the phases only plan: every buffer they change stays dirty in the cache */
+	t0 = now();
+	err = repair_phase_sb(&rx);
+	rx.phase_seconds[1] = now() - t0;
+	t0 = now();
+	if (!err)
+		err = repair_phase_inodes(&rx);
+	rx.phase_seconds[2] = now() - t0;
+	t0 = now();
+	if (!err)
+		err = repair_phase_rebuild(&rx);
+	rx.phase_seconds[3] = now() - t0;
+	t0 = now();
+	if (!err)
+		err = repair_phase_counters(&rx);
+	rx.phase_seconds[4] = now() - t0;
+	if (err) {
+		fprintf(stderr, "xfsx_repair: %s: planning the repair failed: %s; nothing was "
+			"written\n", path, strerror(-err));
+		goto out;
+	}
+	/* sorted once, before the decisions index it */
+	fs_findings_sort(&fl);
+	left = repair_decide(&rx);
+
+	if (!ro.dry_run && (rx.planned_writes || ro.zero_log)) {
+		t0 = now();
+		err = repair_commit(&rx, msg, sizeof(msg));
+		rx.phase_seconds[5] = now() - t0;
+		if (err) {
+			fprintf(stderr, "xfsx_repair: %s: %s\n", path, msg);
+			goto out;
+		}
+	}
+
+	if (ro.json) {
+		fputc('{', stdout);
+		print_fs_json(fs, path, stdout);
+		fputs(",\"findings\":", stdout);
+		repair_report_json(&rx, stdout);
+		fputc(',', stdout);
+		print_summary_json(&rx, left, stdout);
+		fputs("}\n", stdout);
+	} else if (!ro.quiet) {
+		repair_report_text(&rx, stdout);
+		if (!fl.n)
+			printf("%s: no problems found\n", path);
+		else
+			printf("%s: %zu problem(s): %zu %s, %zu left uncorrected\n", path, fl.n,
+			       fl.n - left, ro.dry_run ? "would be fixed" : "fixed", left);
+	}
+	if (!fl.by_sev[FS_SEV_ERROR] && !fl.by_sev[FS_SEV_WARNING])
+		rc = REPAIR_EXIT_CLEAN;
+	else if (left)
+		rc = REPAIR_EXIT_LEFT;
+	else
+		rc = ro.dry_run ? REPAIR_EXIT_LEFT : REPAIR_EXIT_FIXED;
+out:
+	/* the repair is done either way; a report that did not reach its reader is said so */
+	err = fs_output_close(stdout);
+	if (err && err != -EPIPE) {
+		fprintf(stderr, "xfsx_repair: cannot write the report to standard output: %s\n",
+			strerror(-err));
+		rc = REPAIR_EXIT_OPERATIONAL;
+	}
+	free(rx.verdict);
+	free(rx.fixed);
+	free(rx.ag);
+	free(rx.rewrite_sb);
+	free(rx.ffix);
+	scan_teardown(&sx);
+	fs_close(fs);
+	fs_findings_free(&fl);
+	return rc;
+}

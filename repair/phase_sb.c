@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Repair phase 1, superblocks.  The geometry the scan used is the
+ * primary's, or (primary unusable) the one a majority of secondaries agree
+ * on (libfs/fs.c).  Planned here: the primary is rewritten when it was
+ * unusable, has findings of its own or its counters are off (the counters
+ * are filled in by phase_counters.c); every secondary with findings is
+ * rewritten as a copy of the primary.  The buffers themselves are made in
+ * commit.c, since the primary's counters are known only at the end.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "libfs/encode.h"
+#include "libfs/sb.h"
+#include "repair/repair.h"
+
+/* Findings the primary would still get (its CRC set as it will be written). */
+static int primary_findings(const struct fs_geom *g, const struct xfs_sb *sb)
+{
+	unsigned char buf[XFS_MAX_SECTORSIZE] = { 0 };
+	struct fs_findings scratch;
+	enum fs_sb_state st;
+	int n;
+
+	fs_enc_sb(buf, g->sectsize, sb);
+	fs_findings_init(&scratch);
+	st = fs_sb_verify(buf, sizeof(buf), 0, &scratch);
+	n = (int)scratch.n + (st != FS_SB_OK && st != FS_SB_DAMAGED);
+	fs_findings_free(&scratch);
+	return n;
+}
+
+/*
+ * A primary the scan could use but which has findings of its own: each
+ * field a finding names is taken from the secondary the majority agrees
+ * with (the counters are recomputed later anyway).  If the result still
+ * fails its rules, the whole secondary is taken, with the fields only the
+ * primary keeps (the counters, quota inodes) recomputed or cleared.
+ */
+static int mend_primary(struct repair_ctx *rx)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct xfs_sb sec, trial = rx->newsb;
+	uint64_t where;
+	int err = fs_find_secondary(rx->fs->dev, &sec, &where);
+
+	if (err == -ENOENT)
+		return 0;	/* nothing to take values from: the verifier will say */
+	if (err)
+		return err;
+	for (size_t i = 0; i < rx->fl->n; i++) {
+		const struct fs_finding *f = &rx->fl->v[i];
+
+		if (f->def->fix == FS_FIX_SB && f->ag == 0 && f->field[0])
+			fs_sb_copy_field(&trial, &sec, f->field);
+	}
+	trial.sb_inprogress = 0;
+	if (primary_findings(g, &trial)) {
+		trial = sec;
+		trial.sb_inprogress = 0;
+		trial.sb_uquotino = trial.sb_gquotino = trial.sb_pquotino = NULLFSINO;
+		trial.sb_qflags = 0;
+	}
+	rx->newsb = trial;
+	return 0;
+}
+
+int repair_phase_sb(struct repair_ctx *rx)
+{
+	const struct fs_geom *g = &rx->fs->g;
+
+	rx->rewrite_sb = calloc(g->agcount, sizeof(*rx->rewrite_sb));
+	if (!rx->rewrite_sb)
+		return -ENOMEM;
+	rx->newsb = rx->fs->sb;
+	if (rx->fs->sb_source != 0)
+		rx->rewrite_primary = true;
+	for (size_t i = 0; i < rx->fl->n; i++) {
+		const struct fs_finding *f = &rx->fl->v[i];
+
+		if (f->def->fix != FS_FIX_SB)
+			continue;
+		if (f->ag > 0 && f->ag < g->agcount)
+			rx->rewrite_sb[f->ag] = true;
+		else
+			rx->rewrite_primary = true;
+	}
+	/* what mkfs leaves in progress, the kernel refuses; the rewrite says done */
+	rx->newsb.sb_inprogress = 0;
+	if (rx->rewrite_primary && rx->fs->sb_source == 0) {
+		int err = mend_primary(rx);
+
+		if (err)
+			return err;
+	}
+	/*
+	 * Secondaries carry no realtime inode numbers (mkfs writes them before
+	 * allocating those inodes): a primary made from one gets the numbers
+	 * mkfs always gives them, right after the root directory's.
+	 */
+	if (fs_ino_valid(g, rx->newsb.sb_rootino)) {
+		if (rx->newsb.sb_rbmino == NULLFSINO || !fs_ino_valid(g, rx->newsb.sb_rbmino))
+			rx->newsb.sb_rbmino = rx->newsb.sb_rootino + 1;
+		if (rx->newsb.sb_rsumino == NULLFSINO || !fs_ino_valid(g, rx->newsb.sb_rsumino))
+			rx->newsb.sb_rsumino = rx->newsb.sb_rootino + 2;
+	}
+	for (fs_agnumber_t a = 1; a < g->agcount; a++)
+		if (rx->rewrite_sb[a])
+			rx->planned_writes = true;
+	if (rx->rewrite_primary)
+		rx->planned_writes = true;
+	return 0;
+}

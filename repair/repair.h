@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XFSX_REPAIR_H
+#define XFSX_REPAIR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "libfs/findings.h"
+#include "libfs/fs.h"
+#include "scan/scan.h"
+
+/*
+ * xfsx_repair: the shared scan (scan/) builds the model and the findings;
+ * the repair phases turn them into a complete plan (what to clear, which
+ * AGs to rebuild, which blocks to write) held as dirty buffers in the
+ * scan's cache; nothing is written until the plan is complete.  Then
+ * commit.c writes it under the crash protocol (NEEDSREPAIR first, new
+ * blocks, headers, secondaries, the primary with NEEDSREPAIR cleared last).
+ *
+ * Phases (files):
+ *   fix.c            the one decision point: a finding's fix action, "would
+ *                    fix" / "fixed", and which findings the plan covers
+ *   phase_sb.c       1 superblocks: the primary's geometry by agreement, damaged
+ *                    or stale secondaries rewritten from the primary
+ *   phase_inodes.c   3 inodes: bad cores cleared, bad attr forks removed, core
+ *                    fields set where the right value is known; duplicate claims
+ *   phase_rebuild.c  2+4 AG headers and btrees rebuilt from the model (AGs whose
+ *                    trees and counters already match are left alone)
+ *   phase_counters.c 5 superblock counters from what was built
+ *   commit.c         the writes, in crash-protocol order; -L's clean log
+ */
+
+enum { REPAIR_EXIT_CLEAN = 0, REPAIR_EXIT_FIXED = 1, REPAIR_EXIT_LEFT = 4,
+       REPAIR_EXIT_OPERATIONAL = 8, REPAIR_EXIT_USAGE = 16 };
+
+struct repair_opts {
+	bool dry_run;              /* -n: plan and report, write nothing */
+	bool zero_log;             /* -L: throw a dirty log away */
+	bool json, quiet;
+	struct scan_opts scan;
+};
+
+/* Per-inode verdicts (kept per link-record slot, beside the link records). */
+enum {
+	RV_CLEAR = 1,              /* free the inode: its core or data fork is beyond repair */
+	RV_ATTR_RESET = 2,         /* remove the attr fork, keep the file */
+	RV_FIELDS = 4,             /* rewrite core fields whose right value is known */
+	RV_REFLINK = 8,            /* set the reflink flag */
+};
+
+/* One AG's rebuild, as planned (phase_rebuild.c). */
+struct repair_ag {
+	bool rebuild;              /* headers and btrees rewritten */
+	bool agi_only;             /* (rebuild) no change to free space: inode btrees and AGI */
+	/* results, for the AGF/AGI and the superblock counters */
+	uint64_t freeblks, flcount, btreeblks, icount, ifree;
+	uint32_t blocks_written;
+};
+
+/* A core field fix: the value the scan computed (the finding's "expected"). */
+struct repair_field_fix {
+	fs_ino_t ino;
+	int field;                 /* RF_* */
+	uint64_t value;
+};
+enum { RF_NBLOCKS, RF_ONLINK, RF_EXTSIZE, RF_COWEXTSIZE, RF_FLAGS, RF_TIMESTAMP, RF_LSN,
+       RF_UNLINKED };
+
+struct repair_ctx {
+	struct fs *fs;
+	struct fs_findings *fl;
+	struct scan_ctx *sx;
+	const struct repair_opts *o;
+	const char *path;
+
+	/* the plan */
+	uint8_t *verdict;          /* RV_* per link slot (sx->links->nslots) */
+	bool drops;                /* some verdict drops an owner's blocks (clear, attr reset) */
+	bool *fixed;               /* per finding in fl: covered by the plan */
+	struct repair_ag *ag;      /* per AG */
+	bool rewrite_primary;
+	bool *rewrite_sb;          /* per AG: the superblock copy in that AG */
+	bool counters;             /* superblock counters rewritten */
+	struct repair_field_fix *ffix;
+	size_t nffix, capffix;
+	uint64_t cleared, attr_resets, field_fixes;
+	bool planned_writes;       /* anything to write at all */
+
+	/* results */
+	struct xfs_sb newsb;       /* the primary as it will be written */
+	uint64_t icount, ifree, fdblocks;
+	uint64_t blocks_written, writes, bytes_written;
+	double phase_seconds[8];
+};
+
+/* fix.c */
+/* The AG a finding is about (its ag, else its daddr's), or FS_NONE. */
+int64_t repair_finding_ag(const struct repair_ctx *rx, const struct fs_finding *f);
+/* Mark every finding the plan covers as fixed; returns how many are left. */
+size_t repair_decide(struct repair_ctx *rx);
+/* Print the fixes: "fixed" / "would fix" / "left", one line per finding. */
+void repair_report_text(const struct repair_ctx *rx, FILE *out);
+void repair_report_json(const struct repair_ctx *rx, FILE *out);
+
+/* phases */
+int repair_phase_sb(struct repair_ctx *rx);
+int repair_phase_inodes(struct repair_ctx *rx);
+int repair_phase_rebuild(struct repair_ctx *rx);
+int repair_phase_counters(struct repair_ctx *rx);
+
+/* commit.c: write the plan (crash protocol); -L's clean log. */
+int repair_commit(struct repair_ctx *rx, char *err, size_t errlen);
+int repair_zero_log(struct fs *fs, char *err, size_t errlen);
+
+/* Read-modify helpers over the scan's cache (commit.c). */
+int repair_get_buf(struct repair_ctx *rx, fs_daddr_t daddr, uint32_t len, bool fresh,
+		   struct fs_buf **out);
+int repair_mark(struct repair_ctx *rx, struct fs_buf *b, enum fs_mtype type, fs_agnumber_t agno,
+		fs_ino_t ino, uint8_t wclass);
+
+#endif
