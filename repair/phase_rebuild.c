@@ -1257,15 +1257,20 @@ static void choose_ags(struct repair_ctx *rx)
 }
 
 /*
- * Inodes the scan could not read (unreadable chunks) own blocks the model
- * does not know: rebuilding free space anywhere could hand those out.
+ * Inodes the model does not know own blocks it does not know either:
+ * inodes the scan could not read (unreadable chunks), and every inode of a
+ * chunk an inode btree lost.  Rebuilding free space anywhere could then
+ * hand their blocks out.  NULL, or why not.
  */
-static bool model_incomplete(const struct repair_ctx *rx)
+static const char *model_incomplete(const struct repair_ctx *rx)
 {
 	for (size_t i = 0; i < rx->fl->n; i++)
 		if (rx->fl->v[i].def->fix == FS_FIX_NONE && rx->fl->v[i].ino >= 0)
-			return true;
-	return false;
+			return "some inodes could not be read";
+	for (fs_agnumber_t a = 0; a < rx->fs->g.agcount; a++)
+		if (!rx->sx->inobt_whole[a])
+			return "an inode btree could not be walked whole, so inode chunks may be unknown";
+	return NULL;
 }
 
 int repair_phase_rebuild(struct repair_ctx *rx)
@@ -1276,6 +1281,7 @@ int repair_phase_rebuild(struct repair_ctx *rx)
 		.first_ag = 0, .ag_count = g->agcount,
 	};
 	struct rebuild_run run = { .rx = rx };
+	const char *why;
 	int err;
 
 	rx->ag = calloc(g->agcount, sizeof(*rx->ag));
@@ -1283,9 +1289,10 @@ int repair_phase_rebuild(struct repair_ctx *rx)
 		return -ENOMEM;
 	if (!rx->sx->links)
 		return 0;
-	if (model_incomplete(rx)) {
-		fprintf(stderr, "xfsx_repair: some inodes could not be read: their blocks are "
-			"unknown, so no AG's free space is rebuilt\n");
+	why = model_incomplete(rx);
+	if (why) {
+		fprintf(stderr, "xfsx_repair: %s: the blocks their inodes use are unknown, so no "
+			"AG's headers and btrees are rebuilt (those findings are left)\n", why);
 		return 0;
 	}
 	choose_ags(rx);

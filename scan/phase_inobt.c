@@ -27,6 +27,7 @@ struct ino_tree {
 	size_t n, cap;
 	uint64_t blocks;
 	bool clean;                /* walked with no block rejected */
+	uint64_t bad_recs;         /* records rejected (their chunks are not in the model) */
 	fs_agblock_t root, leaf;
 };
 
@@ -123,6 +124,7 @@ static int visit_rec(void *priv, const void *raw)
 			  t->leaf == NULLAGBLOCK ? FS_NONE : (int64_t)fs_agbno_to_daddr(g, a->agno, t->leaf),
 			  FS_NONE, "record", "a valid inode chunk", found, "%s record: %s",
 			  t->ops->name, why);
+		t->bad_recs++;
 		return 0;
 	}
 	if (FS_VEC_ROOM(t->rec, t->n, t->cap, 128))
@@ -243,17 +245,22 @@ static int inobt_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	if (fs_cache_read(cx->cache, fs_ag_daddr(g, agno) + 2 * (g->sectsize >> FS_BBSHIFT),
 			  g->sectsize, &b))
 		goto out;
-	if (get_be32(b->data) != XFS_AGI_MAGIC) {
-		fs_buf_put(cx->cache, b);
-		goto out;
-	}
 	fs_agi_decode(b->data, &agi);
 	fs_buf_put(cx->cache, b);
+	/*
+	 * An AGI whose magic is wrong (phase 1 reported it) may still name its
+	 * trees: they are walked when it says it is this AG's, since every
+	 * block verifies itself; the AGI's counters are not judged then.
+	 */
+	if (agi.magic != XFS_AGI_MAGIC && agi.seqno != agno)
+		goto out;
 
 	walk(&a, &ino, agi.root, agi.level);
 	if (g->finobt)
 		walk(&a, &fino, agi.free_root, agi.free_level);
-	complete = ino.clean && (!g->finobt || fino.clean);
+	/* every chunk the inobt holds is in the model: repair may rebuild from it */
+	cx->inobt_whole[agno] = ino.clean && !ino.bad_recs;
+	complete = agi.magic == XFS_AGI_MAGIC && ino.clean && (!g->finobt || fino.clean);
 	for (size_t i = 0; i < ino.n; i++) {
 		count += ino.rec[i].count;
 		freecount += ino.rec[i].freecount;

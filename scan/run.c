@@ -121,6 +121,9 @@ static int engine_start(struct scan_ctx *cx)
 	if (err)
 		return err;
 	cx->deferq = calloc(g->agcount, sizeof(*cx->deferq));
+	cx->inobt_whole = calloc(g->agcount, sizeof(*cx->inobt_whole));
+	if (!cx->inobt_whole)
+		return -ENOMEM;
 	if (!cx->deferq)
 		return -ENOMEM;
 	cx->workers = fs_ag_workq_threads(&wo);
@@ -159,6 +162,8 @@ void scan_teardown(struct scan_ctx *cx)
 			free(cx->deferq[a].dips);
 		}
 	free(cx->deferq);
+	free(cx->inobt_whole);
+	cx->inobt_whole = NULL;
 	cx->deferq = NULL;
 	model_destroy(cx->model);
 	cx->model = NULL;

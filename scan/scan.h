@@ -65,6 +65,7 @@ struct scan_ctx {
 	uint64_t deferred;         /* inodes the scan kept for phase 5 */
 	uint64_t deferred_early;   /* ... whose non-directory work ran during the scan */
 	bool forks_complete;       /* every in-use inode's forks loaded cleanly */
+	bool *inobt_whole;         /* per AG: the inobt was walked whole (every chunk is known) */
 	double phase_seconds[SCAN_PH_NR]; /* wall time of each phase run */
 };
 
