@@ -191,6 +191,18 @@ int main(int argc, char **argv)
 		fs_findings_free(&fl);
 		return rc;
 	}
+	/* a device cut short cannot be repaired by rewriting metadata */
+	if ((uint64_t)fs->g.dblocks << fs->g.blocklog > fs->dev->size) {
+		snprintf(msg, sizeof(msg),
+			 "%s: the filesystem is %llu bytes but the device holds only %llu: "
+			 "restore the device's full size first.  Nothing was written.", path,
+			 (unsigned long long)((uint64_t)fs->g.dblocks << fs->g.blocklog),
+			 (unsigned long long)fs->dev->size);
+		rc = fail_open(&ro, path, &fl, msg);
+		fs_close(fs);
+		fs_findings_free(&fl);
+		return rc;
+	}
 	/* refuse before the scan: a dirty log means the metadata is not what the log says */
 	if (fs->have_log_head && !fs->log_clean && !ro.zero_log) {
 		snprintf(msg, sizeof(msg),

@@ -97,14 +97,12 @@ int repair_phase_sb(struct repair_ctx *rx)
 	/*
 	 * Secondaries carry no realtime inode numbers (mkfs writes them before
 	 * allocating those inodes): a primary made from one gets the numbers
-	 * mkfs always gives them, right after the root directory's.
+	 * the geometry places after the root (fs_geom_derive's one rule).
 	 */
-	if (fs_ino_valid(g, rx->newsb.sb_rootino)) {
-		if (rx->newsb.sb_rbmino == NULLFSINO || !fs_ino_valid(g, rx->newsb.sb_rbmino))
-			rx->newsb.sb_rbmino = rx->newsb.sb_rootino + 1;
-		if (rx->newsb.sb_rsumino == NULLFSINO || !fs_ino_valid(g, rx->newsb.sb_rsumino))
-			rx->newsb.sb_rsumino = rx->newsb.sb_rootino + 2;
-	}
+	if (rx->newsb.sb_rbmino == NULLFSINO || !fs_ino_valid(g, rx->newsb.sb_rbmino))
+		rx->newsb.sb_rbmino = g->rbmino;
+	if (rx->newsb.sb_rsumino == NULLFSINO || !fs_ino_valid(g, rx->newsb.sb_rsumino))
+		rx->newsb.sb_rsumino = g->rsumino;
 	for (fs_agnumber_t a = 1; a < g->agcount; a++)
 		if (rx->rewrite_sb[a])
 			rx->planned_writes = true;
