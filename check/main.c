@@ -123,22 +123,6 @@ static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 	fputs("}}", out);
 }
 
-static void print_fs_json(const struct fs *fs, const char *path, FILE *out)
-{
-	char u[37];
-
-	uuid_unparse_lower((const unsigned char *)&fs->sb.sb_uuid, u);
-	fputs("\"filesystem\":{\"device\":", out);
-	fs_json_string(out, path);
-	fprintf(out, ",\"uuid\":\"%s\",\"blocksize\":%u,\"dblocks\":%" PRIu64 ",\"agcount\":%u,"
-		"\"agblocks\":%u,\"inodesize\":%u,\"sb_source_ag\":%u,\"io_engine\":\"%s\","
-		"\"direct_io\":%s,\"log\":\"%s\",\"mounted\":\"%s\"}",
-		u, fs->g.blocksize, fs->g.dblocks, fs->g.agcount, fs->g.agblocks, fs->g.inodesize,
-		fs->sb_source, fs_io_engine_name(fs->dev->engine), fs->dev->direct ? "true" : "false",
-		!fs->have_log_head ? "unknown" : fs->log_clean ? "clean" : "dirty",
-		fs->target.mounted ? "read-only" : "no");
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -290,7 +274,7 @@ int main(int argc, char **argv)
 	rc = fl.by_sev[FS_SEV_ERROR] ? EXIT_CORRUPT : EXIT_CLEAN;
 	if (json) {
 		fputc('{', stdout);
-		print_fs_json(fs, path, stdout);
+		scan_print_fs_json(fs, path, stdout);
 		fputs(",\"findings\":", stdout);
 		fs_findings_write_json_array(&fl, stdout);
 		fputc(',', stdout);

@@ -48,19 +48,6 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void print_fs_json(const struct fs *fs, const char *path, FILE *out)
-{
-	char u[37];
-
-	uuid_unparse_lower((const unsigned char *)&fs->sb.sb_uuid, u);
-	fputs("\"filesystem\":{\"device\":", out);
-	fs_json_string(out, path);
-	fprintf(out, ",\"uuid\":\"%s\",\"blocksize\":%u,\"dblocks\":%" PRIu64 ",\"agcount\":%u,"
-		"\"agblocks\":%u,\"inodesize\":%u,\"sb_source_ag\":%u,\"log\":\"%s\"}",
-		u, fs->g.blocksize, fs->g.dblocks, fs->g.agcount, fs->g.agblocks, fs->g.inodesize,
-		fs->sb_source, !fs->have_log_head ? "unknown" : fs->log_clean ? "clean" : "dirty");
-}
-
 static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *out)
 {
 	static const char *names[] = { "scan", "superblocks", "inodes", "rebuild", "counters",
@@ -271,7 +258,7 @@ int main(int argc, char **argv)
 
 	if (ro.json) {
 		fputc('{', stdout);
-		print_fs_json(fs, path, stdout);
+		scan_print_fs_json(fs, path, stdout);
 		fputs(",\"findings\":", stdout);
 		repair_report_json(&rx, stdout);
 		fputc(',', stdout);

@@ -17,6 +17,7 @@
 
 #include "libfs/encode.h"
 #include "libfs/endian.h"
+#include "libfs/vec.h"
 #include "repair/repair.h"
 #include "scan/links.h"
 
@@ -29,15 +30,8 @@ static uint8_t *verdict_of(struct repair_ctx *rx, fs_ino_t ino)
 
 static int add_field_fix(struct repair_ctx *rx, fs_ino_t ino, int field, uint64_t value)
 {
-	if (rx->nffix == rx->capffix) {
-		size_t cap = rx->capffix ? rx->capffix * 2 : 64;
-		void *p = realloc(rx->ffix, cap * sizeof(*rx->ffix));
-
-		if (!p)
-			return -ENOMEM;
-		rx->ffix = p;
-		rx->capffix = cap;
-	}
+	if (FS_VEC_ROOM(rx->ffix, rx->nffix, rx->capffix, 64))
+		return -ENOMEM;
 	rx->ffix[rx->nffix++] = (struct repair_field_fix){ .ino = ino, .field = field,
 							   .value = value };
 	return 0;

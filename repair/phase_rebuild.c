@@ -33,6 +33,7 @@
 #include "libfs/encode.h"
 #include "libfs/freesp.h"
 #include "libfs/sort.h"
+#include "libfs/vec.h"
 #include "libfs/workq.h"
 #include "repair/repair.h"
 #include "scan/links.h"
@@ -55,15 +56,8 @@ static int runs_push(struct runvec *r, fs_agblock_t start, uint32_t len)
 		r->v[r->n - 1].len += len;
 		return 0;
 	}
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		void *p = realloc(r->v, cap * sizeof(*r->v));
-
-		if (!p)
-			return -ENOMEM;
-		r->v = p;
-		r->cap = cap;
-	}
+	if (FS_VEC_ROOM(r->v, r->n, r->cap, 64))
+		return -ENOMEM;
 	r->v[r->n++] = (struct run){ start, len };
 	return 0;
 }
@@ -76,15 +70,8 @@ struct recvec {
 
 static void *recs_add(struct recvec *r)
 {
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 256;
-		void *p = realloc(r->v, cap * r->len);
-
-		if (!p)
-			return NULL;
-		r->v = p;
-		r->cap = cap;
-	}
+	if (fs_vec_reserve(&r->v, &r->cap, r->n + 1, r->len, 256))
+		return NULL;
 	return r->v + r->n++ * r->len;
 }
 
@@ -103,15 +90,8 @@ struct rmvec {
 
 static int rm_push(struct rmvec *r, const struct rmrec *x)
 {
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 256;
-		void *p = realloc(r->v, cap * sizeof(*r->v));
-
-		if (!p)
-			return -ENOMEM;
-		r->v = p;
-		r->cap = cap;
-	}
+	if (FS_VEC_ROOM(r->v, r->n, r->cap, 256))
+		return -ENOMEM;
 	r->v[r->n++] = *x;
 	return 0;
 }
@@ -429,101 +409,83 @@ static int inode_records(struct agwork *w)
 	return 0;
 }
 
-struct edge {
-	uint32_t at;
-	int delta;
+/* A refcount record before encoding. */
+struct refc {
+	fs_agblock_t start;
+	uint32_t len, count;
+	bool cow;
 };
 
-static int cmp_edge(const void *pa, const void *pb)
-{
-	const struct edge *a = pa, *b = pb;
+struct refcctx {
+	struct agwork *w;
+	struct refc *v;
+	size_t n, cap;
+};
 
-	return a->at < b->at ? -1 : a->at > b->at;
+static bool refc_drop(void *priv, const struct model_ext *e)
+{
+	const struct refcctx *c = priv;
+
+	return !ext_kept(c->w->rx, e);
 }
 
-/* Refcount records: runs of kept data blocks mapped twice or more, and CoW staging extents. */
+/* One more run, merged with the last when it continues it with the same count. */
+static int refc_push(void *priv, fs_agblock_t start, uint32_t len, uint32_t count)
+{
+	struct refcctx *c = priv;
+	struct refc *p = c->n ? &c->v[c->n - 1] : NULL;
+
+	if (p && !p->cow && p->count == count && p->start + p->len == start &&
+	    (uint64_t)p->len + len <= MAXREFCEXTLEN) {
+		p->len += len;
+		return 0;
+	}
+	if (FS_VEC_ROOM(c->v, c->n, c->cap, 64))
+		return -ENOMEM;
+	c->v[c->n++] = (struct refc){ start, len, count, false };
+	return 0;
+}
+
+static int cmp_refc(const void *pa, const void *pb)
+{
+	const struct refc *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/*
+ * Refcount records: runs of kept data blocks mapped twice or more (the
+ * model's one rule, model_ag_shared_runs), and the CoW staging extents
+ * (count 1, flagged), in block order.
+ */
 static int refcount_records(struct agwork *w)
 {
-	struct repair_ctx *rx = w->rx;
-	size_t n, ne = 0;
-	const struct model_ext *e = model_ag_extents(rx->sx->model, w->agno, &n);
-	struct edge *ev;
-	uint32_t depth = 0;
-	struct runvec cow = { 0 };
+	struct refcctx c = { .w = w };
+	size_t n;
+	const struct model_ext *e = model_ag_extents(w->rx->sx->model, w->agno, &n);
+	int err;
 
 	w->refc.len = sizeof(struct xfs_refcount_rec);
-	for (size_t i = 0; i < n; i++)
-		if (e[i].cls == MC_DATA && ext_kept(rx, &e[i]))
-			ne += 2;
-	ev = malloc((ne ? ne : 1) * sizeof(*ev));
-	if (!ev)
-		return -ENOMEM;
-	ne = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (e[i].cls == MC_DATA && ext_kept(rx, &e[i])) {
-			ev[ne++] = (struct edge){ e[i].agbno, 1 };
-			ev[ne++] = (struct edge){ e[i].agbno + e[i].len, -1 };
-		} else if (e[i].cls == MC_COW) {
-			if (union_add(&cow, e[i].agbno, e[i].len)) {
-				free(ev);
-				free(cow.v);
-				return -ENOMEM;
-			}
-		}
+	err = model_ag_shared_runs(w->rx->sx->model, w->agno, refc_drop, refc_push, &c);
+	for (size_t i = 0; i < n && !err; i++) {
+		if (e[i].cls != MC_COW)
+			continue;
+		err = FS_VEC_ROOM(c.v, c.n, c.cap, 64);
+		if (!err)
+			c.v[c.n++] = (struct refc){ e[i].agbno, e[i].len, 1, true };
 	}
-	qsort(ev, ne, sizeof(*ev), cmp_edge);
-	/* shared runs and CoW runs never overlap: CoW blocks are owned by nothing else */
-	{
-		size_t ci = 0;
-		uint32_t pstart = 0, plen = 0, pcount = 0;
+	if (!err)
+		qsort(c.v, c.n, sizeof(*c.v), cmp_refc);
+	for (size_t i = 0; i < c.n && !err; i++) {
+		void *r = recs_add(&w->refc);
 
-#define EMIT(s, l, c, cw) do { void *r_ = recs_add(&w->refc); if (!r_) goto nomem; \
-		fs_enc_refc_rec(r_, (s), (l), (c), (cw)); } while (0)
-		for (size_t i = 0; i < ne;) {
-			uint32_t at = ev[i].at;
-
-			while (i < ne && ev[i].at == at)
-				depth = (uint32_t)((int)depth + ev[i++].delta);
-			if (depth >= 2 && i < ne) {
-				uint32_t len = ev[i].at - at;
-
-				if (plen && pcount == depth && pstart + plen == at &&
-				    (uint64_t)plen + len <= MAXREFCEXTLEN) {
-					plen += len;
-					continue;
-				}
-				if (plen) {
-					while (ci < cow.n && cow.v[ci].start < pstart) {
-						EMIT(cow.v[ci].start, cow.v[ci].len, 1, true);
-						ci++;
-					}
-					EMIT(pstart, plen, pcount, false);
-				}
-				pstart = at;
-				plen = len;
-				pcount = depth;
-			}
-		}
-		if (plen) {
-			while (ci < cow.n && cow.v[ci].start < pstart) {
-				EMIT(cow.v[ci].start, cow.v[ci].len, 1, true);
-				ci++;
-			}
-			EMIT(pstart, plen, pcount, false);
-		}
-		while (ci < cow.n) {
-			EMIT(cow.v[ci].start, cow.v[ci].len, 1, true);
-			ci++;
-		}
-#undef EMIT
+		if (!r)
+			err = -ENOMEM;
+		else
+			fs_enc_refc_rec(r, c.v[i].start, c.v[i].len, c.v[i].count, c.v[i].cow);
 	}
-	free(ev);
-	free(cow.v);
-	return 0;
-nomem:
-	free(ev);
-	free(cow.v);
-	return -ENOMEM;
+	free(c.v);
+	return err;
 }
 
 /* ---- reservation ---- */
@@ -566,16 +528,9 @@ static int take_from(struct agwork *w, const struct runvec *src, uint64_t need)
 
 		if (take > order[i].len)
 			take = order[i].len;
-		if (w->resv.n == w->resv.cap) {
-			size_t cap = w->resv.cap ? w->resv.cap * 2 : 16;
-			void *p = realloc(w->resv.v, cap * sizeof(*w->resv.v));
-
-			if (!p) {
-				free(order);
-				return -ENOMEM;
-			}
-			w->resv.v = p;
-			w->resv.cap = cap;
+		if (FS_VEC_ROOM(w->resv.v, w->resv.n, w->resv.cap, 16)) {
+			free(order);
+			return -ENOMEM;
 		}
 		w->resv.v[w->resv.n++] = (struct run){
 			order[i].start + order[i].len - (uint32_t)take, (uint32_t)take };

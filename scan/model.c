@@ -383,3 +383,50 @@ size_t model_bytes(const struct model *m)
 		b += m->ag[a].cap * sizeof(struct model_ext) + m->ag[a].capic * sizeof(struct model_ichunk);
 	return b;
 }
+
+struct edge {
+	uint32_t at;
+	int delta;
+};
+
+static int cmp_edge(const void *pa, const void *pb)
+{
+	const struct edge *a = pa, *b = pb;
+
+	return a->at < b->at ? -1 : a->at > b->at;
+}
+
+int model_ag_shared_runs(const struct model *m, fs_agnumber_t agno, model_drop_fn drop,
+			 model_run_fn cb, void *priv)
+{
+	size_t n, ne = 0;
+	const struct model_ext *e = model_ag_extents(m, agno, &n);
+	struct edge *ev;
+	uint32_t depth = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ne += e[i].cls == MC_DATA && !(drop && drop(priv, &e[i])) ? 2 : 0;
+	if (!ne)
+		return 0;
+	ev = malloc(ne * sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	ne = 0;
+	for (size_t i = 0; i < n; i++)
+		if (e[i].cls == MC_DATA && !(drop && drop(priv, &e[i]))) {
+			ev[ne++] = (struct edge){ e[i].agbno, 1 };
+			ev[ne++] = (struct edge){ e[i].agbno + e[i].len, -1 };
+		}
+	qsort(ev, ne, sizeof(*ev), cmp_edge);
+	for (size_t i = 0; i < ne && !err;) {
+		uint32_t at = ev[i].at;
+
+		while (i < ne && ev[i].at == at)
+			depth = (uint32_t)((int)depth + ev[i++].delta);
+		if (depth >= 2 && i < ne)
+			err = cb(priv, at, ev[i].at - at, depth);
+	}
+	free(ev);
+	return err;
+}

@@ -138,6 +138,16 @@ size_t model_ag_free_gaps_drop(const struct model *m, fs_agnumber_t agno,
 			       uint32_t drop_class_mask, model_drop_fn drop, model_gap_fn cb,
 			       void *priv);
 
+/*
+ * Runs of the AG's blocks mapped by two or more data-fork extents (those
+ * drop() says true for left out; drop may be NULL), with how many map
+ * them, in block order, to cb (one call per stretch of equal count).
+ * Needs model_ag_finish.  0, -ENOMEM, or cb's nonzero return.
+ */
+typedef int (*model_run_fn)(void *priv, fs_agblock_t start, uint32_t len, uint32_t count);
+int model_ag_shared_runs(const struct model *m, fs_agnumber_t agno, model_drop_fn drop,
+			 model_run_fn cb, void *priv);
+
 /* Blocks of a class in an AG. */
 uint64_t model_ag_class_blocks(const struct model *m, fs_agnumber_t agno, enum model_class cls);
 

@@ -355,51 +355,15 @@ static int cvec_push(struct cvec *c, fs_agblock_t start, uint64_t len, uint32_t 
 	return 0;
 }
 
-struct edge {
-	uint32_t at;
-	int delta;
-};
-
-static int cmp_edge(const void *pa, const void *pb)
+static int run_push(void *priv, fs_agblock_t start, uint32_t len, uint32_t count)
 {
-	const struct edge *a = pa, *b = pb;
-
-	return a->at < b->at ? -1 : a->at > b->at;
+	return cvec_push(priv, start, len, count);
 }
 
 /* Runs of blocks covered by two or more data-fork mappings, with their count. */
 static int shared_runs(struct scan_ctx *cx, fs_agnumber_t agno, struct cvec *out)
 {
-	size_t n, ne = 0;
-	const struct model_ext *e = model_ag_extents(cx->model, agno, &n);
-	struct edge *ev;
-	uint32_t depth = 0;
-	int err = 0;
-
-	for (size_t i = 0; i < n; i++)
-		ne += e[i].cls == MC_DATA ? 2 : 0;
-	if (!ne)
-		return 0;
-	ev = malloc(ne * sizeof(*ev));
-	if (!ev)
-		return -ENOMEM;
-	ne = 0;
-	for (size_t i = 0; i < n; i++)
-		if (e[i].cls == MC_DATA) {
-			ev[ne++] = (struct edge){ e[i].agbno, 1 };
-			ev[ne++] = (struct edge){ e[i].agbno + e[i].len, -1 };
-		}
-	qsort(ev, ne, sizeof(*ev), cmp_edge);
-	for (size_t i = 0; i < ne && !err;) {
-		uint32_t at = ev[i].at;
-
-		while (i < ne && ev[i].at == at)
-			depth = (uint32_t)((int)depth + ev[i++].delta);
-		if (depth >= 2 && i < ne)
-			err = cvec_push(out, at, ev[i].at - at, depth);
-	}
-	free(ev);
-	return err;
+	return model_ag_shared_runs(cx->model, agno, NULL, run_push, out);
 }
 
 static void compare_refcount(struct scan_ctx *cx, fs_agnumber_t agno, const struct cvec *seen,

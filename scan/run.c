@@ -13,10 +13,12 @@
  * phase_owners.c with phase_rmap.c (8: block ownership).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <uuid/uuid.h>
 
 #include "scan/scan.h"
 #include "scan/links.h"
@@ -239,4 +241,20 @@ int scan_run(struct scan_ctx *cx)
 			return err;
 	}
 	return 0;
+}
+
+void scan_print_fs_json(const struct fs *fs, const char *path, FILE *out)
+{
+	char u[37];
+
+	uuid_unparse_lower((const unsigned char *)&fs->sb.sb_uuid, u);
+	fputs("\"filesystem\":{\"device\":", out);
+	fs_json_string(out, path);
+	fprintf(out, ",\"uuid\":\"%s\",\"blocksize\":%u,\"dblocks\":%" PRIu64 ",\"agcount\":%u,"
+		"\"agblocks\":%u,\"inodesize\":%u,\"sb_source_ag\":%u,\"io_engine\":\"%s\","
+		"\"direct_io\":%s,\"log\":\"%s\",\"mounted\":\"%s\"}",
+		u, fs->g.blocksize, fs->g.dblocks, fs->g.agcount, fs->g.agblocks, fs->g.inodesize,
+		fs->sb_source, fs_io_engine_name(fs->dev->engine), fs->dev->direct ? "true" : "false",
+		!fs->have_log_head ? "unknown" : fs->log_clean ? "clean" : "dirty",
+		fs->target.mounted ? "read-only" : "no");
 }

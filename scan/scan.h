@@ -69,6 +69,9 @@ struct scan_ctx {
 	double phase_seconds[SCAN_PH_NR]; /* wall time of each phase run */
 };
 
+/* The "filesystem" member both tools' JSON starts with (device, geometry, log, mount). */
+void scan_print_fs_json(const struct fs *fs, const char *path, FILE *out);
+
 /* The whole run: phases in order (the tools parse options and render). */
 int  scan_run(struct scan_ctx *cx);
 void scan_teardown(struct scan_ctx *cx);
