@@ -44,6 +44,7 @@ static const struct fs_finding_def table[] = {
 	{ "sb.uuid",            E, F_SB,     "superblock UUID does not match the filesystem" },
 	{ "sb.lsn",             E, F_SB,     "superblock LSN is beyond the log head" },
 	{ "sb.inprogress",      E, F_SB,     "superblock says mkfs did not finish" },
+	{ "sb.needsrepair",     E, F_SB,     "filesystem is marked as needing repair (NEEDSREPAIR)" },
 	{ "sb.secondary",       E, F_SB,     "secondary superblock disagrees with the primary" },
 	{ "sb.garbage",         E, F_SB,     "bytes past the end of the superblock are not zero" },
 	{ "sb.primary_bad",     E, F_SB,     "primary superblock unusable, geometry taken from a secondary" },

@@ -233,6 +233,17 @@ int scan_phase_headers(struct scan_ctx *cx)
 		scan_progress_add(cx, n);
 	}
 	blame_primary(cx, compared);
+	/*
+	 * A repair that stopped part-way (or an upgrade) leaves NEEDSREPAIR on
+	 * the primary: the kernel refuses to mount until a repair clears it, as
+	 * xfs_repair -n says.  A state, not a damaged field: the superblock
+	 * verifier (which repair's own first write passes) does not judge it.
+	 */
+	if (cx->fs->sb.sb_features_incompat & XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR)
+		fs_report(cx->fl, "sb.needsrepair", 0, 0, FS_NONE, "features_incompat",
+			  "no NEEDSREPAIR", "NEEDSREPAIR",
+			  "the filesystem is marked as needing repair: the kernel will not mount it "
+			  "until a repair finishes");
 out:
 	free(bufs);
 	free(reqs);
