@@ -186,6 +186,7 @@ static const struct fs_finding_def table[] = {
 	{ "inobt.order",         E, F_BTREES, "inode btree keys or records are out of order" },
 	{ "inobt.loop",          E, F_BTREES, "inode btree block is reached twice (loop or shared subtree)" },
 	{ "inobt.depth",         E, F_BTREES, "inode btree height is outside what the geometry allows" },
+	{ "inobt.lost",          E, F_BTREES, "inode chunks in use are missing from the inode btree" },
 	{ "inobt.rec",           E, F_BTREES, "inode btree record is invalid" },
 	/* free inode btree blocks and records */
 	{ "finobt.unreadable",   E, F_BTREES, "free inode btree block could not be read" },

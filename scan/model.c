@@ -375,6 +375,32 @@ struct model_ichunk *model_ichunk_find(struct model *m, fs_agnumber_t agno, fs_a
 	return NULL;
 }
 
+int model_add_chunk_blocks(struct model *m, fs_agnumber_t agno, fs_agino_t startino,
+			   uint16_t holemask, uint64_t owner)
+{
+	uint32_t bit = 0;
+
+	while (bit < XFS_INOBT_HOLEMASK_BITS) {
+		uint32_t end;
+		fs_agblock_t b0, b1;
+		int err;
+
+		if (holemask & (1u << bit)) {
+			bit++;
+			continue;
+		}
+		for (end = bit; end < XFS_INOBT_HOLEMASK_BITS && !(holemask & (1u << end)); end++)
+			;
+		b0 = fs_agino_to_agbno(m->g, startino + bit * XFS_INODES_PER_HOLEMASK_BIT);
+		b1 = fs_agino_to_agbno(m->g, startino + end * XFS_INODES_PER_HOLEMASK_BIT - 1);
+		err = model_add(m, agno, b0, b1 - b0 + 1, MC_INODES, owner, 0, 0);
+		if (err)
+			return err;
+		bit = end;
+	}
+	return 0;
+}
+
 size_t model_bytes(const struct model *m)
 {
 	size_t b = sizeof(*m) + (size_t)m->agcount * sizeof(*m->ag);

@@ -65,7 +65,19 @@ struct model_ichunk {
 	uint64_t seen_mask;          /* inodes actually examined */
 };
 
-enum { MODEL_IC_INOBT = 1, MODEL_IC_FINOBT = 2 };
+/*
+ * Where a chunk was found.  Beyond the inode btrees ("uncertain" chunks, as
+ * xfs_repair calls them): MODEL_IC_RMAP, an rmap OWN_INODES record no
+ * inobt record covers; MODEL_IC_DIRENT, directory entries pointing into
+ * it.  The inode scan reads uncertain chunks too and keeps only inodes
+ * that prove themselves (magic and their own number); MODEL_IC_FOUND marks
+ * an uncertain chunk where at least one did.
+ */
+enum {
+	MODEL_IC_INOBT = 1, MODEL_IC_FINOBT = 2, MODEL_IC_RMAP = 4, MODEL_IC_DIRENT = 8,
+	MODEL_IC_FOUND = 16,
+};
+#define MODEL_IC_UNCERTAIN (MODEL_IC_RMAP | MODEL_IC_DIRENT)
 
 struct model_ag {
 	pthread_mutex_t lock;
@@ -161,6 +173,10 @@ int model_ag_finish_ichunks(struct model *m, fs_agnumber_t agno);
 const struct model_ichunk *model_ag_ichunks(const struct model *m, fs_agnumber_t agno, size_t *n);
 /* The chunk holding agino (needs model_ag_finish_ichunks), or NULL. */
 struct model_ichunk *model_ichunk_find(struct model *m, fs_agnumber_t agno, fs_agino_t agino);
+
+/* A chunk's blocks with inodes behind them (holes have none) as MC_INODES extents. */
+int model_add_chunk_blocks(struct model *m, fs_agnumber_t agno, fs_agino_t startino,
+			   uint16_t holemask, uint64_t owner);
 
 /* Bytes the model holds (for the memory budget). */
 size_t model_bytes(const struct model *m);

@@ -109,6 +109,14 @@ static int visit_other_rec(struct fsp_ag *a, const void *rec)
 
 		fs_rmap_rec_decode(rec, &r);
 		why = fs_rmap_rec_problem(g, a->agno, &r);
+		/* inode chunks as the rmapbt knows them: phase 3 finds those the inobt lost */
+		if (!why && r.owner == XFS_RMAP_OWN_INODES) {
+			struct scan_ranges *ri = &a->cx->rmap_inodes[a->agno];
+
+			if (FS_VEC_ROOM(ri->v, ri->n, ri->cap, 64))
+				return -ENOMEM;
+			ri->v[ri->n++] = (struct scan_range){ r.startblock, r.blockcount };
+		}
 		snprintf(found, sizeof(found), "%u+%u owner %lld offset %llu%s%s%s", r.startblock,
 			 r.blockcount, (long long)r.owner, (unsigned long long)r.offset,
 			 r.attr_fork ? " attr" : "", r.bmbt_block ? " bmbt" : "",

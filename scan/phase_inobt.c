@@ -75,28 +75,11 @@ static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const voi
 /* The blocks of a chunk that have inodes behind them (holes have none). */
 static void note_chunk_blocks(struct ino_ag *a, const struct fs_inobt_rec *r)
 {
-	const struct fs_geom *g = &a->cx->fs->g;
-	fs_ino_t owner = fs_agino_to_ino(g, a->agno, r->startino);
-	uint32_t bit = 0;
+	int err = model_add_chunk_blocks(a->cx->model, a->agno, r->startino, r->holemask,
+					 fs_agino_to_ino(&a->cx->fs->g, a->agno, r->startino));
 
-	while (bit < XFS_INOBT_HOLEMASK_BITS) {
-		uint32_t end;
-		fs_agino_t first, last;
-		fs_agblock_t b0, b1;
-
-		if (r->holemask & (1u << bit)) {
-			bit++;
-			continue;
-		}
-		for (end = bit; end < XFS_INOBT_HOLEMASK_BITS && !(r->holemask & (1u << end)); end++)
-			;
-		first = r->startino + bit * XFS_INODES_PER_HOLEMASK_BIT;
-		last = r->startino + end * XFS_INODES_PER_HOLEMASK_BIT - 1;
-		b0 = fs_agino_to_agbno(g, first);
-		b1 = fs_agino_to_agbno(g, last);
-		note(a, b0, b1 - b0 + 1, MC_INODES, owner);
-		bit = end;
-	}
+	if (err == -ENOMEM && !a->err)
+		a->err = err;
 }
 
 static int visit_rec(void *priv, const void *raw)
@@ -294,6 +277,57 @@ out:
 	return a.err;
 }
 
+/*
+ * Chunks the rmapbt says hold inodes where no inobt record does (a lost
+ * root, a lost record): added as uncertain chunks (MODEL_IC_RMAP), the
+ * 4-inode groups the rmap covers as their space, so the inode scan reads
+ * them and a lost inode btree does not lose the AG's inodes.  Which of
+ * their inodes are real the scan decides.  Needs the AG's chunks sorted;
+ * sorts them again.
+ */
+static int add_rmap_chunks(struct scan_ctx *cx, fs_agnumber_t agno)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	const struct scan_ranges *ri = &cx->rmap_inodes[agno];
+	struct model_ichunk *add = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	for (size_t k = 0; k < ri->n && !err; k++) {
+		uint64_t first = fs_agbno_to_agino(g, ri->v[k].agbno);
+		uint64_t end = first + ((uint64_t)ri->v[k].len << g->inopblog);
+
+		for (uint64_t ino = first; ino < end && !err; ino += XFS_INODES_PER_HOLEMASK_BIT) {
+			fs_agino_t start = (fs_agino_t)ino & ~(fs_agino_t)(XFS_INODES_PER_CHUNK - 1);
+			struct model_ichunk *c = model_ichunk_find(cx->model, agno, (fs_agino_t)ino);
+
+			if (c) {
+				/* listed by the finobt alone: scanned as uncertain too */
+				if (!(c->where & MODEL_IC_INOBT))
+					c->where |= MODEL_IC_RMAP;
+				continue;
+			}
+			if (!n || add[n - 1].startino != start) {
+				err = FS_VEC_ROOM(add, n, cap, 16);
+				if (err)
+					break;
+				add[n++] = (struct model_ichunk){ .startino = start, .holemask = 0xffff,
+								  .where = MODEL_IC_RMAP };
+			}
+			add[n - 1].holemask &= (uint16_t)~(1u << ((ino - start) / XFS_INODES_PER_HOLEMASK_BIT));
+		}
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		add[i].count = (uint8_t)(XFS_INODES_PER_CHUNK -
+					 XFS_INODES_PER_HOLEMASK_BIT * __builtin_popcount(add[i].holemask));
+		err = model_add_ichunk(cx->model, agno, &add[i]);
+	}
+	free(add);
+	if (!err && n)
+		err = model_ag_finish_ichunks(cx->model, agno);
+	return err;
+}
+
 int scan_phase_inobt(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -314,6 +348,8 @@ int scan_phase_inobt(struct scan_ctx *cx)
 		return err;
 	for (fs_agnumber_t agno = 0; agno < g->agcount; agno++) {
 		err = model_ag_finish_ichunks(cx->model, agno);
+		if (!err)
+			err = add_rmap_chunks(cx, agno);
 		if (err)
 			return err;
 	}

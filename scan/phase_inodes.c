@@ -64,7 +64,7 @@ static int cluster_list(struct scan_ctx *cx, fs_agnumber_t agno, const struct mo
 	for (size_t k = 0; k < n; k++) {
 		fs_agblock_t chunk_agbno = fs_agino_to_agbno(g, ic[k].startino), last = NULLAGBLOCK;
 
-		if (!(ic[k].where & MODEL_IC_INOBT))
+		if (!(ic[k].where & (MODEL_IC_INOBT | MODEL_IC_UNCERTAIN)))
 			continue;
 		for (uint32_t i = 0; i < XFS_INODES_PER_CHUNK; i++) {
 			fs_agblock_t u;
@@ -110,10 +110,28 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 	};
 	struct fs_vctx vc = { .g = g, .fl = &s->scratch, .agno = s->agno, .daddr = daddr,
 			      .have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn };
-	bool free_disk, free_btree;
+	bool free_disk, free_btree, uncertain = !(c->where & MODEL_IC_INOBT);
 
 	ci.ino = fs_agino_to_ino(g, s->agno, ci.agino);
 	vc.ino = ci.ino;
+	if (uncertain) {
+		/*
+		 * No inode btree lists this chunk: only inodes that prove
+		 * themselves (magic, their own number) are inodes, and the
+		 * first one makes the chunk's blocks inodes in the model.
+		 */
+		if (get_be16(dip) != XFS_DINODE_MAGIC ||
+		    get_be64(dip + offsetof(struct xfs_dinode, di_ino)) != ci.ino)
+			return;
+		if (!(c->where & MODEL_IC_FOUND)) {
+			int err = model_add_chunk_blocks(cx->model, s->agno, c->startino, c->holemask,
+							 fs_agino_to_ino(g, s->agno, c->startino));
+
+			c->where |= MODEL_IC_FOUND;
+			if (err == -ENOMEM && !s->err)
+				s->err = err;
+		}
+	}
 	s->checked++;
 	fs_verify(FS_MT_INODE, &vc, dip, g->inodesize);
 	ci.core_ok = s->scratch.n == 0 && !s->scratch.dropped;
@@ -133,7 +151,9 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 	c->seen_mask |= 1ull << i;
 	if (free_disk)
 		c->seen_free |= 1ull << i;
-	if (free_disk && !free_btree)
+	if (uncertain)
+		;	/* no inode btree to compare with: inobt.lost says so per AG */
+	else if (free_disk && !free_btree)
 		fs_report(cx->fl, "inode.free", s->agno, (int64_t)daddr, (int64_t)ci.ino, "di_mode",
 			  "an allocated inode", "0 (free)",
 			  "inode %llu is allocated in the inode btree but free on disk",
@@ -174,7 +194,7 @@ static void scan_cluster(void *priv, const struct fs_ra_extent *x, const unsigne
 
 		if (!c || agino < c->startino || agino - c->startino >= XFS_INODES_PER_CHUNK)
 			c = model_ichunk_find(cx->model, s->agno, agino);
-		if (!c || !(c->where & MODEL_IC_INOBT))
+		if (!c || !(c->where & (MODEL_IC_INOBT | MODEL_IC_UNCERTAIN)))
 			continue;
 		i = agino - c->startino;
 		if (in_hole(c, i))
@@ -194,6 +214,28 @@ static void scan_cluster(void *priv, const struct fs_ra_extent *x, const unsigne
 			   (uint64_t)(c - base) * XFS_INODES_PER_CHUNK + i, i,
 			   fs_agbno_to_daddr(g, s->agno, agbno), data + ((size_t)k << g->inodelog));
 	}
+}
+
+/* Chunks with inodes that no inode btree lists (found through the rmapbt): one finding per AG. */
+static void lost_chunks(struct scan_ctx *cx, fs_agnumber_t agno)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	size_t n, lost = 0;
+	const struct model_ichunk *ic = model_ag_ichunks(cx->model, agno, &n), *first = NULL;
+
+	for (size_t k = 0; k < n; k++)
+		if ((ic[k].where & MODEL_IC_FOUND) && !(ic[k].where & MODEL_IC_INOBT)) {
+			if (!first)
+				first = &ic[k];
+			lost++;
+		}
+	if (!lost)
+		return;
+	fs_report(cx->fl, "inobt.lost", agno, FS_NONE,
+		  (int64_t)fs_agino_to_ino(g, agno, first->startino), "startino",
+		  "in the inode btree", FS_U(first->startino),
+		  "%zu inode chunks the rmap btree lists hold inodes the inode btree does not list "
+		  "(the first at AG inode %u); they were scanned", lost, first->startino);
 }
 
 static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
@@ -221,6 +263,7 @@ static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 		free(ext);
 	}
 	fs_findings_free(&s.scratch);
+	lost_chunks(cx, agno);
 	scan_ra_account(cx, &st);
 	pthread_mutex_lock(&cx->ra_lock);
 	cx->inodes_checked += s.checked;

@@ -124,9 +124,8 @@ static int engine_start(struct scan_ctx *cx)
 		return err;
 	cx->deferq = calloc(g->agcount, sizeof(*cx->deferq));
 	cx->inobt_whole = calloc(g->agcount, sizeof(*cx->inobt_whole));
-	if (!cx->inobt_whole)
-		return -ENOMEM;
-	if (!cx->deferq)
+	cx->rmap_inodes = calloc(g->agcount, sizeof(*cx->rmap_inodes));
+	if (!cx->deferq || !cx->inobt_whole || !cx->rmap_inodes)
 		return -ENOMEM;
 	cx->workers = fs_ag_workq_threads(&wo);
 	cx->ioq = calloc(cx->workers, sizeof(*cx->ioq));
@@ -167,6 +166,11 @@ void scan_teardown(struct scan_ctx *cx)
 	free(cx->inobt_whole);
 	cx->inobt_whole = NULL;
 	cx->deferq = NULL;
+	if (cx->rmap_inodes)
+		for (fs_agnumber_t a = 0; a < cx->fs->g.agcount; a++)
+			free(cx->rmap_inodes[a].v);
+	free(cx->rmap_inodes);
+	cx->rmap_inodes = NULL;
 	model_destroy(cx->model);
 	cx->model = NULL;
 	scan_progress_free(cx);

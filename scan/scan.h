@@ -26,6 +26,15 @@ struct scan_opts {
 
 struct scan_progress;
 
+/* Block ranges of one AG (rmap OWN_INODES records, for chunks the inobt lost). */
+struct scan_ranges {
+	struct scan_range {
+		fs_agblock_t agbno;
+		uint32_t len;
+	} *v;
+	size_t n, cap;
+};
+
 /* The phases of a run, in order (scan_run times each). */
 enum scan_phase {
 	SCAN_PH_HEADERS, SCAN_PH_FREESP, SCAN_PH_INOBT, SCAN_PH_INODES, SCAN_PH_BLOCKS,
@@ -45,6 +54,7 @@ struct scan_ctx {
 	struct scan_links *links;  /* per-inode link records and the directory graph (links.h) */
 	struct scan_deferq *deferq;/* per AG: inodes the scan left for phase 5 */
 	const struct scan_step *const *steps; /* the per-inode steps in order, NULL-terminated */
+	struct scan_ranges *rmap_inodes; /* per AG: the rmapbt's OWN_INODES ranges (phase 2) */
 	struct fs_ioq **ioq;       /* one submission queue per worker */
 	struct fs_ioq **ioq_aux;   /* a second per worker: reads while the first streams */
 	unsigned workers;
