@@ -190,30 +190,6 @@ size_t model_ag_overlaps(const struct model *m, fs_agnumber_t agno, model_overla
 	return found;
 }
 
-size_t model_ag_gaps(const struct model *m, fs_agnumber_t agno, model_gap_fn cb, void *priv)
-{
-	const struct model_ag *ag;
-	uint64_t next = 0, ag_end;
-	size_t found = 0;
-
-	if (agno >= m->agcount)
-		return 0;
-	ag = &m->ag[agno];
-	ag_end = fs_ag_blocks(m->g, agno);
-	for (size_t i = 0; i <= ag->n; i++) {
-		uint64_t start = i < ag->n ? ag->ext[i].agbno : ag_end;
-
-		if (start > next) {
-			found++;
-			if (cb)
-				cb(priv, agno, (fs_agblock_t)next, (uint32_t)(start - next));
-		}
-		if (i < ag->n && (uint64_t)ag->ext[i].agbno + ag->ext[i].len > next)
-			next = (uint64_t)ag->ext[i].agbno + ag->ext[i].len;
-	}
-	return found;
-}
-
 size_t model_ag_extents_filter(const struct model *m, fs_agnumber_t agno, uint32_t class_mask,
 			       model_ext_fn cb, void *priv)
 {
@@ -268,6 +244,11 @@ size_t model_ag_free_gaps(const struct model *m, fs_agnumber_t agno, uint32_t dr
 			  model_gap_fn cb, void *priv)
 {
 	return model_ag_free_gaps_drop(m, agno, drop_class_mask, NULL, cb, priv);
+}
+
+size_t model_ag_gaps(const struct model *m, fs_agnumber_t agno, model_gap_fn cb, void *priv)
+{
+	return model_ag_free_gaps_drop(m, agno, 0, NULL, cb, priv);
 }
 
 uint64_t model_ag_class_blocks(const struct model *m, fs_agnumber_t agno, enum model_class cls)
