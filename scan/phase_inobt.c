@@ -277,6 +277,22 @@ out:
 	return a.err;
 }
 
+/* Whether an inode of the block holding agino proves itself (buf: one block). */
+static bool probe_block(struct scan_ctx *cx, fs_agnumber_t agno, fs_agino_t agino, void *buf)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	fs_agblock_t agbno = fs_agino_to_agbno(g, agino);
+	fs_agino_t first = fs_agbno_to_agino(g, agbno);
+
+	if (scan_read_agblock(cx, agno, agbno, buf))
+		return false;
+	for (uint32_t i = 0; i < g->inopblock; i++)
+		if (scan_inode_proves(g, agno, first + i,
+				      (const unsigned char *)buf + ((size_t)i << g->inodelog)))
+			return true;
+	return false;
+}
+
 /*
  * Chunks the rmapbt says hold inodes where no inobt record does (a lost
  * root, a lost record): added as uncertain chunks (MODEL_IC_RMAP), the
@@ -291,8 +307,15 @@ static int add_rmap_chunks(struct scan_ctx *cx, fs_agnumber_t agno)
 	const struct scan_ranges *ri = &cx->rmap_inodes[agno];
 	struct model_ichunk *add = NULL;
 	size_t n = 0, cap = 0;
+	fs_agino_t rejected = NULLAGINO;
+	unsigned char *buf;
 	int err = 0;
 
+	if (!ri->n)
+		return 0;
+	buf = malloc(g->blocksize);
+	if (!buf)
+		return -ENOMEM;
 	for (size_t k = 0; k < ri->n && !err; k++) {
 		uint64_t first = fs_agbno_to_agino(g, ri->v[k].agbno);
 		uint64_t end = first + ((uint64_t)ri->v[k].len << g->inopblog);
@@ -307,7 +330,19 @@ static int add_rmap_chunks(struct scan_ctx *cx, fs_agnumber_t agno)
 					c->where |= MODEL_IC_RMAP;
 				continue;
 			}
+			if (start == rejected)
+				continue;
 			if (!n || add[n - 1].startino != start) {
+				/*
+				 * A hostile record may claim a whole AG: a chunk is
+				 * only taken when an inode in the block at hand
+				 * proves itself, so the chunks (and the link records
+				 * sized from them) stay what the disk really holds.
+				 */
+				if (!probe_block(cx, agno, (fs_agino_t)ino, buf)) {
+					rejected = start;
+					continue;
+				}
 				err = FS_VEC_ROOM(add, n, cap, 16);
 				if (err)
 					break;
@@ -323,6 +358,7 @@ static int add_rmap_chunks(struct scan_ctx *cx, fs_agnumber_t agno)
 		err = model_add_ichunk(cx->model, agno, &add[i]);
 	}
 	free(add);
+	free(buf);
 	if (!err && n)
 		err = model_ag_finish_ichunks(cx->model, agno);
 	return err;

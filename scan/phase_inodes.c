@@ -120,8 +120,7 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 		 * themselves (magic, their own number) are inodes, and the
 		 * first one makes the chunk's blocks inodes in the model.
 		 */
-		if (get_be16(dip) != XFS_DINODE_MAGIC ||
-		    get_be64(dip + offsetof(struct xfs_dinode, di_ino)) != ci.ino)
+		if (!scan_inode_proves(g, s->agno, ci.agino, dip))
 			return;
 		if (!(c->where & MODEL_IC_FOUND)) {
 			int err = model_add_chunk_blocks(cx->model, s->agno, c->startino, c->holemask,

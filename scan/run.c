@@ -22,6 +22,7 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
+#include "libfs/endian.h"
 #include "libfs/workq.h"
 
 /*
@@ -73,6 +74,14 @@ int scan_load_map(struct scan_ctx *cx, const void *dip, const struct fs_inode *i
 	};
 
 	return fs_bmap_load(&bc, dip, ip, whichfork, m);
+}
+
+bool scan_inode_proves(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t agino,
+		       const void *dip)
+{
+	return get_be16(dip) == XFS_DINODE_MAGIC &&
+	       get_be64((const unsigned char *)dip + offsetof(struct xfs_dinode, di_ino)) ==
+	       fs_agino_to_ino(g, agno, agino);
 }
 
 struct fs_vctx scan_vctx(struct scan_ctx *cx, fs_ino_t ino, fs_fsblock_t fsb)

@@ -266,6 +266,12 @@ int scan_read_fsblock(void *cx, fs_fsblock_t fsb, void *buf);
 /* A fork's block map through the cache; fl NULL loads silently (the fork checks report). */
 int scan_load_map(struct scan_ctx *cx, const void *dip, const struct fs_inode *ip,
 		   int whichfork, struct fs_findings *fl, struct fs_bmap *m);
+/*
+ * Whether the inode bytes at dip are inode agino of AG agno by their own
+ * word: the inode magic and di_ino (v3).  For chunks no inode btree lists.
+ */
+bool scan_inode_proves(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t agino,
+		       const void *dip);
 /* A verifier context for a block of inode ino's forks at fsb, reporting to the run. */
 struct fs_vctx scan_vctx(struct scan_ctx *cx, fs_ino_t ino, fs_fsblock_t fsb);
 /* Add one readahead's counts to the run's totals. */

@@ -5,7 +5,8 @@
 # themselves (magic and their own number).  A kernel-populated image whose
 # AG 0 inobt root is zeroed must still have every inode checked: agi.root
 # and inobt.lost reported, no file called unreachable or free, a damaged
-# link count in a lost chunk still found; the clean image reports nothing.
+# link count in a lost chunk still found; the clean image reports nothing;
+# a file's data extent relabelled OWN_INODES makes no chunk.
 . "$XFSX_SRC/tests/lib.sh"
 
 need_kernel_images "inode chunks beyond the inobt"
@@ -55,4 +56,38 @@ out=$("$XFSX_CHECK" -j "$img" 2>/dev/null); rc=$?
 check "and a file's nlink set to 7: exit 4 (got $rc)" [ $rc -eq 4 ]
 check "and a file's nlink set to 7: inode.nlink for inode $ino" \
 	grep -q "\"code\":\"inode.nlink\",[^}]*\"ino\":$ino," <<<"$out"
+
+# a hostile rmap record: a file's data extent relabelled OWN_INODES (owner -7)
+# must not make a chunk of it (its blocks hold no inodes), nor a finding
+# the relabelling does not explain
+cp --sparse=always "$base" "$img"
+leaf=$(xfs_db -r -c "agf 0" -c "addr rmaproot" -c "p level" "$img" 2>/dev/null | awk '{print $3}')
+cmds=(-c "agf 0" -c "addr rmaproot")
+while [ "${leaf:-0}" -gt 0 ]; do
+	n=$(xfs_db -r "${cmds[@]}" -c "p numrecs" "$img" 2>/dev/null | awk '{print $3}')
+	cmds+=(-c "addr ptrs[$n]")
+	leaf=$((leaf - 1))
+done
+n=$(xfs_db -r "${cmds[@]}" -c "p numrecs" "$img" 2>/dev/null | awk '{print $3}')
+bno=$(xfs_db -r "${cmds[@]}" -c "p bno" "$img" 2>/dev/null | awk '{print $3}')
+rec=$(xfs_db -r "${cmds[@]}" -c "p recs[$n]" "$img" 2>/dev/null | tail -1)
+owner=$(sed 's/.*:\[\([^]]*\)\]/\1/' <<<"$rec" | cut -d, -f3)
+diag "last rmap record of AG 0: $rec (leaf at daddr ${bno:-?})"
+if [ -n "$bno" ] && [ -n "$n" ] && [ "${owner:-0}" -gt 0 ] 2>/dev/null; then
+	# short btree block header 56 bytes, records of 24: owner at +8, offset at +16
+	printf '\xff\xff\xff\xff\xff\xff\xff\xf9\0\0\0\0\0\0\0\0' |
+		dd of="$img" bs=1 seek=$((bno * 512 + 56 + (n - 1) * 24 + 8)) conv=notrunc status=none
+	xfs_db -x "${cmds[@]}" -c "crc -r" "$img" >/dev/null 2>&1
+	out=$("$XFSX_CHECK" -j "$img" 2>/dev/null); rc=$?
+	check "data relabelled OWN_INODES: exit 4 (got $rc)" [ $rc -eq 4 ]
+	check "data relabelled OWN_INODES: rmap.extra reported" grep -q '"code":"rmap.extra"' <<<"$out"
+	for code in inobt.lost inode.magic inode.crc inode.unreachable; do
+		check "data relabelled OWN_INODES: no $code" bash -c "! grep -q '\"code\":\"$code\"' <<<'$out'"
+	done
+	now=$(grep -o '"inodes_checked":[0-9]*' <<<"$out" | cut -d: -f2)
+	check "data relabelled OWN_INODES: the same inodes checked (${now:-?})" \
+		[ "${now:-none}" = "${checked:-unknown}" ]
+else
+	not_ok "no file data record at the end of AG 0's rmapbt to relabel ($rec)"
+fi
 tap_done
