@@ -32,6 +32,48 @@ bool scan_btree_walk_init(struct scan_ctx *cx, const struct fs_btree_ops *ops, f
 	       agno < g->agcount && root < fs_ag_blocks(g, agno);
 }
 
+static int walk_block(void *priv, uint32_t level, fs_agblock_t agbno, const void *block)
+{
+	struct scan_btw *w = priv;
+	struct scan_bt *t = w->t;
+	struct fs_btree_hdr h;
+	int err;
+
+	fs_btree_hdr_decode(t->ops, block, &h);
+	t->blocks++;
+	err = model_add(w->cx->model, w->agno, agbno, 1, t->cls, 0, 0, 0);
+	if (err == -ENOMEM && !w->err)
+		w->err = err;
+	if (agbno != t->root)
+		scan_btree_minrecs(w->cx, t->ops, w->agno, agbno, level, block);
+	if (level > 0)
+		scan_btree_readahead(w->cx, w->worker, t->ops, w->agno, block, h.numrecs);
+	else
+		t->leaf = agbno;
+	return 0;
+}
+
+void scan_btree_walk(struct scan_btw *w, struct scan_bt *t, fs_agblock_t root, uint32_t levels,
+		     int (*visit_rec)(void *priv, const void *rec))
+{
+	struct fs_btree_walk bw;
+	int err;
+
+	if (!scan_btree_walk_init(w->cx, t->ops, w->agno, root, levels, w->cx->fl, w, &bw))
+		return;
+	bw.visit_block = walk_block;
+	bw.visit_rec = visit_rec;
+	w->t = t;
+	t->root = root;
+	t->leaf = NULLAGBLOCK;
+	err = fs_btree_walk(&bw);
+	if (err < 0 && !w->err)
+		w->err = err;
+	t->walked = err == 0;
+	t->bad_blocks = bw.bad_blocks;
+	__atomic_add_fetch(&w->cx->btree_blocks, bw.blocks, __ATOMIC_RELAXED);
+}
+
 void scan_btree_readahead(struct scan_ctx *cx, unsigned worker, const struct fs_btree_ops *ops,
 			   fs_agnumber_t agno, const void *block, uint32_t numrecs)
 {

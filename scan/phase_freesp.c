@@ -25,27 +25,17 @@
 #define MISMATCH_REPORTS 10   /* per AG, then one summary */
 
 struct fsp_tree {
-	const struct fs_btree_ops *ops;
-	enum model_class cls;
+	struct scan_bt bt;         /* first: the shared walk's part */
 	struct fs_alloc_rec *rec;
 	size_t n, cap;
-	uint64_t blocks;           /* blocks accepted by the walk */
-	uint32_t bad_blocks;
-	bool walked;               /* the walk ran (root and height plausible) */
-	fs_agblock_t leaf;         /* the leaf whose records are being visited */
-	fs_agblock_t root;
 	uint64_t prev_end;         /* bno: end of the previous record */
 	bool have_prev;
 };
 
 struct fsp_ag {
-	struct scan_ctx *cx;       /* first: the walk's reader takes it from here */
-	fs_agnumber_t agno;
-	unsigned worker;
+	struct scan_btw w;         /* first: the shared walk's part (cx, agno, worker, err) */
 	struct fs_agf agf;
-	struct fsp_tree *t;        /* the tree being walked */
 	uint32_t agfl_count;
-	int err;                   /* first operational failure */
 };
 
 /* What phase 2 adds up over all AGs for the superblock counters. */
@@ -58,40 +48,22 @@ struct fsp_totals {
 static void fsp_report(struct fsp_ag *a, const char *code, fs_agblock_t agbno, const char *field,
 		       const char *exp, const char *found, const char *msg)
 {
-	const struct fs_geom *g = &a->cx->fs->g;
+	const struct fs_geom *g = &a->w.cx->fs->g;
 
-	fs_report(a->cx->fl, code, a->agno,
-		  agbno == NULLAGBLOCK ? FS_NONE : (int64_t)fs_agbno_to_daddr(g, a->agno, agbno),
+	fs_report(a->w.cx->fl, code, a->w.agno,
+		  agbno == NULLAGBLOCK ? FS_NONE : (int64_t)fs_agbno_to_daddr(g, a->w.agno, agbno),
 		  FS_NONE, field, exp, found, "%s", msg);
 }
 
 static void model_note(struct fsp_ag *a, fs_agblock_t agbno, uint32_t len, enum model_class cls)
 {
-	int err = model_add(a->cx->model, a->agno, agbno, len, cls, 0, 0, 0);
+	int err = model_add(a->w.cx->model, a->w.agno, agbno, len, cls, 0, 0, 0);
 
-	if (err == -ENOMEM && !a->err)
-		a->err = err;
+	if (err == -ENOMEM && !a->w.err)
+		a->w.err = err;
 }
 
 /* ---- walker callbacks ---- */
-
-static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const void *block)
-{
-	struct fsp_ag *a = priv;
-	struct fsp_tree *t = a->t;
-	struct fs_btree_hdr h;
-
-	fs_btree_hdr_decode(t->ops, block, &h);
-	t->blocks++;
-	model_note(a, agbno, 1, t->cls);
-	if (agbno != t->root)
-		scan_btree_minrecs(a->cx, t->ops, a->agno, agbno, level, block);
-	if (level > 0)
-		scan_btree_readahead(a->cx, a->worker, t->ops, a->agno, block, h.numrecs);
-	else
-		t->leaf = agbno;
-	return 0;
-}
 
 /*
  * rmap and refcount records: their own rules here (the walker skipped the
@@ -99,19 +71,19 @@ static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const voi
  */
 static int visit_other_rec(struct fsp_ag *a, const void *rec)
 {
-	struct fsp_tree *t = a->t;
-	const struct fs_geom *g = &a->cx->fs->g;
+	struct fsp_tree *t = (struct fsp_tree *)a->w.t;
+	const struct fs_geom *g = &a->w.cx->fs->g;
 	const char *why;
 	char code[32], found[96], msg[200];
 
-	if (t->cls == MC_RMAPBT) {
+	if (t->bt.cls == MC_RMAPBT) {
 		struct fs_rmap_rec r;
 
 		fs_rmap_rec_decode(rec, &r);
-		why = fs_rmap_rec_problem(g, a->agno, &r);
+		why = fs_rmap_rec_problem(g, a->w.agno, &r);
 		/* inode chunks as the rmapbt knows them: phase 3 finds those the inobt lost */
 		if (!why && r.owner == XFS_RMAP_OWN_INODES) {
-			struct scan_ranges *ri = &a->cx->rmap_inodes[a->agno];
+			struct scan_ranges *ri = &a->w.cx->rmap_inodes[a->w.agno];
 
 			if (FS_VEC_ROOM(ri->v, ri->n, ri->cap, 64))
 				return -ENOMEM;
@@ -125,42 +97,42 @@ static int visit_other_rec(struct fsp_ag *a, const void *rec)
 		struct fs_refc_rec r;
 
 		fs_refc_rec_decode(rec, &r);
-		why = fs_refc_rec_problem(g, a->agno, &r);
+		why = fs_refc_rec_problem(g, a->w.agno, &r);
 		snprintf(found, sizeof(found), "%u+%u refcount %u%s", r.startblock, r.blockcount,
 			 r.refcount, r.cow ? " cow" : "");
 	}
 	t->n++;
 	if (!why)
 		return 0;
-	snprintf(code, sizeof(code), "%s.rec", t->ops->code_prefix);
-	snprintf(msg, sizeof(msg), "%s record %s: %s", t->ops->name, found, why);
-	fsp_report(a, code, t->leaf, "record", "a valid record", found, msg);
+	snprintf(code, sizeof(code), "%s.rec", t->bt.ops->code_prefix);
+	snprintf(msg, sizeof(msg), "%s record %s: %s", t->bt.ops->name, found, why);
+	fsp_report(a, code, t->bt.leaf, "record", "a valid record", found, msg);
 	return 0;
 }
 
 static int visit_rec(void *priv, const void *rec)
 {
 	struct fsp_ag *a = priv;
-	struct fsp_tree *t = a->t;
-	const struct fs_geom *g = &a->cx->fs->g;
+	struct fsp_tree *t = (struct fsp_tree *)a->w.t;
+	const struct fs_geom *g = &a->w.cx->fs->g;
 	struct fs_alloc_rec r;
 	const char *why;
 	char found[48], msg[160];
 
-	if (t->cls == MC_RMAPBT || t->cls == MC_REFCBT)
+	if (t->bt.cls == MC_RMAPBT || t->bt.cls == MC_REFCBT)
 		return visit_other_rec(a, rec);
 	fs_alloc_rec_decode(rec, &r);
 	snprintf(found, sizeof(found), "%u+%u", r.startblock, r.blockcount);
-	why = fs_alloc_rec_problem(g, a->agno, &r);
+	why = fs_alloc_rec_problem(g, a->w.agno, &r);
 	if (why) {
-		snprintf(msg, sizeof(msg), "%s record %s: %s", t->ops->name, found, why);
-		fsp_report(a, "freesp.rec", t->leaf, "record", "an extent inside the AG", found, msg);
+		snprintf(msg, sizeof(msg), "%s record %s: %s", t->bt.ops->name, found, why);
+		fsp_report(a, "freesp.rec", t->bt.leaf, "record", "an extent inside the AG", found, msg);
 		return 0;
 	}
-	if (t->cls == MC_BNOBT) {
+	if (t->bt.cls == MC_BNOBT) {
 		if (t->have_prev && r.startblock < t->prev_end) {
 			snprintf(msg, sizeof(msg), "bno btree record %s overlaps the previous record", found);
-			fsp_report(a, "freesp.overlap", t->leaf, "startblock",
+			fsp_report(a, "freesp.overlap", t->bt.leaf, "startblock",
 				   FS_U(t->prev_end), FS_U(r.startblock), msg);
 		}
 		t->prev_end = (uint64_t)r.startblock + r.blockcount;
@@ -171,27 +143,6 @@ static int visit_rec(void *priv, const void *rec)
 		return -ENOMEM;
 	t->rec[t->n++] = r;
 	return 0;
-}
-
-static void walk_tree(struct fsp_ag *a, struct fsp_tree *t, fs_agblock_t root, uint32_t levels)
-{
-	struct scan_ctx *cx = a->cx;
-	struct fs_btree_walk w;
-	int err;
-
-	if (!scan_btree_walk_init(cx, t->ops, a->agno, root, levels, cx->fl, a, &w))
-		return;
-	w.visit_block = visit_block;
-	w.visit_rec = visit_rec;
-	a->t = t;
-	t->root = root;
-	t->leaf = NULLAGBLOCK;
-	err = fs_btree_walk(&w);
-	if (err < 0 && !a->err)
-		a->err = err;
-	t->walked = err == 0;
-	t->bad_blocks = w.bad_blocks;
-	__atomic_add_fetch(&cx->btree_blocks, w.blocks, __ATOMIC_RELAXED);
 }
 
 static int cmp_rec_bno(const void *pa, const void *pb)
@@ -246,15 +197,15 @@ static void check_counter(struct fsp_ag *a, const char *field, uint64_t on_disk,
 		return;
 	snprintf(msg, sizeof(msg), "AGF %s is %llu but the btrees hold %llu", field,
 		 (unsigned long long)on_disk, (unsigned long long)seen);
-	fs_report(a->cx->fl, "agf.counters", a->agno,
-		  (int64_t)(fs_ag_daddr(&a->cx->fs->g, a->agno) + (a->cx->fs->g.sectsize >> FS_BBSHIFT)),
+	fs_report(a->w.cx->fl, "agf.counters", a->w.agno,
+		  (int64_t)(fs_ag_daddr(&a->w.cx->fs->g, a->w.agno) + (a->w.cx->fs->g.sectsize >> FS_BBSHIFT)),
 		  FS_NONE, field, FS_U(seen), FS_U(on_disk), "%s", msg);
 }
 
 /* The AGFL's active blocks are owned (by the free list); returns how many. */
 static uint32_t note_agfl(struct fsp_ag *a)
 {
-	struct scan_ctx *cx = a->cx;
+	struct scan_ctx *cx = a->w.cx;
 	const struct fs_geom *g = &cx->fs->g;
 	uint32_t n = fs_agfl_active_count(g, &a->agf), count = 0;
 	struct fs_buf *b;
@@ -263,7 +214,7 @@ static uint32_t note_agfl(struct fsp_ag *a)
 		return a->agf.flcount;	/* phase 1 reported it; trust the count for the totals */
 	if (!n)
 		return 0;
-	if (fs_cache_read(cx->cache, fs_ag_daddr(g, a->agno) + 3 * (g->sectsize >> FS_BBSHIFT),
+	if (fs_cache_read(cx->cache, fs_ag_daddr(g, a->w.agno) + 3 * (g->sectsize >> FS_BBSHIFT),
 			  g->sectsize, &b))
 		return n;
 	if (get_be32(b->data) == XFS_AGFL_MAGIC) {
@@ -272,7 +223,7 @@ static uint32_t note_agfl(struct fsp_ag *a)
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t bno = get_be32(slots + 4 * (size_t)fs_agfl_slot(g, &a->agf, i));
 
-			if (bno >= g->ag_hdr_blocks && bno < fs_ag_blocks(g, a->agno))
+			if (bno >= g->ag_hdr_blocks && bno < fs_ag_blocks(g, a->w.agno))
 				model_note(a, bno, 1, MC_AGFL);
 			count++;
 		}
@@ -286,11 +237,11 @@ static int freesp_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	struct fsp_totals *tot = ((void **)priv)[1];
 	struct scan_ctx *cx = ((void **)priv)[0];
 	const struct fs_geom *g = &cx->fs->g;
-	struct fsp_tree bno = { .ops = fs_btree_ag_ops(FS_BTREE_AG_BNO), .cls = MC_BNOBT };
-	struct fsp_tree cnt = { .ops = fs_btree_ag_ops(FS_BTREE_AG_CNT), .cls = MC_CNTBT };
-	struct fsp_tree rmap = { .ops = fs_btree_ag_ops(FS_BTREE_AG_RMAP), .cls = MC_RMAPBT };
-	struct fsp_tree refc = { .ops = fs_btree_ag_ops(FS_BTREE_AG_REFC), .cls = MC_REFCBT };
-	struct fsp_ag a = { .cx = cx, .agno = agno, .worker = worker };
+	struct fsp_tree bno = { .bt = { .ops = fs_btree_ag_ops(FS_BTREE_AG_BNO), .cls = MC_BNOBT } };
+	struct fsp_tree cnt = { .bt = { .ops = fs_btree_ag_ops(FS_BTREE_AG_CNT), .cls = MC_CNTBT } };
+	struct fsp_tree rmap = { .bt = { .ops = fs_btree_ag_ops(FS_BTREE_AG_RMAP), .cls = MC_RMAPBT } };
+	struct fsp_tree refc = { .bt = { .ops = fs_btree_ag_ops(FS_BTREE_AG_REFC), .cls = MC_REFCBT } };
+	struct fsp_ag a = { .w = { .cx = cx, .agno = agno, .worker = worker } };
 	uint64_t freeblks = 0, longest = 0, btreeblks, fdblocks = 0;
 	struct fs_buf *b;
 	bool complete;
@@ -318,19 +269,19 @@ static int freesp_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	fs_buf_put(cx->cache, b);
 
 	a.agfl_count = note_agfl(&a);
-	walk_tree(&a, &bno, a.agf.bno_root, a.agf.bno_level);
-	walk_tree(&a, &cnt, a.agf.cnt_root, a.agf.cnt_level);
+	scan_btree_walk(&a.w, &bno.bt, a.agf.bno_root, a.agf.bno_level, visit_rec);
+	scan_btree_walk(&a.w, &cnt.bt, a.agf.cnt_root, a.agf.cnt_level, visit_rec);
 	if (g->rmapbt) {
-		walk_tree(&a, &rmap, a.agf.rmap_root, a.agf.rmap_level);
-		if (rmap.walked && !rmap.bad_blocks)
-			check_counter(&a, "rmap_blocks", a.agf.rmap_blocks, rmap.blocks);
+		scan_btree_walk(&a.w, &rmap.bt, a.agf.rmap_root, a.agf.rmap_level, visit_rec);
+		if (rmap.bt.walked && !rmap.bt.bad_blocks)
+			check_counter(&a, "rmap_blocks", a.agf.rmap_blocks, rmap.bt.blocks);
 	}
 	if (g->reflink) {
-		walk_tree(&a, &refc, a.agf.refc_root, a.agf.refc_level);
-		if (refc.walked && !refc.bad_blocks)
-			check_counter(&a, "refcount_blocks", a.agf.refc_blocks, refc.blocks);
+		scan_btree_walk(&a.w, &refc.bt, a.agf.refc_root, a.agf.refc_level, visit_rec);
+		if (refc.bt.walked && !refc.bt.bad_blocks)
+			check_counter(&a, "refcount_blocks", a.agf.refc_blocks, refc.bt.blocks);
 	}
-	complete = bno.walked && cnt.walked && !bno.bad_blocks && !cnt.bad_blocks;
+	complete = bno.bt.walked && cnt.bt.walked && !bno.bt.bad_blocks && !cnt.bt.bad_blocks;
 	__atomic_add_fetch(&cx->free_extents, bno.n, __ATOMIC_RELAXED);
 
 	if (complete) {
@@ -347,9 +298,9 @@ static int freesp_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 		 * beyond their roots.  An rmap tree that could not be walked
 		 * whole contributes what its AGF counter says.
 		 */
-		btreeblks = (bno.blocks - 1) + (cnt.blocks - 1);
-		if (g->rmapbt && rmap.walked && !rmap.bad_blocks)
-			btreeblks += rmap.blocks - 1;
+		btreeblks = (bno.bt.blocks - 1) + (cnt.bt.blocks - 1);
+		if (g->rmapbt && rmap.bt.walked && !rmap.bt.bad_blocks)
+			btreeblks += rmap.bt.blocks - 1;
 		else if (g->rmapbt && a.agf.rmap_blocks)
 			btreeblks += a.agf.rmap_blocks - 1;
 		if (g->lazysbcount)
@@ -366,7 +317,7 @@ out:
 	free(bno.rec);
 	free(cnt.rec);
 	scan_progress_add(cx, 1);
-	return a.err;
+	return a.w.err;
 }
 
 int scan_phase_freesp(struct scan_ctx *cx)

@@ -21,22 +21,10 @@
 #define MISMATCH_REPORTS 10
 
 struct ino_tree {
-	const struct fs_btree_ops *ops;
-	enum model_class cls;
+	struct scan_bt bt;         /* first: the shared walk's part */
 	struct fs_inobt_rec *rec;
 	size_t n, cap;
-	uint64_t blocks;
-	bool clean;                /* walked with no block rejected */
 	uint64_t bad_recs;         /* records rejected (their chunks are not in the model) */
-	fs_agblock_t root, leaf;
-};
-
-struct ino_ag {
-	struct scan_ctx *cx;       /* first: the walk's reader takes it from here */
-	fs_agnumber_t agno;
-	unsigned worker;
-	struct ino_tree *t;
-	int err;
 };
 
 struct ino_totals {
@@ -45,35 +33,8 @@ struct ino_totals {
 	bool complete;
 };
 
-static void note(struct ino_ag *a, fs_agblock_t agbno, uint32_t len, enum model_class cls,
-		 uint64_t owner)
-{
-	int err = model_add(a->cx->model, a->agno, agbno, len, cls, owner, 0, 0);
-
-	if (err == -ENOMEM && !a->err)
-		a->err = err;
-}
-
-static int visit_block(void *priv, uint32_t level, fs_agblock_t agbno, const void *block)
-{
-	struct ino_ag *a = priv;
-	struct ino_tree *t = a->t;
-	struct fs_btree_hdr h;
-
-	fs_btree_hdr_decode(t->ops, block, &h);
-	t->blocks++;
-	note(a, agbno, 1, t->cls, 0);
-	if (agbno != t->root)
-		scan_btree_minrecs(a->cx, t->ops, a->agno, agbno, level, block);
-	if (level > 0)
-		scan_btree_readahead(a->cx, a->worker, t->ops, a->agno, block, h.numrecs);
-	else
-		t->leaf = agbno;
-	return 0;
-}
-
 /* The blocks of a chunk that have inodes behind them (holes have none). */
-static void note_chunk_blocks(struct ino_ag *a, const struct fs_inobt_rec *r)
+static void note_chunk_blocks(struct scan_btw *a, const struct fs_inobt_rec *r)
 {
 	int err = model_add_chunk_blocks(a->cx->model, a->agno, r->startino, r->holemask,
 					 fs_agino_to_ino(&a->cx->fs->g, a->agno, r->startino));
@@ -84,8 +45,8 @@ static void note_chunk_blocks(struct ino_ag *a, const struct fs_inobt_rec *r)
 
 static int visit_rec(void *priv, const void *raw)
 {
-	struct ino_ag *a = priv;
-	struct ino_tree *t = a->t;
+	struct scan_btw *a = priv;
+	struct ino_tree *t = (struct ino_tree *)a->t;
 	const struct fs_geom *g = &a->cx->fs->g;
 	struct fs_inobt_rec r;
 	const char *why;
@@ -99,21 +60,21 @@ static int visit_rec(void *priv, const void *raw)
 	if (!why && g->inoalign && !r.holemask &&
 	    fs_agino_to_agbno(g, r.startino) % g->inoalign)
 		why = "chunk does not start on the inode alignment";
-	if (!why && t->cls == MC_FINOBT && r.freecount == 0)
+	if (!why && t->bt.cls == MC_FINOBT && r.freecount == 0)
 		why = "record without free inodes in the free inode btree";
 	if (why) {
-		snprintf(code, sizeof(code), "%s.rec", t->ops->code_prefix);
+		snprintf(code, sizeof(code), "%s.rec", t->bt.ops->code_prefix);
 		fs_report(a->cx->fl, code, a->agno,
-			  t->leaf == NULLAGBLOCK ? FS_NONE : (int64_t)fs_agbno_to_daddr(g, a->agno, t->leaf),
+			  t->bt.leaf == NULLAGBLOCK ? FS_NONE : (int64_t)fs_agbno_to_daddr(g, a->agno, t->bt.leaf),
 			  FS_NONE, "record", "a valid inode chunk", found, "%s record: %s",
-			  t->ops->name, why);
+			  t->bt.ops->name, why);
 		t->bad_recs++;
 		return 0;
 	}
 	if (FS_VEC_ROOM(t->rec, t->n, t->cap, 128))
 		return -ENOMEM;
 	t->rec[t->n++] = r;
-	if (t->cls == MC_INOBT) {
+	if (t->bt.cls == MC_INOBT) {
 		struct model_ichunk ic = {
 			.startino = r.startino, .holemask = r.holemask, .count = r.count,
 			.freecount = r.freecount, .where = MODEL_IC_INOBT, .ir_free = r.free,
@@ -131,26 +92,6 @@ static int visit_rec(void *priv, const void *raw)
 	return 0;
 }
 
-static void walk(struct ino_ag *a, struct ino_tree *t, fs_agblock_t root, uint32_t levels)
-{
-	struct scan_ctx *cx = a->cx;
-	struct fs_btree_walk w;
-	int err;
-
-	if (!scan_btree_walk_init(cx, t->ops, a->agno, root, levels, cx->fl, a, &w))
-		return;
-	w.visit_block = visit_block;
-	w.visit_rec = visit_rec;
-	a->t = t;
-	t->root = root;
-	t->leaf = NULLAGBLOCK;
-	err = fs_btree_walk(&w);
-	if (err < 0 && !a->err)
-		a->err = err;
-	t->clean = err == 0 && w.bad_blocks == 0;
-	__atomic_add_fetch(&cx->btree_blocks, w.blocks, __ATOMIC_RELAXED);
-}
-
 static bool same_rec(const struct fs_inobt_rec *x, const struct fs_inobt_rec *y)
 {
 	return x->startino == y->startino && x->holemask == y->holemask && x->count == y->count &&
@@ -158,7 +99,7 @@ static bool same_rec(const struct fs_inobt_rec *x, const struct fs_inobt_rec *y)
 }
 
 /* The finobt holds exactly the inobt records with free inodes, unchanged. */
-static void compare_finobt(struct ino_ag *a, const struct ino_tree *ino, const struct ino_tree *fino)
+static void compare_finobt(struct scan_btw *a, const struct ino_tree *ino, const struct ino_tree *fino)
 {
 	const struct fs_geom *g = &a->cx->fs->g;
 	size_t i = 0, j = 0, bad = 0;
@@ -200,7 +141,7 @@ static void compare_finobt(struct ino_ag *a, const struct ino_tree *ino, const s
 			  bad - MISMATCH_REPORTS);
 }
 
-static void agi_counter(struct ino_ag *a, const char *field, uint64_t on_disk, uint64_t seen)
+static void agi_counter(struct scan_btw *a, const char *field, uint64_t on_disk, uint64_t seen)
 {
 	const struct fs_geom *g = &a->cx->fs->g;
 
@@ -217,9 +158,9 @@ static int inobt_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	struct scan_ctx *cx = ((void **)priv)[0];
 	struct ino_totals *tot = ((void **)priv)[1];
 	const struct fs_geom *g = &cx->fs->g;
-	struct ino_tree ino = { .ops = fs_btree_ops_get(FS_BTREE_INO), .cls = MC_INOBT };
-	struct ino_tree fino = { .ops = fs_btree_ops_get(FS_BTREE_FINO), .cls = MC_FINOBT };
-	struct ino_ag a = { .cx = cx, .agno = agno, .worker = worker };
+	struct ino_tree ino = { .bt = { .ops = fs_btree_ops_get(FS_BTREE_INO), .cls = MC_INOBT } };
+	struct ino_tree fino = { .bt = { .ops = fs_btree_ops_get(FS_BTREE_FINO), .cls = MC_FINOBT } };
+	struct scan_btw a = { .cx = cx, .agno = agno, .worker = worker };
 	uint64_t count = 0, freecount = 0, fino_free = 0;
 	struct fs_agi agi;
 	struct fs_buf *b;
@@ -238,12 +179,13 @@ static int inobt_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	if (agi.magic != XFS_AGI_MAGIC && agi.seqno != agno)
 		goto out;
 
-	walk(&a, &ino, agi.root, agi.level);
+	scan_btree_walk(&a, &ino.bt, agi.root, agi.level, visit_rec);
 	if (g->finobt)
-		walk(&a, &fino, agi.free_root, agi.free_level);
+		scan_btree_walk(&a, &fino.bt, agi.free_root, agi.free_level, visit_rec);
 	/* every chunk the inobt holds is in the model: repair may rebuild from it */
-	cx->inobt_whole[agno] = ino.clean && !ino.bad_recs;
-	complete = agi.magic == XFS_AGI_MAGIC && ino.clean && (!g->finobt || fino.clean);
+	cx->inobt_whole[agno] = ino.bt.walked && !ino.bt.bad_blocks && !ino.bad_recs;
+	complete = agi.magic == XFS_AGI_MAGIC && ino.bt.walked && !ino.bt.bad_blocks &&
+		   (!g->finobt || (fino.bt.walked && !fino.bt.bad_blocks));
 	for (size_t i = 0; i < ino.n; i++) {
 		count += ino.rec[i].count;
 		freecount += ino.rec[i].freecount;
@@ -259,9 +201,9 @@ static int inobt_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 				agi_counter(&a, "freecount", agi.freecount, fino_free);
 		}
 		if (g->inobtcount) {
-			agi_counter(&a, "ino_blocks", agi.iblocks, ino.blocks);
+			agi_counter(&a, "ino_blocks", agi.iblocks, ino.bt.blocks);
 			if (g->finobt)
-				agi_counter(&a, "fino_blocks", agi.fblocks, fino.blocks);
+				agi_counter(&a, "fino_blocks", agi.fblocks, fino.bt.blocks);
 		}
 	}
 out:

@@ -234,6 +234,33 @@ void scan_rmap_free(struct scan_rmap_ag *s);
 
 /* Shared by the btree phases (btcommon.c). */
 struct fs_btree_ops;
+
+/* One AG btree walked with findings by phase 2 or 3: first member of the phase's tree state. */
+struct scan_bt {
+	const struct fs_btree_ops *ops;
+	enum model_class cls;      /* its blocks' owner class in the model */
+	fs_agblock_t root;
+	fs_agblock_t leaf;         /* the leaf whose records are being visited */
+	uint64_t blocks;           /* blocks accepted by the walk */
+	uint32_t bad_blocks;       /* blocks rejected (their subtrees skipped) */
+	bool walked;               /* the walk ran (root and height plausible) to its end */
+};
+/* One AG's walks in phase 2 or 3: first member of the phase's walk state (the callbacks' priv). */
+struct scan_btw {
+	struct scan_ctx *cx;
+	fs_agnumber_t agno;
+	unsigned worker;
+	struct scan_bt *t;         /* the tree being walked */
+	int err;                   /* first operational failure */
+};
+/*
+ * Walk t from root: every block accepted goes into the model as t->cls,
+ * is held to the fill rule below the root and has its children read
+ * ahead; every record goes to visit_rec(w, rec).  Nothing is walked when
+ * the root or height is impossible (phase 1 reported it).
+ */
+void scan_btree_walk(struct scan_btw *w, struct scan_bt *t, fs_agblock_t root, uint32_t levels,
+		     int (*visit_rec)(void *priv, const void *rec));
 /*
  * Set w up to walk one of AG agno's btrees (ops) from root, levels high,
  * reporting to fl, blocks read through the cache.  priv is the callbacks'
