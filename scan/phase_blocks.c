@@ -30,7 +30,6 @@
 #include "libfs/bmap.h"
 #include "libfs/inode.h"
 #include "libfs/vec.h"
-#include "libfs/workq.h"
 
 static int flush_nondir(struct scan_ag *s, struct scan_deferq *q);
 #define DEFER_FLUSH_AT 4096
@@ -319,15 +318,5 @@ static int blocks_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 
 int scan_phase_blocks(struct scan_ctx *cx)
 {
-	const struct fs_geom *g = &cx->fs->g;
-	struct fs_ag_workq_opts wo = {
-		.threads = cx->workers, .ag_stride = cx->opts->ag_stride,
-		.first_ag = 0, .ag_count = g->agcount,
-	};
-	int err;
-
-	scan_progress_phase(cx, "directory, xattr, symlink and bmbt blocks", g->agcount);
-	err = fs_ag_workq_run(&wo, blocks_ag, cx);
-	scan_progress_end(cx);
-	return err;
+	return scan_each_ag(cx, "directory, xattr, symlink and bmbt blocks", blocks_ag, cx);
 }

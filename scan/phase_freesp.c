@@ -20,7 +20,6 @@
 #include "libfs/btree_ag.h"
 #include "libfs/endian.h"
 #include "libfs/vec.h"
-#include "libfs/workq.h"
 
 #define MISMATCH_REPORTS 10   /* per AG, then one summary */
 
@@ -324,17 +323,11 @@ int scan_phase_freesp(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct fsp_totals tot = { .complete = true };
-	struct fs_ag_workq_opts wo = {
-		.threads = cx->workers, .ag_stride = cx->opts->ag_stride,
-		.first_ag = 0, .ag_count = g->agcount,
-	};
 	void *priv[2] = { cx, &tot };
 	int err;
 
 	pthread_mutex_init(&tot.lock, NULL);
-	scan_progress_phase(cx, "free space btrees", g->agcount);
-	err = fs_ag_workq_run(&wo, freesp_ag, priv);
-	scan_progress_end(cx);
+	err = scan_each_ag(cx, "free space btrees", freesp_ag, priv);
 	pthread_mutex_destroy(&tot.lock);
 	if (err)
 		return err;

@@ -27,7 +27,6 @@
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 #include "libfs/vec.h"
-#include "libfs/workq.h"
 
 /* Inode clusters: the unit the kernel reads inodes in, the unit read here. */
 static fs_agblock_t unit_start(const struct fs_geom *g, fs_agblock_t chunk_agbno, fs_agblock_t agbno)
@@ -277,16 +276,6 @@ static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 
 int scan_phase_inodes(struct scan_ctx *cx)
 {
-	const struct fs_geom *g = &cx->fs->g;
-	struct fs_ag_workq_opts wo = {
-		.threads = cx->workers, .ag_stride = cx->opts->ag_stride,
-		.first_ag = 0, .ag_count = g->agcount,
-	};
-	int err;
-
 	cx->forks_complete = true;
-	scan_progress_phase(cx, "inodes", g->agcount);
-	err = fs_ag_workq_run(&wo, inodes_ag, cx);
-	scan_progress_end(cx);
-	return err;
+	return scan_each_ag(cx, "inodes", inodes_ag, cx);
 }

@@ -12,7 +12,6 @@
 #include <errno.h>
 
 #include "scan/scan.h"
-#include "libfs/workq.h"
 
 #define DUP_REPORTS 20   /* per AG, then one summary */
 #define LEAK_REPORTS 20
@@ -112,15 +111,5 @@ out:
 
 int scan_phase_owners(struct scan_ctx *cx)
 {
-	const struct fs_geom *g = &cx->fs->g;
-	struct fs_ag_workq_opts wo = {
-		.threads = cx->workers, .ag_stride = cx->opts->ag_stride,
-		.first_ag = 0, .ag_count = g->agcount,
-	};
-	int err;
-
-	scan_progress_phase(cx, "owners", g->agcount);
-	err = fs_ag_workq_run(&wo, owners_ag, cx);
-	scan_progress_end(cx);
-	return err;
+	return scan_each_ag(cx, "owners", owners_ag, cx);
 }

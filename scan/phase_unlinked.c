@@ -19,7 +19,6 @@
 #include "libfs/dquot.h"
 #include "libfs/inode.h"
 #include "libfs/u32set.h"
-#include "libfs/workq.h"
 
 /* ---- reading inodes through the shared cache ---- */
 
@@ -331,16 +330,9 @@ static void check_metadata_inodes(struct scan_ctx *cx)
 
 int scan_phase_unlinked(struct scan_ctx *cx)
 {
-	const struct fs_geom *g = &cx->fs->g;
-	struct fs_ag_workq_opts wo = {
-		.threads = cx->workers, .ag_stride = cx->opts->ag_stride,
-		.first_ag = 0, .ag_count = g->agcount,
-	};
 	int err;
 
-	scan_progress_phase(cx, "unlinked lists", g->agcount);
-	err = fs_ag_workq_run(&wo, unlinked_ag, cx);
-	scan_progress_end(cx);
+	err = scan_each_ag(cx, "unlinked lists", unlinked_ag, cx);
 	if (err)
 		return err;
 	check_metadata_inodes(cx);

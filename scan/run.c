@@ -39,6 +39,21 @@ static uint64_t default_cache_bytes(void)
 	return quarter && quarter < cap ? quarter : cap;
 }
 
+int scan_each_ag(struct scan_ctx *cx, const char *name,
+		 int (*fn)(void *priv, fs_agnumber_t agno, unsigned worker), void *priv)
+{
+	struct fs_ag_workq_opts wo = {
+		.threads = cx->workers, .ag_stride = cx->opts->ag_stride,
+		.first_ag = 0, .ag_count = cx->fs->g.agcount,
+	};
+	int err;
+
+	scan_progress_phase(cx, name, cx->fs->g.agcount);
+	err = fs_ag_workq_run(&wo, fn, priv);
+	scan_progress_end(cx);
+	return err;
+}
+
 int scan_read_agblock(struct scan_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
 {
 	const struct fs_geom *g = &cx->fs->g;

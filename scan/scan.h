@@ -286,6 +286,13 @@ bool scan_btree_minrecs(struct scan_ctx *cx, const struct fs_btree_ops *ops, fs_
 int scan_model_add_fork(struct scan_ctx *cx, fs_ino_t ino, const struct fs_inode *ip,
 			int fork, const struct fs_bmap *m);
 
+/*
+ * One per-AG pass of a phase: fn(priv, agno, worker) for every AG on the
+ * worker pool (ag_stride AGs a work item), with progress named `name`.
+ */
+int scan_each_ag(struct scan_ctx *cx, const char *name,
+		 int (*fn)(void *priv, fs_agnumber_t agno, unsigned worker), void *priv);
+
 /* Read one filesystem block of an AG through the cache into buf. */
 int scan_read_agblock(struct scan_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf);
 /* The same by fsblock, as fs_bmap_ctx's read_fsblock (priv: the scan_ctx); -ERANGE outside. */
