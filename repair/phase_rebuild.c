@@ -363,15 +363,21 @@ static int inode_records(struct agwork *w)
 	w->last_chunk = NULLAGINO;
 	for (size_t k = 0; k < nic; k++) {
 		const struct model_ichunk *c = &ic[k];
+		bool listed = c->where & MODEL_IC_INOBT;
 		struct fs_inobt_rec r = { .startino = c->startino, .holemask = c->holemask,
 					  .count = c->count };
-		uint64_t alloc = fs_inobt_rec_allocmask(&r), freem = 0;
+		uint64_t alloc, freem = 0;
 		uint64_t slot0 = lk ? lk->ag_base[w->agno] + (uint64_t)k * XFS_INODES_PER_CHUNK : 0;
 		unsigned fc = 0;
 		void *p;
 
-		if (!(c->where & MODEL_IC_INOBT) && !c->seen_mask)
+		if (!listed && !c->seen_mask)
 			continue;
+		/* a chunk the rmapbt gave back: its space is what its hole mask leaves */
+		if (!listed)
+			r.count = (uint8_t)(XFS_INODES_PER_CHUNK - XFS_INODES_PER_HOLEMASK_BIT *
+					    __builtin_popcount(r.holemask));
+		alloc = fs_inobt_rec_allocmask(&r);
 		for (unsigned i = 0; i < XFS_INODES_PER_CHUNK; i++) {
 			uint64_t bit = 1ull << i;
 			bool f;
@@ -383,7 +389,8 @@ static int inode_records(struct agwork *w)
 			else if (c->seen_mask & bit)
 				f = (c->seen_free & bit) != 0;
 			else
-				f = (c->ir_free & bit) != 0;
+				/* not read: the inobt's word, or (no inobt record) nothing proves it */
+				f = !listed || (c->ir_free & bit) != 0;
 			if (f) {
 				freem |= bit;
 				if (alloc & bit)
@@ -393,9 +400,9 @@ static int inode_records(struct agwork *w)
 		p = recs_add(&w->ino);
 		if (!p)
 			return -ENOMEM;
-		fs_enc_inobt_rec(p, c->startino, g->spinodes, c->holemask, (uint8_t)c->count,
+		fs_enc_inobt_rec(p, c->startino, g->spinodes, c->holemask, r.count,
 				 (uint8_t)fc, freem);
-		w->icount += c->count;
+		w->icount += r.count;
 		w->ifree += fc;
 		w->last_chunk = c->startino;
 		if (g->finobt && fc) {
@@ -1223,7 +1230,7 @@ static const char *model_incomplete(const struct repair_ctx *rx)
 		if (rx->fl->v[i].def->fix == FS_FIX_NONE && rx->fl->v[i].ino >= 0)
 			return "some inodes could not be read";
 	for (fs_agnumber_t a = 0; a < rx->fs->g.agcount; a++)
-		if (!rx->sx->inobt_whole[a])
+		if (!rx->sx->chunks_known[a])
 			return "an inode btree could not be walked whole, so inode chunks may be unknown";
 	return NULL;
 }

@@ -29,6 +29,7 @@ struct fsp_tree {
 	size_t n, cap;
 	uint64_t prev_end;         /* bno: end of the previous record */
 	bool have_prev;
+	uint64_t bad_recs;         /* records that broke their own rules */
 };
 
 struct fsp_ag {
@@ -103,6 +104,7 @@ static int visit_other_rec(struct fsp_ag *a, const void *rec)
 	t->n++;
 	if (!why)
 		return 0;
+	t->bad_recs++;
 	snprintf(code, sizeof(code), "%s.rec", t->bt.ops->code_prefix);
 	snprintf(msg, sizeof(msg), "%s record %s: %s", t->bt.ops->name, found, why);
 	fsp_report(a, code, t->bt.leaf, "record", "a valid record", found, msg);
@@ -274,6 +276,8 @@ static int freesp_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 		scan_btree_walk(&a.w, &rmap.bt, a.agf.rmap_root, a.agf.rmap_level, visit_rec);
 		if (rmap.bt.walked && !rmap.bt.bad_blocks)
 			check_counter(&a, "rmap_blocks", a.agf.rmap_blocks, rmap.bt.blocks);
+		/* every OWN_INODES record seen: phase 3 can give back what an inobt lost */
+		cx->rmap_whole[agno] = rmap.bt.walked && !rmap.bt.bad_blocks && !rmap.bad_recs;
 	}
 	if (g->reflink) {
 		scan_btree_walk(&a.w, &refc.bt, a.agf.refc_root, a.agf.refc_level, visit_rec);

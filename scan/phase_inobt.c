@@ -182,7 +182,7 @@ static int inobt_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	if (g->finobt)
 		scan_btree_walk(&a, &fino.bt, agi.free_root, agi.free_level, visit_rec);
 	/* every chunk the inobt holds is in the model: repair may rebuild from it */
-	cx->inobt_whole[agno] = ino.bt.walked && !ino.bt.bad_blocks && !ino.bad_recs;
+	cx->chunks_known[agno] = ino.bt.walked && !ino.bt.bad_blocks && !ino.bad_recs;
 	complete = agi.magic == XFS_AGI_MAGIC && ino.bt.walked && !ino.bt.bad_blocks &&
 		   (!g->finobt || (fino.bt.walked && !fino.bt.bad_blocks));
 	for (size_t i = 0; i < ino.n; i++) {
@@ -323,6 +323,9 @@ int scan_phase_inobt(struct scan_ctx *cx)
 			err = add_rmap_chunks(cx, agno);
 		if (err)
 			return err;
+		/* the rmapbt's inode chunks, all seen, stand in for what the inobt lost */
+		if (g->rmapbt && cx->rmap_whole[agno])
+			cx->chunks_known[agno] = true;
 	}
 	cx->inodes = tot.icount;
 	/*

@@ -147,9 +147,10 @@ static int engine_start(struct scan_ctx *cx)
 	if (err)
 		return err;
 	cx->deferq = calloc(g->agcount, sizeof(*cx->deferq));
-	cx->inobt_whole = calloc(g->agcount, sizeof(*cx->inobt_whole));
+	cx->chunks_known = calloc(g->agcount, sizeof(*cx->chunks_known));
+	cx->rmap_whole = calloc(g->agcount, sizeof(*cx->rmap_whole));
 	cx->rmap_inodes = calloc(g->agcount, sizeof(*cx->rmap_inodes));
-	if (!cx->deferq || !cx->inobt_whole || !cx->rmap_inodes)
+	if (!cx->deferq || !cx->chunks_known || !cx->rmap_whole || !cx->rmap_inodes)
 		return -ENOMEM;
 	cx->workers = fs_ag_workq_threads(&wo);
 	cx->ioq = calloc(cx->workers, sizeof(*cx->ioq));
@@ -187,8 +188,10 @@ void scan_teardown(struct scan_ctx *cx)
 			free(cx->deferq[a].dips);
 		}
 	free(cx->deferq);
-	free(cx->inobt_whole);
-	cx->inobt_whole = NULL;
+	free(cx->chunks_known);
+	cx->chunks_known = NULL;
+	free(cx->rmap_whole);
+	cx->rmap_whole = NULL;
 	cx->deferq = NULL;
 	if (cx->rmap_inodes)
 		for (fs_agnumber_t a = 0; a < cx->fs->g.agcount; a++)

@@ -75,7 +75,9 @@ struct scan_ctx {
 	uint64_t deferred;         /* inodes the scan kept for phase 5 */
 	uint64_t deferred_early;   /* ... whose non-directory work ran during the scan */
 	bool forks_complete;       /* every in-use inode's forks loaded cleanly */
-	bool *inobt_whole;         /* per AG: the inobt was walked whole (every chunk is known) */
+	bool *chunks_known;        /* per AG: every inode chunk is in the model (the inobt was
+				    * walked whole, or a whole rmapbt gave back what it lost) */
+	bool *rmap_whole;          /* per AG: the rmapbt was walked whole, every record valid */
 	double phase_seconds[SCAN_PH_NR]; /* wall time of each phase run */
 };
 
