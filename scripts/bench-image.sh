@@ -6,6 +6,14 @@
 #                in fifty deleted so chunks and directories have holes
 #   make_proto   the same tree from a protofile (mkfs.xfs -p), for hosts
 #                without root or loop devices
+#   make_aged    a realistic aged volume of at least $want inodes, made by
+#                the kernel (issue 17): fragmented files (btree extent
+#                maps), sparse files, xattrs in every format (short form,
+#                leaf, node, remote values), inline and remote symlinks,
+#                hard links, a 100k-entry directory, small files for the
+#                rest, deletes across it; $aged_v names its recipe (a
+#                cached image of another recipe is made again)
+aged_v=2
 
 make_kernel() {
 	rm -f "$img"
@@ -72,4 +80,91 @@ with open(out, "w") as p:
 PY
 	truncate -s 16G "$img"
 	mkfs.xfs -q -f -p "$dir/bench.proto" "$img"
+}
+
+make_aged() {
+	rm -f "$img"
+	truncate -s 16G "$img"
+	mkfs.xfs -q -f "$img"
+	mount -o loop "$img" "$mnt"
+	python3 - "$mnt" "$want" <<'PY'
+import os, sys
+root, want = sys.argv[1], int(sys.argv[2])
+n = 0
+# fragmented files: a 4 KiB write every other block, round robin, so the
+# extents of 64 files interleave and their maps become btrees
+frag = os.path.join(root, "frag"); os.mkdir(frag)
+fds = [os.open(os.path.join(frag, "f%02d" % k), os.O_CREAT | os.O_WRONLY, 0o644) for k in range(64)]
+blk = b"f" * 4096
+for b in range(0, 1024, 2):
+    for fd in fds:
+        os.pwrite(fd, blk, b * 4096)
+    if b % 64 == 0:
+        os.sync()
+for fd in fds:
+    os.close(fd)
+n += 65
+# sparse files: a few blocks far apart, holes between
+sparse = os.path.join(root, "sparse"); os.mkdir(sparse)
+for k in range(200):
+    fd = os.open(os.path.join(sparse, "s%03d" % k), os.O_CREAT | os.O_WRONLY, 0o644)
+    for j in range(1 + k % 16):
+        os.pwrite(fd, blk, (j * 37 + k) * (1 << 20))
+    os.close(fd)
+n += 201
+# a 100k-entry directory (half the inodes for a quick run)
+big = os.path.join(root, "big"); os.mkdir(big)
+nbig = min(100000, want // 2)
+for k in range(nbig):
+    os.close(os.open(os.path.join(big, "entry-%07d" % k), os.O_CREAT | os.O_WRONLY, 0o644))
+n += nbig + 1
+# xattrs on one file in ten of the rest: short form; leaf (one in three);
+# node, several leaf blocks under a DA node (one in a hundred); remote
+# values (one in seven)
+xa = os.path.join(root, "xattrs"); os.mkdir(xa)
+nxa = max(1, (want - n) // 10)
+for k in range(nxa):
+    p = os.path.join(xa, "x%06d" % k)
+    os.close(os.open(p, os.O_CREAT | os.O_WRONLY, 0o644))
+    os.setxattr(p, "user.a", b"v" * 16)
+    if k % 3 == 0:
+        for j in range(40):
+            os.setxattr(p, "user.leaf%02d" % j, b"l" * 64)
+    if k % 100 == 0:
+        for j in range(300):
+            os.setxattr(p, "user.node%03d" % j, b"n" * 64)
+    if k % 7 == 0:
+        os.setxattr(p, "user.remote", b"r" * 6000)
+n += nxa + 1
+# symlinks, inline and remote (a target longer than the inode holds), and
+# hard links to some of the xattr files
+ln = os.path.join(root, "links"); os.mkdir(ln)
+for k in range(20000):
+    target = ("t%06d" % k) if k % 4 else ("long-%06d-" % k) + "y" * 900
+    os.symlink(target, os.path.join(ln, "l%05d" % k))
+    if k % 2 == 0 and k // 2 < nxa:
+        os.link(os.path.join(xa, "x%06d" % (k // 2)), os.path.join(ln, "h%05d" % k))
+n += 20001
+# small files for the rest, 500 per directory, one in ten with data
+d = 0
+while n < want + want // 50:
+    dp = os.path.join(root, "d%05d" % d); os.mkdir(dp); n += 1
+    for f in range(500):
+        fd = os.open(os.path.join(dp, "f%03d" % f), os.O_CREAT | os.O_WRONLY, 0o644)
+        if f % 10 == 0:
+            os.write(fd, b"x" * (100 + 37 * f))
+        os.close(fd)
+        n += 1
+    d += 1
+# age: delete one file in fifty, every seventh entry of the big directory,
+# every fifth symlink
+for k in range(d):
+    for f in range(k % 50, 500, 50):
+        os.unlink(os.path.join(root, "d%05d" % k, "f%03d" % f))
+for k in range(0, nbig, 7):
+    os.unlink(os.path.join(big, "entry-%07d" % k))
+for k in range(0, 20000, 5):
+    os.unlink(os.path.join(ln, "l%05d" % k))
+PY
+	umount "$mnt"
 }
