@@ -146,13 +146,29 @@ static bool one_namespace(uint8_t flags)
 static bool claim(uint8_t *used, uint32_t start, uint32_t end)
 {
 	bool clash = false;
+	uint32_t b = start;
 
-	for (uint32_t b = start; b < end; b++) {
-		if (used[b >> 3] & (1u << (b & 7)))
-			clash = true;
-		used[b >> 3] |= 1u << (b & 7);
+	/* bit by bit to a byte boundary, then whole bytes: entries are 4-byte aligned */
+	for (; b < end && (b & 7); b++) {
+		clash |= (used[b >> 3] >> (b & 7)) & 1;
+		used[b >> 3] |= (uint8_t)(1u << (b & 7));
+	}
+	for (; b + 8 <= end; b += 8) {
+		clash |= used[b >> 3] != 0;
+		used[b >> 3] = 0xff;
+	}
+	for (; b < end; b++) {
+		clash |= (used[b >> 3] >> (b & 7)) & 1;
+		used[b >> 3] |= (uint8_t)(1u << (b & 7));
 	}
 	return !clash;
+}
+
+/* "entries[i]": a field name built only for a finding (not per entry: the hot path) */
+static const char *entf(char buf[32], uint32_t i)
+{
+	snprintf(buf, 32, "entries[%u]", i);
+	return buf;
 }
 
 int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
@@ -198,43 +214,47 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 	for (uint32_t i = 0; i < count; i++) {
 		struct fs_attr_ent e;
 		bool fits = fs_attr_leaf_entry(buf, blksize, &h, i, &e);
-		char fld[32];
+		char f[32];
 
-		snprintf(fld, sizeof(fld), "entries[%u]", i);
 		if (e.hash < last_hash)
-			bad(&v, "attr.order", fld, "hash at least the previous entry's",
+			bad(&v, "attr.order", entf(f, i), "hash at least the previous entry's",
 			    FS_X(e.hash), "attr leaf entry %u is out of hash order", i);
 		last_hash = e.hash;
 		if (e.nameidx < firstused_bound || e.nameidx >= blksize) {
-			bad(&v, "attr.nameidx", fld, "inside the name area", FS_U(e.nameidx),
+			bad(&v, "attr.nameidx", entf(f, i), "inside the name area",
+			    FS_U(e.nameidx),
 			    "attr leaf entry %u name offset is outside the name area", i);
 			all_decoded = false;
 			continue;
 		}
 		if (!fits) {
-			bad(&v, "attr.entry", fld, "inside the block", FS_U(e.nameidx + e.entsize),
+			bad(&v, "attr.entry", entf(f, i), "inside the block",
+			    FS_U(e.nameidx + e.entsize),
 			    "attr leaf entry %u name/value runs past the block end", i);
 			all_decoded = false;
 			continue;
 		}
 		if (e.flags & ~(XFS_ATTR_LOCAL | XFS_ATTR_NSP_ONDISK_MASK | XFS_ATTR_INCOMPLETE) ||
 		    !one_namespace(e.flags))
-			bad(&v, "attr.flags", fld, "LOCAL/INCOMPLETE and one namespace", FS_X(e.flags),
+			bad(&v, "attr.flags", entf(f, i), "LOCAL/INCOMPLETE and one namespace",
+			    FS_X(e.flags),
 			    "attr leaf entry %u has invalid flags", i);
 		if (e.flags & XFS_ATTR_INCOMPLETE)
-			bad(&v, "attr.incomplete", fld, "complete", "INCOMPLETE",
+			bad(&v, "attr.incomplete", entf(f, i), "complete", "INCOMPLETE",
 			    "attr leaf entry %u is marked incomplete (interrupted set/remove)", i);
 		if (e.namelen == 0 || memchr(e.name, 0, e.namelen))
-			bad(&v, "attr.name", fld, "a name without NUL", FS_U(e.namelen),
+			bad(&v, "attr.name", entf(f, i), "a name without NUL", FS_U(e.namelen),
 			    "attr leaf entry %u has an empty name or a NUL inside it", i);
 		if (!e.local && e.valueblk == 0 && !(e.flags & XFS_ATTR_INCOMPLETE))
-			bad(&v, "attr.remote", fld, "a value block", "0",
+			bad(&v, "attr.remote", entf(f, i), "a value block", "0",
 			    "attr leaf entry %u has a remote value at block 0", i);
 		if (!e.local && e.valuelen > XFS_XATTR_SIZE_MAX)
-			bad(&v, "attr.remote", fld, FS_U(XFS_XATTR_SIZE_MAX), FS_U(e.valuelen),
+			bad(&v, "attr.remote", entf(f, i), FS_U(XFS_XATTR_SIZE_MAX),
+			    FS_U(e.valuelen),
 			    "attr leaf entry %u remote value is larger than a value can be", i);
 		if (!claim(used, e.nameidx, e.nameidx + e.entsize))
-			bad(&v, "attr.overlap", fld, "bytes no other entry uses", FS_U(e.nameidx),
+			bad(&v, "attr.overlap", entf(f, i), "bytes no other entry uses",
+			    FS_U(e.nameidx),
 			    "attr leaf entry %u name/value overlaps another entry or the table", i);
 		usedbs += e.entsize;
 		if (e.nameidx < firstb)
