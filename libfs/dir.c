@@ -61,6 +61,12 @@ static bool same_name(const unsigned char *a, const unsigned char *b, size_t len
 	return true;
 }
 
+bool fs_dir_name_eq(const struct fs_geom *g, const unsigned char *a, const unsigned char *b,
+		    size_t len)
+{
+	return same_name(a, b, len, g->asciici);
+}
+
 static bool is_dot(const unsigned char *n, uint32_t len) { return len == 1 && n[0] == '.'; }
 static bool is_dotdot(const unsigned char *n, uint32_t len) { return len == 2 && n[0] == '.' && n[1] == '.'; }
 

@@ -81,6 +81,10 @@ int fs_dir_walk(struct fs_dir_ctx *c, const struct fs_bmap *m, uint64_t size);
 /* Name rules: not empty, no '/' and no NUL. */
 bool fs_dir_name_ok(const unsigned char *name, size_t len);
 
+/* Two names of len bytes are one directory name (case folded on ascii-ci filesystems). */
+bool fs_dir_name_eq(const struct fs_geom *g, const unsigned char *a, const unsigned char *b,
+		    size_t len);
+
 /* Bytes one data entry takes for a name length (8-byte aligned). */
 uint32_t fs_dir_entsize(const struct fs_geom *g, uint32_t namelen);
 

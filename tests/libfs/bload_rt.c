@@ -33,6 +33,12 @@ static unsigned ilog2u(uint32_t v)
 
 int rt_geom(uint32_t blocksize, struct fs_geom *g)
 {
+	return rt_geom_ex(blocksize, 0, 14, 4, false, g);
+}
+
+int rt_geom_ex(uint32_t blocksize, uint32_t dirblklog, uint32_t agblklog, uint32_t agcount,
+	       bool asciici, struct fs_geom *g)
+{
 	struct xfs_sb sb;
 	uint32_t inopb = blocksize / 512;
 
@@ -40,10 +46,11 @@ int rt_geom(uint32_t blocksize, struct fs_geom *g)
 	sb.sb_magicnum = XFS_SB_MAGIC;
 	sb.sb_blocksize = blocksize;
 	sb.sb_blocklog = (uint8_t)ilog2u(blocksize);
-	sb.sb_agblocks = 16384;
-	sb.sb_agblklog = 14;
-	sb.sb_agcount = 4;
-	sb.sb_dblocks = 4 * 16384;
+	sb.sb_agblocks = 1u << agblklog;
+	sb.sb_agblklog = (uint8_t)agblklog;
+	sb.sb_agcount = agcount;
+	sb.sb_dblocks = (uint64_t)agcount << agblklog;
+	sb.sb_dirblklog = (uint8_t)dirblklog;
 	sb.sb_rextsize = blocksize >= 4096 ? 1 : 4096 / blocksize;
 	sb.sb_logblocks = 4096;
 	sb.sb_logstart = 8192;
@@ -70,6 +77,8 @@ int rt_geom(uint32_t blocksize, struct fs_geom *g)
 				  XFS_SB_FEAT_INCOMPAT_BIGTIME | XFS_SB_FEAT_INCOMPAT_NREXT64;
 	sb.sb_features_ro_compat = XFS_SB_FEAT_RO_COMPAT_FINOBT | XFS_SB_FEAT_RO_COMPAT_RMAPBT |
 				   XFS_SB_FEAT_RO_COMPAT_REFLINK | XFS_SB_FEAT_RO_COMPAT_INOBTCNT;
+	if (asciici)
+		sb.sb_versionnum |= XFS_SB_VERSION_BORGBIT;
 	memset(&sb.sb_meta_uuid, 0x5a, sizeof(sb.sb_meta_uuid));
 	memset(&sb.sb_uuid, 0x5a, sizeof(sb.sb_uuid));
 	return fs_geom_derive(&sb, g);

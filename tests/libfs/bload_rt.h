@@ -9,6 +9,7 @@
 #ifndef XFSX_TEST_BLOAD_RT_H
 #define XFSX_TEST_BLOAD_RT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "libfs/bload.h"
@@ -16,6 +17,9 @@
 
 /* 4 AGs of 16384 blocks, 512-byte inodes, finobt, sparse inodes, rmapbt, reflink. */
 int rt_geom(uint32_t blocksize, struct fs_geom *g);
+/* The same with directory blocks of 2^dirblklog fs blocks, AGs of 2^agblklog blocks, ascii-ci. */
+int rt_geom_ex(uint32_t blocksize, uint32_t dirblklog, uint32_t agblklog, uint32_t agcount,
+	       bool asciici, struct fs_geom *g);
 
 enum rt_tree { RT_BNO, RT_CNT, RT_RMAP, RT_REFC, RT_INO, RT_FINO, RT_BMBT, RT_NR };
 const struct fs_btree_ops *rt_ops(enum rt_tree t);
