@@ -203,8 +203,28 @@ void fs_enc_dinode_free(void *buf, size_t inodesize, fs_ino_t ino, const unsigne
 	fs_crc_update(buf, inodesize, offsetof(struct xfs_dinode, di_crc));
 }
 
+#ifndef NSEC_PER_SEC
+#define NSEC_PER_SEC 1000000000ull   /* XFS_BIGTIME_TIME_MAX needs the kernel's name */
+#endif
+
 static __be64 enc_time(int64_t sec, uint32_t nsec, bool bigtime)
 {
+	/* what the inode cannot hold is clamped, as the kernel clamps a utimes() */
+	if (nsec >= 1000000000u)
+		nsec = 999999999u;
+	if (bigtime && sec < -(int64_t)XFS_BIGTIME_EPOCH_OFFSET) {
+		sec = -(int64_t)XFS_BIGTIME_EPOCH_OFFSET;
+		nsec = 0;
+	} else if (bigtime && sec > (int64_t)(XFS_BIGTIME_TIME_MAX - XFS_BIGTIME_EPOCH_OFFSET)) {
+		sec = (int64_t)(XFS_BIGTIME_TIME_MAX - XFS_BIGTIME_EPOCH_OFFSET);
+		nsec = 999999999u;
+	} else if (!bigtime && sec < INT32_MIN) {
+		sec = INT32_MIN;
+		nsec = 0;
+	} else if (!bigtime && sec > INT32_MAX) {
+		sec = INT32_MAX;
+		nsec = 999999999u;
+	}
 	if (bigtime)
 		return to_be64(((uint64_t)(sec + XFS_BIGTIME_EPOCH_OFFSET)) * 1000000000ull + nsec);
 	return to_be64(((uint64_t)(uint32_t)(int32_t)sec << 32) | nsec);
@@ -226,13 +246,32 @@ void fs_enc_dinode(void *buf, size_t inodesize, fs_ino_t ino, const unsigned cha
 	d->di_uid = to_be32(in->uid);
 	d->di_gid = to_be32(in->gid);
 	d->di_nlink = to_be32(in->nlink);
-	/* atime is left at the epoch, as mkfs.xfs leaves it */
-	d->di_atime = enc_time(0, 0, in->bigtime);
-	d->di_mtime = enc_time(in->sec, in->nsec, in->bigtime);
-	d->di_ctime = enc_time(in->sec, in->nsec, in->bigtime);
-	d->di_crtime = enc_time(in->sec, in->nsec, in->bigtime);
+	if (in->times) {
+		d->di_atime = enc_time(in->times[0].sec, in->times[0].nsec, in->bigtime);
+		d->di_mtime = enc_time(in->times[1].sec, in->times[1].nsec, in->bigtime);
+		d->di_ctime = enc_time(in->times[2].sec, in->times[2].nsec, in->bigtime);
+		d->di_crtime = enc_time(in->times[3].sec, in->times[3].nsec, in->bigtime);
+	} else {
+		/* atime is left at the epoch, as mkfs.xfs leaves it */
+		d->di_atime = enc_time(0, 0, in->bigtime);
+		d->di_mtime = enc_time(in->sec, in->nsec, in->bigtime);
+		d->di_ctime = enc_time(in->sec, in->nsec, in->bigtime);
+		d->di_crtime = enc_time(in->sec, in->nsec, in->bigtime);
+	}
 	d->di_size = to_be64(in->size);
-	d->di_aformat = XFS_DINODE_FMT_EXTENTS;
+	d->di_nblocks = to_be64(in->nblocks);
+	if (in->nrext64) {
+		d->di_big_nextents = to_be64(in->nextents);
+		d->di_big_anextents = to_be32(in->anextents);
+	} else {
+		d->di_nextents = to_be32((uint32_t)in->nextents);
+		d->di_anextents = to_be16((uint16_t)in->anextents);
+	}
+	d->di_forkoff = in->forkoff;
+	d->di_aformat = in->aformat ? in->aformat : XFS_DINODE_FMT_EXTENTS;
+	d->di_projid_lo = to_be16((uint16_t)in->projid);
+	d->di_projid_hi = to_be16((uint16_t)(in->projid >> 16));
+	d->di_gen = to_be32(in->gen);
 	d->di_flags = to_be16(in->flags);
 	d->di_changecount = to_be64(in->changecount);
 	d->di_flags2 = to_be64(flags2);
@@ -242,6 +281,11 @@ void fs_enc_dinode(void *buf, size_t inodesize, fs_ino_t ino, const unsigned cha
 void *fs_dinode_dfork(void *buf)
 {
 	return (char *)buf + sizeof(struct xfs_dinode);
+}
+
+size_t fs_dinode_litino(size_t inodesize)
+{
+	return inodesize - sizeof(struct xfs_dinode);
 }
 
 void fs_enc_dinode_finish(void *buf, size_t inodesize)

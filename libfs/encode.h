@@ -67,6 +67,12 @@ void fs_enc_refc_rec(void *rec, uint32_t start, uint32_t len, uint32_t refcount,
  */
 void fs_enc_dinode_free(void *buf, size_t inodesize, fs_ino_t ino, const unsigned char uuid[16]);
 
+/* A timestamp; outside what the inode can hold it is clamped (bigtime: 1901..2486). */
+struct fs_dinode_time {
+	int64_t sec;
+	uint32_t nsec;
+};
+
 /* Fields of an inode in use (times in seconds/nanoseconds since the epoch). */
 struct fs_dinode_init {
 	uint16_t mode;
@@ -79,11 +85,23 @@ struct fs_dinode_init {
 	uint32_t nsec;
 	uint64_t changecount;
 	bool bigtime, nrext64;
+	/*
+	 * Inodes made from a source (mkfs -p); left zero, the inode is as
+	 * above: atime at the epoch, the other times sec/nsec, no blocks.
+	 */
+	const struct fs_dinode_time *times;  /* atime, mtime, ctime, crtime (4 entries) */
+	uint64_t nblocks, nextents;
+	uint32_t anextents;
+	uint8_t forkoff;         /* attr fork offset in 8-byte units (0: no attr fork) */
+	uint8_t aformat;         /* XFS_DINODE_FMT_* of the attr fork (0: extents) */
+	uint32_t projid, gen;
 };
 void fs_enc_dinode(void *buf, size_t inodesize, fs_ino_t ino, const unsigned char uuid[16],
 		   const struct fs_dinode_init *in);
 /* Data fork start and CRC recompute after the fork was filled in. */
 void *fs_dinode_dfork(void *buf);
+/* Bytes of the literal area (both forks) of an inode of inodesize bytes. */
+size_t fs_dinode_litino(size_t inodesize);
 void fs_enc_dinode_finish(void *buf, size_t inodesize);
 
 /*

@@ -6,6 +6,7 @@
  * by the block before any byte is looked at.
  */
 #include "libfs/symlink.h"
+#include "libfs/crc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +37,23 @@ static void bad(struct sv *v, const char *code, const char *field, const char *e
 	fs_report(v->c->fl, code, v->c->agno, (int64_t)v->c->daddr,
 		  v->c->ino ? (int64_t)v->c->ino : FS_NONE, field, exp, found, "%s", msg);
 	v->n++;
+}
+
+void fs_symlink_rmt_encode(const struct fs_geom *g, void *buf, size_t len, fs_ino_t ino,
+			   fs_daddr_t daddr, uint32_t offset, const void *data, uint32_t bytes)
+{
+	struct xfs_dsymlink_hdr *h = buf;
+
+	(void)g;
+	memset(buf, 0, len);
+	h->sl_magic = to_be32(XFS_SYMLINK_MAGIC);
+	h->sl_offset = to_be32(offset);
+	h->sl_bytes = to_be32(bytes);
+	memcpy(&h->sl_uuid, g->meta_uuid, 16);
+	h->sl_owner = to_be64(ino);
+	h->sl_blkno = to_be64(daddr);
+	memcpy((unsigned char *)buf + SL_HDR_SIZE, data, bytes);
+	fs_crc_update(buf, len, XFS_SYMLINK_CRC_OFF);
 }
 
 uint32_t fs_symlink_block_space(const struct fs_geom *g)

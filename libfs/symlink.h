@@ -17,6 +17,15 @@
 uint32_t fs_symlink_block_space(const struct fs_geom *g);
 
 /*
+ * The encoder: one remote symlink extent (len bytes: the kernel reads and
+ * writes a remote target one extent per buffer, one header and CRC per
+ * extent) at daddr carrying bytes of the target from offset (at most len
+ * minus the header); the rest zeroed.
+ */
+void fs_symlink_rmt_encode(const struct fs_geom *g, void *buf, size_t len, fs_ino_t ino,
+			   fs_daddr_t daddr, uint32_t offset, const void *data, uint32_t bytes);
+
+/*
  * An inline target of size bytes (fork: the data fork): 0 < size <=
  * XFS_SYMLINK_MAXLEN and no NUL inside (the kernel's shortform rule).
  */
