@@ -43,6 +43,8 @@ int main(int argc, char **argv)
 	struct mkfs_plan plan;
 	struct fs_dev_opts dopts = { .writable = true };
 	struct fs_dev *dev = NULL;
+	struct proto_tree tree;
+	bool have_tree = false, progress;
 	const char *target = NULL;
 	char err[512];
 	int rc;
@@ -63,6 +65,15 @@ int main(int argc, char **argv)
 
 	if (fs_target_io_engine_env(err, sizeof(err)))
 		return die(err);
+	/* -p: the whole source is read before the target is touched */
+	if (o.proto) {
+		if (proto_read(o.proto, &tree, err, sizeof(err))) {
+			proto_free(&tree);
+			return die(err);
+		}
+		have_tree = true;
+	}
+	progress = o.progress == OPT_UNSET ? isatty(STDERR_FILENO) : o.progress != 0;
 	/* what the target is, before anything opens it: a FIFO never blocks us */
 	rc = fs_target_check(target, o.noaction ? FS_TARGET_INSPECT : FS_TARGET_WRITE, &ti, err,
 			     sizeof(err));
@@ -111,8 +122,10 @@ int main(int argc, char **argv)
 	if (o.noaction)
 		return 0;
 
-	rc = mkfs_write(dev, &plan, &o, err, sizeof(err));
+	rc = mkfs_write(dev, &plan, &o, have_tree ? &tree : NULL, progress, err, sizeof(err));
 	fs_dev_close(dev);
+	if (have_tree)
+		proto_free(&tree);
 	if (rc < 0)
 		return die(err);
 	return 0;

@@ -27,6 +27,8 @@ const char mkfs_usage[] =
 "  -l size=N,su=N,sunit=N,concurrency=N|nr_cpus\n"
 "  -m crc=1,finobt=0|1,rmapbt=0|1,reflink=0|1,inobtcount=0|1,bigtime=0|1,\n"
 "     nrext64=0|1,uuid=UUID\n"
+"  -p DIR|PROTOFILE                 populate from a directory tree or an mkfs.xfs protofile\n"
+"  --progress / --no-progress       -p's progress on stderr (default: on a terminal)\n"
 "  -L label  -f (force)  -N (dry run)  -q (quiet)  -K (no discard)  -V  -h\n"
 "  --help  --version\n"
 "Sizes take a k/m/g/t/p/e suffix (powers of 1024; KiB and KB mean the same), s\n"
@@ -430,12 +432,20 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 			return MKFS_PARSE_HELP;
 		if (!strcmp(argv[i], "--version"))
 			return MKFS_PARSE_VERSION;
+		if (!strcmp(argv[i], "--progress") || !strcmp(argv[i], "--no-progress")) {
+			o->progress = argv[i][2] == 'p' ? 1 : 0;
+			/* getopt must not see it */
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
+			argc--;
+			i--;
+			continue;
+		}
 		if (!strncmp(argv[i], "--", 2)) {
 			perr(err, el, "unknown option '%s'", argv[i]);
 			return MKFS_PARSE_ERROR;
 		}
 	}
-	while ((c = getopt(argc, argv, "b:d:fi:l:L:m:n:Nqs:KVh")) != -1) {
+	while ((c = getopt(argc, argv, "b:d:fi:l:L:m:n:Np:qs:KVh")) != -1) {
 		switch (c) {
 		case 'b': case 'd': case 'i': case 'l': case 'm': case 'n': case 's':
 			if (parse_sub(&ps, (char)c, optarg))
@@ -450,6 +460,21 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 			memcpy(o->label, optarg, strlen(optarg));
 			o->label_given = true;
 			break;
+		case 'p': {
+			/* mkfs.xfs 6.x spells it -p [file=]PROTO[,atime=0|1]; atime is not ours */
+			const char *v = !strncmp(optarg, "file=", 5) ? optarg + 5 : optarg;
+
+			if (o->proto) {
+				perr(err, el, "-p given twice");
+				return MKFS_PARSE_ERROR;
+			}
+			if (!*v) {
+				perr(err, el, "-p needs a directory or a protofile");
+				return MKFS_PARSE_ERROR;
+			}
+			o->proto = v;
+			break;
+		}
 		case 'f': o->force = true; break;
 		case 'N': o->noaction = true; break;
 		case 'q': o->quiet = true; break;
@@ -457,7 +482,7 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 		case 'V': return MKFS_PARSE_VERSION;
 		case 'h': return MKFS_PARSE_HELP;
 		default:
-			if (optopt && strchr("bdilLmns", optopt))
+			if (optopt && strchr("bdilLmnps", optopt))
 				perr(err, el, "-%c needs an argument", optopt);
 			else
 				perr(err, el, "unknown option -%c", optopt ? optopt : '?');

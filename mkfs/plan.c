@@ -75,6 +75,7 @@ void mkfs_opts_init(struct mkfs_opts *o)
 	o->lsunit = OPT_UNSET;
 	o->data_concurrency = o->log_concurrency = OPT_UNSET;
 	o->finobt = o->rmapbt = o->reflink = o->inobtcount = o->bigtime = OPT_UNSET;
+	o->progress = OPT_UNSET;
 }
 
 static bool feat(int v, bool dflt) { return v == OPT_UNSET ? dflt : v != 0; }

@@ -50,6 +50,9 @@ struct mkfs_opts {
 	bool label_given;
 	/* behaviour */
 	bool force, noaction, quiet, nodiscard;
+	/* -p: a directory or protofile to copy in; --progress (OPT_UNSET: on a terminal) */
+	const char *proto;
+	int progress;
 };
 
 /* What the target reports. */

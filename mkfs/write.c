@@ -283,8 +283,9 @@ out:
 }
 
 int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_opts *o,
-	       char *err, size_t el)
+	       struct proto_tree *tree, bool progress, char *err, size_t el)
 {
+	struct xfs_sb sb = p->sb;
 	struct fs_geom g = { .blocklog = p->blocklog, .agblocks = p->agblocks };
 	uint64_t log_off = fs_daddr_to_bytes(fs_agbno_to_daddr(&g, p->logagno, p->logagbno));
 	uint64_t log_bytes = (uint64_t)p->logblocks << p->blocklog;
@@ -359,13 +360,20 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 		goto out;
 	}
 
+	/* -p: the tree, with every AG's trees and headers rebuilt around it */
+	if (tree) {
+		rc = proto_populate(dev, p, tree, &sb, progress, err, el);
+		if (rc < 0)
+			goto unmake;
+	}
+
 	/* everything else is durable before the primary says the filesystem is complete */
 	rc = fs_dev_flush(dev);
 	if (rc < 0) {
 		rc = werr(err, el, rc, "flushing %s", dev->path);
 		goto out;
 	}
-	fs_enc_sb(agbuf, p->sectsize, &p->sb);
+	fs_enc_sb(agbuf, p->sectsize, &sb);
 	rc = fs_dev_write(dev, agbuf, p->sectsize, 0);
 	if (rc < 0) {
 		rc = werr(err, el, rc, "writing the primary superblock");
@@ -376,6 +384,14 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 		rc = werr(err, el, rc, "flushing %s", dev->path);
 	goto out;
 
+unmake:
+	/* a half-made filesystem must not look like one: the primary goes */
+	if (fs_dev_zero_range(dev, 0, p->sectsize) < 0) {
+		memset(agbuf, 0, p->sectsize);
+		fs_dev_write(dev, agbuf, p->sectsize, 0);
+	}
+	fs_dev_flush(dev);
+	goto out;
 zero_fail:
 	rc = werr(err, el, rc, "clearing %s by discard/zero-range offload (xfsx_mkfs never "
 		  "writes zero buffers)", dev->path);

@@ -6,10 +6,15 @@
 
 #include "libfs/io.h"
 #include "mkfs/plan.h"
+#include "mkfs/proto.h"
 
-/* Write the planned filesystem to dev.  Negative errno, message in err. */
+/*
+ * Write the planned filesystem to dev, holding tree when not NULL (-p).
+ * Negative errno, message in err; a failure after the target was touched
+ * leaves the primary superblock zeroed (nothing that looks like XFS).
+ */
 int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_opts *o,
-	       char *err, size_t errlen);
+	       struct proto_tree *tree, bool progress, char *err, size_t errlen);
 
 /* Print the geometry in mkfs.xfs's layout. */
 void mkfs_print_geometry(const char *target, const struct mkfs_plan *p);

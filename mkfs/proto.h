@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xfsx_mkfs -p: the tree to copy into the new filesystem, read from a
+ * directory (-p DIR) or an mkfs.xfs protofile (-p PROTOFILE), and the
+ * writer that places it (populate.c).
+ */
+#ifndef XFSX_MKFS_PROTO_H
+#define XFSX_MKFS_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libfs/encode.h"
+#include "libfs/io.h"
+#include "mkfs/plan.h"
+
+struct proto_xattr {
+	uint8_t flags;             /* XFS_ATTR_ROOT / XFS_ATTR_SECURE / 0 (user) */
+	uint8_t namelen;
+	uint32_t valuelen;
+	char *name;                /* without the namespace prefix */
+	unsigned char *value;
+};
+
+struct proto_dent {
+	uint32_t child;            /* inode index */
+	uint8_t namelen;
+	char *name;
+};
+
+/* One inode of the tree (hard links: several names, one inode). */
+struct proto_inode {
+	uint32_t mode;             /* st_mode */
+	uint32_t uid, gid, nlink;
+	struct fs_dinode_time t[4];   /* atime, mtime, ctime, crtime */
+	uint64_t size;
+	uint32_t rdev;             /* sysv-encoded (major << 18 | minor) */
+	char *src;                 /* regular: file to copy from; symlink: the target */
+	uint32_t srclen;
+	struct proto_xattr *xattrs;
+	uint32_t nxattrs;
+	/* directories */
+	uint32_t parent;           /* inode index of the parent (the root: itself) */
+	struct proto_dent *ents;
+	uint32_t nents, capents;
+	/* placement and what the inode core records (populate.c) */
+	uint32_t agno;
+	fs_ino_t ino;
+	uint8_t format, aformat, forkoff;
+	uint64_t nblocks, nextents;
+	uint32_t anextents;
+	unsigned char *dfork, *afork;
+	uint32_t dfork_len, afork_len;
+};
+
+struct proto_tree {
+	struct proto_inode *v;     /* v[0] is the root directory */
+	uint32_t n, cap;
+	uint64_t data_bytes;       /* regular file data to copy (holes left out) */
+	bool warned_system_xattr;
+};
+
+/*
+ * Read the tree at path: a directory (every file type, hard links, xattrs,
+ * owners, modes, times) or a protofile.  0, or -1 with a message in err
+ * naming the path (and for a protofile the line and column).
+ */
+int proto_read(const char *path, struct proto_tree *t, char *err, size_t errlen);
+void proto_free(struct proto_tree *t);
+
+/*
+ * Place the tree in the filesystem mkfs_write just laid out (on dev, with
+ * plan p) and write it: inodes, file data, directories, symlinks, xattrs,
+ * and every AG's headers and btrees rebuilt to hold them.  sb gets the
+ * counters.  progress: report on stderr.  0, or a negative errno with a
+ * message in err.
+ */
+int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_tree *t,
+		   struct xfs_sb *sb, bool progress, char *err, size_t errlen);
+
+#endif

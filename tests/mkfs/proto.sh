@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# xfsx_mkfs -p (issue 16): a source tree made in the test on a kernel-mounted
+# XFS (every file type, hard links, sparse files, a file with hundreds of
+# extents, xattrs in short form, leaf, node and remote formats, ACLs,
+# 255-byte names, setuid/setgid/sticky, times before 1970 and after 2038, a
+# directory of XFSX_PROTO_ENTRIES entries, 20,000 by default) is copied by
+# xfsx_mkfs -p under six geometries (defaults; 1 KiB and 64 KiB blocks;
+# 2 KiB inodes; 64 KiB directory blocks; rmapbt and reflink off).  Each
+# image: xfs_repair -n and xfsx_check clean, mounted read-only by the
+# kernel and every object equal to the source (proto_tree.py compare: type,
+# mode, owner, size, link count, md5, symlink target, device numbers,
+# xattrs, mtime in ns, sparse files still sparse).  On the default image the
+# kernel then writes (create, append, delete) and it is still clean.
+# Protofiles: the same tree described as an mkfs.xfs protofile gives the
+# same tree as Debian's mkfs.xfs -p.  Errors exit 1: a protofile syntax error
+# (line and column, target untouched), a missing source, a tree larger than
+# the filesystem (the primary superblock is zeroed: nothing looks like XFS).
+# XFSX_PROTO_FULL=1 adds the 100,000-entry directory.
+. "$(dirname "$0")/../lib.sh"
+
+PT="$XFSX_SRC/tests/mkfs/proto_tree.py"
+need_kernel_images "xfsx_mkfs -p"
+[ -x "$XFSX_MKFS" ] || { skip "xfsx_mkfs -p" "xfsx_mkfs not built"; tap_done; exit 0; }
+
+ENTRIES=${XFSX_PROTO_ENTRIES:-20000}
+[ -n "${XFSX_PROTO_FULL:-}" ] && ENTRIES=100000
+
+# the source lives on XFS: every xattr namespace, large values, ACLs
+truncate -s 2G "$TMP/src.img"
+mkfs.xfs -q -f "$TMP/src.img"
+mount_img "$TMP/src.img" "$TMP/src" || { not_ok "mount the source filesystem"; tap_done; exit 1; }
+python3 "$PT" make "$TMP/src/t" --entries "$ENTRIES" >"$TMP/make.log" 2>&1
+check "source tree made ($ENTRIES-entry directory)" [ $? -eq 0 ]
+grep '^#' "$TMP/make.log" | head -5
+
+repair_clean() {
+	local out rc
+	out=$(xfs_repair -n "$1" 2>&1); rc=$?
+	[ $rc -eq 0 ] || { echo "$out" | grep -v '^ *- \|^Phase' | head -10 | sed 's/^/# /'; }
+	return $rc
+}
+
+check_clean() {
+	local out rc
+	out=$("$XFSX_CHECK" "$1" 2>&1); rc=$?
+	[ $rc -eq 0 ] || { echo "$out" | tail -5 | sed 's/^/# /'; }
+	return $rc
+}
+
+compare_mounted() {   # IMG SRC [compare options]
+	local img=$1 src=$2 rc
+	shift 2
+	mount_img "$img" "$TMP/dst" ro || return 1
+	python3 "$PT" compare "$src" "$TMP/dst" "$@" | tail -8
+	rc=${PIPESTATUS[0]}
+	umount "$TMP/dst"
+	return $rc
+}
+
+n=0
+for opts in "" "-b size=1024" "-b size=65536" "-i size=2048" "-n size=65536" "-m rmapbt=0,reflink=0"; do
+	n=$((n + 1))
+	img="$TMP/p$n.img"
+	name="-p DIR ${opts:-(defaults)}"
+	rm -f "$img"
+	truncate -s 3G "$img"
+	# shellcheck disable=SC2086
+	if ! "$XFSX_MKFS" -q -f $opts -p "$TMP/src/t" "$img" 2>"$TMP/err"; then
+		not_ok "$name: xfsx_mkfs exit 0 ($(head -c 300 "$TMP/err"))"
+		continue
+	fi
+	ok "$name: made"
+	check "$name: xfs_repair -n clean" repair_clean "$img"
+	check "$name: xfsx_check clean" check_clean "$img"
+	check "$name: every object equal to the source (kernel read-only mount)" \
+		compare_mounted "$img" "$TMP/src/t"
+	if [ $n -eq 1 ]; then
+		# the kernel keeps writing: create, append, delete, then still clean
+		if mount_img "$img" "$TMP/dst" rw; then
+			( set -e
+			  for i in $(seq 1 500); do echo "$i" >"$TMP/dst/t_new$i"; done
+			  mkdir "$TMP/dst/d_node/newdir"
+			  cat "$TMP/dst/big" >>"$TMP/dst/small"
+			  rm -rf "$TMP/dst/d_leaf" "$TMP/dst/a" "$TMP/dst/x_node"
+			  setfattr -n user.added -v yes "$TMP/dst/x_sf" 2>/dev/null || true
+			) ; wrc=$?
+			umount "$TMP/dst"
+			check "$name: the kernel creates, appends and deletes" [ $wrc -eq 0 ]
+			check "$name: after the kernel's writes: xfs_repair -n clean" repair_clean "$img"
+			check "$name: after the kernel's writes: xfsx_check clean" check_clean "$img"
+		else
+			not_ok "$name: mount read-write"
+		fi
+	fi
+	rm -f "$img"
+done
+
+# ---- protofiles, against Debian's mkfs.xfs -p ----
+python3 "$PT" make "$TMP/src/small" --entries 1500 >/dev/null 2>&1
+python3 "$PT" protofile "$TMP/src/small" "$TMP/proto"
+# Debian's mkfs.xfs 6.1 -p writes remote symlink blocks with a bad CRC: compare without them
+python3 "$PT" protofile "$TMP/src/small" "$TMP/proto.cmp" --inline-symlinks-only
+truncate -s 1G "$TMP/ours.img" "$TMP/theirs.img"
+if "$XFSX_MKFS" -q -f -p "$TMP/proto" "$TMP/ours.img" 2>"$TMP/err"; then
+	ok "-p PROTOFILE: made ($(wc -l <"$TMP/proto") lines)"
+	check "-p PROTOFILE: xfs_repair -n clean" repair_clean "$TMP/ours.img"
+	check "-p PROTOFILE: xfsx_check clean" check_clean "$TMP/ours.img"
+	if mkfs.xfs -q -f -p "$TMP/proto.cmp" "$TMP/theirs.img" >"$TMP/err2" 2>&1 &&
+	   "$XFSX_MKFS" -q -f -p "$TMP/proto.cmp" "$TMP/ours.img" 2>"$TMP/err"; then
+		mount_img "$TMP/theirs.img" "$TMP/theirs" ro
+		check "-p PROTOFILE: the same tree as mkfs.xfs -p (all but times and xattrs)" \
+			compare_mounted "$TMP/ours.img" "$TMP/theirs" --no-times --no-xattrs
+		umount "$TMP/theirs"
+	else
+		skip "-p PROTOFILE: compared with mkfs.xfs -p" "mkfs.xfs -p failed: $(head -c 200 "$TMP/err2")"
+	fi
+else
+	not_ok "-p PROTOFILE: xfsx_mkfs exit 0 ($(head -c 300 "$TMP/err"))"
+fi
+
+# ---- errors: exit 1, a message, nothing that looks like XFS ----
+printf '/dev/null\n0 0\nd--755 0 0\nok ---644 0 0 /etc/hostname\nbad d--75x 0 0\n$\n$\n' >"$TMP/bad.proto"
+truncate -s 1G "$TMP/e.img"
+sum0=$(sha256sum <"$TMP/e.img")
+"$XFSX_MKFS" -q -f -p "$TMP/bad.proto" "$TMP/e.img" 2>"$TMP/err"; rc=$?
+diag "$(cat "$TMP/err")"
+check "protofile syntax error: exit 1" [ $rc -eq 1 ]
+check "protofile syntax error: the message names line 5, column 5" grep -q 'bad.proto:5:5:' "$TMP/err"
+check "protofile syntax error: target untouched" [ "$(sha256sum <"$TMP/e.img")" = "$sum0" ]
+printf '/dev/null\n0 0\nd--755 0 0\nf ---644 0 0 %s/nonexistent\n$\n' "$TMP" >"$TMP/miss.proto"
+"$XFSX_MKFS" -q -f -p "$TMP/miss.proto" "$TMP/e.img" 2>"$TMP/err"; rc=$?
+diag "$(cat "$TMP/err")"
+check "protofile naming a missing file: exit 1 with the path" \
+	bash -c '[ "$0" -eq 1 ] && grep -q nonexistent "$1"' "$rc" "$TMP/err"
+printf '/dev/null\n0 0\nd--755 0 0\n%s ---644 0 0 /etc/hostname\n$\n' "$(printf 'x%.0s' $(seq 256))" >"$TMP/long.proto"
+"$XFSX_MKFS" -q -f -p "$TMP/long.proto" "$TMP/e.img" 2>"$TMP/err"; rc=$?
+check "protofile with a 256-byte name: exit 1 naming the limit" \
+	bash -c '[ "$0" -eq 1 ] && grep -q 255 "$1"' "$rc" "$TMP/err"
+# a tree larger than the filesystem
+mkdir -p "$TMP/src/huge"
+head -c 400M /dev/zero | tr '\0' 'z' >"$TMP/src/huge/f"
+rm -f "$TMP/e.img"
+truncate -s 300M "$TMP/e.img"
+"$XFSX_MKFS" -q -f -p "$TMP/src/huge" "$TMP/e.img" 2>"$TMP/err"; rc=$?
+diag "$(cat "$TMP/err")"
+check "a tree larger than the filesystem: exit 1" [ $rc -eq 1 ]
+check "a tree larger than the filesystem: the message says so" grep -qi 'larger than the filesystem' "$TMP/err"
+check "a tree larger than the filesystem: no XFS left (xfsx_check refuses it)" \
+	bash -c '! "$0" "$1" >/dev/null 2>&1' "$XFSX_CHECK" "$TMP/e.img"
+check "a tree larger than the filesystem: no XFS left (blkid finds none)" \
+	bash -c '! blkid -p "$0" 2>/dev/null | grep -q xfs' "$TMP/e.img"
+
+tap_done
