@@ -498,31 +498,13 @@ static void name_object(struct fs_flush_result *res, const struct cbuf *b)
 	res->ino = b->dinfo.ino;
 }
 
-/*
- * The unit a verifier judges: one inode, one quota record, one remote
- * block (each with its own header and CRC); every other type is judged
- * as the whole buffer.
- */
-static uint32_t verify_unit(const struct fs_geom *g, enum fs_mtype t, uint32_t len)
-{
-	uint32_t u = len;
-
-	if (t == FS_MT_INODE)
-		u = g->inodesize;
-	else if (t == FS_MT_DQUOT)
-		u = sizeof(struct xfs_dqblk);
-	else if (t == FS_MT_ATTR_RMT || t == FS_MT_SYMLINK)
-		u = g->blocksize;
-	return u && u < len ? u : len;
-}
-
 /* Re-stamp the CRCs of a dirty buffer and verify its new bytes: 0 or -EUCLEAN. */
 static int finish_and_verify(const struct fs_flush_opts *o, struct cbuf *b,
 			     struct fs_flush_result *res)
 {
 	const struct fs_dirty_info *d = &b->dinfo;
 	const struct fs_verifier *v = fs_verifier_get(d->type);
-	uint32_t unit = verify_unit(o->g, d->type, b->pub.len);
+	uint32_t unit = fs_verify_unit(o->g, d->type, b->pub.len);
 	size_t crc_off = d->type == FS_MT_SB ? FS_SB_CRC_OFF : v->crc_off;
 	struct fs_findings fl;
 	int ret = 0;

@@ -193,6 +193,7 @@ int fs_dev_open(const char *path, const struct fs_dev_opts *o, struct fs_dev **o
 		goto fail;
 	}
 	dev->qdepth = o->qdepth ? o->qdepth : 64;
+	fs_dev_set_read_patch(dev, o->read_patch, o->read_patch_priv);
 	*out = dev;
 	return 0;
 fail:
@@ -318,7 +319,7 @@ static bool read_cached(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
 	return true;
 }
 
-int fs_dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
+static int dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
 {
 	if (off > dev->size || len > dev->size - off)
 		return -ENXIO;
@@ -327,6 +328,28 @@ int fs_dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
 	if (is_aligned(dev, buf, len, off))
 		return full_io(dev->fd, buf, len, off, false);
 	return bounce_io(dev, buf, len, off, false);
+}
+
+/* A read request that completed whole gets the read patch. */
+static void patch_req(struct fs_dev *dev, struct fs_io_req *r)
+{
+	if (dev->read_patch && r->result == (long)r->len)
+		dev->read_patch(dev->read_patch_priv, r->buf, r->len, r->off);
+}
+
+int fs_dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
+{
+	int err = dev_read(dev, buf, len, off);
+
+	if (!err && dev->read_patch)
+		dev->read_patch(dev->read_patch_priv, buf, len, off);
+	return err;
+}
+
+void fs_dev_set_read_patch(struct fs_dev *dev, fs_read_patch_fn fn, void *priv)
+{
+	dev->read_patch = fn;
+	dev->read_patch_priv = fn ? priv : NULL;
 }
 
 void fs_dev_set_write_hook(struct fs_dev *dev, fs_write_hook_fn fn, void *priv)
@@ -591,6 +614,8 @@ int fs_ioq_read_batch(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 		for (size_t i = 0; i < n; i++)
 			if (reqs[i].result == 1)
 				finish_req(q, &reqs[i], 0);
+		for (size_t i = 0; i < n; i++)
+			patch_req(q->dev, &reqs[i]);
 		return 0;
 	}
 	{
@@ -618,6 +643,8 @@ int fs_ioq_read_batch(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 			todo[i]->result = err ? err : tmp[i].result;
 		free(tmp);
 		free(todo);
+		for (size_t i = 0; i < n && !err; i++)
+			patch_req(q->dev, &reqs[i]);
 		return err;
 	}
 }
@@ -738,6 +765,7 @@ int fs_ioq_wait(struct fs_ioq *q, struct fs_io_req **done)
 		*done = q->ready[q->ready_head];
 		q->ready_head = (q->ready_head + 1) % fs_ioq_depth(q);
 		q->ready_n--;
+		patch_req(q->dev, *done);
 		return 0;
 	}
 	if (!q->inflight)
@@ -767,6 +795,7 @@ int fs_ioq_wait(struct fs_ioq *q, struct fs_io_req **done)
 		finish_req(q, *done, (long)ev.res);
 	}
 	q->inflight--;
+	patch_req(q->dev, *done);
 	return 0;
 }
 

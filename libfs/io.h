@@ -24,11 +24,20 @@ typedef int (*fs_write_hook_fn)(void *priv, uint64_t off, uint64_t len);
  */
 typedef int (*fs_write_commit_fn)(void *priv);
 
+/*
+ * Called after every successful read of the device (fs_dev_read, read
+ * batches, asynchronous reads) with the bytes read and where they came
+ * from: a log replay held in memory shows its changes to every reader.
+ */
+typedef void (*fs_read_patch_fn)(void *priv, void *buf, size_t len, uint64_t off);
+
 struct fs_dev_opts {
 	bool writable;
 	bool no_direct;            /* never use O_DIRECT */
 	enum fs_io_engine engine;  /* FS_IO_AUTO: $XFSX_IO_ENGINE, else uring > aio > pread */
 	unsigned qdepth;           /* 0: default 64 */
+	fs_read_patch_fn read_patch;    /* optional: installed at open (fs_dev_set_read_patch) */
+	void *read_patch_priv;
 };
 
 struct fs_dev {
@@ -54,6 +63,8 @@ struct fs_dev {
 	fs_write_hook_fn before_write;  /* optional, see fs_dev_set_write_hook */
 	fs_write_commit_fn before_submit; /* optional, see fs_dev_set_write_commit */
 	void *before_write_priv;
+	fs_read_patch_fn read_patch;    /* optional, see fs_dev_set_read_patch */
+	void *read_patch_priv;
 };
 
 /* One read of a batch.  result: bytes read, or negative errno. */
@@ -81,6 +92,8 @@ int fs_dev_write(struct fs_dev *dev, const void *buf, size_t len, uint64_t off);
 int fs_dev_flush(struct fs_dev *dev);
 /* Install (fn) or remove (NULL) the before-write hook. */
 void fs_dev_set_write_hook(struct fs_dev *dev, fs_write_hook_fn fn, void *priv);
+/* Install (fn) or remove (NULL) the read patch; reads in flight may miss it. */
+void fs_dev_set_read_patch(struct fs_dev *dev, fs_read_patch_fn fn, void *priv);
 /* Install (fn) or remove (NULL) the commit hook; it shares the write hook's priv. */
 void fs_dev_set_write_commit(struct fs_dev *dev, fs_write_commit_fn fn);
 /* Zero or discard a range by offload (BLKZEROOUT/BLKDISCARD, fallocate on files). */

@@ -3,7 +3,8 @@
  * The log, as far as offline tools need it: find the head (the newest
  * record) by the cycle numbers stamped in every log sector, and tell a
  * clean log (head record is an unmount record) from a dirty one, and
- * write a clean log (mkfs, repair -L).  Replay is not done here.
+ * write a clean log (mkfs, repair -L).  Reading records and replay are in
+ * logread.c and logreplay.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,22 +13,7 @@
 #include "libfs/encode.h"
 #include "libfs/endian.h"
 #include "libfs/fs.h"
-
-/* The cycle a log sector was last written in. */
-static int sector_cycle(struct fs *fs, uint64_t log_off, uint64_t bb, uint32_t *cycle,
-			unsigned char *buf)
-{
-	int err = fs_dev_read(fs->dev, buf, FS_BBSIZE, log_off + (bb << FS_BBSHIFT));
-
-	if (err)
-		return err;
-	/* a record header carries its magic first and the cycle second */
-	if (get_be32(buf) == XLOG_HEADER_MAGIC_NUM)
-		*cycle = get_be32(buf + 4);
-	else
-		*cycle = get_be32(buf);
-	return 0;
-}
+#include "libfs/logread.h"
 
 /* Walk back from the head to the last record header; is it an unmount record? */
 static bool head_is_unmount(struct fs *fs, uint64_t log_off, uint64_t head_bb,
@@ -95,9 +81,9 @@ int fs_log_find_head(struct fs *fs)
 	buf = malloc(FS_BBSIZE);
 	if (!buf)
 		return -ENOMEM;
-	err = sector_cycle(fs, log_off, 0, &first, buf);
+	err = fs_log_sector_cycle(fs, log_off, 0, &first, buf);
 	if (!err)
-		err = sector_cycle(fs, log_off, log_bbs - 1, &last, buf);
+		err = fs_log_sector_cycle(fs, log_off, log_bbs - 1, &last, buf);
 	if (err)
 		goto out;
 
@@ -111,7 +97,7 @@ int fs_log_find_head(struct fs *fs)
 		hi = log_bbs - 1;
 		while (hi - lo > 1) {
 			uint64_t mid = lo + (hi - lo) / 2;
-			err = sector_cycle(fs, log_off, mid, &c, buf);
+			err = fs_log_sector_cycle(fs, log_off, mid, &c, buf);
 			if (err)
 				goto out;
 			if (c == first)

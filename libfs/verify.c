@@ -220,3 +220,34 @@ int fs_verify(enum fs_mtype t, const struct fs_vctx *c, const void *buf, size_t 
 	}
 	return n + v->verify_fields(c, buf, len);
 }
+
+enum fs_mtype fs_mtype_by_magic(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	if (len >= 4 && get_be32(p) == XFS_SB_MAGIC)
+		return FS_MT_SB;
+	for (int t = 0; t < FS_MT_NR; t++) {
+		const struct fs_verifier *v = &table[t];
+		size_t msize = v->magic_size ? v->magic_size : 4;
+
+		if (t == FS_MT_SB || v->magic_off + msize > len)
+			continue;
+		if ((msize == 2 ? get_be16(p + v->magic_off) : get_be32(p + v->magic_off)) == v->magic)
+			return (enum fs_mtype)t;
+	}
+	return FS_MT_NR;
+}
+
+uint32_t fs_verify_unit(const struct fs_geom *g, enum fs_mtype t, uint32_t len)
+{
+	uint32_t u = len;
+
+	if (t == FS_MT_INODE)
+		u = g->inodesize;
+	else if (t == FS_MT_DQUOT)
+		u = sizeof(struct xfs_dqblk);
+	else if (t == FS_MT_ATTR_RMT || t == FS_MT_SYMLINK)
+		u = g->blocksize;
+	return u && u < len ? u : len;
+}

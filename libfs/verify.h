@@ -71,6 +71,16 @@ const struct fs_verifier *fs_verifier_get(enum fs_mtype t);
  */
 int fs_verify(enum fs_mtype t, const struct fs_vctx *c, const void *buf, size_t len);
 
+/* The type whose magic the block starts with (FS_MT_NR: none). */
+enum fs_mtype fs_mtype_by_magic(const void *buf, size_t len);
+
+/*
+ * The unit a buffer of a type is checked and checksummed in: an inode, a
+ * quota record, a filesystem block (remote xattr values, symlinks), else
+ * the whole buffer.
+ */
+uint32_t fs_verify_unit(const struct fs_geom *g, enum fs_mtype t, uint32_t len);
+
 /* LSN sanity against the log geometry and, when known, the log head. */
 bool fs_lsn_ok(const struct fs_vctx *c, uint64_t lsn);
 

@@ -1,0 +1,1182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Log replay, after the kernel's recovery (xfs_log_recover.c and the
+ * per-item *_recover.c files, read for the rules): pass 1 collects the
+ * buffer cancellations (a buffer freed later in the log is not replayed
+ * before its last cancel record), pass 2 applies each committed
+ * transaction in log order with its items in the kernel's order (buffers
+ * and icreate, then inodes, dquots and intents, then inode-buffer unlinked
+ * updates, then cancels).  The LSN rule keeps newer blocks: a buffer or
+ * dquot whose LSN is at or past the transaction's, an inode whose LSN is
+ * past it, is not overwritten.  Changes go to an overlay of sectors, never
+ * to the device; at the end every replayed block gets its LSN and CRC
+ * stamped as the kernel's write verifiers would, and its read verifier
+ * run.  Intents are paired with their done items; unfinished ones are
+ * counted, not completed (the caller refuses to write in that case).
+ */
+#include "libfs/logreplay.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "libfs/crc.h"
+#include "libfs/endian.h"
+#include "libfs/verify.h"
+
+/* the largest buffer a log item may name: an inode cluster or a 64 KiB directory block */
+#define MAX_BUF_BBS (1u << 11)
+
+/* ---- a u64 -> u64 open-addressing map (keys never 0 once offset by one) ---- */
+struct map {
+	uint64_t *k, *v;
+	size_t cap, n;
+};
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t *map_find(const struct map *m, uint64_t key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->k[i] == key + 1)
+			return &m->v[i];
+		if (!m->k[i])
+			return NULL;
+	}
+}
+
+static int map_put(struct map *m, uint64_t key, uint64_t val)
+{
+	uint64_t *slot;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		struct map nm = { 0 };
+
+		nm.cap = m->cap ? m->cap * 2 : 1024;
+		nm.k = calloc(nm.cap, sizeof(*nm.k));
+		nm.v = calloc(nm.cap, sizeof(*nm.v));
+		if (!nm.k || !nm.v) {
+			free(nm.k);
+			free(nm.v);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->k[i]) {
+				size_t j = hash64(m->k[i] - 1) & (nm.cap - 1);
+
+				while (nm.k[j])
+					j = (j + 1) & (nm.cap - 1);
+				nm.k[j] = m->k[i];
+				nm.v[j] = m->v[i];
+			}
+		nm.n = m->n;
+		free(m->k);
+		free(m->v);
+		*m = nm;
+	}
+	slot = map_find(m, key);
+	if (slot) {
+		*slot = val;
+		return 0;
+	}
+	for (size_t i = hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
+		if (!m->k[i]) {
+			m->k[i] = key + 1;
+			m->v[i] = val;
+			m->n++;
+			return 0;
+		}
+}
+
+/* Removal by tombstone value (the maps here are small and short-lived). */
+#define MAP_GONE UINT64_MAX
+
+static void map_free(struct map *m)
+{
+	free(m->k);
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- the replay state ---- */
+
+struct rbuf {                      /* a block replayed by a buffer item */
+	uint64_t daddr;
+	uint32_t bbs;
+	uint64_t lsn;              /* the last transaction that changed it */
+	uint16_t blft;
+};
+
+struct rinode {                    /* an inode replayed by an inode item */
+	uint64_t daddr;            /* its cluster buffer */
+	uint32_t off;              /* byte offset in it */
+	uint64_t ino;
+};
+
+struct fs_replay {
+	struct fs *fs;
+	struct map sect;           /* sector -> index in data */
+	unsigned char *data;
+	size_t ndata, capdata;
+	struct map cancel;         /* (blkno << 16 | len) -> pending cancel records */
+	struct map intents;        /* id -> kind + 1, or MAP_GONE */
+	struct rbuf *bufs;
+	size_t nbufs, capbufs;
+	struct rinode *inos;
+	size_t ninos, capinos;
+	uint32_t quotaoff;         /* dquot types whose quota was turned off in the log */
+	struct fs_replay_stats st;
+	char *msg;
+	size_t ml;
+};
+
+static int fail(struct fs_replay *rp, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (rp->msg && rp->ml) {
+		va_start(ap, fmt);
+		vsnprintf(rp->msg, rp->ml, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+static bool range_ok(const struct fs_replay *rp, int64_t daddr, uint64_t bbs)
+{
+	const struct fs_geom *g = &rp->fs->g;
+	uint64_t fs_bbs = g->dblocks << (g->blocklog - BBSHIFT);
+
+	return daddr >= 0 && bbs > 0 && bbs <= MAX_BUF_BBS && (uint64_t)daddr + bbs <= fs_bbs &&
+	       (((uint64_t)daddr + bbs) << BBSHIFT) <= rp->fs->dev->size;
+}
+
+/* The current contents of [daddr, daddr + bbs): the overlay over the device. */
+static int buf_get(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, unsigned char **out)
+{
+	unsigned char *b = malloc((size_t)bbs << BBSHIFT);
+	int err;
+
+	if (!b)
+		return -ENOMEM;
+	err = fs_dev_read(rp->fs->dev, b, (size_t)bbs << BBSHIFT, daddr << BBSHIFT);
+	if (err) {
+		free(b);
+		return fail(rp, err, "reading sectors %llu+%u for replay failed: %s",
+			    (unsigned long long)daddr, bbs, strerror(-err));
+	}
+	/* fs_dev_read patched it already when the overlay is installed; if not, do it here */
+	if (rp->fs->dev->read_patch_priv != rp)
+		fs_replay_patch(rp, b, (size_t)bbs << BBSHIFT, daddr << BBSHIFT);
+	*out = b;
+	return 0;
+}
+
+static int buf_put(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, const unsigned char *b)
+{
+	for (uint32_t i = 0; i < bbs; i++) {
+		uint64_t *idx = map_find(&rp->sect, daddr + i);
+		size_t at;
+
+		if (idx) {
+			at = *idx;
+		} else {
+			int err;
+
+			if (rp->ndata == rp->capdata) {
+				size_t cap = rp->capdata ? rp->capdata * 2 : 4096;
+				unsigned char *d = realloc(rp->data, cap << BBSHIFT);
+
+				if (!d)
+					return -ENOMEM;
+				rp->data = d;
+				rp->capdata = cap;
+			}
+			at = rp->ndata++;
+			err = map_put(&rp->sect, daddr + i, at);
+			if (err)
+				return err;
+		}
+		memcpy(rp->data + (at << BBSHIFT), b + ((size_t)i << BBSHIFT), BBSIZE);
+	}
+	return 0;
+}
+
+void fs_replay_patch(void *priv, void *buf, size_t len, uint64_t off)
+{
+	const struct fs_replay *rp = priv;
+	uint64_t first = off >> BBSHIFT, last = (off + len + BBSIZE - 1) >> BBSHIFT;
+
+	if (!rp || !rp->sect.n || !len)
+		return;
+	for (uint64_t s = first; s < last; s++) {
+		const uint64_t *idx = map_find(&rp->sect, s);
+		uint64_t so = s << BBSHIFT, from, to;
+
+		if (!idx)
+			continue;
+		from = so > off ? so : off;
+		to = so + BBSIZE < off + len ? so + BBSIZE : off + len;
+		memcpy((unsigned char *)buf + (from - off), rp->data + (*idx << BBSHIFT) + (from - so),
+		       to - from);
+	}
+}
+
+static uint64_t cancel_key(int64_t blkno, uint32_t len)
+{
+	return ((uint64_t)blkno << 16) ^ len;
+}
+
+static bool is_cancelled(const struct fs_replay *rp, int64_t blkno, uint32_t len)
+{
+	const uint64_t *c = map_find(&rp->cancel, cancel_key(blkno, len));
+
+	return c && *c && *c != MAP_GONE;
+}
+
+static int note_buf(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, uint64_t lsn,
+		    uint16_t blft)
+{
+	if (rp->nbufs == rp->capbufs) {
+		size_t cap = rp->capbufs ? rp->capbufs * 2 : 256;
+		struct rbuf *v = realloc(rp->bufs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		rp->bufs = v;
+		rp->capbufs = cap;
+	}
+	rp->bufs[rp->nbufs++] = (struct rbuf){ daddr, bbs, lsn, blft };
+	return 0;
+}
+
+/* ---- buffers ---- */
+
+/* The buffer item's format header, checked: its map lies inside the region. */
+static int buf_format(struct fs_replay *rp, const struct fs_log_item *it,
+		      const struct xfs_buf_log_format **out)
+{
+	const struct xfs_buf_log_format *bf = (const void *)it->reg[0].p;
+	size_t base = offsetof(struct xfs_buf_log_format, blf_data_map);
+
+	if (it->reg[0].len < base || bf->blf_map_size > XFS_BLF_DATAMAP_SIZE ||
+	    it->reg[0].len < base + bf->blf_map_size * sizeof(unsigned int))
+		return fail(rp, -EUCLEAN, "a buffer log item's format header is %u bytes, too short "
+			    "for its map", it->reg[0].len);
+	*out = bf;
+	return 0;
+}
+
+static bool map_bit(const struct xfs_buf_log_format *bf, uint32_t bit)
+{
+	return bit < bf->blf_map_size * NBWORD &&
+	       (bf->blf_data_map[bit / NBWORD] & (1u << (bit % NBWORD)));
+}
+
+/* The LSN a block carries, when it has one the rule may use (0: replay). */
+static uint64_t block_lsn(const struct fs_replay *rp, const unsigned char *b, size_t len)
+{
+	enum fs_mtype t = fs_mtype_by_magic(b, len);
+	const struct fs_verifier *v;
+
+	if (t == FS_MT_SB) {
+		const struct xfs_dsb *sb = (const void *)b;
+		const void *uuid = rp->fs->g.meta_uuid_feat ? (const void *)&sb->sb_meta_uuid :
+							     (const void *)&sb->sb_uuid;
+
+		if (len < sizeof(*sb) || memcmp(uuid, rp->fs->g.meta_uuid, 16))
+			return 0;
+		return be64(sb->sb_lsn);
+	}
+	/* inode and quota buffers carry an LSN per object: replayed whatever */
+	if (t == FS_MT_NR || t == FS_MT_INODE || t == FS_MT_DQUOT)
+		return 0;
+	v = fs_verifier_get(t);
+	if (!v || v->lsn_off == SIZE_MAX || v->uuid_off == SIZE_MAX ||
+	    v->lsn_off + 8 > len || v->uuid_off + 16 > len)
+		return 0;
+	if (memcmp(b + v->uuid_off, rp->fs->g.meta_uuid, 16))
+		return 0;
+	return get_be64(b + v->lsn_off);
+}
+
+static bool lsn_valid(uint64_t lsn)
+{
+	return lsn && lsn != UINT64_MAX;
+}
+
+/* Unlinked-list updates logged in an inode buffer: only di_next_unlinked is taken. */
+static int inode_buffer(struct fs_replay *rp, const struct fs_log_item *it,
+			const struct xfs_buf_log_format *bf, unsigned char *b, uint32_t bytes)
+{
+	const struct fs_geom *g = &rp->fs->g;
+	uint32_t bit = 0, reg = 1;
+	size_t nu = offsetof(struct xfs_dinode, di_next_unlinked);
+
+	/* walk the runs of the map and their regions side by side */
+	while (bit < bf->blf_map_size * NBWORD) {
+		uint32_t nbits = 0, start, end;
+
+		while (bit < bf->blf_map_size * NBWORD && !map_bit(bf, bit))
+			bit++;
+		if (bit >= bf->blf_map_size * NBWORD)
+			break;
+		while (map_bit(bf, bit + nbits))
+			nbits++;
+		if (reg >= it->n)
+			return fail(rp, -EUCLEAN, "inode buffer item at daddr %lld: map names more "
+				    "regions than the item holds", (long long)bf->blf_blkno);
+		start = bit * XFS_BLF_CHUNK;
+		end = start + (it->reg[reg].len < nbits * XFS_BLF_CHUNK ? it->reg[reg].len :
+			       nbits * XFS_BLF_CHUNK);
+		for (uint32_t off = 0; off + g->inodesize <= bytes; off += g->inodesize) {
+			uint32_t at = off + (uint32_t)nu;
+			uint32_t v;
+
+			if (at < start || at + 4 > end)
+				continue;
+			memcpy(&v, it->reg[reg].p + (at - start), 4);
+			if (v == 0)
+				return fail(rp, -EUCLEAN, "inode buffer item at daddr %lld: an unlinked "
+					    "pointer of 0 at offset %u", (long long)bf->blf_blkno, at);
+			memcpy(b + at, &v, 4);
+			fs_crc_update(b + off, g->inodesize, XFS_DINODE_CRC_OFF);
+		}
+		bit += nbits;
+		reg++;
+	}
+	rp->st.inode_buffers++;
+	return 0;
+}
+
+static int replay_buf(struct fs_replay *rp, const struct fs_log_item *it, uint64_t lsn)
+{
+	const struct xfs_buf_log_format *bf = NULL;
+	unsigned char *b;
+	uint32_t bytes, bit = 0, reg = 1;
+	uint64_t key, *c;
+	int err = buf_format(rp, it, &bf);
+
+	if (err)
+		return err;
+	key = cancel_key(bf->blf_blkno, bf->blf_len);
+	c = map_find(&rp->cancel, key);
+	if (c && *c && *c != MAP_GONE) {
+		/* freed later in the log: this version is never replayed */
+		if (bf->blf_flags & XFS_BLF_CANCEL)
+			(*c)--;
+		rp->st.buffers_cancelled++;
+		return 0;
+	}
+	if (bf->blf_flags & XFS_BLF_CANCEL)
+		return 0;
+	if (!range_ok(rp, bf->blf_blkno, bf->blf_len))
+		return fail(rp, -EUCLEAN, "a buffer log item names sectors %lld+%u, outside the "
+			    "filesystem", (long long)bf->blf_blkno, bf->blf_len);
+	/* quota buffers of a type turned off later in the log are left alone */
+	if ((bf->blf_flags & (XFS_BLF_UDQUOT_BUF | XFS_BLF_PDQUOT_BUF | XFS_BLF_GDQUOT_BUF)) &&
+	    (!rp->fs->sb.sb_qflags || (rp->quotaoff & bf->blf_flags)))
+		return 0;
+	bytes = (uint32_t)bf->blf_len << BBSHIFT;
+	err = buf_get(rp, (uint64_t)bf->blf_blkno, bf->blf_len, &b);
+	if (err)
+		return err;
+	if (bf->blf_flags & XFS_BLF_INODE_BUF) {
+		err = inode_buffer(rp, it, bf, b, bytes);
+		goto out;
+	}
+	{
+		uint64_t have = block_lsn(rp, b, bytes);
+
+		if (lsn_valid(have) && have >= lsn) {
+			rp->st.buffers_lsn_skipped++;
+			goto out_free;
+		}
+	}
+	while (bit < bf->blf_map_size * NBWORD) {
+		uint32_t nbits = 0, off, n;
+
+		while (bit < bf->blf_map_size * NBWORD && !map_bit(bf, bit))
+			bit++;
+		if (bit >= bf->blf_map_size * NBWORD)
+			break;
+		while (map_bit(bf, bit + nbits))
+			nbits++;
+		if (reg >= it->n) {
+			err = fail(rp, -EUCLEAN, "buffer item at daddr %lld: its map names more regions "
+				   "than the item holds", (long long)bf->blf_blkno);
+			goto out_free;
+		}
+		off = bit * XFS_BLF_CHUNK;
+		n = nbits * XFS_BLF_CHUNK;
+		if (it->reg[reg].len < n)
+			n = it->reg[reg].len;
+		if ((uint64_t)off + n > bytes) {
+			err = fail(rp, -EUCLEAN, "buffer item at daddr %lld: region at byte %u of %u "
+				   "bytes runs past its %u-byte buffer", (long long)bf->blf_blkno, off,
+				   n, bytes);
+			goto out_free;
+		}
+		memcpy(b + off, it->reg[reg].p, n);
+		bit += nbits;
+		reg++;
+	}
+	err = note_buf(rp, (uint64_t)bf->blf_blkno, bf->blf_len, lsn, xfs_blft_from_flags(
+			       (struct xfs_buf_log_format *)bf));
+out:
+	if (!err)
+		err = buf_put(rp, (uint64_t)bf->blf_blkno, bf->blf_len, b);
+	if (!err && !(bf->blf_flags & XFS_BLF_INODE_BUF))
+		rp->st.buffers++;
+out_free:
+	free(b);
+	return err;
+}
+
+/* ---- inodes ---- */
+
+/* A bmbt root as the kernel keeps it in memory (a long-format block) into its on-disk form. */
+static int broot_to_disk(struct fs_replay *rp, uint64_t ino, const unsigned char *src,
+			 uint32_t slen, unsigned char *dst, uint32_t dlen)
+{
+	const size_t hdr = XFS_BTREE_LBLOCK_CRC_LEN;
+	const struct xfs_btree_block *rb = (const void *)src;
+	uint32_t smax, dmax, nrecs;
+
+	if (slen < hdr + sizeof(xfs_bmbt_key_t) + sizeof(xfs_bmbt_ptr_t) ||
+	    dlen < sizeof(struct xfs_bmdr_block) + sizeof(xfs_bmbt_key_t) + sizeof(xfs_bmbt_ptr_t))
+		return fail(rp, -EUCLEAN, "inode %llu: logged btree root of %u bytes does not fit",
+			    (unsigned long long)ino, slen);
+	smax = (uint32_t)((slen - hdr) / (sizeof(xfs_bmbt_key_t) + sizeof(xfs_bmbt_ptr_t)));
+	dmax = (uint32_t)((dlen - sizeof(struct xfs_bmdr_block)) /
+			  (sizeof(xfs_bmbt_key_t) + sizeof(xfs_bmbt_ptr_t)));
+	nrecs = be16(rb->bb_numrecs);
+	if (nrecs > smax || nrecs > dmax)
+		return fail(rp, -EUCLEAN, "inode %llu: logged btree root holds %u records, room for "
+			    "%u", (unsigned long long)ino, nrecs, smax < dmax ? smax : dmax);
+	memset(dst, 0, dlen);
+	put_be16(dst, be16(rb->bb_level));
+	put_be16(dst + 2, (uint16_t)nrecs);
+	memcpy(dst + sizeof(struct xfs_bmdr_block), src + hdr, nrecs * sizeof(xfs_bmbt_key_t));
+	memcpy(dst + sizeof(struct xfs_bmdr_block) + dmax * sizeof(xfs_bmbt_key_t),
+	       src + hdr + smax * sizeof(xfs_bmbt_key_t), nrecs * sizeof(xfs_bmbt_ptr_t));
+	return 0;
+}
+
+static uint64_t log_ts(const struct xfs_log_dinode *ld, xfs_log_timestamp_t its)
+{
+	struct xfs_log_legacy_timestamp lts;
+	uint64_t out;
+
+	if (ld->di_version >= 3 && (ld->di_flags2 & XFS_DIFLAG2_BIGTIME))
+		return to_be64(its);
+	memcpy(&lts, &its, sizeof(lts));
+	put_be32(&out, (uint32_t)lts.t_sec);
+	put_be32((unsigned char *)&out + 4, (uint32_t)lts.t_nsec);
+	return out;
+}
+
+/* The logged inode core (host order) onto the on-disk inode, as the kernel converts it. */
+static void dinode_from_log(const struct xfs_log_dinode *f, struct xfs_dinode *t, uint64_t lsn)
+{
+	uint64_t ts;
+
+	t->di_magic = to_be16(f->di_magic);
+	t->di_mode = to_be16(f->di_mode);
+	t->di_version = f->di_version;
+	t->di_format = f->di_format;
+	t->di_onlink = 0;
+	t->di_uid = to_be32(f->di_uid);
+	t->di_gid = to_be32(f->di_gid);
+	t->di_nlink = to_be32(f->di_nlink);
+	t->di_projid_lo = to_be16(f->di_projid_lo);
+	t->di_projid_hi = to_be16(f->di_projid_hi);
+	ts = log_ts(f, f->di_atime);
+	memcpy(&t->di_atime, &ts, 8);
+	ts = log_ts(f, f->di_mtime);
+	memcpy(&t->di_mtime, &ts, 8);
+	ts = log_ts(f, f->di_ctime);
+	memcpy(&t->di_ctime, &ts, 8);
+	t->di_size = to_be64((uint64_t)f->di_size);
+	t->di_nblocks = to_be64(f->di_nblocks);
+	t->di_extsize = to_be32(f->di_extsize);
+	t->di_forkoff = f->di_forkoff;
+	t->di_aformat = f->di_aformat;
+	t->di_dmevmask = to_be32(f->di_dmevmask);
+	t->di_dmstate = to_be16(f->di_dmstate);
+	t->di_flags = to_be16(f->di_flags);
+	t->di_gen = to_be32(f->di_gen);
+	if (f->di_version == 3) {
+		t->di_changecount = to_be64(f->di_changecount);
+		ts = log_ts(f, f->di_crtime);
+		memcpy(&t->di_crtime, &ts, 8);
+		t->di_flags2 = to_be64(f->di_flags2);
+		t->di_cowextsize = to_be32(f->di_cowextsize);
+		t->di_ino = to_be64(f->di_ino);
+		t->di_lsn = to_be64(lsn);
+		memset(t->di_pad2, 0, sizeof(t->di_pad2));
+		memcpy(&t->di_uuid, &f->di_uuid, 16);
+		t->di_v3_pad = 0;
+	} else {
+		t->di_flushiter = to_be16(f->di_flushiter);
+		memset(t->di_v2_pad, 0, sizeof(t->di_v2_pad));
+	}
+	if (f->di_version >= 3 && (f->di_flags2 & XFS_DIFLAG2_NREXT64)) {
+		t->di_big_nextents = to_be64(f->di_big_nextents);
+		t->di_big_anextents = to_be32(f->di_big_anextents);
+		t->di_nrext64_pad = to_be16(f->di_nrext64_pad);
+	} else {
+		t->di_nextents = to_be32(f->di_nextents);
+		t->di_anextents = to_be16(f->di_anextents);
+	}
+}
+
+static int replay_inode(struct fs_replay *rp, const struct fs_log_item *it, uint64_t lsn)
+{
+	const struct fs_geom *g = &rp->fs->g;
+	const uint32_t core = sizeof(struct xfs_dinode);
+	struct xfs_inode_log_format in;
+	struct xfs_log_dinode ld;
+	struct xfs_dinode *dip;
+	unsigned char *b;
+	uint32_t fields, bytes, dsize, asize, fork_room;
+	uint64_t nblocks, next;
+	int err;
+
+	if (it->reg[0].len != sizeof(in))
+		return fail(rp, -EOPNOTSUPP, "an inode log item in the 32-bit layout (%u bytes) is "
+			    "not replayed by this version", it->reg[0].len);
+	memcpy(&in, it->reg[0].p, sizeof(in));
+	if (in.ilf_size < 2 || it->n < 2)
+		return fail(rp, -EUCLEAN, "inode %llu: log item without its core",
+			    (unsigned long long)in.ilf_ino);
+	if (is_cancelled(rp, in.ilf_blkno, (uint32_t)in.ilf_len)) {
+		rp->st.inodes_cancelled++;
+		return 0;
+	}
+	if (in.ilf_len <= 0 || !range_ok(rp, in.ilf_blkno, (uint64_t)in.ilf_len) ||
+	    in.ilf_boffset < 0 ||
+	    (uint64_t)in.ilf_boffset + g->inodesize > ((uint64_t)in.ilf_len << BBSHIFT))
+		return fail(rp, -EUCLEAN, "inode %llu: log item names buffer %lld+%d offset %d, "
+			    "outside the filesystem or the buffer", (unsigned long long)in.ilf_ino,
+			    (long long)in.ilf_blkno, in.ilf_len, in.ilf_boffset);
+	if (it->reg[1].len != sizeof(ld))
+		return fail(rp, -EUCLEAN, "inode %llu: logged core of %u bytes, expected %zu",
+			    (unsigned long long)in.ilf_ino, it->reg[1].len, sizeof(ld));
+	memcpy(&ld, it->reg[1].p, sizeof(ld));
+	if (ld.di_magic != XFS_DINODE_MAGIC)
+		return fail(rp, -EUCLEAN, "inode %llu: logged core has magic %#x",
+			    (unsigned long long)in.ilf_ino, ld.di_magic);
+	bytes = (uint32_t)in.ilf_len << BBSHIFT;
+	err = buf_get(rp, (uint64_t)in.ilf_blkno, (uint32_t)in.ilf_len, &b);
+	if (err)
+		return err;
+	dip = (struct xfs_dinode *)(b + in.ilf_boffset);
+	if (be16(dip->di_magic) != XFS_DINODE_MAGIC) {
+		err = fail(rp, -EUCLEAN, "inode %llu: the inode on disk (daddr %lld offset %d) has "
+			   "magic %#x", (unsigned long long)in.ilf_ino, (long long)in.ilf_blkno,
+			   in.ilf_boffset, be16(dip->di_magic));
+		goto out;
+	}
+	if (dip->di_version >= 3) {
+		uint64_t have = be64(dip->di_lsn);
+
+		if (lsn_valid(have) && have > lsn) {
+			rp->st.inodes_lsn_skipped++;
+			goto out;
+		}
+	}
+	/* the kernel's sanity rules on the logged core */
+	if ((S_ISREG(ld.di_mode) && ld.di_format != XFS_DINODE_FMT_EXTENTS &&
+	     ld.di_format != XFS_DINODE_FMT_BTREE) ||
+	    (S_ISDIR(ld.di_mode) && ld.di_format != XFS_DINODE_FMT_EXTENTS &&
+	     ld.di_format != XFS_DINODE_FMT_BTREE && ld.di_format != XFS_DINODE_FMT_LOCAL)) {
+		err = fail(rp, -EUCLEAN, "inode %llu: logged core has data fork format %d for mode "
+			   "%#o", (unsigned long long)in.ilf_ino, ld.di_format, ld.di_mode);
+		goto out;
+	}
+	nblocks = ld.di_nblocks;
+	next = (ld.di_version >= 3 && (ld.di_flags2 & XFS_DIFLAG2_NREXT64)) ?
+		ld.di_big_nextents + (uint64_t)ld.di_big_anextents :
+		(uint64_t)ld.di_nextents + ld.di_anextents;
+	if (next > nblocks || (uint32_t)ld.di_forkoff * 8 > g->inodesize - core) {
+		err = fail(rp, -EUCLEAN, "inode %llu: logged core has %llu extents for %llu blocks "
+			   "or fork offset %u", (unsigned long long)in.ilf_ino,
+			   (unsigned long long)next, (unsigned long long)nblocks, ld.di_forkoff);
+		goto out;
+	}
+	dinode_from_log(&ld, dip, lsn);
+	fields = in.ilf_fields;
+	if (fields & XFS_ILOG_DEV)
+		put_be32((unsigned char *)dip + core, in.ilf_u.ilfu_rdev);
+	fork_room = g->inodesize - core;
+	dsize = dip->di_forkoff ? (uint32_t)dip->di_forkoff * 8 : fork_room;
+	asize = fork_room - (dip->di_forkoff ? dsize : fork_room);
+	if (fields & (XFS_ILOG_DOWNER | XFS_ILOG_AOWNER)) {
+		err = fail(rp, -EOPNOTSUPP, "inode %llu: a btree owner change (extent swap) is not "
+			   "replayed by this version", (unsigned long long)in.ilf_ino);
+		goto out;
+	}
+	if (in.ilf_size > 2) {
+		uint32_t r = 2;
+
+		if (fields & XFS_ILOG_DFORK) {
+			const struct fs_log_region *src = r < it->n ? &it->reg[r] : NULL;
+
+			if (!src) {
+				err = fail(rp, -EUCLEAN, "inode %llu: data fork region missing",
+					   (unsigned long long)in.ilf_ino);
+				goto out;
+			}
+			switch (fields & XFS_ILOG_DFORK) {
+			case XFS_ILOG_DDATA:
+			case XFS_ILOG_DEXT:
+				if (src->len > fork_room) {
+					err = fail(rp, -EUCLEAN, "inode %llu: logged data fork of %u "
+						   "bytes, room for %u", (unsigned long long)in.ilf_ino,
+						   src->len, fork_room);
+					goto out;
+				}
+				memcpy((unsigned char *)dip + core, src->p, src->len);
+				break;
+			case XFS_ILOG_DBROOT:
+				err = broot_to_disk(rp, in.ilf_ino, src->p, src->len,
+						    (unsigned char *)dip + core, dsize);
+				if (err)
+					goto out;
+				break;
+			default:
+				err = fail(rp, -EUCLEAN, "inode %llu: data fork flags %#x",
+					   (unsigned long long)in.ilf_ino, fields & XFS_ILOG_DFORK);
+				goto out;
+			}
+			r++;
+		}
+		if (fields & XFS_ILOG_AFORK) {
+			const struct fs_log_region *src = r < it->n ? &it->reg[r] : NULL;
+			unsigned char *ap = (unsigned char *)dip + core + dsize;
+
+			if (!src || !dip->di_forkoff) {
+				err = fail(rp, -EUCLEAN, "inode %llu: attr fork logged without its "
+					   "region or fork offset", (unsigned long long)in.ilf_ino);
+				goto out;
+			}
+			switch (fields & XFS_ILOG_AFORK) {
+			case XFS_ILOG_ADATA:
+			case XFS_ILOG_AEXT:
+				if (src->len > asize) {
+					err = fail(rp, -EUCLEAN, "inode %llu: logged attr fork of %u "
+						   "bytes, room for %u", (unsigned long long)in.ilf_ino,
+						   src->len, asize);
+					goto out;
+				}
+				memcpy(ap, src->p, src->len);
+				break;
+			case XFS_ILOG_ABROOT:
+				err = broot_to_disk(rp, in.ilf_ino, src->p, src->len, ap, asize);
+				if (err)
+					goto out;
+				break;
+			default:
+				err = fail(rp, -EUCLEAN, "inode %llu: attr fork flags %#x",
+					   (unsigned long long)in.ilf_ino, fields & XFS_ILOG_AFORK);
+				goto out;
+			}
+		}
+	}
+	fs_crc_update(dip, g->inodesize, XFS_DINODE_CRC_OFF);
+	err = buf_put(rp, (uint64_t)in.ilf_blkno, (uint32_t)in.ilf_len, b);
+	if (!err && rp->ninos == rp->capinos) {
+		size_t cap = rp->capinos ? rp->capinos * 2 : 256;
+		struct rinode *v = realloc(rp->inos, cap * sizeof(*v));
+
+		if (!v)
+			err = -ENOMEM;
+		else {
+			rp->inos = v;
+			rp->capinos = cap;
+		}
+	}
+	if (!err) {
+		rp->inos[rp->ninos++] = (struct rinode){ (uint64_t)in.ilf_blkno,
+							 (uint32_t)in.ilf_boffset, in.ilf_ino };
+		rp->st.inodes++;
+	}
+out:
+	free(b);
+	(void)bytes;
+	return err;
+}
+
+/* ---- icreate, dquots, intents ---- */
+
+static int replay_icreate(struct fs_replay *rp, const struct fs_log_item *it)
+{
+	const struct fs_geom *g = &rp->fs->g;
+	struct xfs_icreate_log ic;
+	uint32_t agno, agbno, count, isize, length, gen, cbbs, per, nclusters, cancelled = 0;
+	uint64_t start;
+
+	if (it->reg[0].len < sizeof(ic))
+		return fail(rp, -EUCLEAN, "an icreate log item of %u bytes", it->reg[0].len);
+	memcpy(&ic, it->reg[0].p, sizeof(ic));
+	agno = be32(ic.icl_ag);
+	agbno = be32(ic.icl_agbno);
+	count = be32(ic.icl_count);
+	isize = be32(ic.icl_isize);
+	length = be32(ic.icl_length);
+	gen = be32(ic.icl_gen);
+	if (agno >= g->agcount || !length || agbno >= fs_ag_blocks(g, agno) ||
+	    length > fs_ag_blocks(g, agno) - agbno || isize != g->inodesize || !count ||
+	    (uint64_t)count * isize != (uint64_t)length << g->blocklog ||
+	    !g->blocks_per_cluster || length % g->blocks_per_cluster)
+		return fail(rp, -EUCLEAN, "icreate log item: AG %u block %u, %u inodes of %u bytes "
+			    "in %u blocks do not fit the geometry", agno, agbno, count, isize, length);
+	cbbs = g->blocks_per_cluster << (g->blocklog - BBSHIFT);
+	per = (g->blocks_per_cluster << g->blocklog) / isize;
+	nclusters = length / g->blocks_per_cluster;
+	start = fs_agbno_to_daddr(g, agno, agbno);
+	/* a chunk freed later in the log is not initialised (the kernel's rule: any cluster) */
+	for (uint32_t c = 0; c < nclusters; c++)
+		cancelled += is_cancelled(rp, (int64_t)(start + (uint64_t)c * cbbs), cbbs);
+	if (cancelled)
+		return 0;
+	for (uint32_t c = 0; c < nclusters; c++) {
+		uint64_t daddr = start + (uint64_t)c * cbbs;
+		unsigned char *b = calloc(cbbs, BBSIZE);
+		int err;
+
+		if (!b)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < per; i++) {
+			struct xfs_dinode *d = (void *)(b + (size_t)i * isize);
+			uint64_t ino = fs_agino_to_ino(g, agno, fs_agbno_to_agino(g, agbno) +
+						       c * per + i);
+
+			d->di_magic = to_be16(XFS_DINODE_MAGIC);
+			d->di_version = 3;
+			d->di_gen = to_be32(gen);
+			d->di_next_unlinked = to_be32(NULLAGINO);
+			d->di_ino = to_be64(ino);
+			memcpy(&d->di_uuid, g->meta_uuid, 16);
+			fs_crc_update(d, isize, XFS_DINODE_CRC_OFF);
+		}
+		err = buf_put(rp, daddr, cbbs, b);
+		free(b);
+		if (err)
+			return err;
+	}
+	rp->st.icreates++;
+	return 0;
+}
+
+static int replay_dquot(struct fs_replay *rp, const struct fs_log_item *it, uint64_t lsn)
+{
+	const struct fs_geom *g = &rp->fs->g;
+	struct xfs_dq_logformat dq;
+	const struct xfs_disk_dquot *rec;
+	struct xfs_dqblk *dqb;
+	unsigned char *b;
+	uint32_t bbs;
+	int err;
+
+	if (it->reg[0].len < sizeof(dq) || it->n < 2)
+		return fail(rp, -EUCLEAN, "a dquot log item of %u bytes", it->reg[0].len);
+	memcpy(&dq, it->reg[0].p, sizeof(dq));
+	if (it->reg[1].len < sizeof(struct xfs_disk_dquot) ||
+	    it->reg[1].len > sizeof(struct xfs_dqblk))
+		return fail(rp, -EUCLEAN, "dquot %u: logged record of %u bytes", dq.qlf_id,
+			    it->reg[1].len);
+	rec = (const void *)it->reg[1].p;
+	if (!rp->fs->sb.sb_qflags || (rp->quotaoff & (rec->d_type & XFS_DQTYPE_REC_MASK))) {
+		rp->st.dquots_skipped++;
+		return 0;
+	}
+	bbs = (uint32_t)dq.qlf_len << (g->blocklog - BBSHIFT);
+	if (dq.qlf_len != 1 || !range_ok(rp, dq.qlf_blkno, bbs) ||
+	    (uint64_t)dq.qlf_boffset + sizeof(struct xfs_dqblk) > (uint64_t)bbs << BBSHIFT)
+		return fail(rp, -EUCLEAN, "dquot %u: log item names buffer %lld+%d offset %u",
+			    dq.qlf_id, (long long)dq.qlf_blkno, dq.qlf_len, dq.qlf_boffset);
+	err = buf_get(rp, (uint64_t)dq.qlf_blkno, bbs, &b);
+	if (err)
+		return err;
+	dqb = (struct xfs_dqblk *)(b + dq.qlf_boffset);
+	if (lsn_valid(be64(dqb->dd_lsn)) && be64(dqb->dd_lsn) >= lsn) {
+		rp->st.dquots_skipped++;
+		free(b);
+		return 0;
+	}
+	memcpy(&dqb->dd_diskdq, it->reg[1].p, it->reg[1].len);
+	fs_crc_update(dqb, sizeof(*dqb), XFS_DQUOT_CRC_OFF);
+	err = buf_put(rp, (uint64_t)dq.qlf_blkno, bbs, b);
+	free(b);
+	if (!err)
+		rp->st.dquots++;
+	return err;
+}
+
+static const char *const intent_names[FS_INTENT_NR] = { "EFI", "RUI", "CUI", "BUI", "ATTRI" };
+
+const char *fs_replay_intent_name(unsigned kind)
+{
+	return kind < FS_INTENT_NR ? intent_names[kind] : "?";
+}
+
+/* Intents and done items all keep their id (or the intent's id) at byte 8. */
+static int replay_intent(struct fs_replay *rp, const struct fs_log_item *it, int kind, bool done)
+{
+	uint64_t id, *v;
+
+	if (it->reg[0].len < 16)
+		return fail(rp, -EUCLEAN, "an intent log item (type %#x) of %u bytes", it->type,
+			    it->reg[0].len);
+	memcpy(&id, it->reg[0].p + 8, 8);
+	/* ids are unique only per kind: key by both */
+	id = id * FS_INTENT_NR + (uint64_t)kind;
+	if (!done)
+		return map_put(&rp->intents, id, (uint64_t)kind + 1);
+	v = map_find(&rp->intents, id);
+	if (v && *v != MAP_GONE) {
+		*v = MAP_GONE;
+		rp->st.intents_done++;
+	}
+	return 0;
+}
+
+/* ---- the passes ---- */
+
+static int pass1(void *priv, const struct fs_log_trans *t)
+{
+	struct fs_replay *rp = priv;
+
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct fs_log_item *it = &t->items[i];
+
+		if (!it->n || !it->reg[0].len)
+			return fail(rp, -EUCLEAN, "transaction %#x: an empty log item", t->tid);
+		if (it->type == XFS_LI_BUF) {
+			const struct xfs_buf_log_format *bf = NULL;
+			int err = buf_format(rp, it, &bf);
+			uint64_t *c;
+
+			if (err)
+				return err;
+			if (!(bf->blf_flags & XFS_BLF_CANCEL))
+				continue;
+			c = map_find(&rp->cancel, cancel_key(bf->blf_blkno, bf->blf_len));
+			if (c && *c != MAP_GONE)
+				(*c)++;
+			else if ((err = map_put(&rp->cancel, cancel_key(bf->blf_blkno, bf->blf_len), 1)))
+				return err;
+		} else if (it->type == XFS_LI_QUOTAOFF) {
+			struct xfs_qoff_logformat q;
+
+			if (it->reg[0].len < sizeof(q))
+				return fail(rp, -EUCLEAN, "a quotaoff log item of %u bytes", it->reg[0].len);
+			memcpy(&q, it->reg[0].p, sizeof(q));
+			/* quota types whose records are not replayed (the kernel's mapping) */
+			if (q.qf_flags & XFS_UQUOTA_ACCT)
+				rp->quotaoff |= XFS_DQTYPE_USER;
+			if (q.qf_flags & XFS_PQUOTA_ACCT)
+				rp->quotaoff |= XFS_DQTYPE_PROJ;
+			if (q.qf_flags & XFS_GQUOTA_ACCT)
+				rp->quotaoff |= XFS_DQTYPE_GROUP;
+		}
+	}
+	return 0;
+}
+
+/* The kernel's item order inside a transaction: 0 buffers/icreate, 1 the rest, 2 inode buffers, 3 cancels. */
+static int item_class(const struct fs_log_item *it)
+{
+	if (it->type == XFS_LI_BUF && it->reg[0].len >= offsetof(struct xfs_buf_log_format, blf_len)) {
+		const struct xfs_buf_log_format *bf = (const void *)it->reg[0].p;
+
+		if (bf->blf_flags & XFS_BLF_CANCEL)
+			return 3;
+		if (bf->blf_flags & XFS_BLF_INODE_BUF)
+			return 2;
+		return 0;
+	}
+	return it->type == XFS_LI_ICREATE ? 0 : 1;
+}
+
+static int replay_item(struct fs_replay *rp, const struct fs_log_trans *t,
+		       const struct fs_log_item *it)
+{
+	switch (it->type) {
+	case XFS_LI_BUF:      return replay_buf(rp, it, t->lsn);
+	case XFS_LI_INODE:    return replay_inode(rp, it, t->lsn);
+	case XFS_LI_ICREATE:  return replay_icreate(rp, it);
+	case XFS_LI_DQUOT:    return replay_dquot(rp, it, t->lsn);
+	case XFS_LI_QUOTAOFF: return 0;
+	case XFS_LI_EFI:      return replay_intent(rp, it, FS_INTENT_EFI, false);
+	case XFS_LI_EFD:      return replay_intent(rp, it, FS_INTENT_EFI, true);
+	case XFS_LI_RUI:      return replay_intent(rp, it, FS_INTENT_RUI, false);
+	case XFS_LI_RUD:      return replay_intent(rp, it, FS_INTENT_RUI, true);
+	case XFS_LI_CUI:      return replay_intent(rp, it, FS_INTENT_CUI, false);
+	case XFS_LI_CUD:      return replay_intent(rp, it, FS_INTENT_CUI, true);
+	case XFS_LI_BUI:      return replay_intent(rp, it, FS_INTENT_BUI, false);
+	case XFS_LI_BUD:      return replay_intent(rp, it, FS_INTENT_BUI, true);
+	case XFS_LI_ATTRI:    return replay_intent(rp, it, FS_INTENT_ATTRI, false);
+	case XFS_LI_ATTRD:    return replay_intent(rp, it, FS_INTENT_ATTRI, true);
+	default:
+		return fail(rp, -EOPNOTSUPP, "transaction %#x (LSN %u/%u) holds a log item of type "
+			    "%#x, which this version does not replay", t->tid,
+			    (unsigned)(t->lsn >> 32), (unsigned)t->lsn, it->type);
+	}
+}
+
+static int pass2(void *priv, const struct fs_log_trans *t)
+{
+	struct fs_replay *rp = priv;
+
+	for (int cls = 0; cls < 4; cls++) {
+		/* inode buffers and cancels went to the head of their lists: taken newest first */
+		bool reverse = cls >= 2;
+
+		for (uint32_t k = 0; k < t->n; k++) {
+			const struct fs_log_item *it = &t->items[reverse ? t->n - 1 - k : k];
+			int err;
+
+			if (item_class(it) != cls)
+				continue;
+			err = replay_item(rp, t, it);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int cmp_rbuf(const void *x, const void *y)
+{
+	const struct rbuf *a = x, *b = y;
+
+	if (a->daddr != b->daddr)
+		return a->daddr < b->daddr ? -1 : 1;
+	if (a->bbs != b->bbs)
+		return a->bbs < b->bbs ? -1 : 1;
+	return a->lsn < b->lsn ? -1 : a->lsn > b->lsn;
+}
+
+/*
+ * Every block a buffer item replayed gets what the kernel's write
+ * verifier gives it at writeback: the transaction's LSN and a fresh CRC;
+ * then its read verifier runs, as the kernel's does when it reads it next.
+ */
+static int finish(struct fs_replay *rp)
+{
+	const struct fs_geom *g = &rp->fs->g;
+	struct fs_findings fl;
+	int err = 0;
+
+	qsort(rp->bufs, rp->nbufs, sizeof(*rp->bufs), cmp_rbuf);
+	fs_findings_init(&fl);
+	for (size_t i = 0; i < rp->nbufs && !err; i++) {
+		const struct rbuf *r = &rp->bufs[i];
+		uint32_t bytes = r->bbs << BBSHIFT, unit;
+		const struct fs_verifier *v;
+		enum fs_mtype t;
+		unsigned char *b;
+
+		/* the newest of the same key carries the LSN */
+		if (i + 1 < rp->nbufs && rp->bufs[i + 1].daddr == r->daddr && rp->bufs[i + 1].bbs == r->bbs)
+			continue;
+		err = buf_get(rp, r->daddr, r->bbs, &b);
+		if (err)
+			break;
+		t = fs_mtype_by_magic(b, bytes);
+		if (t == FS_MT_NR) {
+			/* no header of a type we know (a realtime bitmap, a stale block): as logged */
+			free(b);
+			continue;
+		}
+		v = fs_verifier_get(t);
+		unit = fs_verify_unit(g, t, bytes);
+		for (uint32_t off = 0; off + unit <= bytes; off += unit) {
+			unsigned char *p = b + off;
+			struct fs_vctx vc = {
+				.g = g, .fl = &fl, .daddr = r->daddr + off / BBSIZE,
+				.agno = (fs_agnumber_t)(r->daddr /
+						((uint64_t)g->agblocks << (g->blocklog - BBSHIFT))),
+			};
+
+			if (t == FS_MT_SB) {
+				put_be64(p + offsetof(struct xfs_dsb, sb_lsn), r->lsn);
+				fs_crc_update(p, unit, FS_SB_CRC_OFF);
+			} else if (t == FS_MT_INODE || t == FS_MT_DQUOT) {
+				/* these carry their own LSN per record, set by their own items */
+				fs_crc_update(p, unit, v->crc_off);
+			} else {
+				if (v->lsn_off != SIZE_MAX && v->lsn_off + 8 <= unit)
+					put_be64(p + v->lsn_off, r->lsn);
+				if (v->crc_off != SIZE_MAX)
+					fs_crc_update(p, unit, v->crc_off);
+			}
+			/* owner-dependent checks need the owner: take the block's own claim */
+			if (t == FS_MT_BMBT)
+				vc.ino = be64(((const struct xfs_btree_block *)p)->bb_u.l.bb_owner);
+			else if (t == FS_MT_DIR_BLOCK || t == FS_MT_DIR_DATA || t == FS_MT_DIR_FREE)
+				vc.ino = get_be64(p + offsetof(struct xfs_dir3_blk_hdr, owner));
+			else if (t == FS_MT_DA_NODE || t == FS_MT_DIR_LEAF1 || t == FS_MT_DIR_LEAFN ||
+				 t == FS_MT_ATTR_LEAF)
+				vc.ino = get_be64(p + offsetof(struct xfs_da3_blkinfo, owner));
+			if (t != FS_MT_INODE && t != FS_MT_SB)
+				fs_verify(t, &vc, p, unit);
+		}
+		if (fl.n) {
+			err = fail(rp, -EUCLEAN, "the replayed %s at daddr %llu fails its check: %s: %s",
+				   v->name, (unsigned long long)r->daddr, fl.v[0].def->code,
+				   fl.v[0].message);
+			free(b);
+			break;
+		}
+		err = buf_put(rp, r->daddr, r->bbs, b);
+		free(b);
+	}
+	fs_findings_free(&fl);
+	return err;
+}
+
+int fs_replay_log(struct fs *fs, struct fs_log_info *li, struct fs_replay **out, char *msg,
+		  size_t ml)
+{
+	struct fs_replay *rp = calloc(1, sizeof(*rp));
+	struct timespec t0, t1;
+	int err;
+
+	*out = NULL;
+	if (!rp)
+		return -ENOMEM;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rp->fs = fs;
+	rp->msg = msg;
+	rp->ml = ml;
+	err = fs_log_walk(fs, li, pass1, rp, msg, ml);
+	if (!err)
+		err = fs_log_walk(fs, li, pass2, rp, msg, ml);
+	if (!err)
+		err = finish(rp);
+	if (err) {
+		fs_replay_free(rp);
+		return err;
+	}
+	for (size_t i = 0; i < rp->intents.cap; i++)
+		if (rp->intents.k[i] && rp->intents.v[i] != MAP_GONE &&
+		    rp->intents.v[i] - 1 < FS_INTENT_NR)
+			rp->st.intents_open[rp->intents.v[i] - 1]++;
+	rp->st.sectors = rp->ndata;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	rp->st.seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	rp->msg = NULL;
+	rp->ml = 0;
+	*out = rp;
+	return 0;
+}
+
+const struct fs_replay_stats *fs_replay_stats(const struct fs_replay *rp)
+{
+	return &rp->st;
+}
+
+uint64_t fs_replay_intents_open(const struct fs_replay *rp)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < FS_INTENT_NR; i++)
+		n += rp->st.intents_open[i];
+	return n;
+}
+
+void fs_replay_install(struct fs_dev *dev, struct fs_replay *rp)
+{
+	fs_dev_set_read_patch(dev, rp ? fs_replay_patch : NULL, rp);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+int fs_replay_write(struct fs *fs, struct fs_replay *rp, const struct fs_log_info *li, char *msg,
+		    size_t ml)
+{
+	const struct fs_geom *g = &fs->g;
+	uint64_t *secs = malloc((rp->ndata ? rp->ndata : 1) * sizeof(*secs));
+	unsigned char *run = NULL;
+	size_t n = 0;
+	int err = 0;
+
+	if (!secs)
+		return -ENOMEM;
+	for (size_t i = 0; i < rp->sect.cap; i++)
+		if (rp->sect.k[i])
+			secs[n++] = rp->sect.k[i] - 1;
+	qsort(secs, n, sizeof(*secs), cmp_u64);
+	run = malloc(1u << 20);
+	if (!run) {
+		free(secs);
+		return -ENOMEM;
+	}
+	/* sorted, coalesced runs of up to 1 MiB */
+	for (size_t i = 0; i < n && !err;) {
+		size_t j = i;
+
+		while (j + 1 < n && secs[j + 1] == secs[j] + 1 && (j + 1 - i) < (1u << 20) / BBSIZE)
+			j++;
+		for (size_t k = i; k <= j; k++)
+			memcpy(run + ((k - i) << BBSHIFT),
+			       rp->data + (*map_find(&rp->sect, secs[k]) << BBSHIFT), BBSIZE);
+		err = fs_dev_write(fs->dev, run, (j - i + 1) << BBSHIFT, secs[i] << BBSHIFT);
+		if (err)
+			snprintf(msg, ml, "writing replayed sectors %llu+%zu failed: %s",
+				 (unsigned long long)secs[i], j - i + 1, strerror(-err));
+		i = j + 1;
+	}
+	free(run);
+	free(secs);
+	if (!err) {
+		err = fs_dev_flush(fs->dev);
+		if (err)
+			snprintf(msg, ml, "flushing the replayed blocks failed: %s", strerror(-err));
+	}
+	if (err)
+		return err;
+	/* the log, now replayed, becomes a clean one past every LSN the replay stamped */
+	err = fs_log_write_clean(fs->dev, li->log_off, (uint64_t)li->log_bbs << BBSHIFT,
+				 fs_log_lsunit_bytes(&fs->sb), (const unsigned char *)&fs->sb.sb_uuid,
+				 li->head_cycle + 1);
+	if (!err)
+		err = fs_dev_flush(fs->dev);
+	if (err)
+		snprintf(msg, ml, "resetting the log after replay failed: %s", strerror(-err));
+	(void)g;
+	return err;
+}
+
+void fs_replay_free(struct fs_replay *rp)
+{
+	if (!rp)
+		return;
+	map_free(&rp->sect);
+	map_free(&rp->cancel);
+	map_free(&rp->intents);
+	free(rp->data);
+	free(rp->bufs);
+	free(rp->inos);
+	free(rp);
+}

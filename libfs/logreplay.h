@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XFSX_LOGREPLAY_H
+#define XFSX_LOGREPLAY_H
+
+#include "libfs/logread.h"
+
+/*
+ * Log replay into memory: every committed transaction from tail to head
+ * applied, in log order, to an image of the sectors it changes (an overlay
+ * on the device).  The overlay can then be shown to readers of the device
+ * (fs_replay_install: xfsx_check sees the filesystem as recovery leaves
+ * it, nothing written) or written to it (fs_replay_write: xfsx_repair).
+ */
+struct fs_replay;
+
+/* Kinds of intent item, for counting the unfinished. */
+enum { FS_INTENT_EFI, FS_INTENT_RUI, FS_INTENT_CUI, FS_INTENT_BUI, FS_INTENT_ATTRI,
+       FS_INTENT_NR };
+
+struct fs_replay_stats {
+	uint64_t buffers, buffers_lsn_skipped, buffers_cancelled;
+	uint64_t inode_buffers;        /* unlinked-list updates in inode buffers */
+	uint64_t inodes, inodes_lsn_skipped, inodes_cancelled;
+	uint64_t icreates, dquots, dquots_skipped;
+	uint64_t intents_done;         /* intent items whose done item is in the log */
+	uint64_t intents_open[FS_INTENT_NR];  /* unfinished at the head */
+	uint64_t sectors;              /* sectors the overlay holds */
+	double seconds;
+};
+
+/*
+ * Replay the log li describes (fs_log_locate) into memory.  0: done (the
+ * stats may still show unfinished intents, which this replay does not
+ * complete; fs_replay_intents_open says so); -EUCLEAN/-EOPNOTSUPP: an item
+ * could not be replayed, msg names it (nothing is kept); other negative
+ * errno: I/O or memory.
+ */
+int fs_replay_log(struct fs *fs, struct fs_log_info *li, struct fs_replay **out, char *msg,
+		  size_t ml);
+const struct fs_replay_stats *fs_replay_stats(const struct fs_replay *rp);
+uint64_t fs_replay_intents_open(const struct fs_replay *rp);
+const char *fs_replay_intent_name(unsigned kind);
+
+/*
+ * Show the overlay to every later read of dev (readahead, cache, inode
+ * streams, synchronous reads).  rp must outlive dev or be removed first
+ * (fs_replay_install(dev, NULL)).
+ */
+void fs_replay_install(struct fs_dev *dev, struct fs_replay *rp);
+/* The read-patch function itself, for fs_dev_opts (open with the overlay already on). */
+void fs_replay_patch(void *priv, void *buf, size_t len, uint64_t off);
+
+/*
+ * Write the overlay to the device (through fs_dev_write, so the device's
+ * before-write hooks, the undo file among them, see every range), flush,
+ * then reset the log to a clean one a cycle past the head.
+ */
+int fs_replay_write(struct fs *fs, struct fs_replay *rp, const struct fs_log_info *li, char *msg,
+		    size_t ml);
+void fs_replay_free(struct fs_replay *rp);
+
+#endif
