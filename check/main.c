@@ -14,6 +14,7 @@
 #include <uuid/uuid.h>
 
 #include "check/geometry.h"
+#include "scan/log.h"
 #include "scan/scan.h"
 
 enum { EXIT_CLEAN = 0, EXIT_CORRUPT = 4, EXIT_OPERATIONAL = 8, EXIT_USAGE = 16 };
@@ -146,6 +147,7 @@ int main(int argc, char **argv)
 	struct fs_findings fl;
 	struct fs_error ferr = { 0 };
 	struct scan_ctx cx = { 0 };
+	struct scan_log sl = { 0 };
 	struct fs *fs = NULL;
 	const char *path;
 	int c, err, rc;
@@ -256,6 +258,54 @@ int main(int argc, char **argv)
 		return finish_output(EXIT_CLEAN);
 	}
 
+	/*
+	 * A dirty log: replayed in memory and shown to every read the scan
+	 * makes (nothing is written), so the check judges what the kernel's
+	 * recovery would leave.  The filesystem is opened again over the
+	 * replay: the superblock may be among what it changed.
+	 */
+	if (fs->g.log_internal && fs->have_log_head && !fs->log_clean) {
+		char what[512];
+
+		if (!scan_log_replay(fs, &sl)) {
+			fs_close(fs);
+			fs = NULL;
+			fs_findings_free(&fl);
+			fs_findings_init(&fl);
+			oo.dev.read_patch = fs_replay_patch;
+			oo.dev.read_patch_priv = sl.rp;
+			err = fs_open(path, &oo, &fs, &fl, &ferr);
+			if (err) {
+				fprintf(stderr, "xfsx_check: %s: opening the filesystem over the replayed "
+					"log failed: %s\n", path, ferr.msg);
+				scan_log_free(&sl);
+				fs_findings_free(&fl);
+				return finish_output(EXIT_OPERATIONAL);
+			}
+			/* the scan sees the filesystem as recovery leaves it */
+			fs->log_clean = true;
+			/* lazy counters are recomputed by the kernel after recovery: not judged */
+			if (fs->g.lazysbcount)
+				fs->sb_counters_stale = true;
+			scan_log_describe(&sl, what, sizeof(what));
+			if (!quiet && !json)
+				fprintf(stderr, "xfsx_check: %s: the log is dirty: replayed in memory only, "
+					"nothing written (%s); checking the filesystem as log recovery "
+					"leaves it\n", path, what);
+			scan_log_intents(&sl, what, sizeof(what));
+			if (*what && !quiet && !json)
+				fprintf(stderr, "xfsx_check: %s: the log holds unfinished intents (%s) "
+					"that mounting would complete and this replay does not: findings "
+					"about the extents they name may follow from that\n", path, what);
+		} else if (!quiet && !json) {
+			fprintf(stderr, "xfsx_check: %s: the log is dirty and was not replayed: %s; "
+				"checking the metadata as it is on disk\n", path, sl.msg);
+		}
+	} else if (fs->g.log_internal) {
+		/* a clean log: where it is, for the JSON summary */
+		sl.located = !fs_log_locate(fs, &sl.li, sl.msg, sizeof(sl.msg));
+	}
+
 	cx.fs = fs;
 	cx.fl = &fl;
 	cx.opts = &co;
@@ -266,6 +316,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xfsx_check: %s: check failed: %s\n", path, strerror(-err));
 		scan_teardown(&cx);
 		fs_close(fs);
+		scan_log_free(&sl);
 		fs_findings_free(&fl);
 		return EXIT_OPERATIONAL;
 	}
@@ -275,6 +326,10 @@ int main(int argc, char **argv)
 	if (json) {
 		fputc('{', stdout);
 		scan_print_fs_json(fs, path, stdout);
+		if (fs->g.log_internal) {
+			fputs(",\"log\":", stdout);
+			scan_log_json(&sl, stdout);
+		}
 		fputs(",\"findings\":", stdout);
 		fs_findings_write_json_array(&fl, stdout);
 		fputc(',', stdout);
@@ -286,6 +341,7 @@ int main(int argc, char **argv)
 	}
 	scan_teardown(&cx);
 	fs_close(fs);
+	scan_log_free(&sl);
 	fs_findings_free(&fl);
 	return finish_output(rc);
 }

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The dirty log for the tools: locate, replay in memory through libfs
+ * (logread.c, logreplay.c), and say what was found in words and JSON.
+ * The decisions (refuse, write, show to the scan) stay with the tools.
+ */
+#include "scan/log.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "libfs/findings.h"
+
+int scan_log_replay(struct fs *fs, struct scan_log *sl)
+{
+	memset(sl, 0, sizeof(*sl));
+	sl->err = fs_log_locate(fs, &sl->li, sl->msg, sizeof(sl->msg));
+	if (sl->err) {
+		/* the simple head search still says whether it is dirty */
+		sl->dirty = fs->have_log_head && !fs->log_clean;
+		return sl->err;
+	}
+	sl->located = true;
+	sl->dirty = !sl->li.clean;
+	if (!sl->dirty)
+		return 0;
+	sl->err = fs_replay_log(fs, &sl->li, &sl->rp, sl->msg, sizeof(sl->msg));
+	sl->replayed = !sl->err;
+	return sl->err;
+}
+
+void scan_log_intents(const struct scan_log *sl, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = 0;
+	if (!sl->rp)
+		return;
+	for (unsigned k = 0; k < FS_INTENT_NR && at < len; k++) {
+		uint64_t n = fs_replay_stats(sl->rp)->intents_open[k];
+
+		if (n)
+			at += (size_t)snprintf(buf + at, len - at, "%s%" PRIu64 " %s", at ? ", " : "",
+					       n, fs_replay_intent_name(k));
+	}
+}
+
+void scan_log_describe(const struct scan_log *sl, char *buf, size_t len)
+{
+	const struct fs_replay_stats *st = sl->rp ? fs_replay_stats(sl->rp) : NULL;
+
+	if (!st) {
+		snprintf(buf, len, "not replayed");
+		return;
+	}
+	snprintf(buf, len, "%" PRIu64 " transactions in %" PRIu64 " records (%" PRIu64
+		 " uncommitted dropped): %" PRIu64 " buffers, %" PRIu64 " inodes, %" PRIu64
+		 " inode chunks, %" PRIu64 " dquots replayed, %" PRIu64 " sectors changed in %.3f s",
+		 sl->li.transactions, sl->li.records, sl->li.uncommitted, st->buffers, st->inodes,
+		 st->icreates, st->dquots, st->sectors, st->seconds);
+}
+
+void scan_log_json(const struct scan_log *sl, FILE *out)
+{
+	const struct fs_log_info *li = &sl->li;
+
+	fprintf(out, "{\"dirty\":%s,\"located\":%s", sl->dirty ? "true" : "false",
+		sl->located ? "true" : "false");
+	if (sl->located)
+		fprintf(out, ",\"head\":{\"cycle\":%u,\"block\":%u},\"tail\":{\"cycle\":%u,"
+			"\"block\":%u},\"torn_records\":%u", li->head_cycle, li->head_blk,
+			li->tail_cycle, li->tail_blk, li->torn_records);
+	if (sl->dirty && sl->located) {
+		bool any = false;
+
+		fprintf(out, ",\"records\":%" PRIu64 ",\"transactions\":%" PRIu64 ",\"uncommitted\":%"
+			PRIu64 ",\"ops\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"items\":{", li->records,
+			li->transactions, li->uncommitted, li->ops, li->bytes);
+		for (unsigned i = 0; i < FS_LOG_ITEM_TYPES; i++)
+			if (li->items[i]) {
+				fprintf(out, "%s\"%s\":%" PRIu64, any ? "," : "", fs_log_item_name(i),
+					li->items[i]);
+				any = true;
+			}
+		fputc('}', out);
+	}
+	fprintf(out, ",\"replayed\":%s", sl->replayed ? "true" : "false");
+	if (sl->rp) {
+		const struct fs_replay_stats *st = fs_replay_stats(sl->rp);
+
+		fprintf(out, ",\"replay\":{\"buffers\":%" PRIu64 ",\"buffers_lsn_skipped\":%" PRIu64
+			",\"buffers_cancelled\":%" PRIu64 ",\"inode_buffers\":%" PRIu64 ",\"inodes\":%"
+			PRIu64 ",\"inodes_lsn_skipped\":%" PRIu64 ",\"inodes_cancelled\":%" PRIu64
+			",\"icreates\":%" PRIu64 ",\"dquots\":%" PRIu64 ",\"intents_done\":%" PRIu64
+			",\"sectors\":%" PRIu64 ",\"seconds\":%.3f,\"intents_open\":{",
+			st->buffers, st->buffers_lsn_skipped, st->buffers_cancelled, st->inode_buffers,
+			st->inodes, st->inodes_lsn_skipped, st->inodes_cancelled, st->icreates,
+			st->dquots, st->intents_done, st->sectors, st->seconds);
+		for (unsigned k = 0; k < FS_INTENT_NR; k++)
+			fprintf(out, "%s\"%s\":%" PRIu64, k ? "," : "", fs_replay_intent_name(k),
+				st->intents_open[k]);
+		fputs("}}", out);
+	}
+	if (sl->err) {
+		fputs(",\"error\":", out);
+		fs_json_string(out, sl->msg);
+	}
+	fputc('}', out);
+}
+
+void scan_log_free(struct scan_log *sl)
+{
+	fs_replay_free(sl->rp);
+	sl->rp = NULL;
+}
