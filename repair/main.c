@@ -17,6 +17,7 @@
 #include <uuid/uuid.h>
 
 #include "repair/repair.h"
+#include "scan/log.h"
 
 static void usage(FILE *out)
 {
@@ -25,6 +26,7 @@ static void usage(FILE *out)
 		"Repair an unmounted XFS v5 filesystem.\n\n"
 		"  -n, --no-modify         check and say what would be fixed; write nothing\n"
 		"  -L, --zero-log          throw away a dirty log (its last transactions are lost)\n"
+		"      --no-replay         refuse a dirty log instead of replaying it\n"
 		"  -t, --threads=N         worker threads (default: one per CPU)\n"
 		"  -m, --memory=MiB        metadata cache cap, dirty buffers included (default: 256)\n"
 		"  -o ag_stride=N          AGs per work item\n"
@@ -35,7 +37,9 @@ static void usage(FILE *out)
 		"  -h, --help              this text\n"
 		"  -V, --version           print the version\n\n"
 		"A mounted filesystem is refused (with -n, one mounted read-only is checked).\n"
-		"A dirty log is refused unless -L.  Operational errors go to stderr even with -q.\n\n"
+		"A dirty log is replayed first, as mounting would (with -n in memory only);\n"
+		"--no-replay refuses it, -L throws it away.  Operational errors go to stderr\n"
+		"even with -q.\n\n"
 		"Exit: 0 nothing wrong, 1 errors fixed, 4 errors left uncorrected,\n"
 		"8 operational error (nothing written), 16 usage error.\n");
 }
@@ -88,6 +92,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "no-modify", no_argument, NULL, 'n' },
 		{ "zero-log", no_argument, NULL, 'L' },
+		{ "no-replay", no_argument, NULL, 'R' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "memory", required_argument, NULL, 'm' },
@@ -105,7 +110,9 @@ int main(int argc, char **argv)
 	struct fs_findings fl;
 	struct fs_error ferr = { 0 };
 	struct fs *fs = NULL;
-	char msg[512];
+	struct scan_log sl = { 0 };
+	bool no_replay = false;
+	char msg[1024];
 	const char *path;
 	size_t left;
 	double t0;
@@ -115,6 +122,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'n': ro.dry_run = true; break;
 		case 'L': ro.zero_log = true; break;
+		case 'R': no_replay = true; break;
 		case 'j': ro.json = true; break;
 		case 'q': ro.quiet = true; break;
 		case 't': {
@@ -190,15 +198,78 @@ int main(int argc, char **argv)
 		fs_findings_free(&fl);
 		return rc;
 	}
-	/* refuse before the scan: a dirty log means the metadata is not what the log says */
+	/*
+	 * A dirty log holds changes the metadata lacks: replayed before the
+	 * scan as the kernel's recovery would (-n: in memory, shown to the
+	 * scan's reads), refused with --no-replay, thrown away with -L.
+	 * Nothing is written unless every item replays.
+	 */
 	if (fs->have_log_head && !fs->log_clean && !ro.zero_log) {
-		snprintf(msg, sizeof(msg),
-			 "%s: the log is dirty (head at cycle %u block %u) and holds changes "
-			 "the metadata lacks.  Mount the filesystem to replay the log, unmount it, "
-			 "and run xfsx_repair again.  If it cannot be mounted, -L throws the log "
-			 "away (its last transactions are lost).  Nothing was written.",
-			 path, fs_lsn_cycle(fs->log_head_lsn), fs_lsn_block(fs->log_head_lsn));
+		const char *options = "Mounting the filesystem may replay it (the kernel's own "
+			"recovery; unmount and run xfsx_repair again), or -L throws the log away (its "
+			"last transactions are lost).  Nothing was written.";
+		char what[512];
+
+		if (no_replay) {
+			snprintf(msg, sizeof(msg),
+				 "%s: the log is dirty (head at cycle %u block %u) and holds changes "
+				 "the metadata lacks, and --no-replay was given.  Run without it to "
+				 "replay the log, or mount the filesystem to replay it, unmount it, "
+				 "and run xfsx_repair again.  If it cannot be mounted, -L throws the log "
+				 "away (its last transactions are lost).  Nothing was written.",
+				 path, fs_lsn_cycle(fs->log_head_lsn), fs_lsn_block(fs->log_head_lsn));
+			goto refuse;
+		}
+		if (scan_log_replay(fs, &sl)) {
+			snprintf(msg, sizeof(msg), "%s: the log is dirty and cannot be replayed: %s.  %s",
+				 path, sl.msg, options);
+			goto refuse;
+		}
+		scan_log_intents(&sl, what, sizeof(what));
+		if (*what) {
+			snprintf(msg, sizeof(msg), "%s: the log holds unfinished intents (%s) that "
+				 "recovery must complete; this version replays everything else but "
+				 "does not complete intents.  %s", path, what, options);
+			goto refuse;
+		}
+		scan_log_describe(&sl, what, sizeof(what));
+		if (!ro.dry_run) {
+			err = fs_replay_write(fs, sl.rp, &sl.li, msg, sizeof(msg));
+			if (err) {
+				fprintf(stderr, "xfsx_repair: %s: replaying the log: %s; run xfsx_repair "
+					"again (the log is still dirty until its reset)\n", path, msg);
+				rc = REPAIR_EXIT_OPERATIONAL;
+				goto early_out;
+			}
+		}
+		/* again, over what the replay changed (in memory with -n) */
+		fs_close(fs);
+		fs = NULL;
+		fs_findings_free(&fl);
+		fs_findings_init(&fl);
+		if (ro.dry_run) {
+			oo.dev.read_patch = fs_replay_patch;
+			oo.dev.read_patch_priv = sl.rp;
+		}
+		err = fs_open(path, &oo, &fs, &fl, &ferr);
+		if (err) {
+			rc = fail_open(&ro, path, &fl, ferr.msg);
+			goto early_out;
+		}
+		if (ro.dry_run)
+			fs->log_clean = true;
+		/* the kernel recomputes lazy counters after recovery: not a finding */
+		if (fs->g.lazysbcount)
+			fs->sb_counters_stale = true;
+		if (!ro.quiet && !ro.json)
+			printf("%s: the log was dirty: %s (%s)\n", path,
+			       ro.dry_run ? "replayed in memory only" : "replayed and reset", what);
+	}
+	if (0) {
+refuse:
 		rc = fail_open(&ro, path, &fl, msg);
+early_out:
+		scan_log_free(&sl);
 		fs_close(fs);
 		fs_findings_free(&fl);
 		return rc;
@@ -259,6 +330,10 @@ int main(int argc, char **argv)
 	if (ro.json) {
 		fputc('{', stdout);
 		scan_print_fs_json(fs, path, stdout);
+		if (sl.located || sl.err) {
+			fputs(",\"log\":", stdout);
+			scan_log_json(&sl, stdout);
+		}
 		fputs(",\"findings\":", stdout);
 		repair_report_json(&rx, stdout);
 		fputc(',', stdout);
@@ -293,6 +368,7 @@ out:
 	free(rx.ffix);
 	scan_teardown(&sx);
 	fs_close(fs);
+	scan_log_free(&sl);
 	fs_findings_free(&fl);
 	return rc;
 }

@@ -4,7 +4,8 @@
 # (sha256) on a mounted filesystem (the loop device and the image file
 # behind it; the mount is frozen while we look so the kernel itself writes
 # nothing), a v4 filesystem, unknown incompat feature bits, something that
-# is not XFS (ext4, zeros), and a dirty log without -L.  Usage errors exit
+# is not XFS (ext4, zeros), and a dirty log with --no-replay (replay is
+# the default: tests/log).  Usage errors exit
 # 16 and write nothing.  With -L the dirty log is zeroed and the result
 # passes the corpus oracle (repair_lib.sh after_repair).  XFSX_REPAIR
 # picks the binary (repair_lib.sh).
@@ -82,7 +83,7 @@ umount "$TMP/mnt"
 xfs_repair -n "$img" >"$TMP/rn" 2>&1
 if grep -q "valuable metadata changes in a log" "$TMP/rn"; then
 	ok "dirty log made (xfs_repair -n: metadata changes in the log)"
-	refused "dirty log without -L" 8 "$img" "$img"
+	refused "dirty log with --no-replay" 8 "$img" --no-replay "$img"
 	# -L zeroes the log (a clean log above every LSN in the metadata)
 	"$XFSX_REPAIR" -L "$img" >"$TMP/out" 2>&1; rc=$?
 	check "dirty log, -L: xfsx_repair ran (exit $rc)" repair_ran $rc

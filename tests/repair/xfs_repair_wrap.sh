@@ -19,7 +19,7 @@ while [ $# -gt 0 ]; do
 	-t) [ $# -ge 2 ] || usage; shift ;;
 	-o) [ $# -ge 2 ] || usage; case "$2" in ag_stride=[0-9]*) pass+=(-o "$2") ;; *) usage ;; esac; shift ;;
 	-m) [ $# -ge 2 ] || usage; pass+=(-m "$2"); shift ;;
-	--json|--progress|--no-progress|-q) ;;
+	--json|--progress|--no-progress|-q|--no-replay) ;;
 	-*) usage ;;
 	*) [ -z "$dev" ] || usage; dev=$1 ;;
 	esac
