@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+. "$XFSX_SRC/tests/lib.sh"
+tap_done
