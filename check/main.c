@@ -283,7 +283,7 @@ int main(int argc, char **argv)
 				return finish_output(EXIT_OPERATIONAL);
 			}
 			/* the scan sees the filesystem as recovery leaves it */
-			fs->log_clean = true;
+			fs->log_replayed = true;
 			/* lazy counters are recomputed by the kernel after recovery: not judged */
 			if (fs->g.lazysbcount)
 				fs->sb_counters_stale = true;

@@ -22,6 +22,7 @@ struct fs {
 	bool have_log_head;
 	uint64_t log_head_lsn;
 	bool log_clean;            /* head record is an unmount record */
+	bool log_replayed;         /* reads show the log replayed in memory (logreplay.h) */
 	bool have_log_uuid;        /* log_uuid holds the head record's h_fs_uuid */
 	unsigned char log_uuid[16];
 	/* what fs_target_check found: mounted read-only, what libblkid sees */

@@ -257,7 +257,7 @@ int main(int argc, char **argv)
 			goto early_out;
 		}
 		if (ro.dry_run)
-			fs->log_clean = true;
+			fs->log_replayed = true;
 		/* the kernel recomputes lazy counters after recovery: not a finding */
 		if (fs->g.lazysbcount)
 			fs->sb_counters_stale = true;

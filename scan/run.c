@@ -254,8 +254,8 @@ int scan_run(struct scan_ctx *cx)
 	struct fs *fs = cx->fs;
 	int err;
 
-	/* first: a dirty log means what follows may be stale, not corrupt */
-	if (fs->have_log_head && !fs->log_clean)
+	/* first: a dirty log means what follows may be stale, not corrupt (unless replayed) */
+	if (fs->have_log_head && !fs->log_clean && !fs->log_replayed)
 		fs_report(cx->fl, "log.dirty", FS_NONE, FS_NONE, FS_NONE, "log", "clean", "dirty",
 			  "the log is dirty (head at cycle %u block %u): mount the filesystem to "
 			  "replay it; findings below may be spurious",
