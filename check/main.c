@@ -267,7 +267,10 @@ int main(int argc, char **argv)
 	if (fs->g.log_internal && fs->have_log_head && !fs->log_clean) {
 		char what[512];
 
-		if (!scan_log_replay(fs, &sl)) {
+		if (!scan_log_replay(fs, &sl) && !sl.dirty) {
+			/* the full reader finds an unmount record newest (a padded one, say) */
+			fs->log_clean = true;
+		} else if (!sl.err) {
 			fs_close(fs);
 			fs = NULL;
 			fs_findings_free(&fl);

@@ -225,6 +225,8 @@ int main(int argc, char **argv)
 				 path, sl.msg, options);
 			goto refuse;
 		}
+		if (!sl.dirty)
+			goto log_done;	/* the full reader finds an unmount record newest */
 		scan_log_intents(&sl, what, sizeof(what));
 		if (*what) {
 			snprintf(msg, sizeof(msg), "%s: the log holds unfinished intents (%s) that "
@@ -264,6 +266,10 @@ int main(int argc, char **argv)
 		if (!ro.quiet && !ro.json)
 			printf("%s: the log was dirty: %s (%s)\n", path,
 			       ro.dry_run ? "replayed in memory only" : "replayed and reset", what);
+	}
+	if (0) {
+log_done:
+		fs->log_clean = true;
 	}
 	if (0) {
 refuse:

@@ -69,8 +69,9 @@ void scan_log_json(const struct scan_log *sl, FILE *out)
 		sl->located ? "true" : "false");
 	if (sl->located)
 		fprintf(out, ",\"head\":{\"cycle\":%u,\"block\":%u},\"tail\":{\"cycle\":%u,"
-			"\"block\":%u},\"torn_records\":%u", li->head_cycle, li->head_blk,
-			li->tail_cycle, li->tail_blk, li->torn_records);
+			"\"block\":%u},\"last_record\":{\"block\":%u},\"offset\":%" PRIu64 ",\"sectors\":%u,"
+			"\"torn_records\":%u", li->head_cycle, li->head_blk, li->tail_cycle, li->tail_blk,
+			li->last_rec_blk, li->log_off, li->log_bbs, li->torn_records);
 	if (sl->dirty && sl->located) {
 		bool any = false;
 
