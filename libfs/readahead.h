@@ -59,7 +59,8 @@ int fs_ra_plan(const struct fs_dev *dev, struct fs_ra_extent *ext, size_t *n,
  * Read the extents into the cache through q.  Read failures are not an
  * error here (the objects' demand reads will report them); the return is
  * negative errno only when the engine itself failed or memory ran out.
- * st may be NULL; counts are added to it.
+ * st may be NULL; counts are added to it.  The windows are read into q's
+ * slot buffers (fs_ioq_buffer), so no stream may be running on q.
  */
 int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext, size_t n,
 		 const struct fs_ra_opts *o, struct fs_ra_stats *st);
