@@ -8,7 +8,8 @@
  * synchronous read per inode, and because a directory's entries can only
  * be judged once every inode's type is known.
  *
- * Per AG on the worker pool, the deferred inodes are taken in batches
+ * Per work item on the worker pool (a part of an AG, as the inode scan
+ * split it: scan_each_item), the deferred inodes are taken in batches
  * small enough for the cache, and the per-inode steps (cx->steps, struct
  * scan_step) do their deferred work in stages: stage 0, the batch's bmbt
  * root children go to readahead as one sorted list, then the deferred
@@ -31,13 +32,13 @@
 #include "libfs/inode.h"
 #include "libfs/vec.h"
 
-static int flush_nondir(struct scan_ag *s, struct scan_deferq *q);
+static int flush_nondir(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *ioq);
 #define DEFER_FLUSH_AT 4096
 
 int scan_defer(struct scan_ag *s, const struct scan_inode *ci, uint8_t what)
 {
 	struct scan_ctx *cx = s->cx;
-	struct scan_deferq *q = &cx->deferq[s->agno];	/* this AG's worker alone adds to it */
+	struct scan_deferq *q = &cx->deferq[s->item];	/* this item's worker alone adds to it */
 	size_t isz = cx->fs->g.inodesize;
 
 	/* an inode's steps run one after another: it can only be the last one kept */
@@ -48,7 +49,7 @@ int scan_defer(struct scan_ag *s, const struct scan_inode *ci, uint8_t what)
 		return 0;
 	}
 	if (q->nondir >= DEFER_FLUSH_AT) {
-		int err = flush_nondir(s, q);
+		int err = flush_nondir(s, q, cx->ioq_aux[s->worker]);
 
 		if (err)
 			return err;
@@ -92,6 +93,7 @@ void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, struct scan_ra_list *l
 	l->n = 0;
 	l->bytes = 0;
 }
+
 
 /*
  * Bytes of blocks one batch may read ahead: a share of the cache, so a
@@ -266,20 +268,22 @@ static int run_batches(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *
 }
 
 /*
- * During the scan: once an AG's queue holds enough inodes with work that
- * need not wait for the directory graph, do that work now (through the
- * worker's second queue: the first carries the scan's windows) and keep
- * only the directories, so the queue does not grow with every file that
- * has an attr block or a btree fork.
+ * During the scan: once a work item's queue holds enough inodes with work
+ * that need not wait for the directory graph, do that work now (through
+ * the worker's second queue: the first carries the scan's windows) and
+ * keep only the directories, so the queue does not grow with every file
+ * that has an attr block or a btree fork.  At the end of the item the
+ * rest goes the same way (scan_defer_flush), so only directories wait
+ * for phase 5.
  */
-static int flush_nondir(struct scan_ag *s, struct scan_deferq *q)
+static int flush_nondir(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *ioq)
 {
 	struct scan_ctx *cx = s->cx;
 	size_t isz = cx->fs->g.inodesize, m = 0;
 	int err;
 
 	s->deferring = false;
-	err = run_batches(s, q, cx->ioq_aux[s->worker], (uint8_t)~DEFER_DIR);
+	err = run_batches(s, q, ioq, (uint8_t)~DEFER_DIR);
 	s->deferring = true;
 	for (size_t i = 0; i < q->n; i++) {
 		if (!q->v[i].what)
@@ -296,11 +300,18 @@ static int flush_nondir(struct scan_ag *s, struct scan_deferq *q)
 	return err;
 }
 
-static int blocks_ag(void *priv, fs_agnumber_t agno, unsigned worker)
+int scan_defer_flush(struct scan_ag *s)
+{
+	struct scan_deferq *q = &s->cx->deferq[s->item];
+
+	return q->nondir ? flush_nondir(s, q, s->cx->ioq[s->worker]) : 0;
+}
+
+static int blocks_item(void *priv, uint32_t item, unsigned worker)
 {
 	struct scan_ctx *cx = priv;
-	struct scan_deferq *q = &cx->deferq[agno];
-	struct scan_ag s = { .cx = cx, .agno = agno, .worker = worker };
+	struct scan_deferq *q = &cx->deferq[item];
+	struct scan_ag s = { .cx = cx, .agno = item / cx->parts, .item = item, .worker = worker };
 	int err = run_batches(&s, q, cx->ioq[worker], 0xff);
 
 	free(q->v);
@@ -318,5 +329,5 @@ static int blocks_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 
 int scan_phase_blocks(struct scan_ctx *cx)
 {
-	return scan_each_ag(cx, "directory, xattr, symlink and bmbt blocks", blocks_ag, cx);
+	return scan_each_item(cx, "directory, xattr, symlink and bmbt blocks", blocks_item, cx);
 }

@@ -236,10 +236,13 @@ static void lost_chunks(struct scan_ctx *cx, fs_agnumber_t agno)
 		  "(the first at AG inode %u); they were scanned", lost, first->startino);
 }
 
-static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
+/* One work item: a part of an AG's chunks (scan_item_chunks). */
+static int inodes_item(void *priv, uint32_t item, unsigned worker)
 {
 	struct scan_ctx *cx = priv;
-	struct scan_ag s = { .cx = cx, .agno = agno, .worker = worker, .deferring = true };
+	fs_agnumber_t agno = item / cx->parts;
+	struct scan_ag s = { .cx = cx, .agno = agno, .item = item, .worker = worker,
+			     .deferring = true };
 	/*
 	 * Windows cover runs of adjacent clusters only (gap_max one 4 KiB
 	 * block): between chunks lies file data, read for nothing, and
@@ -250,18 +253,20 @@ static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	const struct fs_ra_opts ro = { .qdepth = cx->opts->qdepth, .gap_max = 4096 };
 	struct fs_ra_stats st = { 0 };
 	struct fs_ra_extent *ext;
-	size_t n, m;
+	size_t n, m, lo, hi;
 	const struct model_ichunk *ic = model_ag_ichunks(cx->model, agno, &n);
 	int err;
 
+	scan_item_chunks(cx, ic, n, item % cx->parts, &lo, &hi);
 	fs_findings_init(&s.scratch);
-	err = cluster_list(cx, agno, ic, n, &ext, &m);
+	err = cluster_list(cx, agno, ic + lo, hi - lo, &ext, &m);
 	if (!err) {
 		err = fs_ra_stream(cx->fs->dev, cx->ioq[worker], ext, m, &ro, scan_cluster, &s, &st);
 		free(ext);
 	}
+	if (!err && !s.err)
+		err = scan_defer_flush(&s);
 	fs_findings_free(&s.scratch);
-	lost_chunks(cx, agno);
 	scan_ra_account(cx, &st);
 	pthread_mutex_lock(&cx->ra_lock);
 	cx->inodes_checked += s.checked;
@@ -276,6 +281,11 @@ static int inodes_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 
 int scan_phase_inodes(struct scan_ctx *cx)
 {
+	int err;
+
 	cx->forks_complete = true;
-	return scan_each_ag(cx, "inodes", inodes_ag, cx);
+	err = scan_each_item(cx, "inodes", inodes_item, cx);
+	for (fs_agnumber_t agno = 0; agno < cx->fs->g.agcount; agno++)
+		lost_chunks(cx, agno);
+	return err;
 }

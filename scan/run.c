@@ -54,6 +54,43 @@ int scan_each_ag(struct scan_ctx *cx, const char *name,
 	return err;
 }
 
+int scan_each_item(struct scan_ctx *cx, const char *name,
+		   int (*fn)(void *priv, uint32_t item, unsigned worker), void *priv)
+{
+	uint32_t stride = cx->opts->ag_stride;
+	struct fs_ag_workq_opts wo = {
+		.threads = cx->workers, .ag_stride = stride ? stride * cx->parts : 0,
+		.first_ag = 0, .ag_count = cx->fs->g.agcount * cx->parts,
+	};
+	int err;
+
+	scan_progress_phase(cx, name, wo.ag_count);
+	err = fs_ag_workq_run(&wo, fn, priv);
+	scan_progress_end(cx);
+	return err;
+}
+
+static size_t part_cut(const struct scan_ctx *cx, const struct model_ichunk *ic, size_t n,
+		       uint32_t part)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	size_t k = (size_t)((uint64_t)n * part / cx->parts);
+
+	/* with 64 KiB blocks one block holds two chunks: both go to one part */
+	while (k > 0 && k < n &&
+	       fs_agino_to_agbno(g, ic[k].startino) <=
+	       fs_agino_to_agbno(g, ic[k - 1].startino + XFS_INODES_PER_CHUNK - 1))
+		k++;
+	return k;
+}
+
+void scan_item_chunks(const struct scan_ctx *cx, const struct model_ichunk *ic, size_t n,
+		      uint32_t part, size_t *lo, size_t *hi)
+{
+	*lo = part_cut(cx, ic, n, part);
+	*hi = part + 1 >= cx->parts ? n : part_cut(cx, ic, n, part + 1);
+}
+
 int scan_read_agblock(struct scan_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -146,13 +183,20 @@ static int engine_start(struct scan_ctx *cx)
 	err = model_create(g, &cx->model);
 	if (err)
 		return err;
-	cx->deferq = calloc(g->agcount, sizeof(*cx->deferq));
+	cx->workers = fs_ag_workq_threads(&wo);
+	/*
+	 * Phases 4 and 5 run in parts of AGs: about eight work items per
+	 * worker, so one AG heavy with xattrs or directories is shared.
+	 */
+	cx->parts = 1;
+	if (cx->workers > 1 && g->agcount < 8 * cx->workers)
+		cx->parts = (8 * cx->workers + g->agcount - 1) / g->agcount;
+	cx->deferq = calloc((size_t)g->agcount * cx->parts, sizeof(*cx->deferq));
 	cx->chunks_known = calloc(g->agcount, sizeof(*cx->chunks_known));
 	cx->rmap_whole = calloc(g->agcount, sizeof(*cx->rmap_whole));
 	cx->rmap_inodes = calloc(g->agcount, sizeof(*cx->rmap_inodes));
 	if (!cx->deferq || !cx->chunks_known || !cx->rmap_whole || !cx->rmap_inodes)
 		return -ENOMEM;
-	cx->workers = fs_ag_workq_threads(&wo);
 	cx->ioq = calloc(cx->workers, sizeof(*cx->ioq));
 	cx->ioq_aux = calloc(cx->workers, sizeof(*cx->ioq_aux));
 	if (!cx->ioq || !cx->ioq_aux)
@@ -183,7 +227,7 @@ void scan_teardown(struct scan_ctx *cx)
 	cx->cache = NULL;
 	scan_links_destroy(cx);
 	if (cx->deferq)
-		for (fs_agnumber_t a = 0; a < cx->fs->g.agcount; a++) {
+		for (size_t a = 0; a < (size_t)cx->fs->g.agcount * cx->parts; a++) {
 			free(cx->deferq[a].v);
 			free(cx->deferq[a].dips);
 		}

@@ -52,7 +52,8 @@ struct scan_ctx {
 	struct fs_cache *cache;    /* shared by every phase */
 	struct model *model;       /* block ownership and inode chunks as observed */
 	struct scan_links *links;  /* per-inode link records and the directory graph (links.h) */
-	struct scan_deferq *deferq;/* per AG: inodes the scan left for phase 5 */
+	struct scan_deferq *deferq;/* per work item of phases 4 and 5: inodes left for phase 5 */
+	uint32_t parts;            /* work items per AG in phases 4 and 5 (scan_item_*) */
 	const struct scan_step *const *steps; /* the per-inode steps in order, NULL-terminated */
 	struct scan_ranges *rmap_inodes; /* per AG: the rmapbt's OWN_INODES ranges (phase 2) */
 	struct fs_ioq **ioq;       /* one submission queue per worker */
@@ -114,10 +115,14 @@ struct scan_inode {
 	bool forks_ok;             /* ... nothing that moves where its forks' blocks are */
 };
 
-/* One AG's inode scan: what the per-inode steps tally (one worker owns it). */
+/*
+ * One work item of the inode scan or phase 5 (a part of an AG's inode
+ * chunks): what the per-inode steps tally (one worker owns it).
+ */
 struct scan_ag {
 	struct scan_ctx *cx;
 	fs_agnumber_t agno;
+	uint32_t item;             /* agno * cx->parts + part: its deferq */
 	unsigned worker;
 	int err;                   /* first hard error (-ENOMEM): the run stops */
 	uint64_t checked;          /* inodes read and verified */
@@ -204,6 +209,12 @@ struct scan_deferq {
 
 /* During the scan: keep ci for phase 5 with the work in `what`.  0 or -ENOMEM. */
 int scan_defer(struct scan_ag *s, const struct scan_inode *ci, uint8_t what);
+/*
+ * At the end of a work item's scan: the work of its kept inodes that need
+ * not wait for the directory graph is done now (the scan's own queue is
+ * idle), so only directories wait for phase 5.
+ */
+int scan_defer_flush(struct scan_ag *s);
 
 /*
  * Phase 5, per AG in batches: readahead of the batch's bmbt blocks, then
@@ -294,6 +305,16 @@ int scan_model_add_fork(struct scan_ctx *cx, fs_ino_t ino, const struct fs_inode
  */
 int scan_each_ag(struct scan_ctx *cx, const char *name,
 		 int (*fn)(void *priv, fs_agnumber_t agno, unsigned worker), void *priv);
+/*
+ * The same over cx->parts work items per AG (item = agno * parts + part),
+ * for phases 4 and 5: one AG's inodes may hold most of the work (a tree
+ * of files with xattrs lives in one AG), and parts keep every worker busy.
+ */
+int scan_each_item(struct scan_ctx *cx, const char *name,
+		   int (*fn)(void *priv, uint32_t item, unsigned worker), void *priv);
+/* Part `part` of an AG's n inode chunks: [*lo, *hi), cut where no block holds two chunks. */
+void scan_item_chunks(const struct scan_ctx *cx, const struct model_ichunk *ic, size_t n,
+		      uint32_t part, size_t *lo, size_t *hi);
 
 /* Read one filesystem block of an AG through the cache into buf. */
 int scan_read_agblock(struct scan_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf);
