@@ -361,6 +361,38 @@ int fs_cache_read(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct fs_
 	return 0;
 }
 
+bool fs_cache_forget(struct fs_cache *c, fs_daddr_t daddr, uint32_t len)
+{
+	struct key k = { daddr, len };
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *node;
+	struct cbuf *b;
+	int zero = 0;
+
+	pthread_mutex_lock(&c->lru_lock);
+	urcu_bp_read_lock();
+	cds_lfht_lookup(c->ht, key_hash(daddr, len), key_match, &k, &it);
+	node = cds_lfht_iter_get_node(&it);
+	b = node ? caa_container_of(node, struct cbuf, node) : NULL;
+	/* as eviction: only a clean buffer nobody holds (refs 0 -> -1 keeps lookups off it) */
+	if (b && (__atomic_load_n(&b->flags, __ATOMIC_ACQUIRE) & FS_BUF_DIRTY ||
+		  !__atomic_compare_exchange_n(&b->refs, &zero, -1, false, __ATOMIC_ACQ_REL,
+					       __ATOMIC_ACQUIRE)))
+		b = NULL;
+	if (b)
+		cds_lfht_del(c->ht, &b->node);
+	urcu_bp_read_unlock();
+	if (b) {
+		fifo_unlink(c, b);
+		SUB(c->st.bytes, b->pub.len);
+		SUB(c->st.buffers, 1);
+		ADD(c->st.forgotten, 1);
+		urcu_bp_call_rcu(&b->rcu, cbuf_free_rcu);
+	}
+	pthread_mutex_unlock(&c->lru_lock);
+	return b != NULL;
+}
+
 void fs_buf_put(struct fs_cache *c, struct fs_buf *pub)
 {
 	struct cbuf *b;
@@ -414,6 +446,7 @@ void fs_cache_get_stats(struct fs_cache *c, struct fs_cache_stats *st)
 	st->misses = LOAD(c->st.misses);
 	st->inserts = LOAD(c->st.inserts);
 	st->evictions = LOAD(c->st.evictions);
+	st->forgotten = LOAD(c->st.forgotten);
 	st->reads = LOAD(c->st.reads);
 	st->bytes = LOAD(c->st.bytes);
 	st->peak_bytes = LOAD(c->st.peak_bytes);

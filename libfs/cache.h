@@ -36,6 +36,7 @@ struct fs_cache_stats {
 	uint64_t hits, misses;       /* lookups that found / did not find the buffer */
 	uint64_t inserts;            /* buffers added (reads and readahead) */
 	uint64_t evictions;
+	uint64_t forgotten;          /* buffers dropped at their reader's word (fs_cache_forget) */
 	uint64_t reads;              /* synchronous reads done on a miss */
 	uint64_t bytes, peak_bytes;  /* buffer bytes held now / at most */
 	uint64_t buffers;            /* buffers held now */
@@ -64,6 +65,14 @@ int fs_cache_read(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct fs_
  */
 int fs_cache_insert(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, const void *data,
 		    struct fs_buf **out);
+
+/*
+ * The reader is done with (daddr, len) for good (metadata read once): drop
+ * it now if it is cached, clean and unreferenced, rather than let it push
+ * out buffers that will be used again.  Whether it was dropped; a later
+ * read simply reads it again.
+ */
+bool fs_cache_forget(struct fs_cache *c, fs_daddr_t daddr, uint32_t len);
 
 /* Drop a reference taken by lookup/read/insert. */
 void fs_buf_put(struct fs_cache *c, struct fs_buf *b);

@@ -90,10 +90,20 @@ void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, struct scan_ra_list *l
 	if (l->n && fs_readahead(cx->cache, ioq, l->v, l->n,
 				 &(struct fs_ra_opts){ .qdepth = cx->opts->qdepth }, &st) == 0)
 		scan_ra_account(cx, &st);
+}
+
+/*
+ * A batch's blocks are read once: once its steps are done with them they
+ * leave the cache, so the cache holds what the batch in hand needs, not
+ * the last cap's worth of every directory and xattr block read before.
+ */
+static void ra_forget(struct scan_ctx *cx, struct scan_ra_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		fs_cache_forget(cx->cache, l->v[i].daddr, l->v[i].len);
 	l->n = 0;
 	l->bytes = 0;
 }
-
 
 /*
  * Bytes of blocks one batch may read ahead: a share of the cache, so a
@@ -253,6 +263,7 @@ static int run_batches(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *
 					    steps[k]->blocks)
 						err = steps[k]->blocks(s, &items[i].ci, &items[i].maps,
 								       items[i].what);
+			ra_forget(cx, &ra);
 		}
 		for (size_t i = 0; i < nb; i++) {
 			scan_maps_free(&items[i].maps);

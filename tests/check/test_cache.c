@@ -139,6 +139,39 @@ static void test_insert_existing_wins(void **state)
 	fs_cache_destroy(c);
 }
 
+/* fs_cache_forget drops a clean unreferenced buffer only; a later read reads it again. */
+static void test_forget(void **state)
+{
+	struct tfix *t = *state;
+	struct fs_cache *c;
+	struct fs_cache_stats st;
+	struct fs_buf *b;
+
+	assert_int_equal(fs_cache_create(t->dev, 0, &c), 0);
+	assert_false(fs_cache_forget(c, 40, 4096));	/* not cached */
+	assert_int_equal(fs_cache_read(c, 40, 4096, &b), 0);
+	assert_false(fs_cache_forget(c, 40, 4096));	/* referenced */
+	assert_true(fs_cache_contains(c, 40, 4096));
+	fs_buf_put(c, b);
+	assert_false(fs_cache_forget(c, 40, 512));	/* another key */
+	assert_true(fs_cache_forget(c, 40, 4096));
+	assert_false(fs_cache_contains(c, 40, 4096));
+	fs_cache_get_stats(c, &st);
+	assert_int_equal(st.buffers, 0);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(st.forgotten, 1);
+	assert_int_equal(fs_cache_read(c, 40, 4096, &b), 0);
+	assert_true(buf_ok(b));
+	fs_buf_put(c, b);
+	/* a dirty buffer stays until it is written */
+	assert_int_equal(fs_cache_get_new(c, 80, 512, &b), 0);
+	assert_int_equal(fs_buf_mark_dirty(c, b, &(struct fs_dirty_info){ .type = FS_MT_AGFL }), 0);
+	fs_buf_put(c, b);
+	assert_false(fs_cache_forget(c, 80, 512));
+	assert_true(fs_cache_contains(c, 80, 512));
+	fs_cache_destroy(c);
+}
+
 static void test_cap_evict_reread(void **state)
 {
 	struct tfix *t = *state;
@@ -495,6 +528,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hit_miss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_existing_wins, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cap_evict_reread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_plan, setup, teardown),
