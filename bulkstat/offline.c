@@ -3,10 +3,14 @@
  * The offline engine: open the device read-only through libfs, scan the
  * AGs in parallel with the libfs inode scan, turn each inode into the
  * struct xfs_bulkstat the kernel would report, and write the records in
- * inode-number order.  Each worker formats into 1 MiB chunks; the worker
- * holding the lowest unfinished AG writes straight through, the others
- * queue their chunks (bounded: past the cap they wait for the head AG to
- * move on), and finished AGs are flushed in AG order.
+ * inode-number order.  With more than one worker each AG is cut into
+ * ranges of its inode chunks (items of about ITEM_CHUNKS chunks, at most
+ * MAX_PARTS per AG), so the head of the output moves often and what waits
+ * behind it stays small whatever the inode count.  Each worker formats
+ * into 1 MiB chunks; the worker holding the lowest unfinished item writes
+ * straight through, the others queue their chunks (bounded: past the cap
+ * they wait for the head to move on), and finished items are flushed in
+ * order.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,7 +28,9 @@
 #include "libfs/workq.h"
 
 #define CHUNK_SIZE (1u << 20)
-#define QUEUE_CAP  (256u << 20)   /* bytes queued behind the head AG before workers wait */
+#define QUEUE_CAP  (32u << 20)    /* bytes queued behind the head item before workers wait */
+#define ITEM_CHUNKS 512           /* inode chunks per item (32k inodes, ~16 MiB of JSON) */
+#define MAX_PARTS  8              /* items per AG at most: each walks the AG's inode btree */
 
 struct chunk {
 	struct chunk *next;
@@ -37,14 +43,14 @@ struct ag_queue {
 	bool done;
 };
 
-/* Output in AG order from many workers. */
+/* Output in item (inode number) order from many workers. */
 struct sink {
 	int fd;
 	pthread_mutex_t lock;
 	pthread_cond_t moved;
-	fs_agnumber_t first_ag, nags;
-	struct ag_queue *q;        /* index: agno - first_ag */
-	fs_agnumber_t head;        /* index of the lowest unfinished AG */
+	uint32_t nags;             /* items */
+	struct ag_queue *q;        /* index: item */
+	uint32_t head;             /* the lowest unfinished item */
 	size_t queued;
 	int err;                   /* first write error */
 };
@@ -76,9 +82,8 @@ static void advance_locked(struct sink *s)
 	pthread_cond_broadcast(&s->moved);
 }
 
-static int sink_put(struct sink *s, fs_agnumber_t agno, struct chunk *c)
+static int sink_put(struct sink *s, uint32_t i, struct chunk *c)
 {
-	fs_agnumber_t i = agno - s->first_ag;
 	int err;
 
 	pthread_mutex_lock(&s->lock);
@@ -103,10 +108,10 @@ static int sink_put(struct sink *s, fs_agnumber_t agno, struct chunk *c)
 	return err;
 }
 
-static void sink_done(struct sink *s, fs_agnumber_t agno)
+static void sink_done(struct sink *s, uint32_t i)
 {
 	pthread_mutex_lock(&s->lock);
-	s->q[agno - s->first_ag].done = true;
+	s->q[i].done = true;
 	advance_locked(s);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -119,12 +124,21 @@ struct worker {
 	struct fs_findings scratch;   /* one inode's findings at a time */
 	struct chunk *cur;
 	fs_agnumber_t agno;
+	uint32_t item;             /* its index in engine.items: where the sink puts its output */
 	uint64_t inodes, damaged;
 	int err;
 };
 
+/* A range of one AG's inode chunks: records whose startino is in [lo, end). */
+struct item {
+	fs_agnumber_t agno;
+	fs_agino_t lo, end;        /* end NULLAGINO: to the AG's end */
+};
+
 struct engine {
 	struct fs *fs;
+	struct item *items;
+	uint32_t nitems;
 	const struct bs_opts *o;
 	struct sink sink;
 	struct worker *w;
@@ -285,7 +299,7 @@ static int on_inode(void *priv, const struct fs_inode_scan_item *it)
 
 		if (!n)
 			return -ENOMEM;
-		err = sink_put(&e->sink, w->agno, w->cur);
+		err = sink_put(&e->sink, w->item, w->cur);
 		w->cur = n;
 		if (err)
 			return err;
@@ -295,28 +309,31 @@ static int on_inode(void *priv, const struct fs_inode_scan_item *it)
 	return 0;
 }
 
-static int do_ag(void *priv, fs_agnumber_t agno, unsigned worker)
+static int do_item(void *priv, fs_agnumber_t idx, unsigned worker)
 {
 	struct engine *e = priv;
 	struct worker *w = &e->w[worker];
-	fs_agino_t start = agno == e->start_ag ? e->start_agino : 0;
+	const struct item *it = &e->items[idx];
+	fs_agino_t start = it->agno == e->start_ag ? e->start_agino : 0;
 	int ret;
 
-	w->agno = agno;
-	ret = fs_inode_scan_ag(w->scan, agno, start, &e->fl, on_inode, w);
+	w->agno = it->agno;
+	w->item = idx;
+	ret = fs_inode_scan_ag_range(w->scan, it->agno, start, it->lo, it->end, &e->fl, on_inode, w);
 	if (ret == -EUCLEAN) {
-		fprintf(stderr, "xfsx_bulkstat: AG %u: the AGI cannot be trusted; its inodes are not listed\n",
-			agno);
+		if (it->lo == 0)
+			fprintf(stderr, "xfsx_bulkstat: AG %u: the AGI cannot be trusted; its inodes are "
+				"not listed\n", it->agno);
 		ret = 0;
 	}
 	if (ret == 0) {
-		/* hand over what is left of this AG and mark it finished */
-		ret = sink_put(&e->sink, agno, w->cur);
+		/* hand over what is left of this item and mark it finished */
+		ret = sink_put(&e->sink, idx, w->cur);
 		w->cur = chunk_new();
 		if (!w->cur && !ret)
 			ret = -ENOMEM;
 	}
-	sink_done(&e->sink, agno);
+	sink_done(&e->sink, idx);
 	if (ret)
 		w->err = ret;
 	return ret;
@@ -338,6 +355,51 @@ static void collect_internal(struct engine *e)
 	for (unsigned i = 0; i < n; i++)
 		if (cand[i] && cand[i] != NULLFSINO)
 			e->internal[e->ninternal++] = cand[i];
+}
+
+/*
+ * The work items: each AG of wo whole with one worker; with more, cut into
+ * ranges of about ITEM_CHUNKS inode chunks (at most MAX_PARTS), read off
+ * its inode btree first.  An AG whose chunks cannot be listed is one item
+ * (its scan reports why).  Sizes the sink to the items.
+ */
+static int make_items(struct engine *e, const struct fs_ag_workq_opts *wo, unsigned nthreads)
+{
+	size_t cap = (size_t)wo->ag_count * MAX_PARTS;
+
+	e->items = calloc(cap ? cap : 1, sizeof(*e->items));
+	if (!e->items)
+		return -ENOMEM;
+	for (fs_agnumber_t a = 0; a < wo->ag_count; a++) {
+		fs_agnumber_t agno = wo->first_ag + a;
+		const fs_agino_t *ch = NULL;
+		size_t n = 0, parts = 1;
+
+		if (nthreads > 1) {
+			int err = fs_inode_scan_ag_chunks(e->w[0].scan, agno, &ch, &n);
+
+			if (err && err != -EUCLEAN)
+				return err;
+			parts = (n + ITEM_CHUNKS - 1) / ITEM_CHUNKS;
+			if (parts > MAX_PARTS)
+				parts = MAX_PARTS;
+			if (!parts)
+				parts = 1;
+		}
+		for (size_t p = 0; p < parts; p++) {
+			/* cut at a chunk's startino; a later part starts past the previous one */
+			fs_agino_t lo = p ? ch[n * p / parts] : 0;
+
+			if (p && lo <= e->items[e->nitems - 1].lo)
+				continue;
+			if (p)
+				e->items[e->nitems - 1].end = lo;
+			e->items[e->nitems++] = (struct item){ agno, lo, NULLAGINO };
+		}
+	}
+	e->sink.nags = e->nitems;
+	e->sink.q = calloc(e->nitems ? e->nitems : 1, sizeof(*e->sink.q));
+	return e->sink.q ? 0 : -ENOMEM;
 }
 
 int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *r)
@@ -404,12 +466,9 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 	nthreads = fs_ag_workq_threads(&wo);
 	e.w = calloc(nthreads, sizeof(*e.w));
 	e.sink.fd = o->out_fd;
-	e.sink.first_ag = wo.first_ag;
-	e.sink.nags = wo.ag_count;
-	e.sink.q = calloc(wo.ag_count ? wo.ag_count : 1, sizeof(*e.sink.q));
 	pthread_mutex_init(&e.sink.lock, NULL);
 	pthread_cond_init(&e.sink.moved, NULL);
-	if (!e.w || !e.sink.q) {
+	if (!e.w) {
 		fprintf(stderr, "xfsx_bulkstat: out of memory\n");
 		rc = EXIT_OPERATIONAL;
 		goto out;
@@ -426,6 +485,12 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 			goto out;
 		}
 	}
+	err = make_items(&e, &wo, nthreads);
+	if (err) {
+		fprintf(stderr, "xfsx_bulkstat: %s: %s\n", path, strerror(-err));
+		rc = EXIT_OPERATIONAL;
+		goto out;
+	}
 	{
 		char hdr[BS_MAX_FIELDS * 24];
 		size_t n = bs_format_header(&o->out, hdr, sizeof(hdr));
@@ -438,7 +503,12 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 			goto out;
 		}
 	}
-	err = wo.ag_count ? fs_ag_workq_run(&wo, do_ag, &e) : 0;
+	{
+		struct fs_ag_workq_opts io = { .threads = nthreads, .ag_stride = 1,
+					       .ag_count = e.nitems };
+
+		err = e.nitems ? fs_ag_workq_run(&io, do_item, &e) : 0;
+	}
 	for (unsigned i = 0; i < nthreads; i++) {
 		r->inodes += e.w[i].inodes;
 		r->damaged += e.w[i].damaged;
@@ -497,6 +567,7 @@ out:
 				free(c);
 			}
 	free(e.sink.q);
+	free(e.items);
 	free(e.w);
 	pthread_mutex_destroy(&e.sink.lock);
 	pthread_cond_destroy(&e.sink.moved);

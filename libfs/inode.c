@@ -543,6 +543,10 @@ struct fs_inode_scan {
 	/* the AG being scanned */
 	fs_agnumber_t agno;
 	fs_agino_t start;
+	uint64_t lo, end;          /* records whose startino is in [lo, end) are this scan's */
+	fs_agino_t *chunks;        /* fs_inode_scan_ag_chunks: startinos collected, not read */
+	size_t nchunks, chunks_cap;
+	bool collect;
 	struct fs_findings *fl;
 	fs_inode_scan_fn fn;
 	void *priv;
@@ -639,6 +643,7 @@ void fs_inode_scan_destroy(struct fs_inode_scan *s)
 	}
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
+	free(s->chunks);
 	free(s);
 }
 
@@ -912,11 +917,27 @@ static int scan_visit_rec(void *priv, const void *rec)
 	unsigned lo, hi;
 
 	fs_inobt_rec_decode(g, rec, &r);
+	/* another range's record: that scan checks and reads it */
+	if (r.startino < s->lo || r.startino >= s->end)
+		return 0;
 	why = fs_inobt_rec_problem(g, s->agno, &r);
 	if (why) {
 		fs_report(s->fl, "inobt.rec", s->agno, FS_NONE, FS_NONE, "startino", NULL,
 			  FS_U(r.startino), "inode btree record for AG inode %u: %s; chunk skipped",
 			  r.startino, why);
+		return 0;
+	}
+	if (s->collect) {
+		if (s->nchunks == s->chunks_cap) {
+			size_t ncap = s->chunks_cap ? s->chunks_cap * 2 : 1024;
+			fs_agino_t *nv = realloc(s->chunks, ncap * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			s->chunks = nv;
+			s->chunks_cap = ncap;
+		}
+		s->chunks[s->nchunks++] = r.startino;
 		return 0;
 	}
 	m = wanted_mask(s, &r);
@@ -928,13 +949,22 @@ static int scan_visit_rec(void *priv, const void *rec)
 			   inode_byte(g, s->agno, r.startino + hi) + g->inodesize);
 }
 
-int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start_agino,
-		     struct fs_findings *fl, fs_inode_scan_fn fn, void *priv)
+/*
+ * The walk behind every scan: records in [lo, end) go to scan_visit_rec's
+ * checks and reads (or, collecting, to s->chunks).  AGI and btree block
+ * findings go to fl only for the range that starts the AG (lo 0): every
+ * range walks the whole tree, and each finding is reported once.
+ */
+static int scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start_agino,
+		   fs_agino_t lo, fs_agino_t end, bool collect, struct fs_findings *fl,
+		   fs_inode_scan_fn fn, void *priv)
 {
 	struct fs *fs = s->fs;
 	const struct fs_geom *g = &fs->g;
+	struct fs_findings quiet;
+	struct fs_findings *tfl = lo == 0 && !collect ? fl : &quiet;
 	struct fs_vctx vc = {
-		.g = g, .fl = fl, .agno = agno,
+		.g = g, .fl = tfl, .agno = agno,
 		.daddr = fs_ag_daddr(g, agno) + (2ull * g->sectsize >> FS_BBSHIFT),
 		.have_log_head = fs->have_log_head, .head_lsn = fs->log_head_lsn,
 	};
@@ -948,11 +978,13 @@ int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t sta
 	agibuf = fs_dev_alloc(fs->dev, g->sectsize);
 	if (!agibuf)
 		return -ENOMEM;
+	fs_findings_init(&quiet);
 	err = fs_dev_read(fs->dev, agibuf, g->sectsize, fs_ag_agi_offset(g, agno));
 	if (err) {
-		fs_report(fl, "agi.unreadable", agno, (int64_t)vc.daddr, FS_NONE, NULL, NULL, NULL,
+		fs_report(tfl, "agi.unreadable", agno, (int64_t)vc.daddr, FS_NONE, NULL, NULL, NULL,
 			  "AGI of AG %u could not be read: %s", agno, strerror(-err));
 		free(agibuf);
+		fs_findings_free(&quiet);
 		return -EUCLEAN;
 	}
 	fs_verify(FS_MT_AGI, &vc, agibuf, g->sectsize);
@@ -961,13 +993,18 @@ int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t sta
 	if (agi.magic != XFS_AGI_MAGIC || !fs_crc_ok(agibuf, g->sectsize, offsetof(struct xfs_agi, agi_crc)) ||
 	    agi.seqno != agno) {
 		free(agibuf);
+		fs_findings_free(&quiet);
 		return -EUCLEAN;
 	}
 	free(agibuf);
 
 	s->agno = agno;
 	s->start = start_agino;
-	s->fl = fl;
+	s->lo = lo;
+	s->end = end == NULLAGINO ? UINT64_MAX : end;	/* NULLAGINO: to the AG's end */
+	s->collect = collect;
+	s->nchunks = 0;
+	s->fl = collect ? &quiet : fl;
 	s->fn = fn;
 	s->priv = priv;
 	reset_batch(&s->b[0]);
@@ -976,7 +1013,7 @@ int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t sta
 
 	w.ops = fs_btree_ops_get(FS_BTREE_INO);
 	w.g = g;
-	w.fl = fl;
+	w.fl = tfl;
 	w.vc = vc;
 	w.root = agi.root;
 	w.nlevels = agi.level;
@@ -987,5 +1024,30 @@ int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t sta
 	s->st.btree_blocks += w.blocks;
 	/* in flight reads must finish before the buffers can be reused */
 	derr = drain(s, err == 0);
+	s->collect = false;
+	fs_findings_free(&quiet);
 	return err ? err : derr;
+}
+
+int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start_agino,
+		     struct fs_findings *fl, fs_inode_scan_fn fn, void *priv)
+{
+	return scan_ag(s, agno, start_agino, 0, NULLAGINO, false, fl, fn, priv);
+}
+
+int fs_inode_scan_ag_range(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start_agino,
+			   fs_agino_t lo, fs_agino_t end, struct fs_findings *fl,
+			   fs_inode_scan_fn fn, void *priv)
+{
+	return scan_ag(s, agno, start_agino, lo, end, false, fl, fn, priv);
+}
+
+int fs_inode_scan_ag_chunks(struct fs_inode_scan *s, fs_agnumber_t agno, const fs_agino_t **out,
+			    size_t *n)
+{
+	int err = scan_ag(s, agno, 0, 0, NULLAGINO, true, NULL, NULL, NULL);
+
+	*out = s->chunks;
+	*n = err ? 0 : s->nchunks;
+	return err;
 }

@@ -126,6 +126,27 @@ void fs_inode_scan_destroy(struct fs_inode_scan *s);
 int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start_agino,
 		     struct fs_findings *fl, fs_inode_scan_fn fn, void *priv);
 
+/*
+ * The same for one range of the AG: the records whose startino is in
+ * [lo, end) (end NULLAGINO: to the AG's end) are checked and their inodes
+ * delivered; start_agino still skips inodes before it.  Every range walks
+ * the whole inode btree, but only the range with lo 0 reports the AGI's
+ * and the btree blocks' findings, so ranges that cover the AG report each
+ * problem once.  Ranges let callers cut an AG into pieces of work.
+ */
+int fs_inode_scan_ag_range(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start_agino,
+			   fs_agino_t lo, fs_agino_t end, struct fs_findings *fl,
+			   fs_inode_scan_fn fn, void *priv);
+
+/*
+ * The startino of every sound inode btree record of the AG, in btree
+ * order, without reading any inode (where to cut it into ranges).  *out
+ * belongs to the scanner and is valid until its next call.  Findings are
+ * left to the scans; -EUCLEAN when the AGI cannot be trusted.
+ */
+int fs_inode_scan_ag_chunks(struct fs_inode_scan *s, fs_agnumber_t agno, const fs_agino_t **out,
+			    size_t *n);
+
 /* Counters of the scanner's work, cumulative over its AGs. */
 struct fs_inode_scan_stats {
 	uint64_t chunks, windows, bytes_read, btree_blocks;
