@@ -685,7 +685,7 @@ static int record_ops(struct fs_log_info *li, const struct record *r, struct tra
 	int err = 0;
 
 	for (uint32_t i = 0; i < nops && dp < end && !err; i++) {
-		const struct xlog_op_header *oh = (const void *)dp;
+		struct xlog_op_header ohs, *oh = &ohs;	/* op headers need not be aligned */
 		struct fs_log_trans *t;
 		uint32_t len, tid, flags;
 		size_t at;
@@ -695,6 +695,7 @@ static int record_ops(struct fs_log_info *li, const struct record *r, struct tra
 			    blk, i);
 			return -EUCLEAN;
 		}
+		memcpy(&ohs, dp, sizeof(ohs));
 		len = be32(oh->oh_len);
 		tid = be32(oh->oh_tid);
 		dp += sizeof(*oh);

@@ -566,7 +566,7 @@ static int replay_inode(struct fs_replay *rp, const struct fs_log_item *it, uint
 		return 0;
 	}
 	if (in.ilf_len <= 0 || !range_ok(rp, in.ilf_blkno, (uint64_t)in.ilf_len) ||
-	    in.ilf_boffset < 0 ||
+	    in.ilf_boffset < 0 || in.ilf_boffset % g->inodesize ||
 	    (uint64_t)in.ilf_boffset + g->inodesize > ((uint64_t)in.ilf_len << BBSHIFT))
 		return fail(rp, -EUCLEAN, "inode %llu: log item names buffer %lld+%d offset %d, "
 			    "outside the filesystem or the buffer", (unsigned long long)in.ilf_ino,
@@ -805,6 +805,7 @@ static int replay_dquot(struct fs_replay *rp, const struct fs_log_item *it, uint
 	}
 	bbs = (uint32_t)dq.qlf_len << (g->blocklog - BBSHIFT);
 	if (dq.qlf_len != 1 || !range_ok(rp, dq.qlf_blkno, bbs) ||
+	    dq.qlf_boffset % sizeof(struct xfs_dqblk) ||
 	    (uint64_t)dq.qlf_boffset + sizeof(struct xfs_dqblk) > (uint64_t)bbs << BBSHIFT)
 		return fail(rp, -EUCLEAN, "dquot %u: log item names buffer %lld+%d offset %u",
 			    dq.qlf_id, (long long)dq.qlf_blkno, dq.qlf_len, dq.qlf_boffset);

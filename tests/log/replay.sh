@@ -34,6 +34,9 @@ if [ "$FULL" = 1 ]; then
 	run_case data-reflink "-m reflink=1,rmapbt=1" wl_data
 	run_case renames-1k "-b size=1024" wl_renames
 	IMG_SIZE=2G run_case biglog "-l size=64m" wl_wrap
+	if [ -n "${LAST_JSON:-}" ]; then
+		diag "biglog: replay of $(json_field "$LAST_JSON" "'%d records, %.1f MiB of log: %.3f s' % (d['log']['records'], d['log']['bytes'] / 1048576, d['log']['replay']['seconds'])")"
+	fi
 fi
 
 tap_done

@@ -69,11 +69,13 @@ with open(img, "r+b") as f:
         f.seek(pos)
         f.write(bytes([b[0] ^ (1 << r.randrange(8))]))
 PY
-	timeout 120 "$XFSX_CHECK" "$IMG" >/dev/null 2>&1; crc=$?
+	timeout 120 "$XFSX_CHECK" "$IMG" >/dev/null 2>"$TMP/fz.err"; crc=$?
 	cp --sparse=always "$IMG" "$IMG.A"
 	timeout 120 "$XFSX_REPAIR" "$IMG" >"$TMP/fz.out" 2>&1; rrc=$?
-	if [ $crc -ge 124 ] || [ $rrc -ge 124 ]; then
-		not_ok "fuzz $i: no crash or hang (check exit $crc, repair exit $rrc)"
+	# a sanitizer build reports what it finds on standard error
+	if [ $crc -ge 124 ] || [ $rrc -ge 124 ] ||
+	   grep -qE "runtime error|Sanitizer" "$TMP/fz.err" "$TMP/fz.out"; then
+		not_ok "fuzz $i: no crash, hang or sanitizer report (check exit $crc, repair exit $rrc)"
 		continue
 	fi
 	if mount_img "$IMG.A" "$TMP/ma" 2>/dev/null; then kernel=mounted; umount "$TMP/ma"; else kernel=refused; fi
