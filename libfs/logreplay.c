@@ -983,7 +983,8 @@ static int finish(struct fs_replay *rp)
 	struct fs_findings fl;
 	int err = 0;
 
-	qsort(rp->bufs, rp->nbufs, sizeof(*rp->bufs), cmp_rbuf);
+	if (rp->nbufs)
+		qsort(rp->bufs, rp->nbufs, sizeof(*rp->bufs), cmp_rbuf);
 	fs_findings_init(&fl);
 	for (size_t i = 0; i < rp->nbufs && !err; i++) {
 		const struct rbuf *r = &rp->bufs[i];
