@@ -13,6 +13,8 @@
 #include <liburing.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -352,6 +354,57 @@ void fs_dev_set_read_patch(struct fs_dev *dev, fs_read_patch_fn fn, void *priv)
 	dev->read_patch_priv = fn ? priv : NULL;
 }
 
+/*
+ * Test hooks for crash and error tests (tests/undo), read once from the
+ * environment: XFSX_TEST_KILL_AFTER_WRITES=k sends the process SIGKILL
+ * once its k-th device write (a write, zeroing or discard of one range)
+ * completed; XFSX_TEST_FAIL_WRITE=k makes the k-th fail with EIO, nothing
+ * of it written.  With either set, batched writes go out one at a time, in
+ * order, so "the k-th" is exact and nothing after a failed write is
+ * submitted.
+ */
+static long test_kill_after = -1, test_fail_at = -1;
+static long test_writes;
+static pthread_once_t test_once = PTHREAD_ONCE_INIT;
+
+static long env_count(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return -1;
+	n = strtol(v, &end, 10);
+	return *end || n < 1 ? -1 : n;
+}
+
+static void test_hooks_init(void)
+{
+	test_kill_after = env_count("XFSX_TEST_KILL_AFTER_WRITES");
+	test_fail_at = env_count("XFSX_TEST_FAIL_WRITE");
+}
+
+static bool test_hooks_on(void)
+{
+	pthread_once(&test_once, test_hooks_init);
+	return test_kill_after > 0 || test_fail_at > 0;
+}
+
+/* Before one device write: -EIO when it is the one chosen to fail. */
+static int test_before_write(void)
+{
+	if (!test_hooks_on())
+		return 0;
+	return __atomic_add_fetch(&test_writes, 1, __ATOMIC_SEQ_CST) == test_fail_at ? -EIO : 0;
+}
+
+static void test_after_write(void)
+{
+	if (test_kill_after > 0 && __atomic_load_n(&test_writes, __ATOMIC_SEQ_CST) >= test_kill_after)
+		kill(getpid(), SIGKILL);
+}
+
 void fs_dev_set_write_hook(struct fs_dev *dev, fs_write_hook_fn fn, void *priv)
 {
 	dev->before_write = fn;
@@ -385,11 +438,16 @@ int fs_dev_write(struct fs_dev *dev, const void *buf, size_t len, uint64_t off)
 	if (off > dev->size || len > dev->size - off)
 		return -ENXIO;
 	err = call_write_hook(dev, off, len);
+	if (!err)
+		err = test_before_write();
 	if (err)
 		return err;
 	if (is_aligned(dev, buf, len, off))
-		return full_io(dev->fd, (void *)buf, len, off, true);
-	return bounce_io(dev, (void *)buf, len, off, true);
+		err = full_io(dev->fd, (void *)buf, len, off, true);
+	else
+		err = bounce_io(dev, (void *)buf, len, off, true);
+	test_after_write();
+	return err;
 }
 
 int fs_dev_flush(struct fs_dev *dev)
@@ -397,15 +455,8 @@ int fs_dev_flush(struct fs_dev *dev)
 	return fsync(dev->fd) < 0 ? -errno : 0;
 }
 
-int fs_dev_zero_range(struct fs_dev *dev, uint64_t off, uint64_t len)
+static int zero_range(struct fs_dev *dev, uint64_t off, uint64_t len)
 {
-	int err;
-
-	if (!dev->writable)
-		return -EROFS;
-	err = call_write_hook(dev, off, len);
-	if (err)
-		return err;
 	if (dev->blockdev) {
 		uint64_t r[2] = { off, len };
 		return ioctl(dev->fd, BLKZEROOUT, r) < 0 ? -errno : 0;
@@ -418,21 +469,44 @@ int fs_dev_zero_range(struct fs_dev *dev, uint64_t off, uint64_t len)
 	return -errno;
 }
 
-int fs_dev_discard_range(struct fs_dev *dev, uint64_t off, uint64_t len)
+static int discard_range(struct fs_dev *dev, uint64_t off, uint64_t len)
 {
-	int err;
-
-	if (!dev->writable)
-		return -EROFS;
-	err = call_write_hook(dev, off, len);
-	if (err)
-		return err;
 	if (dev->blockdev) {
 		uint64_t r[2] = { off, len };
 		return ioctl(dev->fd, BLKDISCARD, r) < 0 ? -errno : 0;
 	}
 	return fallocate(dev->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) < 0 ?
 		-errno : 0;
+}
+
+/* Zeroing and discards are writes: announced and committed first, counted by the test hooks. */
+static int offload(struct fs_dev *dev, uint64_t off, uint64_t len,
+		   int (*fn)(struct fs_dev *, uint64_t, uint64_t))
+{
+	int err;
+
+	if (!dev->writable)
+		return -EROFS;
+	if (off > dev->size || len > dev->size - off)
+		return -ENXIO;
+	err = call_write_hook(dev, off, len);
+	if (!err)
+		err = test_before_write();
+	if (err)
+		return err;
+	err = fn(dev, off, len);
+	test_after_write();
+	return err;
+}
+
+int fs_dev_zero_range(struct fs_dev *dev, uint64_t off, uint64_t len)
+{
+	return offload(dev, off, len, zero_range);
+}
+
+int fs_dev_discard_range(struct fs_dev *dev, uint64_t off, uint64_t len)
+{
+	return offload(dev, off, len, discard_range);
 }
 
 int fs_ioq_create(struct fs_dev *dev, struct fs_ioq **out)
@@ -675,6 +749,26 @@ int fs_ioq_write_batch(struct fs_ioq *q, struct fs_io_req *reqs, size_t n)
 		return err;
 	for (size_t i = 0; i < n; i++)
 		reqs[i].result = 0;
+	if (test_hooks_on()) {
+		/* one at a time, in order; nothing after a failed write is submitted */
+		for (size_t i = 0; i < n; i++) {
+			err = test_before_write();
+			if (err) {
+				reqs[i].result = err;
+				for (size_t j = i + 1; j < n; j++)
+					reqs[j].result = -ECANCELED;
+				return err;
+			}
+			finish_io(q, &reqs[i], 0, true);
+			test_after_write();
+			if (reqs[i].result < 0) {
+				for (size_t j = i + 1; j < n; j++)
+					reqs[j].result = -ECANCELED;
+				return (int)reqs[i].result;
+			}
+		}
+		return 0;
+	}
 	if (q->engine == FS_IO_URING)
 		err = batch_uring(q, reqs, n, true);
 	else if (q->engine == FS_IO_AIO)

@@ -14,6 +14,7 @@
 #include <uuid/uuid.h>
 
 #include "libfs/io.h"
+#include "libfs/undo.h"
 #include "mkfs/opts.h"
 #include "mkfs/plan.h"
 #include "mkfs/target.h"
@@ -43,6 +44,7 @@ int main(int argc, char **argv)
 	struct mkfs_plan plan;
 	struct fs_dev_opts dopts = { .writable = true };
 	struct fs_dev *dev = NULL;
+	struct fs_undo *undo = NULL;
 	struct proto_tree tree;
 	bool have_tree = false, progress;
 	const char *target = NULL;
@@ -122,7 +124,29 @@ int main(int argc, char **argv)
 	if (o.noaction)
 		return 0;
 
+	/* before the first write: every range mkfs writes, zeroes or discards is saved first */
+	if (o.undo_file) {
+		rc = fs_undo_create(o.undo_file, dev, "xfsx_mkfs " XFSX_VERSION,
+				    (const unsigned char *)&plan.sb.sb_uuid, &undo, err, sizeof(err));
+		if (rc < 0) {
+			fs_dev_close(dev);
+			if (have_tree)
+				proto_free(&tree);
+			return die_hint(err, "; nothing was written");
+		}
+	}
 	rc = mkfs_write(dev, &plan, &o, have_tree ? &tree : NULL, progress, err, sizeof(err));
+	if (undo) {
+		char uerr[512];
+
+		if (rc < 0 && *fs_undo_error(undo))
+			snprintf(err, sizeof(err), "%s", fs_undo_error(undo));
+		if (fs_undo_finish(undo, uerr, sizeof(uerr)) < 0) {
+			fprintf(stderr, "xfsx_mkfs: %s: %s\n", o.undo_file, uerr);
+			rc = rc < 0 ? rc : -EIO;
+		}
+		fs_undo_free(undo);
+	}
 	fs_dev_close(dev);
 	if (have_tree)
 		proto_free(&tree);

@@ -30,6 +30,8 @@ const char mkfs_usage[] =
 "  -p DIR|PROTOFILE                 populate from a directory tree or an mkfs.xfs protofile\n"
 "  --progress / --no-progress       -p's progress on stderr (default: on a terminal)\n"
 "  -L label  -f (force)  -N (dry run)  -q (quiet)  -K (no discard)  -V  -h\n"
+"  --undo-file=FILE                 save what is overwritten (xfsx_undo restores it;\n"
+"                                   mkfs then reads the whole device first)\n"
 "  --help  --version\n"
 "Sizes take a k/m/g/t/p/e suffix (powers of 1024; KiB and KB mean the same), s\n"
 "(512-byte sectors) or b (filesystem blocks).\n"
@@ -437,6 +439,20 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 			/* getopt must not see it */
 			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
 			argc--;
+			i--;
+			continue;
+		}
+		if (!strncmp(argv[i], "--undo-file", 11) && (argv[i][11] == '=' || !argv[i][11])) {
+			/* "--undo-file=FILE" or "--undo-file FILE"; getopt must not see either */
+			int n = argv[i][11] ? 1 : 2;
+
+			o->undo_file = argv[i][11] ? argv[i] + 12 : i + 1 < argc ? argv[i + 1] : NULL;
+			if (!o->undo_file || !*o->undo_file) {
+				perr(err, el, "--undo-file needs a file name");
+				return MKFS_PARSE_ERROR;
+			}
+			memmove(&argv[i], &argv[i + n], (size_t)(argc - i - n + 1) * sizeof(*argv));
+			argc -= n;
 			i--;
 			continue;
 		}

@@ -53,6 +53,7 @@ struct mkfs_opts {
 	/* -p: a directory or protofile to copy in; --progress (OPT_UNSET: on a terminal) */
 	const char *proto;
 	int progress;
+	const char *undo_file;     /* --undo-file: old contents of every range written go here */
 };
 
 /* What the target reports. */

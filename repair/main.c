@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
+#include "libfs/undo.h"
 #include "repair/repair.h"
 #include "scan/log.h"
 
@@ -34,6 +35,8 @@ static void usage(FILE *out)
 		"      --progress          show phase and ETA on stderr even when not a terminal\n"
 		"      --no-progress       never show progress (default: on a terminal)\n"
 		"  -q, --quiet             print nothing but errors; the exit code tells\n"
+		"      --undo-file=FILE    save the old contents of everything written to FILE\n"
+		"                          (a new file; xfsx_undo FILE DEVICE restores them)\n"
 		"  -h, --help              this text\n"
 		"  -V, --version           print the version\n\n"
 		"A mounted filesystem is refused (with -n, one mounted read-only is checked).\n"
@@ -41,7 +44,8 @@ static void usage(FILE *out)
 		"--no-replay refuses it, -L throws it away.  Operational errors go to stderr\n"
 		"even with -q.\n\n"
 		"Exit: 0 nothing wrong, 1 errors fixed, 4 errors left uncorrected,\n"
-		"8 operational error (nothing written), 16 usage error.\n");
+		"8 operational error (a refusal writes nothing; a write error mid-repair leaves\n"
+		"NEEDSREPAIR set and names the range), 16 usage error.\n");
 }
 
 static double now(void)
@@ -99,6 +103,7 @@ int main(int argc, char **argv)
 		{ "progress", no_argument, NULL, 'P' },
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "undo-file", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -112,6 +117,8 @@ int main(int argc, char **argv)
 	struct fs *fs = NULL;
 	struct scan_log sl = { 0 };
 	bool no_replay = false;
+	struct fs_undo *undo = NULL;
+	const char *undo_path = NULL;
 	char msg[1024];
 	const char *path;
 	size_t left;
@@ -125,6 +132,13 @@ int main(int argc, char **argv)
 		case 'R': no_replay = true; break;
 		case 'j': ro.json = true; break;
 		case 'q': ro.quiet = true; break;
+		case 'U':
+			if (!*optarg) {
+				fprintf(stderr, "xfsx_repair: --undo-file needs a file name\n");
+				return REPAIR_EXIT_USAGE;
+			}
+			undo_path = optarg;
+			break;
 		case 't': {
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);
@@ -167,6 +181,10 @@ int main(int argc, char **argv)
 	}
 	if (ro.dry_run && ro.zero_log) {
 		fprintf(stderr, "xfsx_repair: -n and -L cannot be used together\n");
+		return REPAIR_EXIT_USAGE;
+	}
+	if (ro.dry_run && undo_path) {
+		fprintf(stderr, "xfsx_repair: -n writes nothing: --undo-file is for a repair\n");
 		return REPAIR_EXIT_USAGE;
 	}
 	path = argv[optind];
@@ -236,6 +254,10 @@ int main(int argc, char **argv)
 		}
 		scan_log_describe(&sl, what, sizeof(what));
 		if (!ro.dry_run) {
+			/* the replay is the run's first write: the undo file covers it too */
+			if (undo_path && fs_undo_create(undo_path, fs->dev, "xfsx_repair " XFSX_VERSION,
+							NULL, &undo, msg, sizeof(msg)))
+				goto refuse;
 			err = fs_replay_write(fs, sl.rp, &sl.li, msg, sizeof(msg));
 			if (err) {
 				fprintf(stderr, "xfsx_repair: %s: replaying the log: %s; run xfsx_repair "
@@ -245,6 +267,8 @@ int main(int argc, char **argv)
 			}
 		}
 		/* again, over what the replay changed (in memory with -n) */
+		if (undo)
+			fs_undo_detach(undo);
 		fs_close(fs);
 		fs = NULL;
 		fs_findings_free(&fl);
@@ -256,6 +280,12 @@ int main(int argc, char **argv)
 		err = fs_open(path, &oo, &fs, &fl, &ferr);
 		if (err) {
 			rc = fail_open(&ro, path, &fl, ferr.msg);
+			goto early_out;
+		}
+		if (undo && fs_undo_attach(undo, fs->dev)) {
+			fprintf(stderr, "xfsx_repair: %s: the device changed size while it was open\n",
+				path);
+			rc = REPAIR_EXIT_OPERATIONAL;
 			goto early_out;
 		}
 		if (ro.dry_run)
@@ -275,11 +305,20 @@ log_done:
 refuse:
 		rc = fail_open(&ro, path, &fl, msg);
 early_out:
+		/* a replay stopped part-way: what it wrote is in the undo file */
+		if (undo && fs_undo_finish(undo, msg, sizeof(msg)))
+			fprintf(stderr, "xfsx_repair: %s: %s\n", undo_path, msg);
+		fs_undo_free(undo);
 		scan_log_free(&sl);
 		fs_close(fs);
 		fs_findings_free(&fl);
 		return rc;
 	}
+
+	/* before the scan, so a file that cannot be made stops the run before any work */
+	if (undo_path && !undo && fs_undo_create(undo_path, fs->dev, "xfsx_repair " XFSX_VERSION,
+						 NULL, &undo, msg, sizeof(msg)))
+		goto refuse;
 
 	rx.fs = fs;
 	rx.fl = &fl;
@@ -329,8 +368,21 @@ early_out:
 		rx.phase_seconds[5] = now() - t0;
 		if (err) {
 			fprintf(stderr, "xfsx_repair: %s: %s\n", path, msg);
+			if (undo && *fs_undo_error(undo))
+				fprintf(stderr, "xfsx_repair: %s: %s\n", undo_path,
+					fs_undo_error(undo));
 			goto out;
 		}
+	}
+	if (undo) {
+		err = fs_undo_finish(undo, msg, sizeof(msg));
+		if (err) {
+			fprintf(stderr, "xfsx_repair: %s: %s\n", undo_path, msg);
+			goto out;
+		}
+		if (!ro.quiet && !ro.json)
+			printf("%s: undo file %s: %" PRIu64 " ranges, %" PRIu64 " bytes saved\n",
+			       path, undo_path, fs_undo_records(undo), fs_undo_saved_bytes(undo));
 	}
 
 	if (ro.json) {
@@ -360,6 +412,10 @@ early_out:
 	else
 		rc = ro.dry_run ? REPAIR_EXIT_LEFT : REPAIR_EXIT_FIXED;
 out:
+	/* a run stopped by an error still leaves a finished undo file of what it wrote */
+	if (undo && (err = fs_undo_finish(undo, msg, sizeof(msg))) < 0)
+		fprintf(stderr, "xfsx_repair: %s: %s\n", undo_path, msg);
+	fs_undo_free(undo);
 	/* the repair is done either way; a report that did not reach its reader is said so */
 	err = fs_output_close(stdout);
 	if (err && err != -EPIPE) {

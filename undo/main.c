@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xfsx_undo: write back the old contents an undo file saved (xfsx_repair
+ * or xfsx_mkfs --undo-file).  A thin command line over libfs/undo.c: the
+ * whole file is validated before the device is opened for writing, the
+ * device is judged against it (size, filesystem UUID, fingerprint of its
+ * first blocks), then every record is written back and the result is
+ * compared with the fingerprint taken before the run.
+ * Exit: 0 restored (-n: would restore), 1 refused (another device, or it
+ * changed since the run; -f overrides), 2 the undo file is damaged,
+ * truncated or unreadable, 4 restored but the first blocks differ from
+ * before the run, 8 operational error, 16 usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "libfs/io.h"
+#include "libfs/target.h"
+#include "libfs/undo.h"
+
+#ifndef XFSX_VERSION
+#define XFSX_VERSION "unknown"
+#endif
+
+enum {
+	UNDO_EXIT_OK = 0, UNDO_EXIT_REFUSED = 1, UNDO_EXIT_BADFILE = 2, UNDO_EXIT_MISMATCH = 4,
+	UNDO_EXIT_OPERATIONAL = 8, UNDO_EXIT_USAGE = 16,
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: xfsx_undo [-n] [-f] [-v] UNDOFILE DEVICE|IMAGE\n"
+		"Write back what xfsx_repair or xfsx_mkfs --undo-file=UNDOFILE saved.\n\n"
+		"  -n, --dry-run   check the file and the device, say what would be written; write nothing\n"
+		"  -f, --force     restore even to a device that is not the one the file was made for,\n"
+		"                  or that changed since the run\n"
+		"  -v, --verbose   list every range\n"
+		"  -h, --help      this text\n"
+		"  -V, --version   print the version\n\n"
+		"The whole undo file is validated first: a damaged or truncated file is refused\n"
+		"and nothing is written.\n\n"
+		"Exit: 0 restored (-n: would restore), 1 refused (another device or a changed one),\n"
+		"2 damaged, truncated or unreadable undo file, 4 restored but the first blocks differ\n"
+		"from before the run, 8 operational error, 16 usage error.\n");
+}
+
+static const char *human(uint64_t b, char *buf, size_t bl)
+{
+	if (b >= 10ull << 30)
+		snprintf(buf, bl, "%.1f GiB", (double)b / (1ull << 30));
+	else if (b >= 10ull << 20)
+		snprintf(buf, bl, "%.1f MiB", (double)b / (1ull << 20));
+	else if (b >= 10ull << 10)
+		snprintf(buf, bl, "%.1f KiB", (double)b / (1ull << 10));
+	else
+		snprintf(buf, bl, "%" PRIu64 " bytes", b);
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	bool dry = false, force = false, verbose = false;
+	struct fs_dev_opts dopts = { 0 };
+	struct fs_target_info ti;
+	struct fs_undo_file *f = NULL;
+	struct fs_dev *dev = NULL;
+	enum fs_undo_match m;
+	const char *upath, *dpath;
+	char msg[768], hb[32], when[64];
+	uint64_t zero_bytes = 0, data_bytes = 0;
+	uint32_t fp;
+	time_t ct;
+	int c, err, rc = UNDO_EXIT_OPERATIONAL;
+
+	while ((c = getopt_long(argc, argv, "nfvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': dry = true; break;
+		case 'f': force = true; break;
+		case 'v': verbose = true; break;
+		case 'h': usage(stdout); return UNDO_EXIT_OK;
+		case 'V': printf("xfsx_undo %s\n", XFSX_VERSION); return UNDO_EXIT_OK;
+		default: usage(stderr); return UNDO_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "xfsx_undo: %s\n", argc - optind < 2 ?
+			"give an undo file and a device or image" : "too many arguments");
+		usage(stderr);
+		return UNDO_EXIT_USAGE;
+	}
+	upath = argv[optind];
+	dpath = argv[optind + 1];
+	signal(SIGPIPE, SIG_IGN);
+
+	/* everything in the file is checked before the device is opened for writing */
+	err = fs_undo_file_open(upath, &f, msg, sizeof(msg));
+	if (err) {
+		fprintf(stderr, "xfsx_undo: %s: %s; nothing was written\n", upath, msg);
+		return err == -ENOMEM ? UNDO_EXIT_OPERATIONAL : UNDO_EXIT_BADFILE;
+	}
+	for (size_t i = 0; i < f->nrecs; i++) {
+		if (f->recs[i].zero)
+			zero_bytes += f->recs[i].len;
+		else
+			data_bytes += f->recs[i].len;
+	}
+	ct = (time_t)f->h.ctime;
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", localtime(&ct));
+	printf("%s: made by %s for %s (%" PRIu64 " bytes) on %s; %s\n", upath,
+	       *f->h.tool ? f->h.tool : "?", *f->h.device ? f->h.device : "?", f->h.dev_size, when,
+	       f->h.flags & FS_UNDO_COMPLETE ? "the run finished" :
+	       "the run did not finish (killed or stopped by an error)");
+	printf("%s: %zu ranges: %s of old data", upath, f->nrecs, human(data_bytes, hb, sizeof(hb)));
+	printf(", %s that held zeroes\n", human(zero_bytes, hb, sizeof(hb)));
+	if (f->torn_bytes)
+		printf("%s: its last %" PRIu64 " bytes are a record the run was still appending "
+		       "when it stopped (never synced, so never written to the device): dropped\n",
+		       upath, f->torn_bytes);
+
+	err = fs_target_io_engine_env(msg, sizeof(msg));
+	if (!err)
+		err = fs_target_check(dpath, dry ? FS_TARGET_CHECK : FS_TARGET_WRITE, &ti, msg,
+				      sizeof(msg));
+	if (err) {
+		fprintf(stderr, "xfsx_undo: %s; nothing was written\n", msg);
+		goto out;
+	}
+	dopts.writable = !dry;
+	err = fs_dev_open(dpath, &dopts, &dev);
+	if (err) {
+		fprintf(stderr, "xfsx_undo: cannot open %s%s: %s; nothing was written\n", dpath,
+			dry ? "" : " for writing", strerror(-err));
+		goto out;
+	}
+	err = fs_undo_file_match(f, dev, &m, msg, sizeof(msg));
+	if (err) {
+		fprintf(stderr, "xfsx_undo: %s: %s; nothing was written\n", dpath, msg);
+		goto out;
+	}
+	if (m == FS_UNDO_WRONG_DEVICE || m == FS_UNDO_CHANGED) {
+		if (!force) {
+			fprintf(stderr, "xfsx_undo: %s: %s.  %s; nothing was written (-f restores "
+				"anyway)\n", dpath, msg, m == FS_UNDO_WRONG_DEVICE ?
+				"Refusing another device" : "Refusing a device that changed since "
+				"the run");
+			rc = UNDO_EXIT_REFUSED;
+			goto out;
+		}
+		fprintf(stderr, "xfsx_undo: %s: %s; restoring anyway (-f)\n", dpath, msg);
+	} else {
+		printf("%s: %s\n", dpath, msg);
+	}
+
+	for (size_t i = 0; i < f->nrecs; i++) {
+		const struct fs_undo_rec *r = &f->recs[i];
+
+		if (verbose)
+			printf("%s %s at offset %" PRIu64 " (%" PRIu64 " bytes)%s\n",
+			       dry ? "would restore" : "restoring", r->zero ? "zeroes" : "old data",
+			       r->off, r->len, r->zero && !dev->blockdev ? ", as a hole" : "");
+		if (dry)
+			continue;
+		err = fs_undo_file_apply(f, i, dev);
+		if (err) {
+			fprintf(stderr, "xfsx_undo: restoring range #%zu (offset %" PRIu64 ", %"
+				PRIu64 " bytes) failed: %s; the device is partly restored: run "
+				"xfsx_undo again once the cause is fixed\n", i, r->off, r->len,
+				err == -EBADMSG ? "the undo file changed while it was read" :
+				strerror(-err));
+			goto out;
+		}
+	}
+	if (dry) {
+		printf("%s: would restore %zu ranges (%s) to %s; nothing was written (-n)\n",
+		       upath, f->nrecs, human(f->saved_bytes, hb, sizeof(hb)), dpath);
+		rc = UNDO_EXIT_OK;
+		goto out;
+	}
+	err = fs_dev_flush(dev);
+	if (err) {
+		fprintf(stderr, "xfsx_undo: flushing %s failed: %s\n", dpath, strerror(-err));
+		goto out;
+	}
+	err = fs_undo_fingerprint(dev, f->h.fp_len, &fp);
+	if (err) {
+		fprintf(stderr, "xfsx_undo: reading %s back failed: %s\n", dpath, strerror(-err));
+		goto out;
+	}
+	if (fp != f->h.fp_before) {
+		fprintf(stderr, "xfsx_undo: %s: restored %zu ranges, but its first %" PRIu64
+			" bytes differ from before the run (CRC32c 0x%08x, was 0x%08x): it changed "
+			"outside what the run wrote\n", dpath, f->nrecs, f->h.fp_len, fp,
+			f->h.fp_before);
+		rc = UNDO_EXIT_MISMATCH;
+		goto out;
+	}
+	printf("%s: restored %zu ranges (%s); its first %" PRIu64 " bytes are as before the run\n",
+	       dpath, f->nrecs, human(f->saved_bytes, hb, sizeof(hb)), f->h.fp_len);
+	rc = UNDO_EXIT_OK;
+out:
+	fs_dev_close(dev);
+	fs_undo_file_close(f);
+	err = fs_output_close(stdout);
+	if (err && err != -EPIPE && rc == UNDO_EXIT_OK) {
+		fprintf(stderr, "xfsx_undo: cannot write to standard output: %s\n", strerror(-err));
+		rc = UNDO_EXIT_OPERATIONAL;
+	}
+	return rc;
+}
