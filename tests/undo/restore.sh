@@ -4,7 +4,8 @@
 # kernel-aged 8-AG image with five kinds of damage in every AG (every AG
 # rebuilt, or every secondary rewritten); xfsx_mkfs --undo-file over an
 # ext4 image holding data, with -f over an existing XFS, and on a loop
-# device (BLKDISCARD/BLKZEROOUT recorded); xfsx_undo -n writes nothing;
+# device (BLKDISCARD/BLKZEROOUT recorded); a dirty log replayed before the
+# repair; xfsx_undo -n writes nothing;
 # a second xfsx_undo of the same file is harmless.
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 . "$XFSX_SRC/tests/lib.sh"
@@ -42,6 +43,27 @@ for type in bno cnt+rmap agf+agi secondaries refcount+inobt; do
 	check "$type: a second xfsx_undo changes nothing (exit $rc)" \
 		[ $rc -eq 0 -a "$(img_sha "$img")" = "$orig" ]
 done
+
+# a dirty log: the replay (written before the scan, then the filesystem
+# opened again) is covered by the same undo file
+cpimg "$base" "$img"
+if mount_img "$img" "$TMP/dmnt"; then
+	for i in $(seq 1 200); do echo "file $i" >"$TMP/dmnt/dirty$i"; done
+	mkdir "$TMP/dmnt/dirtydir"
+	xfs_io -x -c "shutdown -f" "$TMP/dmnt"
+	umount "$TMP/dmnt"
+	orig=$(img_sha "$img")
+	rm -f "$TMP/u"
+	"$XFSX_REPAIR" --undo-file="$TMP/u" "$img" >"$TMP/out" 2>&1; rc=$?
+	check "dirty log: xfsx_repair --undo-file replayed it (exit $rc)" \
+		[ $rc -le 1 -a "$(img_sha "$img")" != "$orig" ]
+	grep -q "replayed and reset" "$TMP/out" || diag "no replay reported: $(head -2 "$TMP/out")"
+	"$XFSX_UNDO" "$TMP/u" "$img" >"$TMP/out" 2>&1; rc=$?
+	check "dirty log: xfsx_undo exit 0 (got $rc)" [ $rc -eq 0 ]
+	check "dirty log: restored byte-exact, log dirty again (sha256)" [ "$(img_sha "$img")" = "$orig" ]
+else
+	not_ok "dirty log: mounting the aged image"
+fi
 
 # undo file size: the bytes written plus small headers at most
 cpimg "$base" "$img"; damage "$img" bno 8; rm -f "$TMP/u"
