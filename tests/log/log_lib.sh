@@ -195,6 +195,33 @@ for r in range(rounds):
         shutil.rmtree(os.path.join(root, "w%d" % (r - 1)))
 PY
 }
+wl_fragdir() {
+	# free space in single 1 KiB holes, then a directory whose 4 KiB blocks
+	# are pieced from them (logged one piece per item)
+	python3 - "$1" <<'PY'
+import os, sys
+root = sys.argv[1]
+os.mkdir(root + "/fill")
+n = 0
+try:
+    while n < 200000:
+        with open(root + "/fill/%d" % n, "wb") as f:
+            f.write(b"z" * 1024)
+        n += 1
+except OSError:
+    pass
+os.sync()
+for i in range(0, n, 2):
+    os.unlink(root + "/fill/%d" % i)
+os.sync()
+os.mkdir(root + "/frag")
+for i in range(3000):
+    open(root + "/frag/a-fairly-long-name-to-fill-directory-blocks-%06d" % i, "w").close()
+for i in range(0, 3000, 5):
+    os.unlink(root + "/frag/a-fairly-long-name-to-fill-directory-blocks-%06d" % i)
+PY
+}
+
 wl_noflush() {
 	wl_creates "$1"
 	sync

@@ -10,7 +10,8 @@
 # shutdown without -f, a log torn at the head (its newest record damaged),
 # and fuzzed logs (no crash or hang; refused, or replayed as the kernel
 # does).  The default run is a sample; XFSX_LOG_FULL=1 runs every case,
-# bigger workloads, more fuzz and a 64 MiB log for the replay time.
+# bigger workloads, directories pieced from 1 KiB holes, more fuzz and a
+# 64 MiB log for the replay time.
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 . "$XFSX_SRC/tests/lib.sh"
 . "$XFSX_SRC/tests/log/log_lib.sh"
@@ -33,6 +34,7 @@ if [ "$FULL" = 1 ]; then
 	run_case xattrs-rmap "-m rmapbt=1" wl_xattrs
 	run_case data-reflink "-m reflink=1,rmapbt=1" wl_data
 	run_case renames-1k "-b size=1024" wl_renames
+	IMG_SIZE=200M run_case fragdir-1k "-b size=1024" wl_fragdir
 	IMG_SIZE=2G run_case biglog "-l size=64m" wl_wrap
 	if [ -n "${LAST_JSON:-}" ]; then
 		diag "biglog: replay of $(json_field "$LAST_JSON" "'%d records, %.1f MiB of log: %.3f s' % (d['log']['records'], d['log']['bytes'] / 1048576, d['log']['replay']['seconds'])")"
