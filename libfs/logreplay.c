@@ -1068,6 +1068,26 @@ static int finish(struct fs_replay *rp)
 		err = buf_put(rp, r->daddr, r->bbs, b);
 		free(b);
 	}
+	/* every replayed inode passes the inode verifier, as the kernel demands after each */
+	for (size_t i = 0; i < rp->ninos && !err; i++) {
+		const struct rinode *ri = &rp->inos[i];
+		uint32_t bbs = (g->inodesize + BBSIZE - 1) >> BBSHIFT;
+		uint64_t daddr = ri->daddr + (ri->off >> BBSHIFT);
+		unsigned char *b;
+		struct fs_vctx vc = {
+			.g = g, .fl = &fl, .daddr = daddr, .ino = ri->ino,
+			.agno = fs_ino_to_agno(g, ri->ino),
+		};
+
+		err = buf_get(rp, daddr, bbs, &b);
+		if (err)
+			break;
+		fs_verify(FS_MT_INODE, &vc, b, g->inodesize);
+		free(b);
+		if (fl.n)
+			err = fail(rp, -EUCLEAN, "the replayed inode %llu fails its check: %s: %s",
+				   (unsigned long long)ri->ino, fl.v[0].def->code, fl.v[0].message);
+	}
 	fs_findings_free(&fl);
 	return err;
 }
