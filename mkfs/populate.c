@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@
 #include "libfs/symlink.h"
 
 #define WBUF_BYTES (8u << 20)      /* writes are gathered up to this size */
+#define WBUF_COUNT 4               /* one filling, the others queued or being written */
+#define WRITERS 2                  /* writes in flight: the device overlaps them */
 #define NOINODE UINT32_MAX
 #define RTINODE (UINT32_MAX - 1)   /* the root chunk's realtime bitmap and summary */
 
@@ -73,10 +76,21 @@ struct pop {
 	struct fs_geom g;
 	struct agst *ags;
 	uint32_t litino;
-	/* the write gatherer */
-	unsigned char *wbuf;
-	size_t wlen;
-	uint64_t woff;
+	/* the write gatherer and its writer thread */
+	struct wbuf {
+		unsigned char *data;
+		size_t len;
+		uint64_t off;
+		bool busy;             /* queued or being written */
+	} bufs[WBUF_COUNT];
+	unsigned cur;              /* the buffer being filled */
+	unsigned queue[WBUF_COUNT];
+	unsigned qhead, qtail, inflight;
+	bool wstop;
+	pthread_t writer[WRITERS];
+	unsigned writers;          /* threads running */
+	pthread_mutex_t wlock;
+	pthread_cond_t wcond;
 	int werr;
 	/* progress */
 	bool progress;
@@ -101,35 +115,107 @@ static int perr(struct pop *s, int rc, const char *fmt, ...)
 	return rc < 0 ? rc : -EIO;
 }
 
-/* ---- the write gatherer: contiguous pieces become one write ---- */
+/*
+ * The write gatherer: contiguous pieces become one write of up to
+ * WBUF_BYTES, handed to a writer thread so reading the sources overlaps
+ * the device's writes (WBUF_COUNT buffers in turn).
+ */
+static void *writer_main(void *arg)
+{
+	struct pop *s = arg;
 
+	pthread_mutex_lock(&s->wlock);
+	for (;;) {
+		struct wbuf *b;
+		bool failed;
+		int rc;
+
+		while (s->qhead == s->qtail && !s->wstop)
+			pthread_cond_wait(&s->wcond, &s->wlock);
+		if (s->qhead == s->qtail)
+			break;
+		b = &s->bufs[s->queue[s->qhead % WBUF_COUNT]];
+		s->qhead++;
+		s->inflight++;
+		failed = s->werr != 0;
+		pthread_mutex_unlock(&s->wlock);
+		/* after a failure the rest is dropped: the run is lost anyway */
+		rc = failed ? 0 : fs_dev_write(s->dev, b->data, b->len, b->off);
+		pthread_mutex_lock(&s->wlock);
+		if (rc < 0 && !s->werr)
+			__atomic_store_n(&s->werr, rc, __ATOMIC_RELEASE);
+		b->len = 0;
+		b->busy = false;
+		s->inflight--;
+		pthread_cond_broadcast(&s->wcond);
+	}
+	pthread_mutex_unlock(&s->wlock);
+	return NULL;
+}
+
+/* The first write error (the writer thread sets it under the lock). */
+static int werr(struct pop *s)
+{
+	return __atomic_load_n(&s->werr, __ATOMIC_ACQUIRE);
+}
+
+/* Queue the current buffer and take a free one. */
 static int wr_flush(struct pop *s)
 {
-	int rc;
+	struct wbuf *cur = &s->bufs[s->cur];
 
-	if (!s->wlen || s->werr)
-		return s->werr;
-	rc = fs_dev_write(s->dev, s->wbuf, s->wlen, s->woff);
-	if (rc < 0)
-		s->werr = rc;
-	s->wlen = 0;
-	return s->werr;
+	pthread_mutex_lock(&s->wlock);
+	if (cur->len && !s->werr) {
+		cur->busy = true;
+		s->queue[s->qtail % WBUF_COUNT] = s->cur;
+		s->qtail++;
+		pthread_cond_broadcast(&s->wcond);
+		for (;;) {
+			unsigned i;
+
+			for (i = 0; i < WBUF_COUNT && s->bufs[i].busy; i++)
+				;
+			if (i < WBUF_COUNT) {
+				s->cur = i;
+				break;
+			}
+			pthread_cond_wait(&s->wcond, &s->wlock);
+		}
+	}
+	cur = &s->bufs[s->cur];
+	cur->len = 0;
+	pthread_mutex_unlock(&s->wlock);
+	return werr(s);
+}
+
+/* Everything queued is written: 0 or the first write error. */
+static int wr_drain(struct pop *s)
+{
+	wr_flush(s);
+	pthread_mutex_lock(&s->wlock);
+	while (s->qhead != s->qtail || s->inflight)
+		pthread_cond_wait(&s->wcond, &s->wlock);
+	pthread_mutex_unlock(&s->wlock);
+	return werr(s);
 }
 
 /* Room for len bytes (<= WBUF_BYTES, whole blocks) at device offset off; NULL on a write error. */
 static unsigned char *wr_get(struct pop *s, uint64_t off, size_t len)
 {
-	unsigned char *b;
+	struct wbuf *b = &s->bufs[s->cur];
+	unsigned char *p;
 
-	if (s->wlen && (off != s->woff + s->wlen || s->wlen + len > WBUF_BYTES))
+	if (b->len && (off != b->off + b->len || b->len + len > WBUF_BYTES)) {
 		wr_flush(s);
-	if (s->werr)
+		b = &s->bufs[s->cur];
+	}
+	if (werr(s))
 		return NULL;
-	if (!s->wlen)
-		s->woff = off;
-	b = s->wbuf + s->wlen;
-	s->wlen += len;
-	return b;
+	if (!b->len)
+		b->off = off;
+	p = b->data + b->len;
+	b->len += len;
+	return p;
 }
 
 static uint64_t fsb_off(const struct pop *s, fs_fsblock_t fsb)
@@ -147,7 +233,7 @@ static int wr_block(struct pop *s, uint64_t off, const void *buf, size_t len)
 	unsigned char *b = wr_get(s, off, len);
 
 	if (!b)
-		return s->werr;
+		return werr(s);
 	memcpy(b, buf, len);
 	return 0;
 }
@@ -559,7 +645,7 @@ static int copy_fill(struct pop *s, void *priv, uint64_t lblk, fs_fsblock_t fsb,
 		size_t got = 0;
 
 		if (!b)
-			return s->werr;
+			return werr(s);
 		while (got < piece && foff + got < c->size) {
 			ssize_t r = pread(c->fd, b + got, piece - got, (off_t)(foff + got));
 
@@ -595,9 +681,10 @@ static int do_regular(struct pop *s, struct proto_inode *in)
 	c.fd = open(in->src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (c.fd < 0)
 		return perr(s, -errno, "cannot read %s", in->src);
-	/* data ranges only: holes stay holes */
+	/* data ranges only: holes stay holes (a file with all its blocks has none to look for) */
 	while (pos < in->size && !rc) {
-		off_t d = lseek(c.fd, (off_t)pos, SEEK_DATA), h;
+		bool dense = in->src_blocks * 512 >= in->size;
+		off_t d = dense ? (off_t)pos : lseek(c.fd, (off_t)pos, SEEK_DATA), h;
 		uint64_t lo, hi;
 
 		if (d < 0) {
@@ -610,7 +697,7 @@ static int do_regular(struct pop *s, struct proto_inode *in)
 			d = (off_t)pos;  /* no SEEK_DATA here: all data */
 			h = (off_t)in->size;
 		} else {
-			h = lseek(c.fd, d, SEEK_HOLE);
+			h = dense ? (off_t)in->size : lseek(c.fd, d, SEEK_HOLE);
 			if (h < 0)
 				h = (off_t)in->size;
 		}
@@ -780,7 +867,7 @@ static int do_symlink(struct pop *s, struct proto_inode *in)
 		uint32_t n = len - (s->g.blocksize - space);
 
 		if (!b)
-			return s->werr;
+			return werr(s);
 		if (n > in->srclen - done)
 			n = in->srclen - done;
 		fs_symlink_rmt_encode(&s->g, b, len, in->ino, fs_fsb_to_daddr(&s->g, fsb), done,
@@ -935,7 +1022,7 @@ static int write_chunks(struct pop *s, struct agst *a, const unsigned char *root
 		fs_agino_t agino0 = fs_agbno_to_agino(&s->g, ch->agbno);
 
 		if (!buf)
-			return s->werr;
+			return werr(s);
 		if (ch->root)
 			memcpy(buf, rootchunk, len);
 		for (uint32_t i = 0; i < p->chunk_inodes; i++) {
@@ -1304,7 +1391,7 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 
 		if (!sect) {
 			free(agflv);
-			return s->werr;
+			return werr(s);
 		}
 		fs_enc_agfl(sect, p->sectsize, a->agno, s->g.meta_uuid, 1,
 			    agflv, agf->flcount);
@@ -1428,7 +1515,7 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 	size_t chunk_len = (size_t)p->chunk_blocks << p->blocklog;
 	unsigned char *rootchunk = NULL;
 	uint64_t icount = 0, ifree = 0, fdblocks = 0;
-	int rc;
+	int rc = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &s.start);
 	s.last = s.start;
@@ -1436,11 +1523,25 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 	if (rc)
 		return perr(&s, rc, "deriving the geometry");
 	s.litino = (uint32_t)fs_dinode_litino(p->inodesize);
-	s.wbuf = fs_dev_alloc(dev, WBUF_BYTES);
+	pthread_mutex_init(&s.wlock, NULL);
+	pthread_cond_init(&s.wcond, NULL);
+	for (unsigned i = 0; i < WBUF_COUNT; i++) {
+		s.bufs[i].data = fs_dev_alloc(dev, WBUF_BYTES);
+		if (!s.bufs[i].data)
+			rc = -ENOMEM;
+	}
 	rootchunk = fs_dev_alloc(dev, chunk_len);
-	if (!s.wbuf || !rootchunk) {
+	if (rc || !rootchunk) {
 		rc = perr(&s, -ENOMEM, "allocating buffers");
 		goto out;
+	}
+	for (unsigned i = 0; i < WRITERS; i++) {
+		rc = pthread_create(&s.writer[i], NULL, writer_main, &s);
+		if (rc) {
+			rc = perr(&s, -rc, "starting the writer threads");
+			goto out;
+		}
+		s.writers++;
 	}
 	/* the root chunk as mkfs_write left it: the rt inodes are kept as they are */
 	rc = init_ags(&s);
@@ -1498,13 +1599,13 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 			agi.free_root = agi.free_level = 0;
 		sect = wr_get(&s, agb_off(&s, agno, 0) + p->sectsize, p->sectsize);
 		if (!sect) {
-			rc = s.werr;
+			rc = werr(&s);
 			break;
 		}
 		fs_enc_agf(sect, p->sectsize, &agf, s.g.meta_uuid);
 		sect = wr_get(&s, agb_off(&s, agno, 0) + 2 * p->sectsize, p->sectsize);
 		if (!sect) {
-			rc = s.werr;
+			rc = werr(&s);
 			break;
 		}
 		fs_enc_agi(sect, p->sectsize, &agi, s.g.meta_uuid);
@@ -1512,8 +1613,12 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 		ifree += agi.freecount;
 		fdblocks += (uint64_t)agf.freeblks + agf.flcount + agf.btreeblks;
 	}
-	if (!rc)
-		rc = wr_flush(&s);
+	{
+		int wrc = wr_drain(&s);
+
+		if (!rc)
+			rc = wrc;
+	}
 	if (rc && !*err)
 		rc = perr(&s, rc, "writing %s", dev->path);
 	if (!rc) {
@@ -1533,7 +1638,19 @@ out:
 		}
 		free(s.ags);
 	}
-	free(s.wbuf);
+	if (s.writers) {
+		wr_drain(&s);
+		pthread_mutex_lock(&s.wlock);
+		s.wstop = true;
+		pthread_cond_broadcast(&s.wcond);
+		pthread_mutex_unlock(&s.wlock);
+		for (unsigned i = 0; i < s.writers; i++)
+			pthread_join(s.writer[i], NULL);
+	}
+	for (unsigned i = 0; i < WBUF_COUNT; i++)
+		free(s.bufs[i].data);
+	pthread_mutex_destroy(&s.wlock);
+	pthread_cond_destroy(&s.wcond);
 	free(rootchunk);
 	return rc;
 }

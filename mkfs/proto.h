@@ -35,6 +35,7 @@ struct proto_inode {
 	uint32_t uid, gid, nlink;
 	struct fs_dinode_time t[4];   /* atime, mtime, ctime, crtime */
 	uint64_t size;
+	uint64_t src_blocks;       /* regular: 512-byte blocks the source has (holes: fewer) */
 	uint32_t rdev;             /* sysv-encoded (major << 18 | minor) */
 	char *src;                 /* regular: file to copy from; symlink: the target */
 	uint32_t srclen;

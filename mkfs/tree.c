@@ -401,6 +401,7 @@ static int scan_dir(struct proto_tree *t, struct linkmap *lm, const char *path, 
 			switch (sx.stx_mode & S_IFMT) {
 			case S_IFREG:
 				in->size = sx.stx_size;
+				in->src_blocks = sx.stx_blocks;
 				in->src = full;
 				full = NULL;
 				t->data_bytes += sx.stx_blocks * 512 < sx.stx_size ?
@@ -670,6 +671,7 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 				    lx->tcol, in->src, errno && !S_ISREG(st.st_mode) ?
 				    strerror(errno) : "not a regular file");
 		in->size = (uint64_t)st.st_size;
+		in->src_blocks = (uint64_t)st.st_blocks;
 		t->data_bytes += (uint64_t)st.st_size;
 		return 0;
 	}
