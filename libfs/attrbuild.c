@@ -5,8 +5,8 @@
  * attr3 leaf blocks, entries in hash order with their name structures
  * packed from the end of the block, values at or above three quarters of
  * a block in remote value blocks (XARM, one header per block); one leaf
- * is attr block 0, more leaves hang under a DA3 node there.  Layout and
- * field rules follow the kernel's attr leaf and remote formats; tests in
+ * is attr block 0, more leaves hang under DA3 node levels rooted there.
+ * Layout and field rules follow the kernel's attr leaf and remote formats; tests in
  * tests/libfs/test_attrbuild.c read the result back through libfs/attr.c.
  */
 #include "libfs/attrbuild.h"
@@ -43,7 +43,9 @@ struct fs_attrbuild {
 	size_t n;
 	struct aent *v;            /* by hash */
 	uint32_t *leaf_first;      /* first v index of each leaf, nleaf + 1 entries */
-	uint32_t nleaf, ntree;     /* leaves; tree blocks (leaves + node) */
+	uint32_t nleaf, ntree;     /* leaves; tree blocks (leaves + nodes) */
+	uint32_t levels;           /* node levels above the leaves (0: one leaf) */
+	uint32_t lvcnt[XFS_DA_NODE_MAXDEPTH + 1]; /* blocks per level, [0] = leaves */
 	uint32_t nblocks;
 	fs_fsblock_t *phys;        /* per logical block */
 };
@@ -117,11 +119,19 @@ int fs_attrbuild_plan(const struct fs_geom *g, fs_ino_t ino, const struct fs_att
 	}
 	ab->leaf_first[ab->nleaf++] = first;
 	ab->leaf_first[ab->nleaf] = (uint32_t)n;
-	if (ab->nleaf > 1 && ab->nleaf > (bs - NODE_HDR) / NODE_ENT) {
-		fs_attrbuild_free(ab);
-		return -EFBIG;
+	/* DA node levels over the leaves, filled evenly, the root at attr block 0 */
+	ab->lvcnt[0] = ab->nleaf;
+	ab->ntree = ab->nleaf;
+	while (ab->lvcnt[ab->levels] > 1) {
+		uint32_t ncap = (bs - (uint32_t)NODE_HDR) / (uint32_t)NODE_ENT;
+
+		if (ab->levels == XFS_DA_NODE_MAXDEPTH) {
+			fs_attrbuild_free(ab);
+			return -EFBIG;
+		}
+		ab->lvcnt[ab->levels + 1] = (ab->lvcnt[ab->levels] + ncap - 1) / ncap;
+		ab->ntree += ab->lvcnt[++ab->levels];
 	}
-	ab->ntree = ab->nleaf > 1 ? ab->nleaf + 1 : 1;
 	/* remote values after the tree, each in its own run */
 	rmt = ab->ntree;
 	for (size_t i = 0; i < n; i++)
@@ -176,7 +186,8 @@ void fs_attrbuild_sf(const struct fs_attrbuild *ab, void *afork)
 		p[o + 1] = (uint8_t)e->valuelen;
 		p[o + 2] = e->flags;
 		memcpy(p + o + 3, e->name, e->namelen);
-		memcpy(p + o + 3 + e->namelen, e->value, e->valuelen);
+		if (e->valuelen)
+			memcpy(p + o + 3 + e->namelen, e->value, e->valuelen);
 		o += 3 + e->namelen + e->valuelen;
 	}
 }
@@ -229,14 +240,74 @@ static void blkinfo(const struct fs_attrbuild *ab, void *buf, uint16_t magic, ui
 	info->owner = to_be64(ab->ino);
 }
 
+/* Tree block index of block idx of level l: 0 the root, then the leaves, then lower node levels. */
+static uint32_t tree_index(const struct fs_attrbuild *ab, uint32_t level, uint32_t idx)
+{
+	uint32_t at;
+
+	if (level == ab->levels)
+		return 0;
+	if (level == 0)
+		return 1 + idx;
+	at = 1 + ab->lvcnt[0];
+	for (uint32_t l = 1; l < level; l++)
+		at += ab->lvcnt[l];
+	return at + idx;
+}
+
+static void tree_pos(const struct fs_attrbuild *ab, uint32_t i, uint32_t *level, uint32_t *idx)
+{
+	uint32_t l = 1;
+
+	if (i == 0) {
+		*level = ab->levels;
+		*idx = 0;
+		return;
+	}
+	i--;
+	if (i < ab->lvcnt[0]) {
+		*level = 0;
+		*idx = i;
+		return;
+	}
+	i -= ab->lvcnt[0];
+	while (i >= ab->lvcnt[l])
+		i -= ab->lvcnt[l++];
+	*level = l;
+	*idx = i;
+}
+
+/* Children of node idx at level l (> 0): [first, end) of level l - 1, spread evenly. */
+static void tree_kids(const struct fs_attrbuild *ab, uint32_t level, uint32_t idx,
+		      uint32_t *first, uint32_t *end)
+{
+	uint64_t nk = ab->lvcnt[level - 1], ns = ab->lvcnt[level];
+
+	*first = (uint32_t)(idx * nk / ns);
+	*end = (uint32_t)((idx + 1ull) * nk / ns);
+}
+
+/* The highest hash under block idx of level l. */
+static uint32_t tree_maxhash(const struct fs_attrbuild *ab, uint32_t level, uint32_t idx)
+{
+	while (level > 0) {
+		uint32_t first, end;
+
+		tree_kids(ab, level, idx, &first, &end);
+		idx = end - 1;
+		level--;
+	}
+	return ab->v[ab->leaf_first[idx + 1] - 1].hash;
+}
+
 static void enc_leaf(const struct fs_attrbuild *ab, uint32_t leaf, uint32_t i, unsigned char *buf)
 {
 	uint32_t bs = ab->g->blocksize, from = ab->leaf_first[leaf], to = ab->leaf_first[leaf + 1];
 	struct xfs_attr3_leaf_hdr *h = (void *)buf;
 	uint32_t top = bs, used = 0, base;
 
-	blkinfo(ab, buf, XFS_ATTR3_LEAF_MAGIC, i, ab->nleaf > 1 && leaf ? leaf : 0,
-		ab->nleaf > 1 && leaf + 1 < ab->nleaf ? leaf + 2 : 0);
+	blkinfo(ab, buf, XFS_ATTR3_LEAF_MAGIC, i, ab->levels && leaf ? tree_index(ab, 0, leaf - 1) : 0,
+		ab->levels && leaf + 1 < ab->nleaf ? tree_index(ab, 0, leaf + 1) : 0);
 	for (uint32_t k = from; k < to; k++) {
 		const struct aent *a = &ab->v[k];
 		const struct fs_attrbuild_ent *e = &ab->ents[a->idx];
@@ -253,7 +324,8 @@ static void enc_leaf(const struct fs_attrbuild *ab, uint32_t leaf, uint32_t i, u
 			put_be16(nm, (uint16_t)e->valuelen);
 			nm[2] = e->namelen;
 			memcpy(nm + 3, e->name, e->namelen);
-			memcpy(nm + 3 + e->namelen, e->value, e->valuelen);
+			if (e->valuelen)
+				memcpy(nm + 3 + e->namelen, e->value, e->valuelen);
 		} else {
 			put_be32(nm, a->rmtblk);
 			put_be32(nm + 4, e->valuelen);
@@ -280,23 +352,27 @@ int fs_attrbuild_encode(const struct fs_attrbuild *ab, uint32_t i, void *out, fs
 		return -EINVAL;
 	memset(buf, 0, bs);
 	*fsb = ab->phys[i];
-	if (i == 0 && ab->nleaf > 1) {
+	if (i < ab->ntree) {
+		uint32_t level, idx, first, end;
 		struct xfs_da3_node_hdr *h = (void *)buf;
 
-		blkinfo(ab, buf, XFS_DA3_NODE_MAGIC, 0, 0, 0);
-		h->__count = to_be16((uint16_t)ab->nleaf);
-		h->__level = to_be16(1);
-		for (uint32_t l = 0; l < ab->nleaf; l++) {
-			unsigned char *e = buf + NODE_HDR + (size_t)l * NODE_ENT;
+		tree_pos(ab, i, &level, &idx);
+		if (level == 0) {
+			enc_leaf(ab, idx, i, buf);
+			return 0;
+		}
+		blkinfo(ab, buf, XFS_DA3_NODE_MAGIC, i, idx ? tree_index(ab, level, idx - 1) : 0,
+			idx + 1 < ab->lvcnt[level] ? tree_index(ab, level, idx + 1) : 0);
+		tree_kids(ab, level, idx, &first, &end);
+		h->__count = to_be16((uint16_t)(end - first));
+		h->__level = to_be16((uint16_t)level);
+		for (uint32_t c = first; c < end; c++) {
+			unsigned char *e = buf + NODE_HDR + (size_t)(c - first) * NODE_ENT;
 
-			put_be32(e, ab->v[ab->leaf_first[l + 1] - 1].hash);
-			put_be32(e + 4, l + 1);
+			put_be32(e, tree_maxhash(ab, level - 1, c));
+			put_be32(e + 4, tree_index(ab, level - 1, c));
 		}
 		fs_crc_update(buf, bs, XFS_DA3_NODE_CRC_OFF);
-		return 0;
-	}
-	if (i < ab->ntree) {
-		enc_leaf(ab, ab->nleaf > 1 ? i - 1 : 0, i, buf);
 		return 0;
 	}
 	/* a remote value block: which value, which piece */

@@ -10,8 +10,8 @@
 /*
  * The xattr encoder (mkfs -p; repair's attr rebuild can use it): a set of
  * attributes in, an attr fork out, as short form in the inode or as attr3
- * leaf blocks (one leaf at attr block 0, or a DA3 node there over several
- * leaves) with remote value blocks for values too large for a leaf.
+ * leaf blocks (one leaf at attr block 0, or DA3 node levels rooted there
+ * over several leaves) with remote value blocks for values too large for a leaf.
  *
  *   fs_attrbuild_plan(g, ino, ents, n, &ab);
  *   if ((sf = fs_attrbuild_sf_size(ab)) && sf fits the attr fork)

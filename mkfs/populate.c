@@ -42,7 +42,12 @@
 
 #define WBUF_BYTES (8u << 20)      /* writes are gathered up to this size */
 #define WBUF_COUNT 4               /* one filling, the others queued or being written */
-#define WRITERS 2                  /* writes in flight: the device overlaps them */
+/*
+ * One writer: a write smaller than the O_DIRECT unit is a read-modify-write
+ * of the unit (libfs/io.c), and two of them in flight on one unit would
+ * lose one's bytes; in order, one at a time, they cannot.
+ */
+#define WRITERS 1
 #define NOINODE UINT32_MAX
 #define RTINODE (UINT32_MAX - 1)   /* the root chunk's realtime bitmap and summary */
 
@@ -1082,7 +1087,8 @@ static size_t rmap_merge(struct rrec *v, size_t n)
 {
 	size_t o = 0;
 
-	qsort(v, n, sizeof(*v), cmp_rrec);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_rrec);
 	for (size_t i = 0; i < n; i++) {
 		struct rrec *l = o ? &v[o - 1] : NULL;
 		bool special = v[i].owner >= XFS_RMAP_OWN_MIN;
@@ -1175,7 +1181,8 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 				  *orefc = fs_btree_ag_ops(FS_BTREE_AG_REFC);
 
 	/* inode btree records: one per 64 inodes of each chunk, in block order */
-	qsort(a->chunks, a->nchunks, sizeof(*a->chunks), cmp_chunk);
+	if (a->nchunks > 1)
+		qsort(a->chunks, a->nchunks, sizeof(*a->chunks), cmp_chunk);
 	ninorec = (uint32_t)(a->nchunks * (p->chunk_inodes / XFS_INODES_PER_CHUNK));
 	for (size_t c = 0; c < a->nchunks; c++)
 		for (uint32_t r = 0; r < p->chunk_inodes / XFS_INODES_PER_CHUNK; r++)
@@ -1224,7 +1231,8 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 		trial.free = malloc((a->nfree + 1) * sizeof(*trial.free));
 		if (!trial.free)
 			return -ENOMEM;
-		memcpy(trial.free, a->free, a->nfree * sizeof(*trial.free));
+		if (a->nfree)
+			memcpy(trial.free, a->free, a->nfree * sizeof(*trial.free));
 		trial.capfree = a->nfree + 1;
 		for (i = 0; i < a->nfree; i++)
 			if (a->free[i].blockcount >= need)
@@ -1340,8 +1348,10 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 		if (!rc && !byc)
 			rc = -ENOMEM;
 		if (!rc) {
-			memcpy(byc, fr, nfr * sizeof(*byc));
-			qsort(byc, nfr, sizeof(*byc), cmp_cnt);
+			if (nfr)
+				memcpy(byc, fr, nfr * sizeof(*byc));
+			if (nfr > 1)
+				qsort(byc, nfr, sizeof(*byc), cmp_cnt);
 			for (size_t i = 0; i < nfr; i++)
 				fs_enc_alloc_rec(recs + i * 8, byc[i].startblock, byc[i].blockcount);
 			rc = load(s, &tb, ocnt, recs, nfr, &root, &levels, &cb);

@@ -118,6 +118,26 @@ else
 	not_ok "-p PROTOFILE: xfsx_mkfs exit 0 ($(head -c 300 "$TMP/err"))"
 fi
 
+# ---- as an ordinary user: an image file, owners as the tree says ----
+if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	mkdir -p "$TMP/nr/tree/sub"
+	echo hi >"$TMP/nr/tree/f"
+	echo x >"$TMP/nr/tree/sub/g"
+	chown -R 4321:4321 "$TMP/nr/tree/sub"
+	chmod -R a+rX "$TMP/nr"
+	chmod a+x "$TMP"
+	truncate -s 1G "$TMP/nr/img"
+	chown nobody "$TMP/nr" "$TMP/nr/img"
+	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+		"$XFSX_MKFS" -q -f -p "$TMP/nr/tree" "$TMP/nr/img" 2>"$TMP/err"; rc=$?
+	check "as user nobody: -p DIR onto an image file exits 0 ($(head -c 200 "$TMP/err"))" [ $rc -eq 0 ]
+	check "as user nobody: xfs_repair -n clean" repair_clean "$TMP/nr/img"
+	check "as user nobody: owners as the tree says (kernel mount)" \
+		compare_mounted "$TMP/nr/img" "$TMP/nr/tree" --no-xattrs
+else
+	skip "-p DIR as an ordinary user" "setpriv or user nobody missing"
+fi
+
 # ---- errors: exit 1, a message, nothing that looks like XFS ----
 printf '/dev/null\n0 0\nd--755 0 0\nok ---644 0 0 /etc/hostname\nbad d--75x 0 0\n$\n$\n' >"$TMP/bad.proto"
 truncate -s 1G "$TMP/e.img"

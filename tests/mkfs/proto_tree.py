@@ -101,6 +101,11 @@ def make(root, entries):
     w(root + '/x_node', b'')
     for i in range(200):
         try_xattr(root + '/x_node', 'user.node%03d' % i, ('v%d' % i).encode() * 40)
+    # one long attribute per 1 KiB leaf: a DA tree of two node levels there
+    # (250 names of 250 bytes: listxattr's 64 KiB limit allows no more)
+    w(root + '/x_deep', b'')
+    for i in range(250):
+        try_xattr(root + '/x_deep', 'user.%04d' % i + 'k' * 236, (b'%d' % i) * 120)
     w(root + '/x_remote', b'')
     try_xattr(root + '/x_remote', 'user.remote', bytes(rnd.getrandbits(8) for _ in range(20000)))
     try_xattr(root + '/x_remote', 'user.max', b'm' * 65536)
