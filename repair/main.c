@@ -246,7 +246,12 @@ int main(int argc, char **argv)
 		if (!sl.dirty)
 			goto log_done;	/* the full reader finds an unmount record newest */
 		scan_log_intents(&sl, what, sizeof(what));
-		if (*what) {
+		/* -n looks on, as check does: the note says what the replay leaves undone */
+		if (*what && ro.dry_run && !ro.quiet && !ro.json)
+			printf("%s: the log holds unfinished intents (%s) that mounting would complete "
+			       "and this replay does not (a repair refuses such a log): findings about "
+			       "the extents they name may follow from that\n", path, what);
+		if (*what && !ro.dry_run) {
 			snprintf(msg, sizeof(msg), "%s: the log holds unfinished intents (%s) that "
 				 "recovery must complete; this version replays everything else but "
 				 "does not complete intents.  %s", path, what, options);
