@@ -32,7 +32,13 @@
 #include "libfs/inode.h"
 #include "libfs/vec.h"
 
-static int flush_nondir(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *ioq);
+static int flush_nondir(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *ioq,
+			unsigned qdepth);
+/*
+ * Reads in flight on the second queue, used while the scan streams: its
+ * slot buffers (up to 2 MiB each) are memory on top of the stream's.
+ */
+#define AUX_QDEPTH 4
 #define DEFER_FLUSH_AT 4096
 
 int scan_defer(struct scan_ag *s, const struct scan_inode *ci, uint8_t what)
@@ -49,7 +55,9 @@ int scan_defer(struct scan_ag *s, const struct scan_inode *ci, uint8_t what)
 		return 0;
 	}
 	if (q->nondir >= DEFER_FLUSH_AT) {
-		int err = flush_nondir(s, q, cx->ioq_aux[s->worker]);
+		int err = flush_nondir(s, q, cx->ioq_aux[s->worker],
+				       cx->opts->qdepth && cx->opts->qdepth < AUX_QDEPTH ?
+				       cx->opts->qdepth : AUX_QDEPTH);
 
 		if (err)
 			return err;
@@ -83,12 +91,12 @@ int scan_ra_add(struct scan_ra_list *l, fs_fsblock_t fsb, uint32_t blocks)
 	return 0;
 }
 
-void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, struct scan_ra_list *l)
+void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, unsigned qdepth, struct scan_ra_list *l)
 {
 	struct fs_ra_stats st = { 0 };
 
 	if (l->n && fs_readahead(cx->cache, ioq, l->v, l->n,
-				 &(struct fs_ra_opts){ .qdepth = cx->opts->qdepth }, &st) == 0)
+				 &(struct fs_ra_opts){ .qdepth = qdepth }, &st) == 0)
 		scan_ra_account(cx, &st);
 }
 
@@ -107,17 +115,19 @@ static void ra_forget(struct scan_ctx *cx, struct scan_ra_list *l)
 
 /*
  * Bytes of blocks one batch may read ahead: a share of the cache, so a
- * batch is not evicted before it is used.
+ * batch is not evicted before it is used, and at most 16 MiB: a batch's
+ * blocks leave the cache once it is done (read once), so this is what the
+ * cache holds per worker.
  */
 static uint64_t batch_budget(struct scan_ctx *cx)
 {
 	uint64_t cap = fs_cache_cap(cx->cache), b;
 
-	b = cap ? cap / 4 / (cx->workers ? cx->workers : 1) : 64ull << 20;
+	b = cap ? cap / 4 / (cx->workers ? cx->workers : 1) : 16ull << 20;
 	if (b < (4ull << 20))
 		b = 4ull << 20;
-	if (b > (64ull << 20))
-		b = 64ull << 20;
+	if (b > (16ull << 20))
+		b = 16ull << 20;
 	return b;
 }
 
@@ -216,7 +226,7 @@ static void item_init(struct scan_ctx *cx, struct scan_deferq *q, size_t i, fs_a
  * readahead list, it is read, then the steps do their work.
  */
 static int run_batches(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *ioq,
-		       uint8_t mask)
+		       unsigned qdepth, uint8_t mask)
 {
 	struct scan_ctx *cx = s->cx;
 	const struct fs_geom *g = &cx->fs->g;
@@ -256,7 +266,7 @@ static int run_batches(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *
 					    steps[k]->readahead)
 						err = steps[k]->readahead(s, &items[i].ci, &items[i].maps,
 									  items[i].what, &ra, budget);
-			scan_ra_run(cx, ioq, &ra);
+			scan_ra_run(cx, ioq, qdepth, &ra);
 			for (size_t i = 0; i < nb; i++)
 				for (unsigned k = 0; steps[k] && !err; k++)
 					if (steps[k]->stage == stage && (items[i].what & steps[k]->defer) &&
@@ -287,14 +297,15 @@ static int run_batches(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *
  * rest goes the same way (scan_defer_flush), so only directories wait
  * for phase 5.
  */
-static int flush_nondir(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *ioq)
+static int flush_nondir(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *ioq,
+			unsigned qdepth)
 {
 	struct scan_ctx *cx = s->cx;
 	size_t isz = cx->fs->g.inodesize, m = 0;
 	int err;
 
 	s->deferring = false;
-	err = run_batches(s, q, ioq, (uint8_t)~DEFER_DIR);
+	err = run_batches(s, q, ioq, qdepth, (uint8_t)~DEFER_DIR);
 	s->deferring = true;
 	for (size_t i = 0; i < q->n; i++) {
 		if (!q->v[i].what)
@@ -315,7 +326,7 @@ int scan_defer_flush(struct scan_ag *s)
 {
 	struct scan_deferq *q = &s->cx->deferq[s->item];
 
-	return q->nondir ? flush_nondir(s, q, s->cx->ioq[s->worker]) : 0;
+	return q->nondir ? flush_nondir(s, q, s->cx->ioq[s->worker], s->cx->opts->qdepth) : 0;
 }
 
 static int blocks_item(void *priv, uint32_t item, unsigned worker)
@@ -323,7 +334,7 @@ static int blocks_item(void *priv, uint32_t item, unsigned worker)
 	struct scan_ctx *cx = priv;
 	struct scan_deferq *q = &cx->deferq[item];
 	struct scan_ag s = { .cx = cx, .agno = item / cx->parts, .item = item, .worker = worker };
-	int err = run_batches(&s, q, cx->ioq[worker], 0xff);
+	int err = run_batches(&s, q, cx->ioq[worker], cx->opts->qdepth, 0xff);
 
 	free(q->v);
 	free(q->dips);

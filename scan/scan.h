@@ -225,7 +225,7 @@ int scan_phase_blocks(struct scan_ctx *cx);
 
 int scan_ra_add(struct scan_ra_list *l, fs_fsblock_t fsb, uint32_t blocks);
 /* Read the list into the cache through ioq (the list is left in another order). */
-void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, struct scan_ra_list *l);
+void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, unsigned qdepth, struct scan_ra_list *l);
 /* Every block of a map into l (single fs blocks), until l holds budget bytes. */
 int scan_ra_map(const struct fs_bmap *m, struct scan_ra_list *l, uint64_t budget);
 
