@@ -63,7 +63,11 @@ for opts in "" "-b size=1024" "-b size=65536" "-i size=2048" "-n size=65536" "-m
 	img="$TMP/p$n.img"
 	name="-p DIR ${opts:-(defaults)}"
 	rm -f "$img"
-	truncate -s 3G "$img"
+	# 64 KiB blocks: every small file takes a whole block
+	case "$opts" in
+	*65536*) truncate -s $(( (ENTRIES * 80 + 2 * 1024 * 1024) / 1024 ))M "$img" ;;
+	*) truncate -s 3G "$img" ;;
+	esac
 	# shellcheck disable=SC2086
 	if ! "$XFSX_MKFS" -q -f $opts -p "$TMP/src/t" "$img" 2>"$TMP/err"; then
 		not_ok "$name: xfsx_mkfs exit 0 ($(head -c 300 "$TMP/err"))"
