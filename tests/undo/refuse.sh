@@ -94,6 +94,31 @@ else
 	not_ok "mounting the repaired image"
 fi
 
+# the undo file's own filesystem fills up: the write it should have covered
+# never happens, the run stops, and what the file holds still restores
+e="$TMP/e.img"
+truncate -s 320M "$e"
+mkdir -p "$TMP/small" "$TMP/emnt"
+if command -v mkfs.ext4 >/dev/null && mkfs.ext4 -q -F "$e" >/dev/null 2>&1 &&
+   mount -t tmpfs -o size=1m tmpfs "$TMP/small" 2>/dev/null; then
+	_MOUNTS+=("$TMP/small")
+	if mount -o loop "$e" "$TMP/emnt" 2>/dev/null; then
+		head -c 20M /dev/urandom >"$TMP/emnt/data"
+		umount "$TMP/emnt"
+	fi
+	orig=$(img_sha "$e")
+	"$XFSX_MKFS" -q -f --undo-file="$TMP/small/u" "$e" >"$TMP/out" 2>&1; rc=$?
+	check "undo file on a full filesystem: mkfs stops (exit $rc)" [ $rc -eq 1 ]
+	check "undo file on a full filesystem: the message names the undo file" \
+		grep -qi "undo file" "$TMP/out"
+	"$XFSX_UNDO" "$TMP/small/u" "$e" >"$TMP/out" 2>&1; rc=$?
+	check "undo file on a full filesystem: what it holds restores (exit $rc)" [ $rc -eq 0 ]
+	check "undo file on a full filesystem: byte-exact (sha256)" [ "$(img_sha "$e")" = "$orig" ]
+	umount "$TMP/small"
+else
+	skip "undo file on a full filesystem" "needs mkfs.ext4 and a tmpfs mount"
+fi
+
 # xfsx_repair never overwrites an undo file; usage errors
 cp "$TMP/good" "$TMP/exists"; s=$(sha256sum <"$TMP/exists"); before=$(img_sha "$img")
 damage "$img" bno 4; before=$(img_sha "$img")
