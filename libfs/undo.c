@@ -505,26 +505,92 @@ static int undo_commit(void *priv)
 	return err;
 }
 
-static int sync_parent_dir(const char *path)
+/* The directory part of path, "." when there is none (malloc'd). */
+static char *dir_of(const char *path)
 {
 	char *dup = strdup(path), *slash;
-	int fd, err = 0;
 
 	if (!dup)
-		return -ENOMEM;
+		return NULL;
 	slash = strrchr(dup, '/');
 	if (slash == dup)
 		slash[1] = 0;
 	else if (slash)
 		*slash = 0;
-	fd = open(slash ? dup : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	else
+		strcpy(dup, ".");
+	return dup;
+}
+
+static int sync_parent_dir(const char *path)
+{
+	char *dir = dir_of(path);
+	int fd, err = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		if (fsync(fd) < 0)
 			err = -errno;
 		close(fd);
 	}
-	free(dup);
+	free(dir);
 	return err;
+}
+
+static int write_header_synced(int fd, const unsigned char *hb)
+{
+	int err = full_pwrite(fd, hb, FS_UNDO_HDR_SPACE, 0);
+
+	if (!err && fsync(fd) < 0)
+		err = -errno;
+	return err;
+}
+
+/*
+ * Create path with its header durable, never over an existing file (it
+ * may be the only way back from an earlier run): -EEXIST.  The header is
+ * written to an unnamed file (O_TMPFILE) that is then linked in, so the
+ * name never shows a file without a whole header, even if the run is
+ * killed at that moment.  Where O_TMPFILE or /proc is missing, the file is
+ * created in place: a kill before its header is durable leaves a short
+ * file from a run that wrote nothing to the device.
+ */
+static int create_file(const char *path, const unsigned char *hb, int *fdp)
+{
+	char *dir = dir_of(path), proc[64];
+	int fd, err;
+
+	if (!dir)
+		return -ENOMEM;
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	free(dir);
+	if (fd >= 0) {
+		err = write_header_synced(fd, hb);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if (!err && linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) < 0)
+			err = -errno;
+		if (!err) {
+			*fdp = fd;
+			return 0;
+		}
+		close(fd);
+		if (err == -EEXIST)
+			return err;
+		/* no /proc, or linkat refused: the plain way below */
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	err = write_header_synced(fd, hb);
+	if (err) {
+		close(fd);
+		unlink(path);
+		return err;
+	}
+	*fdp = fd;
+	return 0;
 }
 
 static void undo_free_mem(struct fs_undo *u)
@@ -583,24 +649,19 @@ int fs_undo_create(const char *path, struct fs_dev *dev, const char *tool,
 		memcpy(u->h.uuid_after, u->h.uuid_before, 16);
 		u->h.flags |= FS_UNDO_UUID_AFTER;
 	}
-	/* never over an existing file: it may be the only way back from an earlier run */
-	u->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (u->fd < 0) {
-		err = -errno;
-		snprintf(msg, ml, "cannot create the undo file %s: %s%s", path, strerror(errno),
-			 errno == EEXIST ? " (an undo file is never overwritten: move it away or "
+	enc_header(hb, &u->h);
+	err = create_file(path, hb, &u->fd);
+	if (err) {
+		snprintf(msg, ml, "cannot create the undo file %s: %s%s", path, strerror(-err),
+			 err == -EEXIST ? " (an undo file is never overwritten: move it away or "
 			 "name another)" : "");
 		undo_free_mem(u);
 		return err;
 	}
-	enc_header(hb, &u->h);
-	err = full_pwrite(u->fd, hb, sizeof(hb), 0);
-	if (!err && fsync(u->fd) < 0)
-		err = -errno;
-	if (!err)
-		err = sync_parent_dir(path);
+	err = sync_parent_dir(path);
 	if (err) {
-		snprintf(msg, ml, "writing the undo file %s failed: %s", path, strerror(-err));
+		snprintf(msg, ml, "making the undo file %s durable failed: %s", path,
+			 strerror(-err));
 		close(u->fd);
 		unlink(path);
 		undo_free_mem(u);
