@@ -681,6 +681,7 @@ static int do_regular(struct pop *s, struct proto_inode *in)
 	int rc = 0;
 
 	in->format = XFS_DINODE_FMT_EXTENTS;
+	s->done_files++;
 	if (!in->size)
 		return 0;
 	c.fd = open(in->src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -729,7 +730,6 @@ static int do_regular(struct pop *s, struct proto_inode *in)
 	if (!rc)
 		rc = set_fork(s, in, ext.v, ext.n, false);
 	free(ext.v);
-	s->done_files++;
 	return rc;
 }
 
@@ -1584,6 +1584,7 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 			}
 			if (rc && !*err)
 				rc = perr(&s, rc, "copying tree inode %u", i);
+			progress(&s, false);
 		}
 	for (uint32_t agno = 0; agno < p->agcount && !rc; agno++)
 		rc = write_chunks(&s, &s.ags[agno], rootchunk);
