@@ -17,6 +17,13 @@ enum fs_io_engine { FS_IO_AUTO = 0, FS_IO_URING, FS_IO_AIO, FS_IO_PREAD };
  */
 typedef int (*fs_write_hook_fn)(void *priv, uint64_t off, uint64_t len);
 /*
+ * Test hooks (io.c, read once from the environment; tests/undo):
+ * XFSX_TEST_KILL_AFTER_WRITES=k sends SIGKILL once the k-th device write
+ * (one write, zeroing or discard of a range) completed, XFSX_TEST_FAIL_WRITE=k
+ * fails the k-th with EIO; either makes batches go out one request at a
+ * time, in order.
+ */
+/*
  * Optional second hook: called once after the ranges of one submission
  * (a write batch, or a single synchronous write) were announced and
  * before any of them is written, so an undo file can make all of them
