@@ -136,6 +136,23 @@ static const struct fs_verifier table[FS_MT_NR] = {
 			  fs_dquot_verify_fields, 2 },
 };
 
+enum fs_mtype fs_verifier_by_magic(const void *buf, size_t len, const enum fs_mtype *cand,
+				   size_t n)
+{
+	const unsigned char *p = buf;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct fs_verifier *v = fs_verifier_get(cand[i]);
+		size_t w = v && v->magic_size ? v->magic_size : 4;
+
+		if (!v || v->magic_off + w > len)
+			continue;
+		if ((w == 2 ? get_be16(p + v->magic_off) : get_be32(p + v->magic_off)) == v->magic)
+			return cand[i];
+	}
+	return FS_MT_NR;
+}
+
 const struct fs_verifier *fs_verifier_get(enum fs_mtype t)
 {
 	return t < FS_MT_NR ? &table[t] : NULL;

@@ -63,6 +63,12 @@ struct fs_verifier {
 };
 
 const struct fs_verifier *fs_verifier_get(enum fs_mtype t);
+/*
+ * Which of the types in cand[0..n) the block's magic says it is (for a
+ * writer that built a block of one of several kinds), or FS_MT_NR.
+ */
+enum fs_mtype fs_verifier_by_magic(const void *buf, size_t len, const enum fs_mtype *cand,
+				   size_t n);
 
 /*
  * Run a row's checks over one block: returns the number of findings made

@@ -75,8 +75,7 @@ static bool covered(const struct repair_ctx *rx, const struct fs_finding *f)
 			return ag != FS_NONE && rx->ag[ag].rebuild;
 		return (v & (RV_CLEAR | RV_ATTR_RESET)) != 0;
 	case FS_FIX_NAMESPACE:
-		/* part 2 (directories, xattrs, link counts): not yet */
-		return false;
+		return repair_names_covers(rx, f);
 	case FS_FIX_NR:
 		break;
 	}

@@ -58,19 +58,23 @@ static double now(void)
 
 static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *out)
 {
-	static const char *names[] = { "scan", "superblocks", "inodes", "rebuild", "counters",
-				       "commit" };
+	static const char *names[] = { "scan", "superblocks", "inodes", "names", "rebuild",
+				       "counters", "commit" };
 	uint32_t rebuilt = 0;
+	uint64_t dirs, moved, nlinks;
 
 	for (fs_agnumber_t a = 0; rx->ag && a < rx->fs->g.agcount; a++)
 		rebuilt += rx->ag[a].rebuild;
+	repair_names_counts(rx, &dirs, &moved, &nlinks);
 	fprintf(out, "\"summary\":{\"findings\":%zu,\"left\":%zu,\"dry_run\":%s,"
 		"\"ags_rebuilt\":%u,\"inodes_cleared\":%" PRIu64 ",\"attr_forks_removed\":%"
-		PRIu64 ",\"inode_fields_fixed\":%" PRIu64 ",\"blocks_written\":%" PRIu64
+		PRIu64 ",\"inode_fields_fixed\":%" PRIu64 ",\"directories_rebuilt\":%" PRIu64
+		",\"moved_to_lost_found\":%" PRIu64 ",\"link_counts_set\":%" PRIu64
+		",\"blocks_written\":%" PRIu64
 		",\"writes\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"phase_seconds\":{",
 		rx->fl->n, left, rx->o->dry_run ? "true" : "false", rebuilt, rx->cleared,
-		rx->attr_resets, rx->field_fixes, rx->blocks_written, rx->writes,
-		rx->bytes_written);
+		rx->attr_resets, rx->field_fixes, dirs, moved, nlinks, rx->blocks_written,
+		rx->writes, rx->bytes_written);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		fprintf(out, "%s\"%s\":%.3f", i ? "," : "", names[i], rx->phase_seconds[i]);
 	fputs("}}", out);
@@ -333,6 +337,7 @@ early_out:
 	sx.fs = fs;
 	sx.fl = &fl;
 	sx.opts = &ro.scan;
+	sx.keep_graph = true;	/* the namespace phase works on the directory graph */
 	rc = REPAIR_EXIT_OPERATIONAL;
 
 	t0 = now();
@@ -352,12 +357,16 @@ early_out:
 	rx.phase_seconds[2] = now() - t0;
 	t0 = now();
 	if (!err)
-		err = repair_phase_rebuild(&rx);
+		err = repair_phase_names(&rx);
 	rx.phase_seconds[3] = now() - t0;
 	t0 = now();
 	if (!err)
-		err = repair_phase_counters(&rx);
+		err = repair_phase_rebuild(&rx);
 	rx.phase_seconds[4] = now() - t0;
+	t0 = now();
+	if (!err)
+		err = repair_phase_counters(&rx);
+	rx.phase_seconds[5] = now() - t0;
 	if (err) {
 		fprintf(stderr, "xfsx_repair: %s: planning the repair failed: %s; nothing was "
 			"written\n", path, strerror(-err));
@@ -370,7 +379,7 @@ early_out:
 	if (!ro.dry_run && (rx.planned_writes || ro.zero_log)) {
 		t0 = now();
 		err = repair_commit(&rx, msg, sizeof(msg));
-		rx.phase_seconds[5] = now() - t0;
+		rx.phase_seconds[6] = now() - t0;
 		if (err) {
 			fprintf(stderr, "xfsx_repair: %s: %s\n", path, msg);
 			if (undo && *fs_undo_error(undo))
@@ -428,6 +437,7 @@ out:
 			strerror(-err));
 		rc = REPAIR_EXIT_OPERATIONAL;
 	}
+	repair_names_free(&rx);
 	free(rx.verdict);
 	free(rx.fixed);
 	free(rx.ag);

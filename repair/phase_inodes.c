@@ -38,7 +38,7 @@ static int add_field_fix(struct repair_ctx *rx, fs_ino_t ino, int field, uint64_
 }
 
 /* Byte address of an inode's core on the device, as a daddr plus offset in sectors. */
-static fs_daddr_t inode_daddr(const struct fs_geom *g, fs_ino_t ino)
+fs_daddr_t repair_inode_daddr(const struct fs_geom *g, fs_ino_t ino)
 {
 	fs_agnumber_t agno = fs_ino_to_agno(g, ino);
 	fs_agino_t agino = fs_ino_to_agino(g, ino);
@@ -60,7 +60,7 @@ static int bad_forks(struct repair_ctx *rx, fs_ino_t ino, bool *data_bad, bool *
 	int err;
 
 	*data_bad = *attr_bad = false;
-	err = repair_get_buf(rx, inode_daddr(g, ino), g->inodesize, false, &b);
+	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
 	if (err)
 		return err;
 	fs_inode_decode(b->data, &ip);
@@ -333,7 +333,7 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 	struct xfs_dinode *d;
 	int err;
 
-	err = repair_get_buf(rx, inode_daddr(g, ino), g->inodesize, false, &b);
+	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
 	if (err)
 		return err;
 	d = (struct xfs_dinode *)b->data;
@@ -441,37 +441,6 @@ static void dup_clears(struct repair_ctx *rx)
 	}
 }
 
-/*
- * A cleared inode that directories still name leaves those entries
- * dangling: directory repair (part 2) is what removes them, so they are
- * reported as left, not hidden behind the clear.
- */
-static void report_dangling(struct repair_ctx *rx)
-{
-	struct scan_links *lk = rx->sx->links;
-	const struct fs_geom *g = &rx->fs->g;
-
-	for (fs_agnumber_t a = 0; a < g->agcount; a++) {
-		size_t nic;
-		const struct model_ichunk *ic = model_ag_ichunks(rx->sx->model, a, &nic);
-
-		for (uint64_t s = lk->ag_base[a]; s < lk->ag_base[a + 1]; s++) {
-			uint64_t k = (s - lk->ag_base[a]) / XFS_INODES_PER_CHUNK;
-			fs_ino_t ino;
-
-			if (!(rx->verdict[s] & RV_CLEAR) || !lk->rec[s].refs || k >= nic)
-				continue;
-			ino = fs_agino_to_ino(g, a, ic[k].startino +
-					      (fs_agino_t)((s - lk->ag_base[a]) % XFS_INODES_PER_CHUNK));
-			fs_report(rx->fl, "dir.entry_free", a, FS_NONE, (int64_t)ino, "inode",
-				  "an allocated inode", "cleared by this repair",
-				  "inode %llu is cleared by this repair but %u directory entries "
-				  "still name it: removing them is directory repair, not done yet",
-				  (unsigned long long)ino, lk->rec[s].refs);
-		}
-	}
-}
-
 /* Apply the verdicts: every inode with one (only newly cleared ones: when again). */
 static int apply_all(struct repair_ctx *rx, const uint8_t *before)
 {
@@ -542,7 +511,5 @@ int repair_phase_inodes(struct repair_ctx *rx)
 	}
 	for (uint64_t s = 0; s < lk->nslots && !rx->drops; s++)
 		rx->drops = (rx->verdict[s] & (RV_CLEAR | RV_ATTR_RESET)) != 0;
-	if (!err)
-		report_dangling(rx);
 	return err;
 }

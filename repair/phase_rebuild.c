@@ -213,6 +213,10 @@ static bool ext_kept(const struct repair_ctx *rx, const struct model_ext *e)
 	if ((v & RV_ATTR_RESET) && (e->cls == MC_ATTR ||
 	    (e->cls == MC_BMBT && (e->flags & MODEL_EXT_ATTRFORK))))
 		return false;
+	/* a rebuilt directory: its new blocks replace its old data fork */
+	if ((v & RV_DIR_NEW) && (e->cls == MC_DATA ||
+	    (e->cls == MC_BMBT && !(e->flags & MODEL_EXT_ATTRFORK))))
+		return (e->flags & MODEL_EXT_NEW) != 0;
 	return true;
 }
 
@@ -481,7 +485,7 @@ static int refcount_records(struct agwork *w)
 		if (!err)
 			c.v[c.n++] = (struct refc){ e[i].agbno, e[i].len, 1, true };
 	}
-	if (!err)
+	if (!err && c.n)
 		qsort(c.v, c.n, sizeof(*c.v), cmp_refc);
 	for (size_t i = 0; i < c.n && !err; i++) {
 		void *r = recs_add(&w->refc);
@@ -1203,12 +1207,14 @@ static void choose_ags(struct repair_ctx *rx)
 		const struct model_ext *e = model_ag_extents(rx->sx->model, a, &n);
 		struct gapctx lc = { .rx = rx };
 
+		/* owners' blocks dropped, or new ones (a rebuilt directory's) */
 		for (size_t i = 0; i < n && !rx->ag[a].rebuild; i++)
-			if (e[i].cls >= MC_DATA && e[i].cls <= MC_BMBT && !ext_kept(rx, &e[i]))
+			if (e[i].cls >= MC_DATA && e[i].cls <= MC_BMBT &&
+			    (!ext_kept(rx, &e[i]) || (e[i].flags & MODEL_EXT_NEW)))
 				rx->ag[a].rebuild = true;
-		/* cleared inodes change the AG's inode btrees */
+		/* cleared and new inodes change the AG's inode btrees */
 		for (uint64_t s = lk->ag_base[a]; s < lk->ag_base[a + 1] && !rx->ag[a].rebuild; s++)
-			if (rx->verdict[s] & RV_CLEAR)
+			if (rx->verdict[s] & (RV_CLEAR | RV_NEW))
 				rx->ag[a].rebuild = true;
 		if (!rx->ag[a].rebuild) {
 			model_ag_free_gaps_drop(rx->sx->model, a, 0, dropped, count_gap, &lc);
@@ -1224,7 +1230,7 @@ static void choose_ags(struct repair_ctx *rx)
  * chunk an inode btree lost.  Rebuilding free space anywhere could then
  * hand their blocks out.  NULL, or why not.
  */
-static const char *model_incomplete(const struct repair_ctx *rx)
+const char *repair_model_incomplete(const struct repair_ctx *rx)
 {
 	for (size_t i = 0; i < rx->fl->n; i++)
 		if (rx->fl->v[i].def->fix == FS_FIX_NONE && rx->fl->v[i].ino >= 0)
@@ -1251,7 +1257,7 @@ int repair_phase_rebuild(struct repair_ctx *rx)
 		return -ENOMEM;
 	if (!rx->sx->links)
 		return 0;
-	why = model_incomplete(rx);
+	why = repair_model_incomplete(rx);
 	if (why) {
 		fprintf(stderr, "xfsx_repair: %s: the blocks their inodes use are unknown, so no "
 			"AG's headers and btrees are rebuilt (those findings are left)\n", why);

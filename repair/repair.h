@@ -25,6 +25,8 @@
  *                    or stale secondaries rewritten from the primary
  *   phase_inodes.c   3 inodes: bad cores cleared, bad attr forks removed, core
  *                    fields set where the right value is known; duplicate claims
+ *   phase_names.c    3b the namespace: directories rebuilt, orphans to lost+found,
+ *                    link counts
  *   phase_rebuild.c  2+4 AG headers and btrees rebuilt from the model (AGs whose
  *                    trees and counters already match are left alone)
  *   phase_counters.c 5 superblock counters from what was built
@@ -47,6 +49,8 @@ enum {
 	RV_ATTR_RESET = 2,         /* remove the attr fork, keep the file */
 	RV_FIELDS = 4,             /* rewrite core fields whose right value is known */
 	RV_REFLINK = 8,            /* set the reflink flag */
+	RV_DIR_NEW = 16,           /* a directory rebuilt into new blocks: its old data fork goes */
+	RV_NEW = 32,               /* an inode this repair allocates (lost+found) */
 };
 
 /* One AG's rebuild, as planned (phase_rebuild.c). */
@@ -85,6 +89,7 @@ struct repair_ctx {
 	struct repair_field_fix *ffix;
 	size_t nffix, capffix;
 	uint64_t cleared, attr_resets, field_fixes;
+	struct repair_names *nm;   /* the namespace plan (phase_names.c) */
 	bool planned_writes;       /* anything to write at all */
 
 	/* results */
@@ -103,9 +108,24 @@ size_t repair_decide(struct repair_ctx *rx);
 void repair_report_text(const struct repair_ctx *rx, FILE *out);
 void repair_report_json(const struct repair_ctx *rx, FILE *out);
 
+/*
+ * NULL when the model knows every block owner (the AG rebuild and new
+ * blocks need that), else why not (phase_rebuild.c).
+ */
+const char *repair_model_incomplete(const struct repair_ctx *rx);
+/* The disk address of an inode's core (phase_inodes.c). */
+fs_daddr_t repair_inode_daddr(const struct fs_geom *g, fs_ino_t ino);
+/* Whether the namespace plan covers a finding of fix action namespace. */
+bool repair_names_covers(const struct repair_ctx *rx, const struct fs_finding *f);
+void repair_names_free(struct repair_ctx *rx);
+/* What the namespace phase did, for the summary. */
+void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_t *moved,
+			 uint64_t *nlinks);
+
 /* phases */
 int repair_phase_sb(struct repair_ctx *rx);
 int repair_phase_inodes(struct repair_ctx *rx);
+int repair_phase_names(struct repair_ctx *rx);
 int repair_phase_rebuild(struct repair_ctx *rx);
 int repair_phase_counters(struct repair_ctx *rx);
 

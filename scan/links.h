@@ -2,6 +2,7 @@
 #ifndef XFSX_SCAN_LINKS_H
 #define XFSX_SCAN_LINKS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "libfs/format.h"
@@ -53,6 +54,13 @@ struct scan_links {
 	struct link_edges *edges;  /* one array per worker */
 	unsigned nworkers;
 	uint64_t dirs_walked, entries;
+	/*
+	 * The graph the links phase joined, kept when the run asked for it
+	 * (scan_ctx.keep_graph: repair's namespace phase): the edges sorted
+	 * by parent, a parent's edges gedge[gfirst[p] .. gfirst[p + 1]).
+	 */
+	uint64_t *gfirst;
+	struct link_edge *gedge;
 };
 
 struct scan_ctx;
@@ -66,6 +74,20 @@ uint64_t scan_links_slot(struct scan_ctx *cx, fs_ino_t ino);
 struct fs_inode;
 void scan_links_note_slot(struct scan_ctx *cx, uint64_t slot, const struct fs_inode *ip,
 			   bool bad);
+/* Quota and realtime inodes: in use, named by the superblock, in no directory. */
+bool scan_is_metadata_ino(const struct scan_ctx *cx, fs_ino_t ino);
+/* The inode number of a slot (and its AG). */
+fs_ino_t scan_slot_ino(const struct scan_ctx *cx, uint64_t slot, fs_agnumber_t *agno);
+/*
+ * Walk the entries of directory ino (its core at dip) again, for repair:
+ * the same walker and reads as the scan, findings into fl (a scratch list).
+ * The number of findings, or a negative errno (from fn too).
+ */
+struct fs_dirent;
+int scan_dir_entries(struct scan_ctx *cx, fs_ino_t ino, const void *dip, struct fs_findings *fl,
+		     int (*fn)(void *priv, const struct fs_dirent *e), void *priv,
+		     fs_ino_t *dotdot);
+
 /* XFS_DIR3_FT_* of a mode (0 when the type is unknown). */
 uint8_t scan_mode_ftype(uint16_t mode);
 

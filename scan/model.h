@@ -51,7 +51,8 @@ struct model_ext {
 	uint8_t flags;               /* MODEL_EXT_* */
 };
 
-enum { MODEL_EXT_UNWRITTEN = 1, MODEL_EXT_ATTRFORK = 2 /* MC_BMBT of the attr fork */ };
+enum { MODEL_EXT_UNWRITTEN = 1, MODEL_EXT_ATTRFORK = 2 /* MC_BMBT of the attr fork */,
+       MODEL_EXT_NEW = 4 /* (repair) blocks this repair allocates, e.g. a rebuilt directory's */ };
 
 /* One inode chunk. */
 struct model_ichunk {

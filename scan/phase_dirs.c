@@ -29,6 +29,8 @@ struct dwalk {
 	fs_agnumber_t agno;
 	const struct fs_bmap *map;
 	int err;
+	fs_dirent_fn user;         /* (scan_dir_entries) the caller's entry callback */
+	void *user_priv;
 };
 
 static const char *ftype_name(uint8_t t)
@@ -227,6 +229,43 @@ static int dir_readahead(const struct fs_bmap *m, struct scan_ra_list *l, uint64
 		}
 	}
 	return 0;
+}
+
+static int user_entry(void *priv, const struct fs_dirent *d)
+{
+	const struct dwalk *w = priv;
+
+	return w->user(w->user_priv, d);
+}
+
+int scan_dir_entries(struct scan_ctx *cx, fs_ino_t ino, const void *dip, struct fs_findings *fl,
+		     int (*fn)(void *priv, const struct fs_dirent *e), void *priv,
+		     fs_ino_t *dotdot)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	struct fs_inode ip;
+	struct fs_bmap m = { 0 };
+	struct dwalk w = { .cx = cx, .dino = ino, .agno = fs_ino_to_agno(g, ino), .map = &m,
+			   .user = fn, .user_priv = priv };
+	struct fs_dir_ctx dc = {
+		.g = g, .fl = fl, .ino = ino, .agno = w.agno,
+		.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn,
+		.read = read_dirblk, .entry = user_entry, .priv = &w,
+	};
+	int n;
+
+	fs_inode_decode(dip, &ip);
+	if (ip.format == XFS_DINODE_FMT_LOCAL) {
+		n = fs_dir_sf_walk(&dc, fs_inode_fork_ptr(dip, &ip, XFS_DATA_FORK),
+				   fs_inode_fork_size(g, &ip, XFS_DATA_FORK), ip.size);
+	} else {
+		n = scan_load_map(cx, dip, &ip, XFS_DATA_FORK, NULL, &m);
+		if (!n)
+			n = fs_dir_walk(&dc, &m, ip.size);
+		fs_bmap_free(&m);
+	}
+	*dotdot = dc.parent;
+	return n;
 }
 
 /* ---- the step ---- */

@@ -73,6 +73,8 @@ void scan_links_destroy(struct scan_ctx *cx)
 		for (unsigned i = 0; i < l->nworkers; i++)
 			free(l->edges[i].v);
 	free(l->edges);
+	free(l->gfirst);
+	free(l->gedge);
 	free(l->rec);
 	free(l->ag_base);
 	free(l);
@@ -111,8 +113,8 @@ void scan_links_note_slot(struct scan_ctx *cx, uint64_t slot, const struct fs_in
 		    (ip->flags2 & XFS_DIFLAG2_REFLINK ? LR_REFLINK : 0);
 }
 
-/* Slot -> inode number (for messages). */
-static fs_ino_t slot_ino(struct scan_ctx *cx, uint64_t s, fs_agnumber_t *agp)
+/* Slot -> inode number. */
+fs_ino_t scan_slot_ino(const struct scan_ctx *cx, uint64_t s, fs_agnumber_t *agp)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct scan_links *l = cx->links;
@@ -135,7 +137,7 @@ static fs_ino_t slot_ino(struct scan_ctx *cx, uint64_t s, fs_agnumber_t *agp)
 				      (fs_agino_t)(s % XFS_INODES_PER_CHUNK));
 }
 
-static bool is_metadata(struct scan_ctx *cx, fs_ino_t ino)
+bool scan_is_metadata_ino(const struct scan_ctx *cx, fs_ino_t ino)
 {
 	const struct xfs_sb *sb = &cx->fs->sb;
 
@@ -181,14 +183,14 @@ static int64_t dir_cause(struct scan_ctx *cx, uint64_t s)
 	if (l->rec[x].type == XFS_DIR3_FT_DIR && d != UINT64_MAX && d != x &&
 	    (l->rec[d].flags & LR_SEEN) && explains_children(&l->rec[d]))
 		return (int64_t)l->rec[x].dotdot;
-	return x == s ? FS_NONE : (int64_t)slot_ino(cx, x, &agno);
+	return x == s ? FS_NONE : (int64_t)scan_slot_ino(cx, x, &agno);
 }
 
 static void report_unreachable(struct scan_ctx *cx, uint64_t s, int64_t cause)
 {
 	const struct link_rec *r = &cx->links->rec[s];
 	fs_agnumber_t agno;
-	fs_ino_t ino = slot_ino(cx, s, &agno);
+	fs_ino_t ino = scan_slot_ino(cx, s, &agno);
 
 	fs_report_caused(cx->fl, cause, "inode.unreachable", agno, FS_NONE, (int64_t)ino, NULL,
 			 "reachable from the root", r->refs ? "only from unreachable directories"
@@ -279,8 +281,8 @@ int scan_phase_links(struct scan_ctx *cx)
 
 		if (!(r->flags & LR_SEEN) || (r->flags & LR_BAD))
 			continue;
-		ino = slot_ino(cx, s, &agno);
-		if (is_metadata(cx, ino) || r->nlink == 0)
+		ino = scan_slot_ino(cx, s, &agno);
+		if (scan_is_metadata_ino(cx, ino) || r->nlink == 0)
 			continue;
 		if (!(r->flags & LR_REACHED)) {
 			/*
@@ -311,7 +313,7 @@ int scan_phase_links(struct scan_ctx *cx)
 				continue;
 			}
 			if (r->flags & LR_WALKED) {
-				fs_ino_t parent = is_root ? ino : slot_ino(cx, r->parent - 1, &agno);
+				fs_ino_t parent = is_root ? ino : scan_slot_ino(cx, r->parent - 1, &agno);
 
 				agno = fs_ino_to_agno(g, ino);
 				if (r->dotdot != parent) {
@@ -345,12 +347,12 @@ int scan_phase_links(struct scan_ctx *cx)
 			fs_agnumber_t agno;
 
 			if (!unreached(r) || r->type == XFS_DIR3_FT_DIR || !r->refs ||
-			    (r->flags & LR_NOTED) || is_metadata(cx, slot_ino(cx, c, &agno)))
+			    (r->flags & LR_NOTED) || scan_is_metadata_ino(cx, scan_slot_ino(cx, c, &agno)))
 				continue;
 			if (!known) {
 				cause = dir_cause(cx, p);
 				if (cause == FS_NONE && unreached(&l->rec[p]))
-					cause = (int64_t)slot_ino(cx, p, &agno);
+					cause = (int64_t)scan_slot_ino(cx, p, &agno);
 				known = true;
 			}
 			r->flags |= LR_NOTED;
@@ -362,6 +364,12 @@ int scan_phase_links(struct scan_ctx *cx)
 out:
 	scan_progress_add(cx, 1);
 	scan_progress_end(cx);
+	if (!err && cx->keep_graph) {
+		l->gfirst = first;
+		l->gedge = e;
+		first = NULL;
+		e = NULL;
+	}
 	free(e);
 	free(first);
 	free(queue);

@@ -76,6 +76,7 @@ struct scan_ctx {
 	uint64_t deferred;         /* inodes the scan kept for phase 5 */
 	uint64_t deferred_early;   /* ... whose non-directory work ran during the scan */
 	bool forks_complete;       /* every in-use inode's forks loaded cleanly */
+	bool keep_graph;           /* (set before the run) keep the directory graph (links.h) */
 	bool *chunks_known;        /* per AG: every inode chunk is in the model (the inobt was
 				    * walked whole, or a whole rmapbt gave back what it lost) */
 	bool *rmap_whole;          /* per AG: the rmapbt was walked whole, every record valid */

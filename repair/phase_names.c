@@ -1,0 +1,944 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Repair phase 3b, the namespace: directories and link counts.  Works on
+ * the scan's directory graph (kept for repair: links.h gfirst/gedge) and
+ * the verdicts of phase 3:
+ *  - a directory is rebuilt when the scan found anything wrong with it
+ *    (its "dir." and "da." findings), when it names an inode that is not
+ *    in use or that this repair clears, or a directory that has another
+ *    parent; the rebuild keeps every entry that survives verification
+ *    (named inode in use and kept, a directory only under its one parent,
+ *    a name once) with the ftype of the inode it names, and ".." naming
+ *    the real parent;
+ *  - every inode in use that is not reachable from the root afterwards
+ *    goes to /lost+found under its inode number (made when missing; an
+ *    entry of that name that is not a directory moves in there too); a
+ *    directory goes with its whole subtree;
+ *  - link counts are set to the references counted: files the entries
+ *    naming them, directories 2 + subdirectories.
+ * Rebuilt directories are encoded by libfs's directory encoder
+ * (libfs/dirbuild.c, the one mkfs -p uses) into the smallest format that
+ * holds them, into blocks free before and after the repair (the old ones
+ * are freed by the AG rebuild once the new ones are in place); the inode
+ * gets its new fork, size and counts.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "libfs/dir.h"
+#include "libfs/dirbuild.h"
+#include "libfs/encode.h"
+#include "libfs/endian.h"
+#include "libfs/inode.h"
+#include "libfs/vec.h"
+#include "repair/repair.h"
+#include "scan/links.h"
+
+/* Per-slot namespace state. */
+enum {
+	NM_REBUILD = 1,            /* (directories) rebuilt */
+	NM_REACHED = 2,            /* reachable from the root after the repair */
+	NM_MOVED = 4,              /* attached to lost+found */
+	NM_NLINK = 8,              /* its link count is rewritten */
+	NM_FAILED = 16,            /* (directories) the rebuild could not be done */
+	NM_NEW = 32,               /* an inode this repair allocates (lost+found) */
+	NM_BUILT = 64,             /* (directories) encoded and written */
+};
+
+struct nm_ent {
+	fs_ino_t ino;
+	size_t name;               /* offset in nm->names */
+	uint8_t namelen, ftype;
+	uint32_t seq;              /* order found, for the first of duplicate names */
+};
+
+/* One rebuilt directory: the entries it will hold. */
+struct nm_dir {
+	uint64_t slot;
+	fs_ino_t ino;
+	struct nm_ent *v;
+	size_t n, cap;
+};
+
+/* Free runs of one AG that this repair may put new blocks in. */
+struct nm_space {
+	bool loaded;
+	struct nm_run { fs_agblock_t start; uint32_t len; } *v;
+	size_t n, cap;
+};
+
+struct repair_names {
+	uint8_t *flags;            /* NM_* per slot */
+	uint32_t *parent;          /* (directories) the parent kept, slot + 1; 0 none */
+	uint32_t *dirix;           /* (rebuilt directories) index in dirs + 1 */
+	uint32_t *refs, *subdirs;  /* counted after the repair */
+	struct nm_dir *dirs;
+	size_t ndirs, capdirs;
+	unsigned char *names;
+	size_t nnames, capnames;
+	uint64_t lf_slot;          /* lost+found's slot, UINT64_MAX none */
+	struct nm_space *space;    /* per AG */
+	uint64_t rebuilt, moved, nlinks;
+};
+
+static bool live(const struct repair_ctx *rx, uint64_t s)
+{
+	return (rx->sx->links->rec[s].flags & LR_SEEN) && !(rx->verdict[s] & RV_CLEAR);
+}
+
+static bool is_dir(const struct repair_ctx *rx, uint64_t s)
+{
+	return rx->sx->links->rec[s].type == XFS_DIR3_FT_DIR;
+}
+
+static fs_ino_t ino_of(const struct repair_ctx *rx, uint64_t s)
+{
+	fs_agnumber_t agno;
+
+	return scan_slot_ino(rx->sx, s, &agno);
+}
+
+static struct nm_dir *dir_of(const struct repair_names *nm, uint64_t s)
+{
+	return nm->dirix[s] ? &nm->dirs[nm->dirix[s] - 1] : NULL;
+}
+
+/* ---- which parent a directory keeps ---- */
+
+/*
+ * A directory named by several directories keeps one parent: the one its
+ * ".." names when that one names it, else the first in slot order.
+ */
+static void choose_parents(struct repair_ctx *rx)
+{
+	struct scan_links *lk = rx->sx->links;
+	struct repair_names *nm = rx->nm;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t p = 0; p < lk->nslots; p++) {
+			if (!live(rx, p) || !is_dir(rx, p))
+				continue;
+			for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++) {
+				uint64_t c = lk->gedge[i].child;
+
+				if (!live(rx, c) || !is_dir(rx, c) || nm->parent[c] || c == p ||
+				    ino_of(rx, c) == rx->fs->g.rootino)
+					continue;
+				if (pass == 1 || lk->rec[c].dotdot == ino_of(rx, p))
+					nm->parent[c] = (uint32_t)p + 1;
+			}
+		}
+}
+
+/* ---- which directories are rebuilt ---- */
+
+/* Findings about a directory's own contents (not about who names it). */
+static bool dir_code(const char *code)
+{
+	return (!strncmp(code, "dir.", 4) && strcmp(code, "dir.hardlink") &&
+		strcmp(code, "dir.not_dir")) || !strncmp(code, "da.", 3);
+}
+
+static void mark(struct repair_ctx *rx, uint64_t s)
+{
+	if (s != UINT64_MAX && live(rx, s) && is_dir(rx, s))
+		rx->nm->flags[s] |= NM_REBUILD;
+}
+
+static void choose_rebuilds(struct repair_ctx *rx)
+{
+	struct scan_links *lk = rx->sx->links;
+	struct repair_names *nm = rx->nm;
+
+	for (size_t i = 0; i < rx->fl->n; i++) {
+		const struct fs_finding *f = &rx->fl->v[i];
+
+		if (f->def->fix == FS_FIX_NAMESPACE && f->ino >= 0 && dir_code(f->def->code))
+			mark(rx, scan_links_slot(rx->sx, (fs_ino_t)f->ino));
+	}
+	for (uint64_t p = 0; p < lk->nslots; p++) {
+		if (!live(rx, p) || !is_dir(rx, p))
+			continue;
+		for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++) {
+			uint64_t c = lk->gedge[i].child;
+
+			if (!live(rx, c) || (is_dir(rx, c) && nm->parent[c] != p + 1))
+				mark(rx, p);
+		}
+	}
+}
+
+/* ---- a rebuilt directory's entries ---- */
+
+static int add_ent(struct repair_names *nm, struct nm_dir *d, fs_ino_t ino,
+		   const unsigned char *name, uint8_t namelen, uint8_t ftype)
+{
+	if (FS_VEC_ROOM(d->v, d->n, d->cap, 16) ||
+	    fs_vec_reserve(&nm->names, &nm->capnames, nm->nnames + namelen, 1, 4096))
+		return -ENOMEM;
+	memcpy(nm->names + nm->nnames, name, namelen);
+	d->v[d->n] = (struct nm_ent){ .ino = ino, .name = nm->nnames, .namelen = namelen,
+				      .ftype = ftype, .seq = (uint32_t)d->n };
+	d->n++;
+	nm->nnames += namelen;
+	return 0;
+}
+
+struct collect {
+	struct repair_ctx *rx;
+	struct nm_dir *d;
+};
+
+static int on_entry(void *priv, const struct fs_dirent *e)
+{
+	struct collect *c = priv;
+	struct repair_ctx *rx = c->rx;
+	uint64_t cs = scan_links_slot(rx->sx, e->ino);
+
+	if (cs == UINT64_MAX || !live(rx, cs) || !fs_dir_name_ok(e->name, e->namelen) ||
+	    (e->name[0] == '.' && (e->namelen == 1 || (e->namelen == 2 && e->name[1] == '.'))) ||
+	    (is_dir(rx, cs) && rx->nm->parent[cs] != c->d->slot + 1))
+		return 0;
+	return add_ent(rx->nm, c->d, e->ino, e->name, e->namelen, rx->sx->links->rec[cs].type);
+}
+
+static const unsigned char *ent_name(const struct repair_names *nm, const struct nm_ent *e)
+{
+	return nm->names + e->name;
+}
+
+static int cmp_name(const void *pa, const void *pb, void *priv)
+{
+	const struct repair_names *nm = priv;
+	const struct nm_ent *a = pa, *b = pb;
+	int d = a->namelen - b->namelen;
+
+	if (!d)
+		d = memcmp(ent_name(nm, a), ent_name(nm, b), a->namelen);
+	return d ? d : (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Drop the second and later entries of a name (the first found is kept). */
+static void dedupe(struct repair_names *nm, struct nm_dir *d)
+{
+	size_t w = 0;
+
+	qsort_r(d->v, d->n, sizeof(*d->v), cmp_name, nm);
+	for (size_t i = 0; i < d->n; i++) {
+		if (w && d->v[w - 1].namelen == d->v[i].namelen &&
+		    !memcmp(ent_name(nm, &d->v[w - 1]), ent_name(nm, &d->v[i]), d->v[i].namelen))
+			continue;
+		d->v[w++] = d->v[i];
+	}
+	d->n = w;
+}
+
+static int read_inode(struct repair_ctx *rx, fs_ino_t ino, struct fs_buf **b)
+{
+	return repair_get_buf(rx, repair_inode_daddr(&rx->fs->g, ino), rx->fs->g.inodesize,
+			      false, b);
+}
+
+/* The surviving entries of directory slot s (once): its row in nm->dirs. */
+static int collect(struct repair_ctx *rx, uint64_t s, struct nm_dir **out)
+{
+	struct repair_names *nm = rx->nm;
+	struct collect c = { .rx = rx };
+	fs_ino_t dotdot;
+	struct fs_findings scratch;
+	struct fs_buf *b;
+	int err;
+
+	if (nm->dirix[s]) {
+		*out = dir_of(nm, s);
+		return 0;
+	}
+	if (FS_VEC_ROOM(nm->dirs, nm->ndirs, nm->capdirs, 64))
+		return -ENOMEM;
+	c.d = &nm->dirs[nm->ndirs];
+	*c.d = (struct nm_dir){ .slot = s, .ino = ino_of(rx, s) };
+	nm->dirix[s] = (uint32_t)++nm->ndirs;
+	nm->flags[s] |= NM_REBUILD;
+	*out = c.d;
+	if (nm->flags[s] & NM_NEW)
+		return 0;
+	err = read_inode(rx, c.d->ino, &b);
+	if (err)
+		return err;
+	fs_findings_init(&scratch);
+	err = scan_dir_entries(rx->sx, c.d->ino, b->data, &scratch, on_entry, &c, &dotdot);
+	fs_findings_free(&scratch);
+	fs_buf_put(rx->sx->cache, b);
+	if (err == -ENOMEM)
+		return err;
+	dedupe(nm, c.d);
+	return 0;
+}
+
+/* ---- reachability and lost+found ---- */
+
+/* The children of directory p as they will be: fn(rx, child slot) for each. */
+static void for_children(struct repair_ctx *rx, uint64_t p,
+			 void (*fn)(struct repair_ctx *rx, uint64_t c, void *priv), void *priv)
+{
+	struct repair_names *nm = rx->nm;
+	struct scan_links *lk = rx->sx->links;
+	const struct nm_dir *d = dir_of(nm, p);
+
+	if (d) {
+		for (size_t i = 0; i < d->n; i++) {
+			uint64_t c = scan_links_slot(rx->sx, d->v[i].ino);
+
+			if (c != UINT64_MAX)
+				fn(rx, c, priv);
+		}
+		return;
+	}
+	for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++)
+		fn(rx, lk->gedge[i].child, priv);
+}
+
+struct bfs {
+	uint64_t *queue;
+	uint64_t qt;
+};
+
+static void reach_child(struct repair_ctx *rx, uint64_t c, void *priv)
+{
+	struct bfs *q = priv;
+
+	if (!(rx->nm->flags[c] & NM_REACHED) && live(rx, c)) {
+		rx->nm->flags[c] |= NM_REACHED;
+		q->queue[q->qt++] = c;
+	}
+}
+
+/* Marks everything reachable from slot start. */
+static void reach_from(struct repair_ctx *rx, uint64_t start, uint64_t *queue)
+{
+	struct bfs q = { .queue = queue };
+	uint64_t qh = 0;
+
+	if (rx->nm->flags[start] & NM_REACHED)
+		return;
+	rx->nm->flags[start] |= NM_REACHED;
+	queue[q.qt++] = start;
+	while (qh < q.qt) {
+		uint64_t p = queue[qh++];
+
+		if (is_dir(rx, p))
+			for_children(rx, p, reach_child, &q);
+	}
+}
+
+/* An inode in use that a directory must name (not unlinked-list or metadata inodes). */
+static bool needs_name(const struct repair_ctx *rx, uint64_t s)
+{
+	return live(rx, s) && rx->sx->links->rec[s].nlink &&
+	       !scan_is_metadata_ino(rx->sx, ino_of(rx, s));
+}
+
+/* A free inode slot to make lost+found in: the first one the scan saw free. */
+static uint64_t free_slot(struct repair_ctx *rx, fs_agino_t *agino, fs_agnumber_t *agno)
+{
+	struct scan_links *lk = rx->sx->links;
+	const struct fs_geom *g = &rx->fs->g;
+
+	for (fs_agnumber_t a = 0; a < g->agcount; a++) {
+		size_t nic;
+		const struct model_ichunk *ic = model_ag_ichunks(rx->sx->model, a, &nic);
+
+		for (size_t k = 0; k < nic; k++)
+			for (unsigned i = 0; i < XFS_INODES_PER_CHUNK; i++) {
+				uint64_t s = lk->ag_base[a] + k * XFS_INODES_PER_CHUNK + i;
+
+				/* read, free by its own word, not in a sparse hole */
+				if (s < lk->ag_base[a + 1] && (ic[k].seen_mask >> i & 1) &&
+				    (ic[k].seen_free >> i & 1) && !(lk->rec[s].flags & LR_SEEN) &&
+				    !(ic[k].holemask >> (i / XFS_INODES_PER_HOLEMASK_BIT) & 1)) {
+					*agno = a;
+					*agino = ic[k].startino + i;
+					return s;
+				}
+			}
+	}
+	return UINT64_MAX;
+}
+
+/* A new directory inode in slot s: in use from now on, for the link records and inobt. */
+static void take_slot(struct repair_ctx *rx, uint64_t s, fs_agnumber_t agno, fs_agino_t agino)
+{
+	struct link_rec *r = &rx->sx->links->rec[s];
+	struct model_ichunk *ic = model_ichunk_find(rx->sx->model, agno, agino);
+
+	r->flags |= LR_SEEN;
+	r->type = XFS_DIR3_FT_DIR;
+	r->nlink = 0;
+	if (ic)
+		ic->seen_free &= ~(1ull << (agino - ic->startino));
+	rx->verdict[s] |= RV_NEW;
+	rx->nm->flags[s] |= NM_NEW | NM_REACHED;
+}
+
+/*
+ * /lost+found: the root's entry of that name when it is a directory, else
+ * a new directory in the first free inode (an entry of that name that is
+ * not a directory moves into it).
+ */
+static int lost_found(struct repair_ctx *rx, uint64_t root)
+{
+	struct repair_names *nm = rx->nm;
+	struct nm_dir *rd, *lf;
+	uint64_t s;
+	fs_agnumber_t agno;
+	fs_agino_t agino;
+	int err;
+
+	if (nm->lf_slot != UINT64_MAX)
+		return 0;
+	err = collect(rx, root, &rd);
+	if (err)
+		return err;
+	for (size_t i = 0; i < rd->n; i++) {
+		const struct nm_ent *e = &rd->v[i];
+
+		if (e->namelen != 10 || memcmp(ent_name(nm, e), "lost+found", 10))
+			continue;
+		s = scan_links_slot(rx->sx, e->ino);
+		if (e->ftype == XFS_DIR3_FT_DIR) {
+			nm->lf_slot = s;
+			return collect(rx, s, &lf);
+		}
+		memmove(&rd->v[i], &rd->v[i + 1], (rd->n - i - 1) * sizeof(*e));
+		rd->n--;
+		break;
+	}
+	s = free_slot(rx, &agino, &agno);
+	if (s == UINT64_MAX)
+		return -ENOSPC;
+	take_slot(rx, s, agno, agino);
+	nm->parent[s] = (uint32_t)root + 1;
+	nm->lf_slot = s;
+	err = collect(rx, s, &lf);
+	rd = dir_of(nm, root);	/* collect may have moved the rows */
+	if (!err)
+		err = add_ent(nm, rd, ino_of(rx, s), (const unsigned char *)"lost+found", 10,
+			      XFS_DIR3_FT_DIR);
+	return err;
+}
+
+/* Orphan s (a file, or the top of a subtree) into lost+found, named by its number. */
+static int adopt(struct repair_ctx *rx, uint64_t s, uint64_t *queue)
+{
+	struct repair_names *nm = rx->nm;
+	struct nm_dir *lf, *d;
+	char name[24];
+	int len, err;
+
+	err = collect(rx, nm->lf_slot, &lf);
+	if (err)
+		return err;
+	len = snprintf(name, sizeof(name), "%llu", (unsigned long long)ino_of(rx, s));
+	err = add_ent(nm, lf, ino_of(rx, s), (const unsigned char *)name, (uint8_t)len,
+		      rx->sx->links->rec[s].type);
+	if (err)
+		return err;
+	nm->flags[s] |= NM_MOVED;
+	nm->moved++;
+	if (is_dir(rx, s)) {
+		/* its ".." names lost+found now */
+		nm->parent[s] = (uint32_t)nm->lf_slot + 1;
+		err = collect(rx, s, &d);
+		if (err)
+			return err;
+	}
+	reach_from(rx, s, queue);
+	return 0;
+}
+
+/* ---- counts ---- */
+
+static void count_child(struct repair_ctx *rx, uint64_t c, void *priv)
+{
+	uint64_t p = *(const uint64_t *)priv;
+
+	if (!live(rx, c))
+		return;
+	rx->nm->refs[c]++;
+	if (is_dir(rx, c))
+		rx->nm->subdirs[p]++;
+}
+
+/* References and subdirectories as the directories will hold them. */
+static void count(struct repair_ctx *rx)
+{
+	struct scan_links *lk = rx->sx->links;
+	struct repair_names *nm = rx->nm;
+
+	memset(nm->refs, 0, lk->nslots * sizeof(*nm->refs));
+	memset(nm->subdirs, 0, lk->nslots * sizeof(*nm->subdirs));
+	for (uint64_t p = 0; p < lk->nslots; p++)
+		if (live(rx, p) && is_dir(rx, p))
+			for_children(rx, p, count_child, &p);
+}
+
+/*
+ * Everything in use that the root does not reach goes to lost+found: first
+ * the tops (directories with no parent kept, files no kept directory
+ * names), then, sweep after sweep, what only a loop of directories held.
+ */
+static int connect(struct repair_ctx *rx, uint64_t root)
+{
+	struct scan_links *lk = rx->sx->links;
+	struct repair_names *nm = rx->nm;
+	uint64_t *queue = malloc((lk->nslots + 1) * sizeof(*queue));
+	bool orphans = false;
+	int err = 0;
+
+	if (!queue)
+		return -ENOMEM;
+	count(rx);
+	reach_from(rx, root, queue);
+	for (uint64_t s = 0; s < lk->nslots && !orphans; s++)
+		orphans = !(nm->flags[s] & NM_REACHED) && needs_name(rx, s);
+	if (orphans) {
+		err = lost_found(rx, root);
+		if (err)
+			goto out;
+		/* lost+found may have taken a name from the root: judge again */
+		for (uint64_t s = 0; s < lk->nslots; s++)
+			nm->flags[s] &= (uint8_t)~NM_REACHED;
+		reach_from(rx, root, queue);
+	}
+	for (int pass = 0, adopted = 1; (pass == 0 || adopted) && !err; pass++) {
+		adopted = 0;
+		for (uint64_t s = 0; s < lk->nslots && !err; s++) {
+			if ((nm->flags[s] & NM_REACHED) || !needs_name(rx, s))
+				continue;
+			if (pass == 0 && (is_dir(rx, s) ? nm->parent[s] != 0 : nm->refs[s] != 0))
+				continue;	/* comes with the directory that names it */
+			err = adopt(rx, s, queue);
+			adopted++;
+		}
+	}
+out:
+	free(queue);
+	return err;
+}
+
+/* ---- new blocks ---- */
+
+static void on_space(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len)
+{
+	struct nm_space *sp = priv;
+
+	(void)agno;
+	if (sp->loaded && !FS_VEC_ROOM(sp->v, sp->n, sp->cap, 64))
+		sp->v[sp->n++] = (struct nm_run){ agbno, len };
+	else
+		sp->loaded = false;	/* out of memory: no space from this AG */
+}
+
+/*
+ * count contiguous blocks in AG agno that are free now and stay free:
+ * owned by nobody, not even old metadata the rebuild will free (a crash
+ * before the new metadata is complete must not find them overwritten).
+ */
+static int alloc_blocks(struct repair_ctx *rx, fs_agnumber_t agno, uint32_t count,
+			fs_agblock_t *out)
+{
+	struct nm_space *sp = &rx->nm->space[agno];
+
+	if (!sp->loaded) {
+		sp->loaded = true;
+		model_ag_free_gaps(rx->sx->model, agno, MODEL_CLASS_BIT(MC_FREE), on_space, sp);
+		if (!sp->loaded)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < sp->n; i++)
+		if (sp->v[i].len >= count) {
+			*out = sp->v[i].start;
+			sp->v[i].start += count;
+			sp->v[i].len -= count;
+			return 0;
+		}
+	return -ENOSPC;
+}
+
+/* Directory block i's fs blocks: near the directory, in its AG first. */
+static int place(struct repair_ctx *rx, fs_ino_t ino, uint32_t fsbs, fs_fsblock_t *fsb)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	fs_agnumber_t a0 = fs_ino_to_agno(g, ino);
+
+	for (fs_agnumber_t k = 0; k < g->agcount; k++) {
+		fs_agnumber_t a = (a0 + k) % g->agcount;
+		fs_agblock_t agbno;
+
+		if (scan_ag_unread(rx->sx, a))
+			continue;
+		if (!alloc_blocks(rx, a, fsbs, &agbno)) {
+			*fsb = fs_agbno_to_fsb(g, a, agbno);
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+/* ---- writing ---- */
+
+static const enum fs_mtype dir_types[] = {
+	FS_MT_DIR_BLOCK, FS_MT_DIR_DATA, FS_MT_DIR_LEAF1, FS_MT_DIR_LEAFN, FS_MT_DA_NODE,
+	FS_MT_DIR_FREE,
+};
+
+/* Blocks for the directory: one run for all when there is one, else block by block. */
+static int place_all(struct repair_ctx *rx, const struct fs_dirbuild *b, fs_ino_t ino,
+		     fs_fsblock_t *phys)
+{
+	int err = place(rx, ino, b->nblocks * b->fsbs, &phys[0]);
+
+	if (!err) {
+		for (uint32_t i = 1; i < b->nblocks; i++)
+			phys[i] = phys[0] + (fs_fsblock_t)i * b->fsbs;
+		return 0;
+	}
+	for (uint32_t i = 0; i < b->nblocks && (err == -ENOSPC || !err); i++)
+		err = place(rx, ino, b->fsbs, &phys[i]);
+	return err;
+}
+
+static void set_nextents(struct xfs_dinode *d, const struct fs_inode *ip, uint64_t n)
+{
+	if (ip->nrext64)
+		put_be64(&d->di_big_nextents, n);
+	else
+		put_be32(&d->di_nextents, (uint32_t)n);
+}
+
+/* The blocks a directory's data fork maps now (extents and bmbt blocks). */
+static int old_blocks(struct repair_ctx *rx, const void *dip, const struct fs_inode *ip,
+		      uint64_t *n)
+{
+	struct fs_bmap m = { 0 };
+	int err;
+
+	*n = 0;
+	if (ip->format != XFS_DINODE_FMT_EXTENTS && ip->format != XFS_DINODE_FMT_BTREE)
+		return 0;
+	err = scan_load_map(rx->sx, dip, ip, XFS_DATA_FORK, NULL, &m);
+	if (err == -ENOMEM)
+		return err;
+	for (size_t i = 0; i < m.n; i++)
+		*n += m.ext[i].blockcount;
+	*n += m.nbmbt;
+	fs_bmap_free(&m);
+	return 0;
+}
+
+/* The parent ".." names: the one kept, the root's own, else what ".." said. */
+static fs_ino_t parent_of(const struct repair_ctx *rx, uint64_t s, fs_ino_t ino)
+{
+	fs_ino_t dd = rx->sx->links->rec[s].dotdot;
+
+	if (ino == rx->fs->g.rootino)
+		return ino;
+	if (rx->nm->parent[s])
+		return ino_of(rx, rx->nm->parent[s] - 1);
+	return dd && fs_ino_valid(&rx->fs->g, dd) ? dd : rx->fs->g.rootino;
+}
+
+/* A new inode's core: a directory owned by root, mode 0755 (as xfs_repair makes lost+found). */
+static void new_dir_core(const struct fs_geom *g, void *dip, fs_ino_t ino)
+{
+	struct fs_dinode_init in = { .mode = S_IFDIR | 0755, .format = XFS_DINODE_FMT_LOCAL,
+				     .nlink = 2, .bigtime = g->bigtime, .nrext64 = g->nrext64 };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	in.sec = ts.tv_sec;
+	in.nsec = (uint32_t)ts.tv_nsec;
+	fs_enc_dinode(dip, g->inodesize, ino, g->meta_uuid, &in);
+}
+
+static int write_blocks(struct repair_ctx *rx, const struct fs_dirbuild *b, fs_ino_t ino,
+			const fs_fsblock_t *phys)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct fs_buf **bb = calloc(b->nblocks, sizeof(*bb));
+	void **bufs = calloc(b->nblocks, sizeof(*bufs));
+	int err = bb && bufs ? 0 : -ENOMEM;
+
+	for (uint32_t i = 0; i < b->nblocks && !err; i++) {
+		err = repair_get_buf(rx, fs_fsb_to_daddr(g, phys[i]), g->dirblksize, true, &bb[i]);
+		if (!err)
+			bufs[i] = bb[i]->data;
+	}
+	if (!err)
+		err = fs_dirbuild_encode(b, phys, bufs);
+	for (uint32_t i = 0; i < b->nblocks && !err; i++) {
+		enum fs_mtype t = fs_verifier_by_magic(bufs[i], g->dirblksize, dir_types,
+						       sizeof(dir_types) / sizeof(dir_types[0]));
+
+		err = t == FS_MT_NR ? -EUCLEAN :
+		      repair_mark(rx, bb[i], t, fs_fsb_to_agno(g, phys[i]), ino, FS_WCLASS_NEW);
+	}
+	for (uint32_t i = 0; bb && i < b->nblocks; i++)
+		if (bb[i])
+			fs_buf_put(rx->sx->cache, bb[i]);
+	free(bb);
+	free(bufs);
+	return err;
+}
+
+/* Encode one rebuilt directory: new blocks (NEW class), its inode (with the headers). */
+static int build_dir(struct repair_ctx *rx, struct nm_dir *d)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct repair_names *nm = rx->nm;
+	struct fs_dirbuild_ent *ents = calloc(d->n ? d->n : 1, sizeof(*ents));
+	struct fs_dirbuild *b = NULL;
+	struct fs_bmap_ext *ext = NULL;
+	fs_fsblock_t *phys = NULL;
+	struct fs_buf *ib = NULL;
+	struct xfs_dinode *dip;
+	struct fs_inode ip;
+	uint64_t had = 0, now = 0;
+	size_t next = 0, litsz;
+	int err;
+
+	if (!ents)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n; i++)
+		ents[i] = (struct fs_dirbuild_ent){ .ino = d->v[i].ino, .name = ent_name(nm, &d->v[i]),
+						    .namelen = d->v[i].namelen,
+						    .ftype = d->v[i].ftype };
+	err = read_inode(rx, d->ino, &ib);
+	if (err)
+		goto out;
+	dip = (struct xfs_dinode *)ib->data;
+	if (nm->flags[d->slot] & NM_NEW)
+		new_dir_core(g, dip, d->ino);
+	fs_inode_decode(dip, &ip);
+	litsz = fs_inode_fork_size(g, &ip, XFS_DATA_FORK);
+	err = old_blocks(rx, dip, &ip, &had);
+	if (!err)
+		err = fs_dirbuild_plan(g, d->ino, parent_of(rx, d->slot, d->ino), ents, d->n, litsz,
+				       &b);
+	if (err)
+		goto out;
+	memset(fs_dinode_dfork(dip), 0, litsz);
+	if (b->fmt == FS_DIR_SHORT) {
+		fs_dirbuild_sf(b, fs_dinode_dfork(dip));
+		dip->di_format = XFS_DINODE_FMT_LOCAL;
+	} else {
+		phys = calloc(b->nblocks, sizeof(*phys));
+		ext = calloc(b->nblocks, sizeof(*ext));
+		err = phys && ext ? place_all(rx, b, d->ino, phys) : -ENOMEM;
+		if (!err)
+			next = fs_dirbuild_extents(b, phys, ext);
+		if (!err && next * sizeof(struct xfs_bmbt_rec) > litsz)
+			err = -EFBIG;	/* would need a bmbt: not done for rebuilt directories */
+		for (size_t i = 0; i < next && !err; i++) {
+			fs_agnumber_t a = fs_fsb_to_agno(g, ext[i].startblock);
+
+			fs_bmbt_rec_encode(&ext[i], (char *)fs_dinode_dfork(dip) +
+					   i * sizeof(struct xfs_bmbt_rec));
+			err = model_add(rx->sx->model, a, fs_fsb_to_agbno(g, ext[i].startblock),
+					(uint32_t)ext[i].blockcount, MC_DATA, d->ino, ext[i].startoff,
+					MODEL_EXT_NEW);
+			now += ext[i].blockcount;
+		}
+		if (!err)
+			err = write_blocks(rx, b, d->ino, phys);
+		if (err)
+			goto out;
+		dip->di_format = XFS_DINODE_FMT_EXTENTS;
+	}
+	set_nextents(dip, &ip, next);
+	put_be64(&dip->di_size, b->size);
+	put_be64(&dip->di_nblocks, ip.nblocks - had + now);
+	put_be32(&dip->di_nlink, 2 + nm->subdirs[d->slot]);
+	fs_enc_dinode_finish(dip, g->inodesize);
+	err = repair_mark(rx, ib, FS_MT_INODE, fs_ino_to_agno(g, d->ino), d->ino,
+			  FS_WCLASS_HEADERS);
+	if (!err) {
+		if (had)
+			rx->verdict[d->slot] |= RV_DIR_NEW;
+		nm->flags[d->slot] |= NM_BUILT;
+		nm->rebuilt++;
+	}
+out:
+	if (ib)
+		fs_buf_put(rx->sx->cache, ib);
+	fs_dirbuild_free(b);
+	free(phys);
+	free(ext);
+	free(ents);
+	return err;
+}
+
+/* Link counts: files the entries naming them, directories 2 + subdirectories. */
+static int set_nlinks(struct repair_ctx *rx)
+{
+	struct scan_links *lk = rx->sx->links;
+	struct repair_names *nm = rx->nm;
+	int err = 0;
+
+	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
+		uint32_t want = is_dir(rx, s) ? 2 + nm->subdirs[s] : nm->refs[s];
+		struct fs_buf *b;
+		fs_ino_t ino;
+
+		if (!needs_name(rx, s) || (nm->flags[s] & NM_BUILT) || want == lk->rec[s].nlink)
+			continue;
+		ino = ino_of(rx, s);
+		err = read_inode(rx, ino, &b);
+		if (err)
+			break;
+		put_be32(&((struct xfs_dinode *)b->data)->di_nlink, want);
+		fs_enc_dinode_finish(b->data, rx->fs->g.inodesize);
+		err = repair_mark(rx, b, FS_MT_INODE, fs_ino_to_agno(&rx->fs->g, ino), ino,
+				  FS_WCLASS_HEADERS);
+		fs_buf_put(rx->sx->cache, b);
+		nm->flags[s] |= NM_NLINK;
+		nm->nlinks++;
+	}
+	return err;
+}
+
+/* ---- the phase ---- */
+
+static int names_alloc(struct repair_ctx *rx)
+{
+	uint64_t n = rx->sx->links->nslots + 1;
+	struct repair_names *nm = calloc(1, sizeof(*nm));
+
+	if (!nm)
+		return -ENOMEM;
+	rx->nm = nm;
+	nm->lf_slot = UINT64_MAX;
+	nm->flags = calloc(n, 1);
+	nm->parent = calloc(n, sizeof(*nm->parent));
+	nm->dirix = calloc(n, sizeof(*nm->dirix));
+	nm->refs = calloc(n, sizeof(*nm->refs));
+	nm->subdirs = calloc(n, sizeof(*nm->subdirs));
+	nm->space = calloc(rx->fs->g.agcount, sizeof(*nm->space));
+	return nm->flags && nm->parent && nm->dirix && nm->refs && nm->subdirs && nm->space ?
+	       0 : -ENOMEM;
+}
+
+void repair_names_free(struct repair_ctx *rx)
+{
+	struct repair_names *nm = rx->nm;
+
+	if (!nm)
+		return;
+	for (size_t i = 0; i < nm->ndirs; i++)
+		free(nm->dirs[i].v);
+	for (fs_agnumber_t a = 0; nm->space && a < rx->fs->g.agcount; a++)
+		free(nm->space[a].v);
+	free(nm->space);
+	free(nm->dirs);
+	free(nm->names);
+	free(nm->flags);
+	free(nm->parent);
+	free(nm->dirix);
+	free(nm->refs);
+	free(nm->subdirs);
+	free(nm);
+	rx->nm = NULL;
+}
+
+int repair_phase_names(struct repair_ctx *rx)
+{
+	struct scan_links *lk = rx->sx->links;
+	const struct fs_geom *g = &rx->fs->g;
+	uint64_t root;
+	const char *why;
+	int err;
+
+	if (!lk || !lk->gfirst)
+		return 0;
+	why = repair_model_incomplete(rx);
+	root = scan_links_slot(rx->sx, g->rootino);
+	if (!why && (root == UINT64_MAX || !live(rx, root) || !is_dir(rx, root)))
+		why = "the root directory is lost (making a new one is not done yet)";
+	if (why) {
+		fprintf(stderr, "xfsx_repair: %s: directories and link counts are left as they "
+			"are\n", why);
+		return 0;
+	}
+	err = names_alloc(rx);
+	if (err)
+		return err;
+	choose_parents(rx);
+	choose_rebuilds(rx);
+	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
+		struct nm_dir *d;
+
+		if (rx->nm->flags[s] & NM_REBUILD)
+			err = collect(rx, s, &d);
+	}
+	if (!err)
+		err = connect(rx, root);
+	if (!err)
+		count(rx);
+	for (size_t i = 0; i < rx->nm->ndirs && !err; i++)
+		err = build_dir(rx, &rx->nm->dirs[i]);
+	for (fs_agnumber_t a = 0; a < g->agcount && !err; a++)
+		err = model_ag_finish(rx->sx->model, a);
+	if (!err)
+		err = set_nlinks(rx);
+	if (err == -ENOSPC)
+		fprintf(stderr, "xfsx_repair: no free %s for the rebuilt directories; nothing was "
+			"written\n", rx->nm->lf_slot == UINT64_MAX ? "blocks" : "blocks or inode");
+	else if (err == -EFBIG)
+		fprintf(stderr, "xfsx_repair: a rebuilt directory's blocks are too scattered for "
+			"its inode (a block map btree is not made yet); nothing was written\n");
+	if (!err && (rx->nm->rebuilt || rx->nm->nlinks)) {
+		rx->planned_writes = true;
+		rx->drops = true;
+	}
+	return err;
+}
+
+/* ---- the decision ---- */
+
+bool repair_names_covers(const struct repair_ctx *rx, const struct fs_finding *f)
+{
+	const struct repair_names *nm = rx->nm;
+	const char *code = f->def->code;
+	uint64_t s;
+
+	if (!nm || f->ino < 0)
+		return false;
+	s = scan_links_slot(rx->sx, (fs_ino_t)f->ino);
+	if (s == UINT64_MAX)
+		return false;
+	/* a cleared inode's own names, xattrs and links go with it (who named it: rebuilt) */
+	if (rx->verdict[s] & RV_CLEAR)
+		return strncmp(code, "unlinked.", 9) && strncmp(code, "agi.", 4);
+	if (dir_code(code))
+		return nm->flags[s] & NM_BUILT;
+	if (!strcmp(code, "dir.hardlink"))
+		return true;	/* its other parents were rebuilt without it */
+	if (!strcmp(code, "inode.nlink"))
+		return true;	/* set to the references counted */
+	if (!strcmp(code, "inode.unreachable"))
+		return nm->flags[s] & NM_REACHED;
+	return false;
+}
+
+void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_t *moved,
+			 uint64_t *nlinks)
+{
+	*rebuilt = rx->nm ? rx->nm->rebuilt : 0;
+	*moved = rx->nm ? rx->nm->moved : 0;
+	*nlinks = rx->nm ? rx->nm->nlinks : 0;
+}
