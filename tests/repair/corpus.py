@@ -48,12 +48,6 @@ KNOWN_GAPS = {
     # any chunk may be unknown (left, exit 4).  Keys "LABEL TYPE" name one image.
     "norm inobt.node": "without an rmapbt, chunks beyond a damaged inode btree are not rediscovered yet",
     "norm inobt.leaf": "without an rmapbt, chunks beyond a damaged inode btree are not rediscovered yet",
-    # the inode is cleared, but the directory entries naming it stay until
-    # directory repair (issue 12) removes them: reported as left
-    "inode.core": "directory entries naming a cleared inode are removed by directory repair (part 2)",
-    "inode.extents": "directory entries naming a cleared inode are removed by directory repair (part 2)",
-    "bmbt.root": "directory entries naming a cleared inode are removed by directory repair (part 2)",
-    "bmbt.block": "directory entries naming a cleared inode are removed by directory repair (part 2)",
 }
 GAP_REASON = "xfsx_repair incomplete (corpus.py KNOWN_GAPS)"
 
