@@ -275,6 +275,7 @@ static const struct fs_finding_def table[] = {
 	{ "dir.parent",          E, F_NAMES,  "directory \"..\" does not name the directory's parent" },
 	{ "dir.entry_free",      E, F_NAMES,  "directory entry names an inode that is not allocated" },
 	{ "dir.hardlink",        E, F_NAMES,  "directory is linked from more than one directory" },
+	{ "dir.lost_found",      E, F_NAMES,  "the root's lost+found entry does not name a directory" },
 	{ "dir.not_dir",         E, F_NAMES,  "directory-format data in an inode that is not a directory" },
 	{ "inode.nlink",         E, F_NAMES,  "inode link count differs from the directory references to it" },
 	{ "inode.unreachable",   E, F_NAMES,  "inode in use is not reachable from the root directory" },

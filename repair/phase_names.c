@@ -204,6 +204,10 @@ static int on_entry(void *priv, const struct fs_dirent *e)
 	    (e->name[0] == '.' && (e->namelen == 1 || (e->namelen == 2 && e->name[1] == '.'))) ||
 	    (is_dir(rx, cs) && rx->nm->parent[cs] != c->d->slot + 1))
 		return 0;
+	/* the root's lost+found must be a directory: another kind loses that name */
+	if (c->d->ino == rx->fs->g.rootino && e->namelen == 10 &&
+	    !memcmp(e->name, "lost+found", 10) && !is_dir(rx, cs))
+		return 0;
 	return add_ent(rx->nm, c->d, e->ino, e->name, e->namelen, rx->sx->links->rec[cs].type);
 }
 
@@ -388,7 +392,8 @@ static void take_slot(struct repair_ctx *rx, uint64_t s, fs_agnumber_t agno, fs_
 /*
  * /lost+found: the root's entry of that name when it is a directory, else
  * a new directory in the first free inode (an entry of that name that is
- * not a directory moves into it).
+ * not a directory lost the name when the root was collected: that file is
+ * an orphan now and moves into the new one).
  */
 static int lost_found(struct repair_ctx *rx, uint64_t root)
 {
@@ -404,19 +409,14 @@ static int lost_found(struct repair_ctx *rx, uint64_t root)
 	err = collect(rx, root, &rd);
 	if (err)
 		return err;
+	/* (collect keeps that name only when it names a directory) */
 	for (size_t i = 0; i < rd->n; i++) {
 		const struct nm_ent *e = &rd->v[i];
 
-		if (e->namelen != 10 || memcmp(ent_name(nm, e), "lost+found", 10))
-			continue;
-		s = scan_links_slot(rx->sx, e->ino);
-		if (e->ftype == XFS_DIR3_FT_DIR) {
-			nm->lf_slot = s;
-			return collect(rx, s, &lf);
+		if (e->namelen == 10 && !memcmp(ent_name(nm, e), "lost+found", 10)) {
+			nm->lf_slot = scan_links_slot(rx->sx, e->ino);
+			return collect(rx, nm->lf_slot, &lf);
 		}
-		memmove(&rd->v[i], &rd->v[i + 1], (rd->n - i - 1) * sizeof(*e));
-		rd->n--;
-		break;
 	}
 	s = free_slot(rx, &agino, &agno);
 	if (s == UINT64_MAX)

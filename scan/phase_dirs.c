@@ -81,6 +81,14 @@ static int on_entry(void *priv, const struct fs_dirent *d)
 			  "directory entry \"%s\" says inode %llu is a %s, it is a %s", name,
 			  (unsigned long long)d->ino, ftype_name(d->ftype), ftype_name(c->type));
 	}
+	/* xfs_repair's rule: the root's lost+found is a directory (it junks the entry) */
+	if (w->dino == cx->fs->g.rootino && d->namelen == 10 &&
+	    !memcmp(d->name, "lost+found", 10) && c->type != XFS_DIR3_FT_DIR &&
+	    !(c->flags & LR_BAD))
+		fs_report(cx->fl, "dir.lost_found", w->agno, d->daddr ? (int64_t)d->daddr : FS_NONE,
+			  (int64_t)w->dino, "lost+found", ftype_name(XFS_DIR3_FT_DIR),
+			  ftype_name(c->type), "the root's entry \"lost+found\" names inode %llu, "
+			  "a %s, not a directory", (unsigned long long)d->ino, ftype_name(c->type));
 	__atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
 	if (c->type == XFS_DIR3_FT_DIR) {
 		uint32_t zero = 0;

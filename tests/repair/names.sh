@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The namespace (issue 12): directory damage and the scenarios a user meets
+# after a crash, each on a copy of one kernel-made image holding directories
+# in every format (short form, block, leaf, node), a subtree, hard links
+# and symlinks.  After ONE xfsx_repair run the oracle holds (xfs_repair -n
+# clean, xfsx_check clean, a second run changes nothing, the kernel mounts
+# and writes), the case's own claim holds (where an orphan went, a link
+# count, lost+found), and no file is lost that Debian xfs_repair keeps on
+# a copy of the same damage: the set of (inode, md5) of the regular files
+# readable afterwards contains xfs_repair's (lost+found included).
+[ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
+. "$XFSX_SRC/tests/lib.sh"
+. "$XFSX_SRC/tests/check/aged_lib.sh"
+. "$XFSX_SRC/tests/repair/repair_lib.sh"
+
+need_repair "namespace repair"
+need_kernel_images "namespace repair"
+
+base="$TMP/names.img"
+mnt="$TMP/mnt"
+mkdir -p "$mnt"
+truncate -s 512M "$base"
+mkfs.xfs -q -f -d agcount=4 "$base" >/dev/null 2>&1 || { not_ok "mkfs.xfs"; tap_done; exit; }
+mount_img "$base" "$mnt" || { not_ok "mount the new image"; tap_done; exit; }
+(
+	cd "$mnt" || exit 1
+	mkdir sf blk leaf node sub
+	for i in 1 2 3; do echo "sf $i" >sf/f$i; done
+	for i in $(seq 30); do echo "blk $i" >blk/file_$i; done
+	for i in $(seq 300); do echo "leaf $i" >leaf/file_with_a_longer_name_$i; done
+	for i in $(seq 2000); do echo "node $i" >node/n$i; done
+	mkdir -p sub/a/b
+	echo deep >sub/a/b/deep
+	echo top >sub/top
+	ln sf/f1 blk/hl1
+	ln -s sf/f2 sym
+) || not_ok "populate the image"
+umount "$mnt"
+check_clean_base "$base"
+
+ino_of() { xfs_db -r -c "path $2" -c "print v3.inumber" "$1" 2>/dev/null | awk '{print $3}'; }
+# the index of NAME in a short-form directory's entry list
+sf_index() {
+	xfs_db -r -c "path $2" -c "print u3.sfdir3.list" "$1" 2>/dev/null |
+		awk -v n="$3" -F'[][]' '/\.name = "/ { split($0, a, "\""); if (a[2] == n) print $2 }'
+}
+# an inode number no chunk holds (AG 0, far past the few chunks the test makes)
+first_free_ino() {
+	local mode
+	mode=$(xfs_db -r -c "inode 200000" -c "print core.mode" "$1" 2>/dev/null | awk '/core.mode =/ {print $3}')
+	[ "${mode:-0}" = 0 ] && echo 200000
+}
+
+# files IMG OUT: "ino md5" of every regular file the kernel can read, sorted
+files() {
+	local img=$1 out=$2 LC_ALL=C
+	: >"$out"
+	mount -t xfs -o ro,nouuid "$img" "$mnt" 2>/dev/null || return 1
+	_MOUNTS+=("$mnt")
+	(cd "$mnt" && join -j 2 <(find . -xdev -type f -exec stat -c '%i %n' {} + | sort -k2) \
+		<(find . -xdev -type f -exec md5sum {} + 2>/dev/null | sort -k2)) |
+		awk '{print $2, $3}' | sort -u >"$out"
+	umount "$mnt"
+}
+
+KEPT_US=0 KEPT_XR=0
+# run_case LABEL CLAIM-FUNCTION xfs_db-commands...
+run_case() {
+	local label=$1 claim=$2 rc
+	shift 2
+	local img="$TMP/case.img" xr="$TMP/case-xr.img" args=()
+	for c in "$@"; do args+=(-c "$c"); done
+	cp --sparse=always "$base" "$img"
+	xfs_db -x "${args[@]}" "$img" >/dev/null 2>&1
+	cp --sparse=always "$img" "$xr"
+	xfs_repair -n "$img" >/dev/null 2>&1; rc=$?
+	check "$label: the damage is there (xfs_repair -n exit $rc)" [ $rc -ne 0 ]
+	"$XFSX_REPAIR" "$img" >"$TMP/rep.out" 2>&1; rc=$?
+	check "$label: xfsx_repair fixed it in one run (exit $rc)" [ $rc -eq 1 ]
+	[ $rc -eq 1 ] || grep -v '^fixed' "$TMP/rep.out" | head -5 | sed 's/^/#   /'
+	after_repair "$img" "$label"
+	$claim "$img"
+	xfs_repair "$xr" >/dev/null 2>&1
+	files "$img" "$TMP/us" && files "$xr" "$TMP/xr" || { not_ok "$label: mount read-only to compare files"; return; }
+	local us xrn missing
+	us=$(wc -l <"$TMP/us"); xrn=$(wc -l <"$TMP/xr")
+	missing=$(comm -13 "$TMP/us" "$TMP/xr" | wc -l)
+	KEPT_US=$((KEPT_US + us)); KEPT_XR=$((KEPT_XR + xrn))
+	check "$label: files kept: xfsx_repair $us, xfs_repair $xrn; kept by xfs_repair but not by us: $missing" [ "$missing" -eq 0 ]
+}
+
+# claims, on the repaired image
+in_lost_found() {	# in_lost_found IMG INO: lost+found/INO exists
+	local got
+	got=$(xfs_db -r -c "path /lost+found/$2" -c "print v3.inumber" "$1" 2>/dev/null | awk '{print $3}')
+	check "$LABEL: inode $2 is lost+found/$2" [ "$got" = "$2" ]
+}
+nlink_is() {	# nlink_is IMG PATH N
+	local got
+	got=$(xfs_db -r -c "path $2" -c "print core.nlinkv2" "$1" 2>/dev/null | awk '{print $3}')
+	check "$LABEL: $2 has link count $3 (got $got)" [ "$got" = "$3" ]
+}
+is_dir() {	# is_dir IMG PATH
+	local got
+	got=$(xfs_db -r -c "path $2" -c "print core.mode" "$1" 2>/dev/null | awk '{print $3}')
+	check "$LABEL: $2 is a directory (mode $got)" [ $((got & 0170000)) -eq $((0040000)) ]
+}
+
+ROOT_SUB=$(sf_index "$base" / sub)
+INO_SUB=$(ino_of "$base" /sub)
+INO_A=$(ino_of "$base" /sub/a)
+INO_B=$(ino_of "$base" /sub/a/b)
+INO_TOP=$(ino_of "$base" /sub/top)
+INO_F1=$(ino_of "$base" /sf/f1)
+FREE=$(first_free_ino "$base")
+diag "root entry 'sub' is list[$ROOT_SUB]; inodes: sub $INO_SUB, sub/a $INO_A, sub/a/b $INO_B, a free one $FREE"
+
+LABEL="subtree orphaned (the root's entry names a free inode)"
+claim() { in_lost_found "$1" "$INO_SUB"; nlink_is "$1" "/lost+found/$INO_SUB/a/b/deep" 1; }
+run_case "$LABEL" claim "path /" "write -d u3.sfdir3.list[$ROOT_SUB].inumber.i4 $FREE"
+
+LABEL="directory inode destroyed, children intact"
+claim() { in_lost_found "$1" "$INO_B"; nlink_is "$1" /sub 2; }
+run_case "$LABEL" claim "path /sub/a" "fuzz -d core.magic zeroes"
+
+LABEL="block directory's block destroyed"
+claim() { is_dir "$1" /blk; nlink_is "$1" /sf/f1 1; }
+run_case "$LABEL" claim "path /blk" "dblock 0" "fuzz -d bhdr.hdr.magic zeroes"
+
+LABEL="leaf directory's leaf block destroyed"
+claim() { nlink_is "$1" /leaf/file_with_a_longer_name_7 1; }
+run_case "$LABEL" claim "path /leaf" "dblock 8388608" "fuzz -d lhdr.info.hdr.magic zeroes"
+
+LABEL="node directory's first data block destroyed"
+claim() { is_dir "$1" /node; }
+run_case "$LABEL" claim "path /node" "dblock 0" "fuzz -d dhdr.hdr.magic zeroes"
+
+LABEL="a directory with two parents"
+claim() { nlink_is "$1" /sub/a 3; nlink_is "$1" /blk/hl1 1; }
+SF_F1=$(sf_index "$base" /sf f1)
+run_case "$LABEL" claim "path /sf" "write -d u3.sfdir3.list[$SF_F1].inumber.i4 $INO_A" \
+	"write -d u3.sfdir3.list[$SF_F1].filetype 2"
+
+LABEL="link count wrong"
+claim() { nlink_is "$1" /sf/f1 2; }
+run_case "$LABEL" claim "path /sf/f1" "write -d core.nlinkv2 7"
+
+LABEL="lost+found is a regular file"
+claim() { is_dir "$1" /lost+found; in_lost_found "$1" "$INO_SUB"; }
+cp --sparse=always "$base" "$TMP/lf.img"
+mount_img "$TMP/lf.img" "$mnt" && { echo "not a dir" >"$mnt/lost+found"; umount "$mnt"; }
+orig=$base; base="$TMP/lf.img"
+ROOT_SUB=$(sf_index "$base" / sub)
+run_case "$LABEL" claim "path /" "write -d u3.sfdir3.list[$ROOT_SUB].inumber.i4 $FREE"
+base=$orig
+
+diag "files kept over all cases: xfsx_repair $KEPT_US, xfs_repair $KEPT_XR"
+tap_done
