@@ -305,6 +305,59 @@ static int add_rmap_chunks(struct scan_ctx *cx, fs_agnumber_t agno)
 	return err;
 }
 
+struct probe {
+	struct scan_ctx *cx;
+	fs_agnumber_t agno;
+	unsigned char *buf;
+	int err;
+};
+
+/* One stretch of the AG nothing claims: an inode cluster at each aligned start that proves itself. */
+static void probe_gap(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len)
+{
+	struct probe *p = priv;
+	struct scan_ctx *cx = p->cx;
+	const struct fs_geom *g = &cx->fs->g;
+	uint32_t a = g->spinodes && g->spino_align ? g->spino_align :
+		     g->cluster_align ? g->cluster_align : 1;
+	uint32_t span = g->blocks_per_cluster > a ? g->blocks_per_cluster : a;
+	struct scan_ranges *ri = &cx->rmap_inodes[agno];
+	uint64_t end = (uint64_t)agbno + len;
+
+	for (uint64_t b = (agbno + a - 1) / a * a; b < end && !p->err; b += a) {
+		fs_agino_t agino = fs_agbno_to_agino(g, (fs_agblock_t)b);
+
+		if (model_ichunk_find(cx->model, agno, agino) || !probe_block(cx, agno, agino, p->buf))
+			continue;
+		p->err = FS_VEC_ROOM(ri->v, ri->n, ri->cap, 16);
+		if (!p->err)
+			ri->v[ri->n++] = (struct scan_range){ (fs_agblock_t)b,
+				(uint32_t)(b + span <= end ? span : end - b) };
+	}
+}
+
+/*
+ * An AG whose inode btree was not walked whole and that has no whole
+ * rmapbt to name its chunks: the blocks nothing claims (not free space,
+ * not a btree, not a known chunk) are probed for inode clusters that prove
+ * themselves (magic and their own number, at the cluster alignment), as
+ * xfs_repair looks for its "uncertain" inodes, and those join the chunks
+ * the rmapbt would have given.  Costs one block read per alignment unit of
+ * the AG's unclaimed space, and only where an inode btree is damaged.
+ */
+static int probe_lost_chunks(struct scan_ctx *cx, fs_agnumber_t agno)
+{
+	struct probe p = { .cx = cx, .agno = agno, .buf = malloc(cx->fs->g.blocksize) };
+
+	if (!p.buf)
+		return -ENOMEM;
+	p.err = model_ag_finish(cx->model, agno);
+	if (!p.err)
+		model_ag_gaps(cx->model, agno, probe_gap, &p);
+	free(p.buf);
+	return p.err;
+}
+
 int scan_phase_inobt(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -318,13 +371,20 @@ int scan_phase_inobt(struct scan_ctx *cx)
 	if (err)
 		return err;
 	for (fs_agnumber_t agno = 0; agno < g->agcount; agno++) {
+		bool probed = false;
+
 		err = model_ag_finish_ichunks(cx->model, agno);
+		if (!err && !cx->chunks_known[agno] && !(g->rmapbt && cx->rmap_whole[agno]) &&
+		    !scan_ag_unread(cx, agno)) {
+			err = probe_lost_chunks(cx, agno);
+			probed = true;
+		}
 		if (!err)
 			err = add_rmap_chunks(cx, agno);
 		if (err)
 			return err;
-		/* the rmapbt's inode chunks, all seen, stand in for what the inobt lost */
-		if (g->rmapbt && cx->rmap_whole[agno])
+		/* the rmapbt's inode chunks, all seen, or the probe, stand in for what the inobt lost */
+		if ((g->rmapbt && cx->rmap_whole[agno]) || probed)
 			cx->chunks_known[agno] = true;
 	}
 	cx->inodes = tot.icount;

@@ -43,11 +43,6 @@ sh, db, fields_of, VERBS_D = check_corpus.sh, check_corpus.db, check_corpus.fiel
 # written: the lead shrinks this set as repair phases land.  A type not
 # listed here that fails makes the suite red.
 KNOWN_GAPS = {
-    # a lost inobt block loses its chunks: the rmapbt gives them back (the
-    # rmap image is fixed); without an rmapbt repair rebuilds nothing while
-    # any chunk may be unknown (left, exit 4).  Keys "LABEL TYPE" name one image.
-    "norm inobt.node": "without an rmapbt, chunks beyond a damaged inode btree are not rediscovered yet",
-    "norm inobt.leaf": "without an rmapbt, chunks beyond a damaged inode btree are not rediscovered yet",
 }
 GAP_REASON = "xfsx_repair incomplete (corpus.py KNOWN_GAPS)"
 
