@@ -78,6 +78,31 @@ static int bad_forks(struct repair_ctx *rx, fs_ino_t ino, bool *data_bad, bool *
 	return err;
 }
 
+/* Whether daddr is a block of the inode's attr fork (as its core maps it now). */
+static bool in_attr_fork(struct repair_ctx *rx, fs_ino_t ino, fs_daddr_t daddr)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct fs_buf *b;
+	struct fs_inode ip;
+	struct fs_bmap m = { 0 };
+	bool in = false;
+
+	if (repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b))
+		return false;
+	fs_inode_decode(b->data, &ip);
+	if (!scan_load_map(rx->sx, b->data, &ip, XFS_ATTR_FORK, NULL, &m)) {
+		for (size_t i = 0; i < m.n && !in; i++) {
+			fs_daddr_t d0 = fs_fsb_to_daddr(g, m.ext[i].startblock);
+
+			in = daddr >= d0 && daddr < d0 + (fs_daddr_t)(m.ext[i].blockcount <<
+							      (g->blocklog - FS_BBSHIFT));
+		}
+		fs_bmap_free(&m);
+	}
+	fs_buf_put(rx->sx->cache, b);
+	return in;
+}
+
 /*
  * Core fields with a known safe value, as xfs_repair resets them: the v1
  * link count and invalid extent size hints to 0 (with their flags), flags
@@ -145,6 +170,20 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 		}
 		/* a field whose right value the scan does not know: the inode goes */
 		*v |= RV_CLEAR;
+		return 0;
+	case FS_FIX_NAMESPACE:
+		/*
+		 * A damaged xattr structure costs the attr fork (xfs_repair
+		 * clears it too); a symlink whose target cannot be read is
+		 * removed with its names.  Directories: phase_names.c.
+		 */
+		if (!strncmp(f->def->code, "attr.", 5) || !strncmp(f->def->code, "attrrmt.", 8))
+			*v |= RV_ATTR_RESET;
+		else if (!strncmp(f->def->code, "da.", 3) && f->daddr >= 0 &&
+			 in_attr_fork(rx, ino, (fs_daddr_t)f->daddr))
+			*v |= RV_ATTR_RESET;	/* a DA node of the xattrs, not of a directory */
+		else if (!strncmp(f->def->code, "symlink.", 8))
+			*v |= RV_CLEAR;
 		return 0;
 	default:
 		return 0;

@@ -795,7 +795,10 @@ static int set_nlinks(struct repair_ctx *rx)
 		struct fs_buf *b;
 		fs_ino_t ino;
 
-		if (!needs_name(rx, s) || (nm->flags[s] & NM_BUILT) || want == lk->rec[s].nlink)
+		/* inodes in use that a directory names, or should (not unlinked-list ones) */
+		if (!live(rx, s) || scan_is_metadata_ino(rx->sx, ino_of(rx, s)) ||
+		    !(lk->rec[s].nlink || (nm->flags[s] & NM_REACHED)) ||
+		    (nm->flags[s] & NM_BUILT) || want == lk->rec[s].nlink)
 			continue;
 		ino = ino_of(rx, s);
 		err = read_inode(rx, ino, &b);
@@ -924,14 +927,19 @@ bool repair_names_covers(const struct repair_ctx *rx, const struct fs_finding *f
 	/* a cleared inode's own names, xattrs and links go with it (who named it: rebuilt) */
 	if (rx->verdict[s] & RV_CLEAR)
 		return strncmp(code, "unlinked.", 9) && strncmp(code, "agi.", 4);
-	if (dir_code(code))
-		return nm->flags[s] & NM_BUILT;
+	if (dir_code(code))	/* da.: a directory's DA node, or the xattrs' */
+		return (nm->flags[s] & NM_BUILT) ||
+		       (!strncmp(code, "da.", 3) && (rx->verdict[s] & RV_ATTR_RESET));
 	if (!strcmp(code, "dir.hardlink"))
 		return true;	/* its other parents were rebuilt without it */
 	if (!strcmp(code, "inode.nlink"))
 		return true;	/* set to the references counted */
 	if (!strcmp(code, "inode.unreachable"))
 		return nm->flags[s] & NM_REACHED;
+	if (!strcmp(code, "unlinked.orphan"))
+		return nm->flags[s] & NM_NLINK;	/* named, so links given */
+	if (!strncmp(code, "attr.", 5) || !strncmp(code, "attrrmt.", 8))
+		return rx->verdict[s] & RV_ATTR_RESET;
 	return false;
 }
 

@@ -5,13 +5,17 @@
 # without, damaged one (block, field, verb) at a time with `xfs_db -x fuzz`
 # over the superblock (primary and a secondary), AGF, AGI, AGFL, the AG
 # btrees (roots, nodes where they exist, leaves), inode cores, extent
-# records and bmbt blocks, plus each block's magic zeroed.  For every case
+# records and bmbt blocks, directories in every format (short form, block,
+# data, leaf, node, free index), a directory's link count and size, xattrs
+# (short form, leaf, node, remote values) and symlinks (inline, remote),
+# plus each block's magic zeroed.  For every case
 # xfs_repair -n or xfsx_check reports, one xfsx_repair run must leave it
 # clean for both, a second run must change nothing, and the kernel must
 # mount and use it (tests/repair/corpus.py has the details and the
 # KNOWN_GAPS set whose failures are TAP TODO while repair is written).
 # XFSX_REPAIR_CORPUS_FIELDS (fields per block: default 3 on the first
-# image, 1 on the second), XFSX_REPAIR_CORPUS_TYPES (e.g. "agf bnobt.leaf") and
+# image, 1 on the second; XFSX_REPAIR_CORPUS_NAMES_FIELDS, default 1, for the
+# directory, xattr and symlink types), XFSX_REPAIR_CORPUS_TYPES (e.g. "agf bnobt.leaf") and
 # XFSX_REPAIR_CORPUS_JOBS (default 2) size the run.
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm	# cases copy the image: keep them in RAM
 . "$XFSX_SRC/tests/lib.sh"
