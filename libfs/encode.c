@@ -384,3 +384,16 @@ size_t fs_enc_log_unmount_record(void *buf, uint32_t lsunit_bytes, const unsigne
 	h->h_crc = htole32(~crc);
 	return (size_t)sectors * FS_BBSIZE;
 }
+
+void fs_enc_dqblk(void *buf, uint32_t id, uint8_t type, const unsigned char uuid[16])
+{
+	struct xfs_dqblk *q = buf;
+
+	memset(q, 0, sizeof(*q));
+	put_be16(&q->dd_diskdq.d_magic, XFS_DQUOT_MAGIC);
+	q->dd_diskdq.d_version = XFS_DQUOT_VERSION;
+	q->dd_diskdq.d_type = type;
+	put_be32(&q->dd_diskdq.d_id, id);
+	memcpy(q->dd_uuid, uuid, sizeof(q->dd_uuid));
+	fs_crc_update(buf, sizeof(*q), XFS_DQUOT_CRC_OFF);
+}

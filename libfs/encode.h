@@ -105,6 +105,13 @@ size_t fs_dinode_litino(size_t inodesize);
 void fs_enc_dinode_finish(void *buf, size_t inodesize);
 
 /*
+ * A dquot record as the kernel's dquot repair leaves one it cannot trust:
+ * zero usage, limits and timers; magic, version, type (XFS_DQTYPE_*), id,
+ * the metadata UUID, CRC.  buf holds one struct xfs_dqblk.
+ */
+void fs_enc_dqblk(void *buf, uint32_t id, uint8_t type, const unsigned char uuid[16]);
+
+/*
  * Empty short-form directory (no entries, 4-byte parent) into a data fork;
  * returns its size in bytes (the directory inode's di_size).
  */

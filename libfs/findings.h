@@ -21,12 +21,24 @@ enum fs_fix {
 	FS_FIX_INODE_CLEAR,       /* free a bad inode: core damage with no known right value */
 	FS_FIX_INODE_FIELD,       /* set a core field whose right value is known */
 	FS_FIX_FORK,              /* drop bad extent records / bmbt blocks, reset the fork */
-	FS_FIX_NAMESPACE,         /* directories, xattrs, symlinks, links, lists, quota (part 2) */
-	FS_FIX_LOG,               /* the log: needs -L (zeroing it) */
+	FS_FIX_DIR,               /* rebuild the directory from its surviving entries */
+	FS_FIX_PARENTS,           /* a directory's other parents rebuilt without it */
+	FS_FIX_NLINK,             /* set the link count to the references counted */
+	FS_FIX_CONNECT,           /* name an orphan in /lost+found */
+	FS_FIX_XATTR,             /* remove the damaged attr fork (the file is kept) */
+	FS_FIX_SYMLINK,           /* remove an unreadable symlink with its names */
+	FS_FIX_UNLINKED,          /* free what the AGI unlinked lists hold, empty them */
+	FS_FIX_QUOTA,             /* quota: rewrite bad dquots, let the kernel recount */
+	FS_FIX_RT,                /* realtime bitmap/summary inodes */
+	FS_FIX_LOG,               /* the log: replay it, or -L zeroes it */
 	FS_FIX_NR
 };
 
-/* "none", "sb", "aghdr", "ag_btrees", "inode_clear", "inode_field", "fork", "namespace", "log". */
+/*
+ * "none", "sb", "aghdr", "ag_btrees", "inode_clear", "inode_field", "fork",
+ * "dir", "parents", "nlink", "lost_found", "xattr", "symlink", "unlinked",
+ * "quota", "rt", "log".
+ */
 const char *fs_fix_name(enum fs_fix fix);
 
 /* One row of the findings table: every problem xfsx can report. */

@@ -49,7 +49,7 @@ static bool covered(const struct repair_ctx *rx, const struct fs_finding *f)
 	uint8_t v = inode_verdict(rx, f->ino);
 
 	/* whatever is wrong with an inode that is freed is gone with it (not who names it) */
-	if ((v & RV_CLEAR) && f->def->fix != FS_FIX_NAMESPACE)
+	if ((v & RV_CLEAR) && !repair_fix_is_names(f->def->fix))
 		return true;
 	switch (f->def->fix) {
 	case FS_FIX_NONE:
@@ -74,7 +74,9 @@ static bool covered(const struct repair_ctx *rx, const struct fs_finding *f)
 		if (f->ino < 0)
 			return ag != FS_NONE && rx->ag[ag].rebuild;
 		return (v & (RV_CLEAR | RV_ATTR_RESET)) != 0;
-	case FS_FIX_NAMESPACE:
+	case FS_FIX_DIR: case FS_FIX_PARENTS: case FS_FIX_NLINK: case FS_FIX_CONNECT:
+	case FS_FIX_XATTR: case FS_FIX_SYMLINK: case FS_FIX_UNLINKED: case FS_FIX_QUOTA:
+	case FS_FIX_RT:
 		return repair_names_covers(rx, f);
 	case FS_FIX_NR:
 		break;

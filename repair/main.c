@@ -361,6 +361,8 @@ early_out:
 	rx.phase_seconds[3] = now() - t0;
 	t0 = now();
 	if (!err)
+		err = repair_phase_quota(&rx);
+	if (!err)
 		err = repair_phase_rebuild(&rx);
 	rx.phase_seconds[4] = now() - t0;
 	t0 = now();
@@ -438,6 +440,7 @@ out:
 		rc = REPAIR_EXIT_OPERATIONAL;
 	}
 	repair_names_free(&rx);
+	free(rx.dquot_blocks);
 	free(rx.verdict);
 	free(rx.fixed);
 	free(rx.ag);

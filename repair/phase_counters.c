@@ -65,6 +65,12 @@ int repair_phase_counters(struct repair_ctx *rx)
 	if (rx->newsb.sb_icount != ic || rx->newsb.sb_ifree != ifree ||
 	    rx->newsb.sb_fdblocks != fd)
 		rx->counters = true;
+	if (rx->quota_recount && (rx->newsb.sb_qflags & (XFS_UQUOTA_CHKD | XFS_GQUOTA_CHKD |
+							   XFS_PQUOTA_CHKD))) {
+		rx->newsb.sb_qflags &= (uint16_t)~(XFS_UQUOTA_CHKD | XFS_GQUOTA_CHKD |
+						   XFS_PQUOTA_CHKD);
+		rx->counters = true;
+	}
 	rx->newsb.sb_icount = ic;
 	rx->newsb.sb_ifree = ifree;
 	rx->newsb.sb_fdblocks = fd;

@@ -171,19 +171,16 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 		/* a field whose right value the scan does not know: the inode goes */
 		*v |= RV_CLEAR;
 		return 0;
-	case FS_FIX_NAMESPACE:
-		/*
-		 * A damaged xattr structure costs the attr fork (xfs_repair
-		 * clears it too); a symlink whose target cannot be read is
-		 * removed with its names.  Directories: phase_names.c.
-		 */
-		if (!strncmp(f->def->code, "attr.", 5) || !strncmp(f->def->code, "attrrmt.", 8))
+	case FS_FIX_XATTR:
+		*v |= RV_ATTR_RESET;	/* xfs_repair clears a damaged attr fork too */
+		return 0;
+	case FS_FIX_SYMLINK:
+		*v |= RV_CLEAR;		/* its names are removed by phase_names.c */
+		return 0;
+	case FS_FIX_DIR:
+		/* a DA node of the xattrs, not of a directory: the attr fork goes */
+		if (f->daddr >= 0 && in_attr_fork(rx, ino, (fs_daddr_t)f->daddr))
 			*v |= RV_ATTR_RESET;
-		else if (!strncmp(f->def->code, "da.", 3) && f->daddr >= 0 &&
-			 in_attr_fork(rx, ino, (fs_daddr_t)f->daddr))
-			*v |= RV_ATTR_RESET;	/* a DA node of the xattrs, not of a directory */
-		else if (!strncmp(f->def->code, "symlink.", 8))
-			*v |= RV_CLEAR;
 		return 0;
 	default:
 		return 0;
@@ -515,6 +512,41 @@ static int finish_model(struct repair_ctx *rx)
 	return err;
 }
 
+/*
+ * The AGI unlinked lists with a clean log (or one replayed): what the
+ * kernel would have freed is freed (inodes on a list with no links that
+ * no directory names), an inode on a list that still has links or names
+ * is only taken off it, and the
+ * lists are emptied (the AG rebuild writes empty buckets).  An inode with
+ * no links on no list is an orphan: phase_names.c names it in lost+found.
+ */
+static int plan_unlinked(struct repair_ctx *rx)
+{
+	struct scan_links *lk = rx->sx->links;
+	int err = 0;
+
+	for (size_t i = 0; i < rx->fl->n; i++)
+		if (rx->fl->v[i].def->fix == FS_FIX_UNLINKED)
+			rx->empty_unlinked = true;
+	if (!rx->empty_unlinked)
+		return 0;
+	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
+		const struct link_rec *r = &lk->rec[s];
+		fs_agnumber_t agno;
+
+		if ((r->flags & (LR_SEEN | LR_ON_UNLINKED)) != (LR_SEEN | LR_ON_UNLINKED))
+			continue;
+		/* still named by a directory: kept, its link count set by phase_names.c */
+		if (r->nlink == 0 && r->refs == 0) {
+			rx->verdict[s] |= RV_CLEAR;
+		} else {
+			rx->verdict[s] |= RV_FIELDS;
+			err = add_field_fix(rx, scan_slot_ino(rx->sx, s, &agno), RF_UNLINKED, 0);
+		}
+	}
+	return err;
+}
+
 int repair_phase_inodes(struct repair_ctx *rx)
 {
 	struct scan_links *lk = rx->sx->links;
@@ -529,6 +561,8 @@ int repair_phase_inodes(struct repair_ctx *rx)
 	for (size_t i = 0; i < rx->fl->n && !err; i++)
 		if (rx->fl->v[i].ino >= 0)
 			err = judge(rx, &rx->fl->v[i]);
+	if (!err)
+		err = plan_unlinked(rx);
 	if (err)
 		return err;
 	dup_clears(rx);

@@ -137,13 +137,6 @@ static void choose_parents(struct repair_ctx *rx)
 
 /* ---- which directories are rebuilt ---- */
 
-/* Findings about a directory's own contents (not about who names it). */
-static bool dir_code(const char *code)
-{
-	return (!strncmp(code, "dir.", 4) && strcmp(code, "dir.hardlink") &&
-		strcmp(code, "dir.not_dir")) || !strncmp(code, "da.", 3);
-}
-
 static void mark(struct repair_ctx *rx, uint64_t s)
 {
 	if (s != UINT64_MAX && live(rx, s) && is_dir(rx, s))
@@ -158,7 +151,7 @@ static void choose_rebuilds(struct repair_ctx *rx)
 	for (size_t i = 0; i < rx->fl->n; i++) {
 		const struct fs_finding *f = &rx->fl->v[i];
 
-		if (f->def->fix == FS_FIX_NAMESPACE && f->ino >= 0 && dir_code(f->def->code))
+		if (f->def->fix == FS_FIX_DIR && f->ino >= 0)
 			mark(rx, scan_links_slot(rx->sx, (fs_ino_t)f->ino));
 	}
 	for (uint64_t p = 0; p < lk->nslots; p++) {
@@ -340,10 +333,16 @@ static void reach_from(struct repair_ctx *rx, uint64_t start, uint64_t *queue)
 	}
 }
 
-/* An inode in use that a directory must name (not unlinked-list or metadata inodes). */
+/*
+ * An inode in use that a directory must name: not a metadata inode, and
+ * with links, or with none but on no unlinked list either (an orphan the
+ * kernel would never free: it goes to lost+found, as xfs_repair does).
+ */
 static bool needs_name(const struct repair_ctx *rx, uint64_t s)
 {
-	return live(rx, s) && rx->sx->links->rec[s].nlink &&
+	const struct link_rec *r = &rx->sx->links->rec[s];
+
+	return live(rx, s) && (r->nlink || (rx->empty_unlinked && !(r->flags & LR_ON_UNLINKED))) &&
 	       !scan_is_metadata_ino(rx->sx, ino_of(rx, s));
 }
 
@@ -916,31 +915,36 @@ int repair_phase_names(struct repair_ctx *rx)
 bool repair_names_covers(const struct repair_ctx *rx, const struct fs_finding *f)
 {
 	const struct repair_names *nm = rx->nm;
-	const char *code = f->def->code;
-	uint64_t s;
+	int64_t ag;
+	uint64_t s = f->ino >= 0 ? scan_links_slot(rx->sx, (fs_ino_t)f->ino) : UINT64_MAX;
+	uint8_t v = s != UINT64_MAX ? rx->verdict[s] : 0;
 
-	if (!nm || f->ino < 0)
-		return false;
-	s = scan_links_slot(rx->sx, (fs_ino_t)f->ino);
+	if (f->def->fix == FS_FIX_QUOTA)
+		return repair_quota_covers(rx, f);
+	if (f->def->fix == FS_FIX_UNLINKED) {
+		ag = repair_finding_ag(rx, f);
+		return rx->empty_unlinked && ag != FS_NONE && rx->ag && rx->ag[ag].rebuild;
+	}
 	if (s == UINT64_MAX)
 		return false;
-	/* a cleared inode's own names, xattrs and links go with it (who named it: rebuilt) */
-	if (rx->verdict[s] & RV_CLEAR)
-		return strncmp(code, "unlinked.", 9) && strncmp(code, "agi.", 4);
-	if (dir_code(code))	/* da.: a directory's DA node, or the xattrs' */
-		return (nm->flags[s] & NM_BUILT) ||
-		       (!strncmp(code, "da.", 3) && (rx->verdict[s] & RV_ATTR_RESET));
-	if (!strcmp(code, "dir.hardlink"))
-		return true;	/* its other parents were rebuilt without it */
-	if (!strcmp(code, "inode.nlink"))
-		return true;	/* set to the references counted */
-	if (!strcmp(code, "inode.unreachable"))
-		return nm->flags[s] & NM_REACHED;
-	if (!strcmp(code, "unlinked.orphan"))
-		return nm->flags[s] & NM_NLINK;	/* named, so links given */
-	if (!strncmp(code, "attr.", 5) || !strncmp(code, "attrrmt.", 8))
-		return rx->verdict[s] & RV_ATTR_RESET;
-	return false;
+	/* a cleared inode's own names, xattrs and links go with it; who named it is rebuilt */
+	if (v & RV_CLEAR)
+		return nm != NULL || f->def->fix == FS_FIX_XATTR || f->def->fix == FS_FIX_SYMLINK;
+	switch (f->def->fix) {
+	case FS_FIX_XATTR:
+		return v & RV_ATTR_RESET;
+	case FS_FIX_DIR:	/* a directory's blocks, or a DA node of the xattrs */
+		return (nm && (nm->flags[s] & NM_BUILT)) || (v & RV_ATTR_RESET);
+	case FS_FIX_PARENTS:	/* its other parents were rebuilt without it */
+	case FS_FIX_NLINK:	/* set to the references counted */
+		return nm != NULL;
+	case FS_FIX_CONNECT:	/* named (in lost+found or not) */
+		return nm && (nm->flags[s] & NM_REACHED);
+	case FS_FIX_QUOTA:
+		return repair_quota_covers(rx, f);
+	default:
+		return false;
+	}
 }
 
 void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_t *moved,

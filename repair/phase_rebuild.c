@@ -956,7 +956,9 @@ static void old_agi(struct agwork *w, struct fs_agi *agi)
 		struct fs_agi old;
 
 		fs_agi_decode(b->data, &old);
-		memcpy(agi->unlinked, old.unlinked, sizeof(agi->unlinked));
+		/* the lists are kept unless this repair frees what they hold */
+		if (!rx->empty_unlinked)
+			memcpy(agi->unlinked, old.unlinked, sizeof(agi->unlinked));
 		agi->newino = old.newino;
 	}
 	fs_findings_free(&scratch);
@@ -1191,8 +1193,10 @@ static void choose_ags(struct repair_ctx *rx)
 		const struct fs_finding *f = &rx->fl->v[i];
 		int64_t ag;
 
+		/* (an unlinked-list finding: the AGI gets empty buckets) */
 		if (f->def->fix != FS_FIX_AGHDR && f->def->fix != FS_FIX_AG_BTREES &&
-		    !(f->def->fix == FS_FIX_FORK && f->ino < 0))
+		    !(f->def->fix == FS_FIX_FORK && f->ino < 0) &&
+		    !(f->def->fix == FS_FIX_UNLINKED && rx->empty_unlinked))
 			continue;
 		ag = repair_finding_ag(rx, f);
 		/* superblock counters are the superblock's, not an AG's */

@@ -27,6 +27,7 @@
  *                    fields set where the right value is known; duplicate claims
  *   phase_names.c    3b the namespace: directories rebuilt, orphans to lost+found,
  *                    link counts
+ *   phase_quota.c    3c bad dquots rewritten; quota recounted by the kernel
  *   phase_rebuild.c  2+4 AG headers and btrees rebuilt from the model (AGs whose
  *                    trees and counters already match are left alone)
  *   phase_counters.c 5 superblock counters from what was built
@@ -86,6 +87,10 @@ struct repair_ctx {
 	bool rewrite_primary;
 	bool *rewrite_sb;          /* per AG: the superblock copy in that AG */
 	bool counters;             /* superblock counters rewritten */
+	bool empty_unlinked;       /* the AGI unlinked lists are emptied (what they held freed) */
+	bool quota_recount;        /* quota CHKD flags cleared: the kernel counts again */
+	fs_daddr_t *dquot_blocks;  /* quota blocks whose bad records are rewritten */
+	size_t ndquot, capdquot;
 	struct repair_field_fix *ffix;
 	size_t nffix, capffix;
 	uint64_t cleared, attr_resets, field_fixes;
@@ -115,7 +120,12 @@ void repair_report_json(const struct repair_ctx *rx, FILE *out);
 const char *repair_model_incomplete(const struct repair_ctx *rx);
 /* The disk address of an inode's core (phase_inodes.c). */
 fs_daddr_t repair_inode_daddr(const struct fs_geom *g, fs_ino_t ino);
-/* Whether the namespace plan covers a finding of fix action namespace. */
+/* The fix actions of the namespace (directories to quota): phase_names.c decides. */
+static inline bool repair_fix_is_names(enum fs_fix fix)
+{
+	return fix >= FS_FIX_DIR && fix <= FS_FIX_RT;
+}
+/* Whether the namespace plan covers a finding with one of those actions. */
 bool repair_names_covers(const struct repair_ctx *rx, const struct fs_finding *f);
 void repair_names_free(struct repair_ctx *rx);
 /* What the namespace phase did, for the summary. */
@@ -126,6 +136,8 @@ void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_
 int repair_phase_sb(struct repair_ctx *rx);
 int repair_phase_inodes(struct repair_ctx *rx);
 int repair_phase_names(struct repair_ctx *rx);
+int repair_phase_quota(struct repair_ctx *rx);
+bool repair_quota_covers(const struct repair_ctx *rx, const struct fs_finding *f);
 int repair_phase_rebuild(struct repair_ctx *rx);
 int repair_phase_counters(struct repair_ctx *rx);
 

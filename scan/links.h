@@ -25,6 +25,7 @@ enum {
 	LR_REFLINK = 16,           /* di_flags2 has XFS_DIFLAG2_REFLINK */
 	LR_NOTED = 32,             /* (links phase) its unreachability is reported */
 	LR_FORKS_UNREAD = 64,      /* its core kept its forks from being loaded into the model */
+	LR_ON_UNLINKED = 128,      /* (phase 7) on an AGI unlinked list */
 };
 
 struct link_rec {

@@ -173,6 +173,12 @@ static void check_unlinked(struct scan_ctx *cx, fs_agnumber_t agno)
 					  agino % XFS_AGI_UNLINKED_BUCKETS);
 			if (read_inode(cx, agno, c->startino, agino, &r))
 				break;
+			if (cx->links) {
+				uint64_t slot = scan_links_slot(cx, ino);
+
+				if (slot != UINT64_MAX)	/* this AG's slots are this worker's */
+					cx->links->rec[slot].flags |= LR_ON_UNLINKED;
+			}
 			fs_inode_decode(r.dip, &ip);
 			if (ip.nlink)
 				fs_report(cx->fl, "unlinked.nlink", agno, (int64_t)r.daddr, (int64_t)ino,

@@ -110,8 +110,11 @@ static void test_fix_actions(void **state)
 		{ "inode.magic", FS_FIX_INODE_CLEAR }, { "inode.crc", FS_FIX_INODE_CLEAR },
 		{ "inode.nblocks", FS_FIX_INODE_FIELD }, { "inode.nextents", FS_FIX_INODE_FIELD },
 		{ "bmap.startblock", FS_FIX_FORK }, { "bmbt.crc", FS_FIX_FORK },
-		{ "dir.bad_hash", FS_FIX_NAMESPACE }, { "attr.crc", FS_FIX_NAMESPACE },
-		{ "inode.nlink", FS_FIX_NAMESPACE }, { "unlinked.orphan", FS_FIX_NAMESPACE },
+		{ "dir.bad_hash", FS_FIX_DIR }, { "attr.crc", FS_FIX_XATTR },
+		{ "inode.nlink", FS_FIX_NLINK }, { "unlinked.orphan", FS_FIX_CONNECT },
+		{ "dir.hardlink", FS_FIX_PARENTS }, { "inode.unreachable", FS_FIX_CONNECT },
+		{ "symlink.magic", FS_FIX_SYMLINK }, { "unlinked.pending", FS_FIX_UNLINKED },
+		{ "dquot.crc", FS_FIX_QUOTA }, { "rt.inode", FS_FIX_RT },
 		{ "log.dirty", FS_FIX_LOG },
 	};
 	size_t n;
@@ -127,8 +130,9 @@ static void test_fix_actions(void **state)
 		if (!strncmp(t[i].code, "bnobt.", 6) || !strncmp(t[i].code, "rmapbt.", 7) ||
 		    !strncmp(t[i].code, "finobt.", 7))
 			assert_int_equal(t[i].fix, FS_FIX_AG_BTREES);
-		if (!strncmp(t[i].code, "dir.", 4) || !strncmp(t[i].code, "da.", 3))
-			assert_int_equal(t[i].fix, FS_FIX_NAMESPACE);
+		if ((!strncmp(t[i].code, "dir.", 4) && strcmp(t[i].code, "dir.hardlink")) ||
+		    !strncmp(t[i].code, "da.", 3))
+			assert_int_equal(t[i].fix, FS_FIX_DIR);
 		if (!strncmp(t[i].code, "bmap.", 5) || !strncmp(t[i].code, "bmbt.", 5))
 			assert_int_equal(t[i].fix, FS_FIX_FORK);
 	}

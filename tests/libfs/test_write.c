@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "libfs/cache.h"
+#include "libfs/dquot.h"
 #include "libfs/encode.h"
 #include "libfs/endian.h"
 #include "tests/core/fixture.h"
@@ -673,9 +674,46 @@ static void test_args(void **state)
 	fs_buf_put(t->c, b);
 }
 
+/*
+ * The dquot a repair writes for one it cannot trust (fs_enc_dqblk): a
+ * block of them passes the block verifier with ids from their place, and
+ * one flipped byte in a record is caught (its CRC).
+ */
+static void test_dqblk(void **state)
+{
+	struct fx f;
+	struct fs_findings fl;
+	struct fs_vctx vc;
+	uint32_t per;
+	unsigned char *blk;
+
+	(void)state;
+	fx_init_default(&f);
+	per = fs_dquot_per_block(&f.g);
+	blk = calloc(1, f.g.blocksize);
+	assert_non_null(blk);
+	for (uint32_t i = 0; i < per; i++)
+		fs_enc_dqblk(blk + i * sizeof(struct xfs_dqblk), 3 * per + i, XFS_DQTYPE_GROUP,
+			     f.g.meta_uuid);
+	fs_findings_init(&fl);
+	vc = fx_vctx(&f, 0, &fl);
+	assert_int_equal(fs_dquot_block_verify(&vc, blk, f.g.blocksize, 3, XFS_DQTYPE_GROUP), 0);
+	/* the wrong place (ids of block 3 read as block 4) and a flipped byte are findings */
+	assert_true(fs_dquot_block_verify(&vc, blk, f.g.blocksize, 4, XFS_DQTYPE_GROUP) > 0);
+	fs_findings_free(&fl);
+	fs_findings_init(&fl);
+	vc = fx_vctx(&f, 0, &fl);
+	blk[2 * sizeof(struct xfs_dqblk) + 40] ^= 1;
+	assert_true(fs_dquot_block_verify(&vc, blk, f.g.blocksize, 3, XFS_DQTYPE_GROUP) > 0);
+	assert_true(fx_has(&fl, "dquot.crc", NULL));
+	fs_findings_free(&fl);
+	free(blk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dqblk),
 		cmocka_unit_test_setup_teardown(check_readback, setup_uring_buf, teardown),
 		cmocka_unit_test_setup_teardown(check_direct_used, setup_uring_dio, teardown),
 		cmocka_unit_test_setup_teardown(check_readback, setup_aio_buf, teardown),

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Repair phase 3c, quota.  A quota file block with findings gets every
+ * record that fails verification (magic, version, CRC, its type, the id
+ * its place says) rewritten as the kernel's own dquot repair rewrites one
+ * (zero usage, limits and timers; libfs/encode.c fs_enc_dqblk); the
+ * records that verify are kept.  And when this repair changes what users
+ * use (inodes cleared, forks removed, directories rebuilt) or a dquot was
+ * rewritten, the superblock's quota CHKD flags are cleared, so the kernel
+ * counts usage afresh at the next mount, as xfs_repair leaves it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libfs/dquot.h"
+#include "libfs/encode.h"
+#include "libfs/endian.h"
+#include "libfs/inode.h"
+#include "libfs/vec.h"
+#include "repair/repair.h"
+
+/* The quota file a finding's inode is, and its record type; false if none. */
+static bool quota_file(const struct repair_ctx *rx, int64_t ino, uint8_t *type)
+{
+	const struct xfs_sb *sb = &rx->fs->sb;
+
+	if (ino <= 0 || (uint64_t)ino == NULLFSINO)
+		return false;
+	if ((uint64_t)ino == sb->sb_uquotino)
+		*type = XFS_DQTYPE_USER;
+	else if ((uint64_t)ino == sb->sb_gquotino)
+		*type = XFS_DQTYPE_GROUP;
+	else if ((uint64_t)ino == sb->sb_pquotino)
+		*type = XFS_DQTYPE_PROJ;
+	else
+		return false;
+	return true;
+}
+
+/* The file block of quota file ino that lives at daddr, or -ENOENT. */
+static int file_block(struct repair_ctx *rx, fs_ino_t ino, fs_daddr_t daddr, uint64_t *fileblk)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct fs_buf *b;
+	struct fs_inode ip;
+	struct fs_bmap m = { 0 };
+	int err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
+
+	if (err)
+		return err;
+	fs_inode_decode(b->data, &ip);
+	err = scan_load_map(rx->sx, b->data, &ip, XFS_DATA_FORK, NULL, &m);
+	fs_buf_put(rx->sx->cache, b);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < m.n && err; i++) {
+		fs_daddr_t d0 = fs_fsb_to_daddr(g, m.ext[i].startblock);
+		uint64_t bbs = (uint64_t)1 << (g->blocklog - FS_BBSHIFT);
+
+		if (daddr >= d0 && (uint64_t)(daddr - d0) < m.ext[i].blockcount * bbs &&
+		    (daddr - d0) % bbs == 0) {
+			*fileblk = m.ext[i].startoff + (uint64_t)(daddr - d0) / bbs;
+			err = 0;
+		}
+	}
+	fs_bmap_free(&m);
+	return err;
+}
+
+/* Rewrite the records of one quota block that do not verify; how many. */
+static int mend_block(struct repair_ctx *rx, fs_ino_t ino, uint8_t type, fs_daddr_t daddr,
+		      uint32_t *mended)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	uint32_t per = fs_dquot_per_block(g);
+	uint64_t fileblk;
+	struct fs_buf *b;
+	int err = file_block(rx, ino, daddr, &fileblk);
+
+	*mended = 0;
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	err = repair_get_buf(rx, daddr, g->blocksize, false, &b);
+	if (err)
+		return err;
+	for (uint32_t i = 0; i < per; i++) {
+		struct xfs_dqblk *q = (struct xfs_dqblk *)b->data + i;
+		uint32_t id = (uint32_t)(fileblk * per + i);
+		struct fs_findings scratch;
+		struct fs_vctx vc = { .g = g, .agno = fs_ino_to_agno(g, ino), .daddr = daddr,
+				      .have_log_head = rx->fs->have_log_head,
+				      .head_lsn = rx->fs->log_head_lsn, .ino = ino };
+		int n;
+
+		fs_findings_init(&scratch);
+		vc.fl = &scratch;
+		n = fs_verify(FS_MT_DQUOT, &vc, q, sizeof(*q));
+		fs_findings_free(&scratch);
+		if (!n && be32(q->dd_diskdq.d_id) == id &&
+		    (q->dd_diskdq.d_type & XFS_DQTYPE_REC_MASK) == type)
+			continue;
+		fs_enc_dqblk(q, id, type, g->meta_uuid);
+		(*mended)++;
+	}
+	if (*mended)
+		err = repair_mark(rx, b, FS_MT_DQUOT, fs_ino_to_agno(g, ino), ino,
+				  FS_WCLASS_HEADERS);
+	fs_buf_put(rx->sx->cache, b);
+	return err;
+}
+
+int repair_phase_quota(struct repair_ctx *rx)
+{
+	const uint16_t acct = XFS_UQUOTA_ACCT | XFS_GQUOTA_ACCT | XFS_PQUOTA_ACCT;
+	int err = 0;
+
+	for (size_t i = 0; i < rx->fl->n && !err; i++) {
+		const struct fs_finding *f = &rx->fl->v[i];
+		uint32_t mended;
+		uint8_t type;
+		bool seen = false;
+
+		if (f->def->fix != FS_FIX_QUOTA || f->daddr < 0 || !quota_file(rx, f->ino, &type))
+			continue;
+		for (size_t k = 0; k < rx->ndquot && !seen; k++)
+			seen = rx->dquot_blocks[k] == (fs_daddr_t)f->daddr;
+		if (seen)
+			continue;
+		err = mend_block(rx, (fs_ino_t)f->ino, type, (fs_daddr_t)f->daddr, &mended);
+		if (err || !mended)
+			continue;
+		err = FS_VEC_ROOM(rx->dquot_blocks, rx->ndquot, rx->capdquot, 8);
+		if (!err)
+			rx->dquot_blocks[rx->ndquot++] = (fs_daddr_t)f->daddr;
+		rx->planned_writes = true;
+	}
+	if (!err && (rx->fs->sb.sb_qflags & acct) && (rx->drops || rx->ndquot))
+		rx->quota_recount = true;
+	return err;
+}
+
+bool repair_quota_covers(const struct repair_ctx *rx, const struct fs_finding *f)
+{
+	for (size_t k = 0; k < rx->ndquot; k++)
+		if (rx->dquot_blocks[k] == (fs_daddr_t)f->daddr)
+			return true;
+	return false;
+}
