@@ -48,8 +48,11 @@ static bool covered(const struct repair_ctx *rx, const struct fs_finding *f)
 	int64_t ag = repair_finding_ag(rx, f);
 	uint8_t v = inode_verdict(rx, f->ino);
 
-	/* whatever is wrong with an inode that is freed is gone with it (not who names it) */
-	if ((v & RV_CLEAR) && !repair_fix_is_names(f->def->fix))
+	/*
+	 * whatever is wrong with an inode that is freed (or made anew, as a
+	 * lost root is) is gone with it (not who names it)
+	 */
+	if ((v & (RV_CLEAR | RV_NEW)) && !repair_fix_is_names(f->def->fix))
 		return true;
 	switch (f->def->fix) {
 	case FS_FIX_NONE:

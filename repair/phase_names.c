@@ -389,6 +389,20 @@ static void take_slot(struct repair_ctx *rx, uint64_t s, fs_agnumber_t agno, fs_
 }
 
 /*
+ * The root inode is gone (cleared, or not a directory): a new, empty root
+ * directory in its place, as xfs_repair makes one; its old forks' blocks
+ * are freed, and everything it named is an orphan for lost+found.
+ */
+static void new_root(struct repair_ctx *rx, uint64_t root)
+{
+	const struct fs_geom *g = &rx->fs->g;
+
+	rx->verdict[root] = (uint8_t)((rx->verdict[root] & ~RV_CLEAR) | RV_DIR_NEW | RV_ATTR_RESET);
+	take_slot(rx, root, fs_ino_to_agno(g, g->rootino), fs_ino_to_agino(g, g->rootino));
+	rx->drops = true;
+}
+
+/*
  * /lost+found: the root's entry of that name when it is a directory, else
  * a new directory in the first free inode (an entry of that name that is
  * not a directory lost the name when the root was collected: that file is
@@ -869,8 +883,8 @@ int repair_phase_names(struct repair_ctx *rx)
 		return 0;
 	why = repair_model_incomplete(rx);
 	root = scan_links_slot(rx->sx, g->rootino);
-	if (!why && (root == UINT64_MAX || !live(rx, root) || !is_dir(rx, root)))
-		why = "the root directory is lost (making a new one is not done yet)";
+	if (!why && root == UINT64_MAX)
+		why = "no inode chunk the scan knows holds the root inode";
 	if (why) {
 		fprintf(stderr, "xfsx_repair: %s: directories and link counts are left as they "
 			"are\n", why);
@@ -879,6 +893,8 @@ int repair_phase_names(struct repair_ctx *rx)
 	err = names_alloc(rx);
 	if (err)
 		return err;
+	if (!live(rx, root) || !is_dir(rx, root))
+		new_root(rx, root);
 	choose_parents(rx);
 	choose_rebuilds(rx);
 	for (uint64_t s = 0; s < lk->nslots && !err; s++) {

@@ -3,7 +3,7 @@
 # The namespace (issue 12): directory damage and the scenarios a user meets
 # after a crash, each on a copy of one kernel-made image holding directories
 # in every format (short form, block, leaf, node), a subtree, hard links
-# and symlinks.  After ONE xfsx_repair run the oracle holds (xfs_repair -n
+# and symlinks (the root is inode 128 with mkfs.xfs's defaults: AG 0).  After ONE xfsx_repair run the oracle holds (xfs_repair -n
 # clean, xfsx_check clean, a second run changes nothing, the kernel mounts
 # and writes), the case's own claim holds (where an orphan went, a link
 # count, lost+found), and no file is lost that Debian xfs_repair keeps on
@@ -141,6 +141,16 @@ claim() { nlink_is "$1" /sub/a 3; nlink_is "$1" /blk/hl1 1; }
 SF_F1=$(sf_index "$base" /sf f1)
 run_case "$LABEL" claim "path /sf" "write -d u3.sfdir3.list[$SF_F1].inumber.i4 $INO_A" \
 	"write -d u3.sfdir3.list[$SF_F1].filetype 2"
+
+LABEL="the root's core destroyed"
+claim() { is_dir "$1" /; is_dir "$1" /lost+found; in_lost_found "$1" "$INO_SUB"; }
+run_case "$LABEL" claim "inode $(ino_of "$base" /)" "fuzz -d core.magic zeroes"
+
+LABEL="an inode on an AGI unlinked list that a directory still names"
+claim() { nlink_is "$1" /sf/f2 1; }
+INO_F2=$(ino_of "$base" /sf/f2)
+run_case "$LABEL" claim "inode $INO_F2" "write -d core.nlinkv2 0" "agi 0" \
+	"write -d unlinked[$((INO_F2 % 64))] $INO_F2"
 
 LABEL="link count wrong"
 claim() { nlink_is "$1" /sf/f1 2; }
