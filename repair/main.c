@@ -410,11 +410,14 @@ early_out:
 		}
 		fputs(",\"findings\":", stdout);
 		repair_report_json(&rx, stdout);
+		fputs(",\"moved\":", stdout);
+		repair_names_print_moves(&rx, stdout, true);
 		fputc(',', stdout);
 		print_summary_json(&rx, left, stdout);
 		fputs("}\n", stdout);
 	} else if (!ro.quiet) {
 		repair_report_text(&rx, stdout);
+		repair_names_print_moves(&rx, stdout, false);
 		if (!fl.n)
 			printf("%s: no problems found\n", path);
 		else

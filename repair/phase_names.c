@@ -84,6 +84,8 @@ struct repair_names {
 	uint64_t lf_slot;          /* lost+found's slot, UINT64_MAX none */
 	struct nm_space *space;    /* per AG */
 	uint64_t rebuilt, moved, nlinks;
+	fs_ino_t *moves;           /* what went to lost+found, in order */
+	size_t nmoves, capmoves;
 };
 
 static bool live(const struct repair_ctx *rx, uint64_t s)
@@ -463,6 +465,10 @@ static int adopt(struct repair_ctx *rx, uint64_t s, uint64_t *queue)
 		return err;
 	nm->flags[s] |= NM_MOVED;
 	nm->moved++;
+	err = FS_VEC_ROOM(nm->moves, nm->nmoves, nm->capmoves, 64);
+	if (err)
+		return err;
+	nm->moves[nm->nmoves++] = ino_of(rx, s);
 	if (is_dir(rx, s)) {
 		/* its ".." names lost+found now */
 		nm->parent[s] = (uint32_t)nm->lf_slot + 1;
@@ -860,6 +866,7 @@ void repair_names_free(struct repair_ctx *rx)
 	for (fs_agnumber_t a = 0; nm->space && a < rx->fs->g.agcount; a++)
 		free(nm->space[a].v);
 	free(nm->space);
+	free(nm->moves);
 	free(nm->dirs);
 	free(nm->names);
 	free(nm->flags);
@@ -969,4 +976,25 @@ void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_
 	*rebuilt = rx->nm ? rx->nm->rebuilt : 0;
 	*moved = rx->nm ? rx->nm->moved : 0;
 	*nlinks = rx->nm ? rx->nm->nlinks : 0;
+}
+
+void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json)
+{
+	const struct repair_names *nm = rx->nm;
+	const char *how = rx->o->dry_run ? "would move" : "moved";
+
+	if (json)
+		fputs("[", out);
+	for (size_t i = 0; nm && i < nm->nmoves; i++) {
+		unsigned long long ino = (unsigned long long)nm->moves[i];
+
+		if (json)
+			fprintf(out, "%s{\"ino\":%llu,\"to\":\"/lost+found/%llu\"}", i ? "," : "",
+				ino, ino);
+		else
+			fprintf(out, "%-9s inode %llu to /lost+found/%llu (its old name is lost)\n",
+				how, ino, ino);
+	}
+	if (json)
+		fputs("]", out);
 }

@@ -128,6 +128,8 @@ static inline bool repair_fix_is_names(enum fs_fix fix)
 /* Whether the namespace plan covers a finding with one of those actions. */
 bool repair_names_covers(const struct repair_ctx *rx, const struct fs_finding *f);
 void repair_names_free(struct repair_ctx *rx);
+/* Each inode moved to lost+found: a text line, or a JSON array of {ino, to}. */
+void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json);
 /* What the namespace phase did, for the summary. */
 void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_t *moved,
 			 uint64_t *nlinks);
