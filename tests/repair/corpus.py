@@ -27,7 +27,9 @@ Prints TAP, one line per case and one per structure type.
 """
 import concurrent.futures
 import importlib.util
+import hashlib
 import os
+import stat
 import queue
 import re
 import sys
@@ -61,6 +63,30 @@ def sha(path):
     """sha256 of the image's content, holes read as zeroes
     (tests/check/aged_lib.sh imgsum: independent of the host's extents)"""
     return sh(["bash", "-c", '. "$0"; imgsum "$1"', AGED_LIB, path]).stdout.decode().strip()
+
+
+def files_of(img, mnt):
+    """{(inode, md5)} of the regular files the kernel can read on img
+    (mounted read-only), or None when it does not mount"""
+    os.makedirs(mnt, exist_ok=True)
+    if sh(["mount", "-t", "xfs", "-o", "ro,nouuid", img, mnt]).returncode != 0:
+        return None
+    out = set()
+    try:
+        for d, _, names in os.walk(mnt):
+            for nm in names:
+                p = os.path.join(d, nm)
+                try:
+                    st = os.lstat(p)
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                    with open(p, "rb") as f:
+                        out.add((st.st_ino, hashlib.md5(f.read()).hexdigest()))
+                except OSError:
+                    pass	# unreadable after repair: not kept
+    finally:
+        sh(["umount", mnt])
+    return out
 
 
 def can_mount():
@@ -246,6 +272,18 @@ def main():
         d1 = sh(["xfs_repair", deb]).returncode
         res["deb"] = sh(["xfs_repair", "-n", deb]).returncode == 0
         res["deb_rc"] = d1
+        # the namespace types: no file xfs_repair keeps may be lost (issue 12)
+        if (stype.split(".")[0] in NAMES_TYPES and no_mount is None and not res["refused"]
+                and not fail):
+            ours, theirs = files_of(img, mnt), files_of(deb, mnt)
+            if ours is None or theirs is None:
+                fail.append("files kept: a read-only mount failed")
+            else:
+                res["kept"] = (len(ours), len(theirs))
+                lost = theirs - ours
+                if lost:
+                    fail.append("files kept: xfsx_repair %d, xfs_repair %d; %d that xfs_repair "
+                                "keeps are lost" % (len(ours), len(theirs), len(lost)))
         if res["refused"] and not res["deb"]:
             pass   # nobody fixes it in one run: refusing is the honest answer
         elif res["refused"]:
@@ -290,7 +328,7 @@ def main():
             cls = stype
             if cls not in stats:
                 stats[cls] = {"cases": 0, "fixed": 0, "failed": 0, "refused": 0, "unseen": 0,
-                              "dfixed": 0, "dfailed": 0, "secs": 0.0}
+                              "dfixed": 0, "dfailed": 0, "secs": 0.0, "kept": None}
                 order.append(cls)
             st = stats[cls]
             st["secs"] += res["secs"]
@@ -299,6 +337,9 @@ def main():
                 continue
             st["cases"] += 1
             st["dfixed" if res["deb"] else "dfailed"] += 1
+            if "kept" in res:
+                k = st["kept"] or (0, 0)
+                st["kept"] = (k[0] + res["kept"][0], k[1] + res["kept"][1])
             name = "%s %s [%s]: fuzz %s %s %s (xfs_repair -n %d, xfsx_check %d)" % (
                 label, cls, " / ".join(nav), flag, field, verb, res["found"][0], res["found"][1])
             deb = "xfs_repair one run: %s" % ("fixed" if res["deb"] else "NOT fixed (exit %d)" % res["deb_rc"])
@@ -313,8 +354,11 @@ def main():
                     print("#   " + l)
             else:
                 st["fixed"] += 1
-                tap(True, "%s: fixed in one run%s; %s" % (
-                    name, "" if no_mount is None else " (mount cycle skipped: %s)" % no_mount, deb))
+                kept = (", files kept: xfsx_repair %d, xfs_repair %d" % res["kept"]
+                        if "kept" in res else "")
+                tap(True, "%s: fixed in one run%s%s; %s" % (
+                    name, "" if no_mount is None else " (mount cycle skipped: %s)" % no_mount,
+                    kept, deb))
     print("# %s, per structure type: cases reported by xfs_repair -n or xfsx_check; xfsx_repair"
           " fixed/failed/refused; Debian xfs_repair (one run) fixed/failed; cases nobody"
           " reported; fields per block: %d, verbs: -d rotating over %s, -c random, magic zeroed"
@@ -325,6 +369,8 @@ def main():
                 " failed %d; unreported %d (%.0f s)" % (
                     label, cls, st["cases"], st["fixed"], st["failed"], st["refused"],
                     st["dfixed"], st["dfailed"], st["unseen"], st["secs"]))
+        if st["kept"]:
+            line += "; files kept over its cases: xfsx_repair %d, xfs_repair %d" % st["kept"]
         tap(st["failed"] == 0, line, gap(label, cls))
     print("# %s: %d damage cases" % (label, len(cases)))
     print("1..%d" % n)
