@@ -470,11 +470,29 @@ static int adopt(struct repair_ctx *rx, uint64_t s, uint64_t *queue)
 		return err;
 	nm->moves[nm->nmoves++] = ino_of(rx, s);
 	if (is_dir(rx, s)) {
+		uint32_t old = nm->parent[s];
+
 		/* its ".." names lost+found now */
 		nm->parent[s] = (uint32_t)nm->lf_slot + 1;
 		err = collect(rx, s, &d);
 		if (err)
 			return err;
+		/* a parent it had (a loop of directories nobody reached) names it no more */
+		if (old && old != nm->parent[s]) {
+			struct nm_dir *pd = dir_of(nm, old - 1);
+
+			if (!pd)
+				err = collect(rx, old - 1, &pd);	/* leaves it out */
+			else
+				for (size_t i = 0; i < pd->n;)
+					if (pd->v[i].ino == ino_of(rx, s))
+						memmove(&pd->v[i], &pd->v[i + 1],
+							(--pd->n - i) * sizeof(pd->v[0]));
+					else
+						i++;
+			if (err)
+				return err;
+		}
 	}
 	reach_from(rx, s, queue);
 	return 0;

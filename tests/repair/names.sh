@@ -152,6 +152,14 @@ INO_F2=$(ino_of "$base" /sf/f2)
 run_case "$LABEL" claim "inode $INO_F2" "write -d core.nlinkv2 0" "agi 0" \
 	"write -d unlinked[$((INO_F2 % 64))] $INO_F2"
 
+LABEL="a loop of directories cut off from the root"
+claim() { in_lost_found "$1" "$INO_A"; is_dir "$1" "/lost+found/$INO_A/b"; }
+SUB_A=$(sf_index "$base" /sub a)
+B_DEEP=$(sf_index "$base" /sub/a/b deep)
+run_case "$LABEL" claim "path /sub/a/b" "write -d u3.sfdir3.list[$B_DEEP].inumber.i4 $INO_A" \
+	"write -d u3.sfdir3.list[$B_DEEP].filetype 2" "path /sub" \
+	"write -d u3.sfdir3.list[$SUB_A].inumber.i4 $FREE"
+
 LABEL="link count wrong"
 claim() { nlink_is "$1" /sf/f1 2; }
 run_case "$LABEL" claim "path /sf/f1" "write -d core.nlinkv2 7"
