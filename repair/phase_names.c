@@ -582,7 +582,7 @@ static void on_space(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint32_
 }
 
 /*
- * count contiguous blocks in AG agno that are free now and stay free:
+ * Count contiguous blocks in AG agno that are free now and stay free:
  * owned by nobody, not even old metadata the rebuild will free (a crash
  * before the new metadata is complete must not find them overwritten).
  */
@@ -645,7 +645,10 @@ static int place_all(struct repair_ctx *rx, const struct fs_dirbuild *b, fs_ino_
 			phys[i] = phys[0] + (fs_fsblock_t)i * b->fsbs;
 		return 0;
 	}
-	for (uint32_t i = 0; i < b->nblocks && (err == -ENOSPC || !err); i++)
+	if (err != -ENOSPC)
+		return err;
+	err = 0;
+	for (uint32_t i = 0; i < b->nblocks && !err; i++)
 		err = place(rx, ino, b->fsbs, &phys[i]);
 	return err;
 }
