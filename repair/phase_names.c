@@ -227,6 +227,8 @@ static void dedupe(struct repair_names *nm, struct nm_dir *d)
 {
 	size_t w = 0;
 
+	if (!d->n)
+		return;
 	qsort_r(d->v, d->n, sizeof(*d->v), cmp_name, nm);
 	for (size_t i = 0; i < d->n; i++) {
 		if (w && d->v[w - 1].namelen == d->v[i].namelen &&
