@@ -24,6 +24,7 @@
 #define F_CLEAR  FS_FIX_INODE_CLEAR
 #define F_FIELD  FS_FIX_INODE_FIELD
 #define F_FORK   FS_FIX_FORK
+#define F_ICRC   FS_FIX_INODE_CRC
 #define F_LOG    FS_FIX_LOG
 #define F_DIR    FS_FIX_DIR
 #define F_PAR    FS_FIX_PARENTS
@@ -216,7 +217,7 @@ static const struct fs_finding_def table[] = {
 	/* inodes */
 	{ "inode.unreadable",    E, F_NONE,   "inode chunk could not be read" },
 	{ "inode.magic",         E, F_CLEAR,  "inode magic number is wrong" },
-	{ "inode.crc",           E, F_CLEAR,  "inode CRC does not match its contents" },
+	{ "inode.crc",           E, F_ICRC,   "inode CRC does not match its contents" },
 	{ "inode.uuid",          E, F_CLEAR,  "inode UUID does not match the filesystem" },
 	{ "inode.lsn",           E, F_FIELD,  "inode LSN is beyond the log" },
 	{ "inode.version",       E, F_CLEAR,  "inode version is not 3" },
@@ -808,7 +809,8 @@ const char *fs_fix_name(enum fs_fix fix)
 	static const char *const names[FS_FIX_NR] = {
 		[FS_FIX_NONE] = "none", [FS_FIX_SB] = "sb", [FS_FIX_AGHDR] = "aghdr",
 		[FS_FIX_AG_BTREES] = "ag_btrees", [FS_FIX_INODE_CLEAR] = "inode_clear",
-		[FS_FIX_INODE_FIELD] = "inode_field", [FS_FIX_FORK] = "fork",
+		[FS_FIX_INODE_FIELD] = "inode_field", [FS_FIX_INODE_CRC] = "inode_crc",
+		[FS_FIX_FORK] = "fork",
 		[FS_FIX_DIR] = "dir", [FS_FIX_PARENTS] = "parents", [FS_FIX_NLINK] = "nlink",
 		[FS_FIX_CONNECT] = "lost_found", [FS_FIX_XATTR] = "xattr",
 		[FS_FIX_SYMLINK] = "symlink", [FS_FIX_UNLINKED] = "unlinked",

@@ -20,6 +20,7 @@ enum fs_fix {
 	FS_FIX_AG_BTREES,         /* rebuild an AG's btrees, AGFL and their counters from the model */
 	FS_FIX_INODE_CLEAR,       /* free a bad inode: core damage with no known right value */
 	FS_FIX_INODE_FIELD,       /* set a core field whose right value is known */
+	FS_FIX_INODE_CRC,         /* a file whose core is sound but for its CRC: kept, re-stamped */
 	FS_FIX_FORK,              /* drop bad extent records / bmbt blocks, reset the fork */
 	FS_FIX_DIR,               /* rebuild the directory from its surviving entries */
 	FS_FIX_PARENTS,           /* a directory's other parents rebuilt without it */
@@ -35,7 +36,7 @@ enum fs_fix {
 };
 
 /*
- * "none", "sb", "aghdr", "ag_btrees", "inode_clear", "inode_field", "fork",
+ * "none", "sb", "aghdr", "ag_btrees", "inode_clear", "inode_field", "inode_crc", "fork",
  * "dir", "parents", "nlink", "lost_found", "xattr", "symlink", "unlinked",
  * "quota", "rt", "log".
  */

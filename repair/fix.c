@@ -70,6 +70,8 @@ static bool covered(const struct repair_ctx *rx, const struct fs_finding *f)
 		return rx->ag[ag].rebuild;
 	case FS_FIX_INODE_CLEAR:
 		return (v & RV_CLEAR) != 0;
+	case FS_FIX_INODE_CRC:
+		return (v & (RV_CLEAR | RV_FIELDS)) != 0;
 	case FS_FIX_INODE_FIELD:
 		return (v & (RV_CLEAR | RV_FIELDS | RV_REFLINK)) != 0;
 	case FS_FIX_FORK:

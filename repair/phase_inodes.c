@@ -14,9 +14,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "libfs/attr.h"
 #include "libfs/encode.h"
 #include "libfs/endian.h"
+#include "libfs/symlink.h"
 #include "libfs/vec.h"
 #include "repair/repair.h"
 #include "scan/links.h"
@@ -134,6 +137,19 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 	switch (f->def->fix) {
 	case FS_FIX_INODE_CLEAR:
 		*v |= RV_CLEAR;
+		return 0;
+	case FS_FIX_INODE_CRC:
+		/*
+		 * A file whose core is sound but for its CRC is kept, as
+		 * xfs_repair keeps it: apply() re-stamps the CRC, clears it
+		 * after all if the verifier still finds something, and loads
+		 * its forks (a bad attr fork goes, a bad data fork takes the
+		 * inode).  A directory goes: the scan did not walk its entries.
+		 */
+		if (rx->sx->links->rec[scan_links_slot(rx->sx, ino)].type == XFS_DIR3_FT_DIR)
+			*v |= RV_CLEAR;
+		else
+			*v |= RV_FIELDS;
 		return 0;
 	case FS_FIX_FORK:
 		if (f->ino < 0)
@@ -310,6 +326,41 @@ static bool shares_data(const struct repair_ctx *rx, fs_ino_t ino)
 	return false;
 }
 
+/* Whether an inline (short form) attr fork breaks its rules. */
+static bool local_attr_bad(const struct fs_geom *g, const void *dip, const struct fs_inode *ip,
+			   fs_ino_t ino)
+{
+	struct fs_findings scratch;
+	struct fs_vctx vc = { .g = g, .agno = fs_ino_to_agno(g, ino), .ino = ino };
+	int n;
+
+	fs_findings_init(&scratch);
+	vc.fl = &scratch;
+	n = fs_attr_sf_verify(&vc, fs_inode_fork_ptr(dip, ip, XFS_ATTR_FORK),
+			      fs_inode_fork_size(g, ip, XFS_ATTR_FORK), NULL, NULL);
+	fs_findings_free(&scratch);
+	return n != 0;
+}
+
+/* Whether an inline symlink target or a device/fifo/socket inode breaks its rules. */
+static bool local_data_bad(const struct fs_geom *g, const void *dip, const struct fs_inode *ip,
+			   fs_ino_t ino)
+{
+	struct fs_findings scratch;
+	struct fs_vctx vc = { .g = g, .agno = fs_ino_to_agno(g, ino), .ino = ino };
+	int n = 0;
+
+	fs_findings_init(&scratch);
+	vc.fl = &scratch;
+	if (S_ISLNK(ip->mode) && ip->format == XFS_DINODE_FMT_LOCAL)
+		n = fs_symlink_local_verify(&vc, fs_inode_fork_ptr(dip, ip, XFS_DATA_FORK), ip->size);
+	else if (S_ISCHR(ip->mode) || S_ISBLK(ip->mode) || S_ISFIFO(ip->mode) ||
+		 S_ISSOCK(ip->mode))
+		n = fs_special_verify(&vc, ip);
+	fs_findings_free(&scratch);
+	return n != 0;
+}
+
 /*
  * A kept inode's forks, loaded from its mended core: a bad data fork means
  * the inode goes after all, a bad attr fork is removed; di_nblocks is set
@@ -343,6 +394,18 @@ static int settle_forks(struct repair_ctx *rx, fs_ino_t ino, unsigned char *dip,
 	}
 	if (err)
 		goto out;
+	/* inline data a re-stamped core may hide: a bad inline symlink, a bad device inode */
+	if (local_data_bad(g, dip, &ip, ino)) {
+		*vp |= RV_CLEAR;
+		goto out;
+	}
+	/* an inline attr fork is judged by its own rules (a core re-stamped may hide a bad one) */
+	if (!(*vp & RV_ATTR_RESET) && ip.forkoff && ip.aformat == XFS_DINODE_FMT_LOCAL &&
+	    local_attr_bad(g, dip, &ip, ino)) {
+		*vp |= RV_ATTR_RESET;
+		reset_attr_fork(g, dip);
+		rx->attr_resets++;
+	}
 	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
 		if (fork == XFS_ATTR_FORK && (*vp & RV_ATTR_RESET))
 			continue;

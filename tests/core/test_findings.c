@@ -107,7 +107,7 @@ static void test_fix_actions(void **state)
 		{ "refcbt.rec", FS_FIX_AG_BTREES }, { "freesp.overlap", FS_FIX_AG_BTREES },
 		{ "rmap.missing", FS_FIX_AG_BTREES }, { "refcount.extra", FS_FIX_AG_BTREES },
 		{ "block.leak", FS_FIX_AG_BTREES },
-		{ "inode.magic", FS_FIX_INODE_CLEAR }, { "inode.crc", FS_FIX_INODE_CLEAR },
+		{ "inode.magic", FS_FIX_INODE_CLEAR }, { "inode.crc", FS_FIX_INODE_CRC },
 		{ "inode.nblocks", FS_FIX_INODE_FIELD }, { "inode.nextents", FS_FIX_INODE_FIELD },
 		{ "bmap.startblock", FS_FIX_FORK }, { "bmbt.crc", FS_FIX_FORK },
 		{ "dir.bad_hash", FS_FIX_DIR }, { "attr.crc", FS_FIX_XATTR },
