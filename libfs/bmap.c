@@ -179,6 +179,13 @@ static const char *rec_at(char *buf, size_t size, const struct fs_bmap_ext *e)
 }
 
 /* One record: judge it, keep it when it can be trusted.  where: the bmbt leaf or NULL. */
+static uint64_t max_fileoff(const struct fs_geom *g)
+{
+	uint64_t bytes = ((UINT64_C(1) << 63) - 1) >> g->blocklog;
+
+	return bytes - 1 < XFS_MAX_FILEOFF ? bytes - 1 : XFS_MAX_FILEOFF;
+}
+
 static int take_rec(struct loader *l, const void *rec, fs_fsblock_t where)
 {
 	const struct fs_geom *g = l->g;
@@ -192,8 +199,13 @@ static int take_rec(struct loader *l, const void *rec, fs_fsblock_t where)
 		       "%s fork: extent at %s has no blocks", rec_at(what, sizeof(what), &e));
 		return 0;
 	}
-	if (e.startoff + e.blockcount > XFS_MAX_FILEOFF) {
-		report(l, "bmap.offset", where, "startoff", FS_U(XFS_MAX_FILEOFF - e.blockcount),
+	/*
+	 * The largest file offset: the format's, or where a file of the
+	 * largest size the kernel allows (2^63 - 1 bytes) ends, whichever is
+	 * less; xfs_repair holds extents to the second, so it is ours too.
+	 */
+	if (e.startoff + e.blockcount > max_fileoff(g)) {
+		report(l, "bmap.offset", where, "startoff", FS_U(max_fileoff(g) - e.blockcount),
 		       FS_U(e.startoff), "%s fork: extent at %s ends past the largest file offset",
 		       rec_at(what, sizeof(what), &e));
 		return 0;

@@ -1180,14 +1180,29 @@ static void count_gap(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint32
 
 /*
  * Which AGs change: findings about their headers or trees; owners dropped
- * in them; blocks nothing accounts for (neither free before, nor old
+ * in them, or added (a rebuilt directory's blocks, a kept inode's forks the
+ * scan could not load, so the AG's trees never matched them); blocks nothing accounts for (neither free before, nor old
  * metadata, nor a kept owner's: leaked, found here too when the scan could
  * not judge leaks because some forks were unread).
  */
+/* A kept inode whose forks the scan could not load: the AG trees never saw its extents. */
+static bool late_owner(const struct repair_ctx *rx, uint64_t owner)
+{
+	uint64_t slot = scan_links_slot(rx->sx, (fs_ino_t)owner);
+
+	return slot != UINT64_MAX && (rx->sx->links->rec[slot].flags & LR_FORKS_UNREAD) &&
+	       !(rx->verdict[slot] & RV_CLEAR);
+}
+
 static void choose_ags(struct repair_ctx *rx)
 {
 	const struct fs_geom *g = &rx->fs->g;
 	struct scan_links *lk = rx->sx->links;
+	bool late = false;
+
+	for (uint64_t s = 0; s < lk->nslots && !late; s++)
+		late = (lk->rec[s].flags & LR_FORKS_UNREAD) && (lk->rec[s].flags & LR_SEEN) &&
+		       !(rx->verdict[s] & RV_CLEAR);
 
 	for (size_t i = 0; i < rx->fl->n; i++) {
 		const struct fs_finding *f = &rx->fl->v[i];
@@ -1214,7 +1229,8 @@ static void choose_ags(struct repair_ctx *rx)
 		/* owners' blocks dropped, or new ones (a rebuilt directory's) */
 		for (size_t i = 0; i < n && !rx->ag[a].rebuild; i++)
 			if (e[i].cls >= MC_DATA && e[i].cls <= MC_BMBT &&
-			    (!ext_kept(rx, &e[i]) || (e[i].flags & MODEL_EXT_NEW)))
+			    (!ext_kept(rx, &e[i]) || (e[i].flags & MODEL_EXT_NEW) ||
+			     (late && late_owner(rx, e[i].owner))))
 				rx->ag[a].rebuild = true;
 		/* cleared and new inodes change the AG's inode btrees */
 		for (uint64_t s = lk->ag_base[a]; s < lk->ag_base[a + 1] && !rx->ag[a].rebuild; s++)
