@@ -24,7 +24,12 @@ trap _cleanup EXIT
 trap 'exit 130' INT TERM
 
 ok()      { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $*"; }
-not_ok()  { TAP_N=$((TAP_N + 1)); TAP_FAILED=$((TAP_FAILED + 1)); echo "not ok $TAP_N - $*"; }
+# a "not ok ... # TODO reason" line is a known gap, not a failure (TAP)
+not_ok()  {
+	TAP_N=$((TAP_N + 1))
+	case "$*" in *"# TODO"*) ;; *) TAP_FAILED=$((TAP_FAILED + 1)) ;; esac
+	echo "not ok $TAP_N - $*"
+}
 skip()    { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $1 # SKIP ${2:-}"; }
 diag()    { echo "# $*"; }
 # check NAME CMD...: ok if CMD succeeds

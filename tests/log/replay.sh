@@ -30,6 +30,7 @@ if [ -n "${LAST_JSON:-}" ]; then
 	check "wrap: the log wrapped (head cycle $c)" [ "${c:-0}" -ge 2 ]
 fi
 run_case noflush "" wl_noflush ""
+run_case unlinked "" wl_unlinked
 if [ "$FULL" = 1 ]; then
 	run_case xattrs-rmap "-m rmapbt=1" wl_xattrs
 	run_case data-reflink "-m reflink=1,rmapbt=1" wl_data
