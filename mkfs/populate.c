@@ -1278,7 +1278,7 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 	if (!recs)
 		return -ENOMEM;
 	for (int fino = 0; fino < (p->finobt ? 2 : 1) && !rc; fino++) {
-		uint32_t n = 0, root, levels;
+		uint32_t n = 0, root = 0, levels = 0;
 
 		for (size_t c = 0; c < a->nchunks; c++)
 			for (uint32_t r = 0; r < p->chunk_inodes / XFS_INODES_PER_CHUNK; r++) {
@@ -1316,7 +1316,7 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 	if (rc)
 		return rc;
 	if (p->reflink) {
-		uint32_t root, levels;
+		uint32_t root = 0, levels = 0;	/* set by load() when it succeeds */
 
 		rc = load(s, &tb, orefc, NULL, 0, &root, &levels, NULL);
 		if (rc)
@@ -1338,7 +1338,7 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 			agf->longest = fr[i].blockcount;
 	}
 	{
-		uint32_t root, levels;
+		uint32_t root = 0, levels = 0;	/* set by load() when it succeeds */
 		uint64_t bb = 0, cb = 0;
 		struct fs_alloc_rec *byc = malloc((nfr + 1) * sizeof(*byc));
 
@@ -1366,7 +1366,7 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 	if (rc)
 		return rc;
 	if (p->rmapbt) {
-		uint32_t root, levels;
+		uint32_t root = 0, levels = 0;	/* set by load() when it succeeds */
 		uint64_t rb = 0;
 
 		nrm = rmap_merge(a->rmap, a->nrmap);
