@@ -597,3 +597,46 @@ out:
 	free(dinode);
 	return ret;
 }
+
+int rt_replay_main(int argc, char **argv, const struct rt_replay *r)
+{
+	uint64_t rng = 0x13198a2e03707344ull;
+	unsigned long iters = 2000;
+	uint8_t *in = malloc(r->insize);
+	char why[768];
+
+	if (!in)
+		return 1;
+	if (argc > 2 && strcmp(argv[1], "--seeds") == 0) {
+		for (unsigned v = 0; v < 16; v++) {
+			char path[4096];
+			FILE *f;
+
+			r->random_input(&rng, in, r->insize);
+			in[0] = (uint8_t)(v % r->variants);
+			snprintf(path, sizeof(path), "%s/seed-%02u", argv[2], v);
+			f = fopen(path, "wb");
+			if (!f || fwrite(in, 1, r->insize, f) != r->insize) {
+				perror(path);
+				free(in);
+				return 1;
+			}
+			fclose(f);
+		}
+		free(in);
+		return 0;
+	}
+	if (argc > 1)
+		iters = strtoul(argv[1], NULL, 10);
+	for (unsigned long i = 0; i < iters; i++) {
+		r->random_input(&rng, in, r->insize);
+		if (r->run_one(in, r->insize, why, sizeof(why))) {
+			printf("1..1\nnot ok 1 - %s %lu: %s\n", r->one, i, why);
+			free(in);
+			return 1;
+		}
+	}
+	printf("1..1\nok 1 - %lu %s\n", iters, r->all);
+	free(in);
+	return 0;
+}

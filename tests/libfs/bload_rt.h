@@ -61,4 +61,20 @@ struct rt_result {
 int rt_roundtrip(const struct fs_geom *g, enum rt_tree t, const unsigned char *recs, uint64_t n,
 		 const struct fs_bload_slack *slack, struct rt_result *res);
 
+/*
+ * The replay driver the round-trip fuzz targets share (their main() when
+ * not built for libFuzzer): "--seeds DIR" writes 16 seed inputs (byte 0 =
+ * variant), else N (argv[1], default 2000) random inputs are run; one TAP
+ * line says how it went.  run_one returns nonzero with why filled on failure.
+ */
+struct rt_replay {
+	size_t insize;             /* bytes per input */
+	unsigned variants;         /* seeds cycle byte 0 over these */
+	void (*random_input)(uint64_t *rng, uint8_t *in, size_t len);
+	int (*run_one)(const uint8_t *in, size_t len, char *why, size_t whylen);
+	const char *one;           /* "random directory": a failing case's name */
+	const char *all;           /* what the passing line says about them all */
+};
+int rt_replay_main(int argc, char **argv, const struct rt_replay *r);
+
 #endif
