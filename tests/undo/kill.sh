@@ -20,12 +20,7 @@
 
 need_undo "repair killed part-way"
 
-base="$TMP/base.img"
-if ! age_image "$base" 1G "-m rmapbt=1,reflink=1 -d agcount=8" 2>"$TMP/err"; then
-	not_ok "aging the base image: $(tail -1 "$TMP/err")"; tap_done; exit
-fi
-damage "$base" bno 8
-orig=$(img_sha "$base")
+damaged_base
 img="$TMP/img"
 points=${XFSX_UNDO_KILL_POINTS:-}
 

@@ -101,3 +101,15 @@ after_stop() {
 		ok "$what: NEEDSREPAIR cleared by the second run"
 	after_repair "$img" "$what"
 }
+
+# damaged_base NAME: $base, the kernel-aged 8-AG image with the bnobt root
+# damaged in every AG (what kill.sh and eio.sh repair), and $orig its sha256;
+# ends the test with a failure when aging fails
+damaged_base() {
+	base="$TMP/base.img"
+	if ! age_image "$base" 1G "-m rmapbt=1,reflink=1 -d agcount=8" 2>"$TMP/err"; then
+		not_ok "aging the base image: $(tail -1 "$TMP/err")"; tap_done; exit
+	fi
+	damage "$base" bno 8
+	orig=$(img_sha "$base")
+}
