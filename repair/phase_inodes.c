@@ -144,12 +144,14 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 		 * xfs_repair keeps it: apply() re-stamps the CRC, clears it
 		 * after all if the verifier still finds something, and loads
 		 * its forks (a bad attr fork goes, a bad data fork takes the
-		 * inode).  A directory goes: the scan did not walk its entries.
+		 * inode).  Only a regular file: a mode the damage may have
+		 * changed to another type (a directory the scan did not walk, a
+		 * symlink whose target was never checked) goes.
 		 */
-		if (rx->sx->links->rec[scan_links_slot(rx->sx, ino)].type == XFS_DIR3_FT_DIR)
-			*v |= RV_CLEAR;
-		else
+		if (rx->sx->links->rec[scan_links_slot(rx->sx, ino)].type == XFS_DIR3_FT_REG_FILE)
 			*v |= RV_FIELDS;
+		else
+			*v |= RV_CLEAR;
 		return 0;
 	case FS_FIX_FORK:
 		if (f->ino < 0)
