@@ -155,6 +155,7 @@ static const struct fs_finding_def table[] = {
 	{ "refcount.missing",   E, F_BTREES, "shared data blocks have no reference count record" },
 	{ "refcount.extra",     E, F_BTREES, "reference count record for blocks that are not shared" },
 	{ "refcount.mismatch",  E, F_BTREES, "reference count differs from the number of data mappings" },
+	{ "refcount.cow_leftover", W, F_BTREES, "leftover CoW staging extent: no write will remap it (the kernel frees it at mount; xfs_repair frees it)" },
 	/* AGI */
 	{ "agi.unreadable",     E, F_NONE,   "AGI could not be read" },
 	{ "agi.magic",          E, F_AGHDR,  "AGI magic number is wrong" },

@@ -6,14 +6,13 @@
  *
  * What the model gives (DESIGN.md, "Plan, then write"):
  *  - kept owners: AG headers, the log, inode chunks, file data/attr/bmbt
- *    blocks (minus those of cleared inodes and removed attr forks), CoW
- *    staging extents;
+ *    blocks (minus those of cleared inodes and removed attr forks); leftover
+ *    CoW staging extents are freed;
  *  - free space: the gaps once the old btree blocks, the old AGFL and the
  *    dropped owners are ignored;
  *  - inobt/finobt records: the chunks, free as the inodes themselves said
  *    (cleared inodes free);
- *  - refcount records: runs of data blocks mapped more than once, and the
- *    CoW staging extents;
+ *  - refcount records: runs of data blocks mapped more than once;
  *  - rmap records: every kept owner, plus the new trees' own blocks.
  * New blocks come from space free before and after (old metadata stays
  * readable until the headers switch) when there is enough; the free-space
@@ -184,7 +183,6 @@ static bool class_kept(uint8_t cls)
 {
 	switch (cls) {
 	case MC_AGHDR: case MC_LOG: case MC_INODES: case MC_DATA: case MC_ATTR: case MC_BMBT:
-	case MC_COW:
 		return true;
 	default:
 		return false;
@@ -280,9 +278,13 @@ static int subtract(const struct runvec *a, const struct runvec *b, struct runve
 
 /* ---- inputs from the model ---- */
 
-/* The classes a rebuild replaces: old free space, old btree blocks, the old AGFL. */
+/*
+ * The classes a rebuild replaces: old free space, old btree blocks, the old
+ * AGFL, and leftover CoW staging extents (freed, as the kernel frees them at
+ * mount and xfs_repair does).
+ */
 #define OLD_CLASSES (MODEL_CLASS_BIT(MC_FREE) | MODEL_CLASS_BIT(MC_AGFL) | \
-		     MODEL_CLASS_BIT(MC_BNOBT) | MODEL_CLASS_BIT(MC_CNTBT) | \
+		     MODEL_CLASS_BIT(MC_COW) | MODEL_CLASS_BIT(MC_BNOBT) | MODEL_CLASS_BIT(MC_CNTBT) | \
 		     MODEL_CLASS_BIT(MC_RMAPBT) | MODEL_CLASS_BIT(MC_REFCBT) | \
 		     MODEL_CLASS_BIT(MC_INOBT) | MODEL_CLASS_BIT(MC_FINOBT))
 
@@ -424,7 +426,6 @@ static int inode_records(struct agwork *w)
 struct refc {
 	fs_agblock_t start;
 	uint32_t len, count;
-	bool cow;
 };
 
 struct refcctx {
@@ -446,54 +447,36 @@ static int refc_push(void *priv, fs_agblock_t start, uint32_t len, uint32_t coun
 	struct refcctx *c = priv;
 	struct refc *p = c->n ? &c->v[c->n - 1] : NULL;
 
-	if (p && !p->cow && p->count == count && p->start + p->len == start &&
+	if (p && p->count == count && p->start + p->len == start &&
 	    (uint64_t)p->len + len <= MAXREFCEXTLEN) {
 		p->len += len;
 		return 0;
 	}
 	if (FS_VEC_ROOM(c->v, c->n, c->cap, 64))
 		return -ENOMEM;
-	c->v[c->n++] = (struct refc){ start, len, count, false };
+	c->v[c->n++] = (struct refc){ start, len, count };
 	return 0;
-}
-
-static int cmp_refc(const void *pa, const void *pb)
-{
-	const struct refc *a = pa, *b = pb;
-
-	return a->start < b->start ? -1 : a->start > b->start;
 }
 
 /*
  * Refcount records: runs of kept data blocks mapped twice or more (the
- * model's one rule, model_ag_shared_runs), and the CoW staging extents
- * (count 1, flagged), in block order.
+ * model's one rule, model_ag_shared_runs), in block order.  No CoW staging
+ * records: leftovers are freed.
  */
 static int refcount_records(struct agwork *w)
 {
 	struct refcctx c = { .w = w };
-	size_t n;
-	const struct model_ext *e = model_ag_extents(w->rx->sx->model, w->agno, &n);
 	int err;
 
 	w->refc.len = sizeof(struct xfs_refcount_rec);
 	err = model_ag_shared_runs(w->rx->sx->model, w->agno, refc_drop, refc_push, &c);
-	for (size_t i = 0; i < n && !err; i++) {
-		if (e[i].cls != MC_COW)
-			continue;
-		err = FS_VEC_ROOM(c.v, c.n, c.cap, 64);
-		if (!err)
-			c.v[c.n++] = (struct refc){ e[i].agbno, e[i].len, 1, true };
-	}
-	if (!err && c.n)
-		qsort(c.v, c.n, sizeof(*c.v), cmp_refc);
 	for (size_t i = 0; i < c.n && !err; i++) {
 		void *r = recs_add(&w->refc);
 
 		if (!r)
 			err = -ENOMEM;
 		else
-			fs_enc_refc_rec(r, c.v[i].start, c.v[i].len, c.v[i].count, c.v[i].cow);
+			fs_enc_refc_rec(r, c.v[i].start, c.v[i].len, c.v[i].count, false);
 	}
 	free(c.v);
 	return err;

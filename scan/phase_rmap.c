@@ -532,13 +532,29 @@ int scan_rmap_prepare(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_
 	if (g->reflink) {
 		s->refc_ok = walk_silently(&s->rw, FS_BTREE_AG_REFC, agf.refc_root, agf.refc_level);
 		/* CoW staging extents are owned (by CoW) until remapped or freed */
+		size_t ncow = 0;
+
 		for (size_t i = 0; i < s->rw.nrc && !s->rw.err; i++)
 			if (s->rw.rc[i].cow) {
 				int err = model_add(cx->model, agno, s->rw.rc[i].startblock,
 						    s->rw.rc[i].blockcount, MC_COW, 0, 0, 0);
 				if (err == -ENOMEM)
 					s->rw.err = err;
+				/*
+				 * Offline, no write is in flight: staging extents are leftovers
+				 * of a crash, which the kernel's mount and xfs_repair free.
+				 */
+				if (++ncow <= DIFF_REPORTS)
+					fs_report(cx->fl, "refcount.cow_leftover", agno,
+						  (int64_t)fs_agbno_to_daddr(g, agno,
+									     s->rw.rc[i].startblock),
+						  FS_NONE, NULL, NULL, NULL,
+						  "CoW staging extent %u+%u is left over", s->rw.rc[i].startblock,
+						  s->rw.rc[i].blockcount);
 			}
+		if (ncow > DIFF_REPORTS)
+			fs_report(cx->fl, "refcount.cow_leftover", agno, FS_NONE, FS_NONE, NULL, NULL,
+				  NULL, "%zu more leftover CoW staging extents", ncow - DIFF_REPORTS);
 	}
 	if (g->rmapbt)
 		s->rmap_ok = walk_silently(&s->rw, FS_BTREE_AG_RMAP, agf.rmap_root, agf.rmap_level);
