@@ -86,6 +86,8 @@ struct repair_names {
 	uint64_t rebuilt, moved, nlinks;
 	fs_ino_t *moves;           /* what went to lost+found, in order */
 	size_t nmoves, capmoves;
+	/* per move: its old path and old directory where known (malloc'd), else NULL */
+	char **from, **from_dir;
 };
 
 static bool live(const struct repair_ctx *rx, uint64_t s)
@@ -570,6 +572,249 @@ out:
 	return err;
 }
 
+/* ---- where moved inodes were ---- */
+
+/*
+ * The report names a moved inode's old place where the damaged namespace
+ * still tells it: the directory that named it (a directory's first parent,
+ * or its ".."; for a file, any directory entry naming it), and its name
+ * there when that directory's entries can still be read.  Paths are found
+ * upwards through each directory's first parent as the scan saw them,
+ * reading names from the directories on disk, before anything is written.
+ */
+#define OLD_PATH_MAX 4096
+#define OLD_DEPTH_MAX 512
+
+struct name_find {
+	fs_ino_t want;
+	char name[MAXNAMELEN + 1];
+	bool found;
+};
+
+static int on_name(void *priv, const struct fs_dirent *e)
+{
+	struct name_find *nf = priv;
+
+	if (nf->found || e->ino != nf->want || !fs_dir_name_ok(e->name, e->namelen) ||
+	    (e->name[0] == '.' && (e->namelen == 1 || (e->namelen == 2 && e->name[1] == '.'))))
+		return 0;
+	memcpy(nf->name, e->name, e->namelen);
+	nf->name[e->namelen] = '\0';
+	nf->found = true;
+	return 0;
+}
+
+/* The name directory slot p gave inode ino on disk; false when unreadable or absent. */
+static bool old_name_in(struct repair_ctx *rx, uint64_t p, fs_ino_t ino, char *name)
+{
+	struct name_find nf = { .want = ino };
+	struct fs_findings scratch;
+	struct fs_buf *b;
+	fs_ino_t dotdot;
+
+	if (!(rx->sx->links->rec[p].flags & LR_SEEN) || (rx->verdict[p] & RV_CLEAR) ||
+	    (rx->nm->flags[p] & NM_NEW) || !is_dir(rx, p) || read_inode(rx, ino_of(rx, p), &b))
+		return false;
+	fs_findings_init(&scratch);
+	scan_dir_entries(rx->sx, ino_of(rx, p), b->data, &scratch, on_name, &nf, &dotdot);
+	fs_findings_free(&scratch);
+	fs_buf_put(rx->sx->cache, b);
+	if (nf.found)
+		memcpy(name, nf.name, strlen(nf.name) + 1);
+	return nf.found;
+}
+
+/* Directory slot s's old parent slot, or UINT64_MAX. */
+static uint64_t old_parent(const struct repair_ctx *rx, uint64_t s)
+{
+	const struct link_rec *r = &rx->sx->links->rec[s];
+	uint64_t p;
+
+	if (r->parent)
+		return r->parent - 1;
+	p = r->dotdot ? scan_links_slot(rx->sx, (fs_ino_t)r->dotdot) : UINT64_MAX;
+	return p != s ? p : UINT64_MAX;
+}
+
+/* Directory slot p's old path ("/" for the root), malloc'd; NULL when unknown. */
+static char *old_dir_path(struct repair_ctx *rx, uint64_t p)
+{
+	char *buf = malloc(OLD_PATH_MAX), name[MAXNAMELEN + 1];
+	size_t at = OLD_PATH_MAX - 1;
+	uint64_t cur = p;
+
+	if (!buf)
+		return NULL;
+	buf[at] = '\0';
+	for (int depth = 0; ino_of(rx, cur) != rx->fs->g.rootino; depth++) {
+		uint64_t up = old_parent(rx, cur);
+		size_t len;
+
+		if (depth >= OLD_DEPTH_MAX || up == UINT64_MAX ||
+		    !old_name_in(rx, up, ino_of(rx, cur), name))
+			goto unknown;
+		len = strlen(name);
+		if (len + 1 > at)
+			goto unknown;
+		at -= len;
+		memcpy(buf + at, name, len);
+		buf[--at] = '/';
+		cur = up;
+	}
+	if (at == OLD_PATH_MAX - 1)
+		buf[--at] = '/';
+	memmove(buf, buf + at, OLD_PATH_MAX - at);
+	return buf;
+unknown:
+	free(buf);
+	return NULL;
+}
+
+/* A move being placed: its index, slot or old directory, and inode. */
+struct mv {
+	uint64_t key;
+	fs_ino_t ino;
+	size_t i;
+};
+
+static int cmp_mv(const void *pa, const void *pb)
+{
+	const struct mv *a = pa, *b = pb;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->ino > b->ino) - (a->ino < b->ino);
+}
+
+/* Names one directory gives the moves of a group (sorted by inode). */
+struct group_names {
+	struct repair_names *nm;
+	const struct mv *v;
+	size_t n;
+	const char *dir;
+};
+
+static int on_group_name(void *priv, const struct fs_dirent *e)
+{
+	struct group_names *g = priv;
+	size_t lo = 0, hi = g->n, len;
+
+	if (!fs_dir_name_ok(e->name, e->namelen) ||
+	    (e->name[0] == '.' && (e->namelen == 1 || (e->namelen == 2 && e->name[1] == '.'))))
+		return 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (g->v[mid].ino < e->ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == g->n || g->v[lo].ino != e->ino || g->nm->from[g->v[lo].i])
+		return 0;
+	len = strlen(g->dir) + 1 + e->namelen + 1;
+	g->nm->from[g->v[lo].i] = malloc(len);
+	if (!g->nm->from[g->v[lo].i])
+		return -ENOMEM;
+	snprintf(g->nm->from[g->v[lo].i], len, "%s%s%.*s", g->dir,
+		 g->dir[strlen(g->dir) - 1] == '/' ? "" : "/", (int)e->namelen, e->name);
+	return 0;
+}
+
+/* The old names of a group of moves that directory slot p held. */
+static int group_places(struct repair_ctx *rx, uint64_t p, const struct mv *v, size_t n)
+{
+	struct repair_names *nm = rx->nm;
+	struct group_names g = { .nm = nm, .v = v, .n = n };
+	struct fs_findings scratch;
+	struct fs_buf *b;
+	fs_ino_t dotdot;
+	char *dir = old_dir_path(rx, p);
+	int err = 0;
+
+	if (!dir)
+		return 0;
+	for (size_t k = 0; k < n && !err; k++)
+		if (!(nm->from_dir[v[k].i] = strdup(dir)))
+			err = -ENOMEM;
+	g.dir = dir;
+	if (!err && (rx->sx->links->rec[p].flags & LR_SEEN) && !(rx->verdict[p] & RV_CLEAR) &&
+	    !(nm->flags[p] & NM_NEW) && !read_inode(rx, ino_of(rx, p), &b)) {
+		fs_findings_init(&scratch);
+		err = scan_dir_entries(rx->sx, ino_of(rx, p), b->data, &scratch, on_group_name, &g,
+				       &dotdot);
+		fs_findings_free(&scratch);
+		fs_buf_put(rx->sx->cache, b);
+		if (err != -ENOMEM)
+			err = 0;
+	}
+	free(dir);
+	return err;
+}
+
+static int old_places(struct repair_ctx *rx)
+{
+	struct repair_names *nm = rx->nm;
+	struct scan_links *lk = rx->sx->links;
+	struct mv *v;
+	uint64_t *named_by;        /* per move: a directory slot that named it, + 1 */
+	int err = 0;
+
+	if (!nm->nmoves)
+		return 0;
+	nm->from = calloc(nm->nmoves, sizeof(*nm->from));
+	nm->from_dir = calloc(nm->nmoves, sizeof(*nm->from_dir));
+	v = malloc(nm->nmoves * sizeof(*v));
+	named_by = calloc(nm->nmoves, sizeof(*named_by));
+	if (!nm->from || !nm->from_dir || !v || !named_by) {
+		free(v);
+		free(named_by);
+		return -ENOMEM;
+	}
+	/* by slot, to find the directories that named the files */
+	for (size_t i = 0; i < nm->nmoves; i++)
+		v[i] = (struct mv){ scan_links_slot(rx->sx, nm->moves[i]), nm->moves[i], i };
+	qsort(v, nm->nmoves, sizeof(*v), cmp_mv);
+	for (uint64_t p = 0; p < lk->nslots; p++)
+		for (uint64_t e = lk->gfirst[p]; e < lk->gfirst[p + 1]; e++) {
+			uint64_t c = lk->gedge[e].child;
+			size_t lo = 0, hi = nm->nmoves;
+
+			if (!(nm->flags[c] & NM_MOVED) || is_dir(rx, c))
+				continue;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+
+				if (v[mid].key < c)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < nm->nmoves && v[lo].key == c)
+				named_by[v[lo].i] = p + 1;
+		}
+	/* then by old directory: each is walked once */
+	for (size_t k = 0; k < nm->nmoves; k++) {
+		uint64_t s = v[k].key, p = UINT64_MAX;
+
+		if (s != UINT64_MAX && is_dir(rx, s))
+			p = old_parent(rx, s);
+		else if (named_by[v[k].i])
+			p = named_by[v[k].i] - 1;
+		v[k].key = p;
+	}
+	qsort(v, nm->nmoves, sizeof(*v), cmp_mv);
+	for (size_t k = 0, j; k < nm->nmoves && !err; k = j) {
+		for (j = k + 1; j < nm->nmoves && v[j].key == v[k].key; j++)
+			;
+		if (v[k].key != UINT64_MAX)
+			err = group_places(rx, v[k].key, &v[k], j - k);
+	}
+	free(v);
+	free(named_by);
+	return err;
+}
+
 /* ---- new blocks ---- */
 
 static void on_space(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len)
@@ -889,6 +1134,12 @@ void repair_names_free(struct repair_ctx *rx)
 	for (fs_agnumber_t a = 0; nm->space && a < rx->fs->g.agcount; a++)
 		free(nm->space[a].v);
 	free(nm->space);
+	for (size_t i = 0; nm->from && i < nm->nmoves; i++) {
+		free(nm->from[i]);
+		free(nm->from_dir[i]);
+	}
+	free(nm->from);
+	free(nm->from_dir);
 	free(nm->moves);
 	free(nm->dirs);
 	free(nm->names);
@@ -935,6 +1186,8 @@ int repair_phase_names(struct repair_ctx *rx)
 	}
 	if (!err)
 		err = connect(rx, root);
+	if (!err)
+		err = old_places(rx);
 	if (!err)
 		count(rx);
 	for (size_t i = 0; i < rx->nm->ndirs && !err; i++)
@@ -1010,10 +1263,27 @@ void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json)
 		fputs("[", out);
 	for (size_t i = 0; nm && i < nm->nmoves; i++) {
 		unsigned long long ino = (unsigned long long)nm->moves[i];
+		const char *from = nm->from ? nm->from[i] : NULL;
+		const char *dir = nm->from_dir ? nm->from_dir[i] : NULL;
 
-		if (json)
-			fprintf(out, "%s{\"ino\":%llu,\"to\":\"/lost+found/%llu\"}", i ? "," : "",
-				ino, ino);
+		if (json) {
+			fprintf(out, "%s{\"ino\":%llu,\"from\":", i ? "," : "", ino);
+			if (from)
+				fs_json_string(out, from);
+			else
+				fputs("null", out);
+			fputs(",\"from_dir\":", out);
+			if (dir)
+				fs_json_string(out, dir);
+			else
+				fputs("null", out);
+			fprintf(out, ",\"to\":\"/lost+found/%llu\"}", ino);
+		} else if (from)
+			fprintf(out, "%-9s inode %llu from %s to /lost+found/%llu\n", how, ino, from,
+				ino);
+		else if (dir)
+			fprintf(out, "%-9s inode %llu to /lost+found/%llu (it was in %s; its name "
+				"there is lost)\n", how, ino, ino, dir);
 		else
 			fprintf(out, "%-9s inode %llu to /lost+found/%llu (its old name is lost)\n",
 				how, ino, ino);

@@ -101,6 +101,10 @@ nlink_is() {	# nlink_is IMG PATH N
 	got=$(xfs_db -r -c "path $2" -c "print core.nlinkv2" "$1" 2>/dev/null | awk '{print $3}')
 	check "$LABEL: $2 has link count $3 (got $got)" [ "$got" = "$3" ]
 }
+moved_from() {	# moved_from INO TEXT: the report's move line for INO says TEXT
+	check "$LABEL: the report says where inode $1 was ($2)" \
+		grep -q "^moved *inode $1 .*$2" "$TMP/rep.out"
+}
 is_dir() {	# is_dir IMG PATH
 	local got
 	got=$(xfs_db -r -c "path $2" -c "print core.mode" "$1" 2>/dev/null | awk '{print $3}')
@@ -121,7 +125,8 @@ claim() { in_lost_found "$1" "$INO_SUB"; nlink_is "$1" "/lost+found/$INO_SUB/a/b
 run_case "$LABEL" claim "path /" "write -d u3.sfdir3.list[$ROOT_SUB].inumber.i4 $FREE"
 
 LABEL="directory inode destroyed, children intact"
-claim() { in_lost_found "$1" "$INO_B"; nlink_is "$1" /sub 2; }
+# the report names the directory b was in (its name there went with a)
+claim() { in_lost_found "$1" "$INO_B"; nlink_is "$1" /sub 2; moved_from "$INO_B" "it was in /sub/a;"; }
 run_case "$LABEL" claim "path /sub/a" "fuzz -d core.magic zeroes"
 
 LABEL="block directory's block destroyed"
@@ -165,10 +170,12 @@ claim() { nlink_is "$1" /sf/f1 2; }
 run_case "$LABEL" claim "path /sf/f1" "write -d core.nlinkv2 7"
 
 LABEL="lost+found is a regular file"
-claim() { is_dir "$1" /lost+found; in_lost_found "$1" "$INO_SUB"; }
+# the regular file lost+found is moved with its old path named
+claim() { is_dir "$1" /lost+found; in_lost_found "$1" "$INO_SUB"; moved_from "$INO_LF" "from /lost+found to"; }
 cp --sparse=always "$base" "$TMP/lf.img"
 mount_img "$TMP/lf.img" "$mnt" && { echo "not a dir" >"$mnt/lost+found"; umount "$mnt"; }
 orig=$base; base="$TMP/lf.img"
+INO_LF=$(ino_of "$base" /lost+found)
 ROOT_SUB=$(sf_index "$base" / sub)
 run_case "$LABEL" claim "path /" "write -d u3.sfdir3.list[$ROOT_SUB].inumber.i4 $FREE"
 base=$orig
