@@ -8,6 +8,14 @@
  * use (inodes cleared, forks removed, directories rebuilt) or a dquot was
  * rewritten, the superblock's quota CHKD flags are cleared, so the kernel
  * counts usage afresh at the next mount, as xfs_repair leaves it.
+ * A quota inode the superblock names that is not an in-use regular file
+ * (or that this repair clears) is no longer named: its superblock field
+ * becomes NULLFSINO and its type's CHKD flag is cleared, so a quota mount
+ * makes a new quota file and counts usage (with no quota inode left,
+ * quotas are switched off: the quota bit and flags cleared, as xfs_repair
+ * does).  xfs_repair clears such an
+ * inode; here the inode itself is left to the other phases (a directory
+ * stays the directory it is, with its files).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +27,7 @@
 #include "libfs/inode.h"
 #include "libfs/vec.h"
 #include "repair/repair.h"
+#include "scan/links.h"
 
 /* The quota file a finding's inode is, and its record type; false if none. */
 static bool quota_file(const struct repair_ctx *rx, int64_t ino, uint8_t *type)
@@ -111,6 +120,48 @@ static int mend_block(struct repair_ctx *rx, fs_ino_t ino, uint8_t type, fs_dadd
 	return err;
 }
 
+/* Whether the quota inode ino cannot serve: not in use, not a regular file, or cleared. */
+static bool quota_ino_unusable(const struct repair_ctx *rx, fs_ino_t ino)
+{
+	uint64_t slot = scan_links_slot(rx->sx, ino);
+	const struct link_rec *r;
+
+	if (slot == UINT64_MAX)
+		return true;
+	r = &rx->sx->links->rec[slot];
+	return !(r->flags & LR_SEEN) || r->type != XFS_DIR3_FT_REG_FILE ||
+	       (rx->verdict[slot] & RV_CLEAR);
+}
+
+static void unhook_quota_inodes(struct repair_ctx *rx)
+{
+	struct xfs_sb *sb = &rx->newsb;
+	uint64_t *field[3] = { &sb->sb_uquotino, &sb->sb_gquotino, &sb->sb_pquotino };
+	static const uint16_t chkd[3] = { XFS_UQUOTA_CHKD, XFS_GQUOTA_CHKD, XFS_PQUOTA_CHKD };
+
+	if (!rx->sx->links)
+		return;
+	for (int t = 0; t < 3; t++) {
+		fs_ino_t ino = *field[t];
+
+		if (!ino || ino == NULLFSINO || !fs_ino_valid(&rx->fs->g, ino) ||
+		    !quota_ino_unusable(rx, ino))
+			continue;
+		rx->quota_unhooked[t] = ino;
+		*field[t] = NULLFSINO;
+		sb->sb_qflags &= (uint16_t)~chkd[t];
+		rx->counters = true;
+		rx->planned_writes = true;
+	}
+	/* no quota inode left at all: quotas off, as xfs_repair leaves them */
+	if ((rx->quota_unhooked[0] || rx->quota_unhooked[1] || rx->quota_unhooked[2]) &&
+	    (!*field[0] || *field[0] == NULLFSINO) && (!*field[1] || *field[1] == NULLFSINO) &&
+	    (!*field[2] || *field[2] == NULLFSINO)) {
+		sb->sb_versionnum &= (uint16_t)~XFS_SB_VERSION_QUOTABIT;
+		sb->sb_qflags = 0;
+	}
+}
+
 int repair_phase_quota(struct repair_ctx *rx)
 {
 	const uint16_t acct = XFS_UQUOTA_ACCT | XFS_GQUOTA_ACCT | XFS_PQUOTA_ACCT;
@@ -138,11 +189,16 @@ int repair_phase_quota(struct repair_ctx *rx)
 	}
 	if (!err && (rx->fs->sb.sb_qflags & acct) && (rx->drops || rx->ndquot))
 		rx->quota_recount = true;
+	if (!err)
+		unhook_quota_inodes(rx);
 	return err;
 }
 
 bool repair_quota_covers(const struct repair_ctx *rx, const struct fs_finding *f)
 {
+	for (int t = 0; t < 3; t++)
+		if (rx->quota_unhooked[t] && (int64_t)rx->quota_unhooked[t] == f->ino)
+			return true;
 	for (size_t k = 0; k < rx->ndquot; k++)
 		if (rx->dquot_blocks[k] == (fs_daddr_t)f->daddr)
 			return true;

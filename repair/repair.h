@@ -89,6 +89,7 @@ struct repair_ctx {
 	bool counters;             /* superblock counters rewritten */
 	bool empty_unlinked;       /* the AGI unlinked lists are emptied (what they held freed) */
 	bool quota_recount;        /* quota CHKD flags cleared: the kernel counts again */
+	fs_ino_t quota_unhooked[3];  /* quota inodes the superblock stops naming (0: none) */
 	fs_daddr_t *dquot_blocks;  /* quota blocks whose bad records are rewritten */
 	size_t ndquot, capdquot;
 	struct repair_field_fix *ffix;

@@ -180,5 +180,24 @@ ROOT_SUB=$(sf_index "$base" / sub)
 run_case "$LABEL" claim "path /" "write -d u3.sfdir3.list[$ROOT_SUB].inumber.i4 $FREE"
 base=$orig
 
+# quota inodes (this kernel has no XFS quota: the quota bit and flags are set
+# with xfs_db): the superblock names a directory or a free inode as the user
+# quota file.  xfs_repair clears that directory; we stop naming it and keep it.
+INO_SF=$(ino_of "$base" /sf)
+VN=$(xfs_db -r -c "sb 0" -c "print versionnum" "$base" | awk '{print $3}')
+QVN=$(printf '%#x' $((VN | 0x40)))
+quota_off() {
+	local got
+	got=$(xfs_db -r -c "sb 0" -c "print uquotino" -c "print qflags" "$1" 2>/dev/null | awk '{printf "%s ", $3}')
+	check "$LABEL: the superblock names no user quota inode, quotas off (uquotino qflags: $got)" \
+		[ "$got" = "null 0 " ]
+}
+LABEL="the user quota inode is a directory"
+claim() { quota_off "$1"; is_dir "$1" /sf; nlink_is "$1" /sf/f2 1; }
+run_case "$LABEL" claim "sb 0" "write versionnum $QVN" "write qflags 7" "write uquotino $INO_SF"
+LABEL="the user quota inode is not in use"
+claim() { quota_off "$1"; }
+run_case "$LABEL" claim "sb 0" "write versionnum $QVN" "write qflags 7" "write uquotino $FREE"
+
 diag "files kept over all cases: xfsx_repair $KEPT_US, xfs_repair $KEPT_XR"
 tap_done
