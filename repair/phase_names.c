@@ -31,6 +31,8 @@
 #include <time.h>
 
 #include "libfs/dir.h"
+#include "libfs/bload.h"
+#include "libfs/btree.h"
 #include "libfs/dirbuild.h"
 #include "libfs/encode.h"
 #include "libfs/endian.h"
@@ -983,6 +985,71 @@ static int write_blocks(struct repair_ctx *rx, const struct fs_dirbuild *b, fs_i
 	return err;
 }
 
+/*
+ * A rebuilt directory whose extents do not fit its inode gets a bmbt from
+ * the one bulk loader, its blocks placed like the directory's own (near the
+ * inode, free before and after) and entered in the model as its bmbt blocks.
+ */
+struct dir_bmbt {
+	struct repair_ctx *rx;
+	fs_ino_t ino;
+	struct fs_bload_cache_target tgt;
+};
+
+static int dir_bmbt_alloc(void *priv, uint64_t *ptr)
+{
+	struct dir_bmbt *db = priv;
+	const struct fs_geom *g = &db->rx->fs->g;
+	fs_fsblock_t fsb;
+	int err = place(db->rx, db->ino, 1, &fsb);
+
+	if (!err)
+		err = model_add(db->rx->sx->model, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb),
+				1, MC_BMBT, db->ino, 0, MODEL_EXT_NEW);
+	*ptr = fsb;
+	return err;
+}
+
+static int dir_bmbt_write(void *priv, uint64_t ptr, uint32_t level, const void *block)
+{
+	struct dir_bmbt *db = priv;
+
+	return fs_bload_cache_writer(&db->tgt, ptr, level, block);
+}
+
+/* The extents into the data fork: a list when they fit, else a bmbt; its blocks in *bmbt. */
+static int dir_fork(struct repair_ctx *rx, fs_ino_t ino, const struct fs_bmap_ext *ext,
+		    size_t n, void *fork, size_t litsz, uint8_t *format, uint64_t *bmbt)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct dir_bmbt db = {
+		.rx = rx, .ino = ino,
+		.tgt = { .cache = rx->sx->cache, .g = g, .ops = fs_btree_ops_get(FS_BTREE_BMBT),
+			 .ino = ino, .wclass = FS_WCLASS_NEW },
+	};
+	struct fs_bload b = {
+		.ops = db.tgt.ops, .g = g, .ino = ino, .nrecs = n, .alloc_block = dir_bmbt_alloc,
+		.write_block = dir_bmbt_write, .priv = &db, .fork = fork,
+		.fork_size = (uint32_t)litsz,
+	};
+	unsigned char *recs = malloc(n * sizeof(struct xfs_bmbt_rec));
+	int err;
+
+	*bmbt = 0;
+	if (!recs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		fs_bmbt_rec_encode(&ext[i], recs + i * sizeof(struct xfs_bmbt_rec));
+	b.recs = recs;
+	err = fs_bload_build(&b);
+	free(recs);
+	if (err)
+		return err;
+	*format = b.fork_format;
+	*bmbt = b.blocks_written;
+	return 0;
+}
+
 /* Encode one rebuilt directory: new blocks (NEW class), its inode (with the headers). */
 static int build_dir(struct repair_ctx *rx, struct nm_dir *d)
 {
@@ -1027,25 +1094,28 @@ static int build_dir(struct repair_ctx *rx, struct nm_dir *d)
 		phys = calloc(b->nblocks, sizeof(*phys));
 		ext = calloc(b->nblocks, sizeof(*ext));
 		err = phys && ext ? place_all(rx, b, d->ino, phys) : -ENOMEM;
+		uint8_t format = XFS_DINODE_FMT_EXTENTS;
+		uint64_t bmbt = 0;
+
 		if (!err)
 			next = fs_dirbuild_extents(b, phys, ext);
-		if (!err && next * sizeof(struct xfs_bmbt_rec) > litsz)
-			err = -EFBIG;	/* would need a bmbt: not done for rebuilt directories */
 		for (size_t i = 0; i < next && !err; i++) {
 			fs_agnumber_t a = fs_fsb_to_agno(g, ext[i].startblock);
 
-			fs_bmbt_rec_encode(&ext[i], (char *)fs_dinode_dfork(dip) +
-					   i * sizeof(struct xfs_bmbt_rec));
 			err = model_add(rx->sx->model, a, fs_fsb_to_agbno(g, ext[i].startblock),
 					(uint32_t)ext[i].blockcount, MC_DATA, d->ino, ext[i].startoff,
 					MODEL_EXT_NEW);
 			now += ext[i].blockcount;
 		}
 		if (!err)
+			err = dir_fork(rx, d->ino, ext, next, fs_dinode_dfork(dip), litsz, &format,
+				       &bmbt);
+		if (!err)
 			err = write_blocks(rx, b, d->ino, phys);
 		if (err)
 			goto out;
-		dip->di_format = XFS_DINODE_FMT_EXTENTS;
+		now += bmbt;
+		dip->di_format = format;
 	}
 	set_nextents(dip, &ip, next);
 	put_be64(&dip->di_size, b->size);
@@ -1200,8 +1270,8 @@ int repair_phase_names(struct repair_ctx *rx)
 		fprintf(stderr, "xfsx_repair: no free %s for the rebuilt directories; nothing was "
 			"written\n", rx->nm->lf_slot == UINT64_MAX ? "blocks" : "blocks or inode");
 	else if (err == -EFBIG)
-		fprintf(stderr, "xfsx_repair: a rebuilt directory's blocks are too scattered for "
-			"its inode (a block map btree is not made yet); nothing was written\n");
+		fprintf(stderr, "xfsx_repair: a rebuilt directory's block map would be taller than "
+			"the geometry allows; nothing was written\n");
 	if (!err && (rx->nm->rebuilt || rx->nm->nlinks)) {
 		rx->planned_writes = true;
 		rx->drops = true;

@@ -199,5 +199,41 @@ LABEL="the user quota inode is not in use"
 claim() { quota_off "$1"; }
 run_case "$LABEL" claim "sb 0" "write versionnum $QVN" "write qflags 7" "write uquotino $FREE"
 
+# a directory rebuilt where free space is all single blocks: its new blocks
+# need more extents than the inode holds, so it gets a bmbt (bulk loader)
+LABEL="a large directory rebuilt into fragmented free space (bmbt)"
+claim() {
+	local fmt
+	fmt=$(xfs_db -r -c "path /big" -c "print core.format" "$1" 2>/dev/null | awk '{print $3}')
+	check "$LABEL: /big's data fork is a btree (format $fmt)" [ "$fmt" = 3 ]
+	nlink_is "$1" /big/entry_with_a_fairly_long_name_to_take_room_in_blocks_5999 1
+}
+frag="$TMP/frag.img"
+truncate -s 400M "$frag"
+if mkfs.xfs -q -f -m reflink=0 "$frag" >/dev/null 2>&1 && mount_img "$frag" "$mnt"; then
+	(
+		cd "$mnt" || exit 1
+		xfs_io -x -c "resblks 0" . >/dev/null	# the reserve pool too
+		mkdir big && cd big || exit 1
+		for i in $(seq 6000); do : >"entry_with_a_fairly_long_name_to_take_room_in_blocks_$i"; done
+		cd .. || exit 1
+		avail=$(df -B1 --output=avail . | tail -1)
+		fallocate -l $((avail - 64 * 1024)) fill || exit 1
+		# 7000 single free blocks: room for the rebuild, the new btrees, the
+		# kernel's reserve pool at mount (5%) and the mount cycle's writes, and
+		# no run long enough for the directory
+		punch=()
+		for i in $(seq 0 2 14000); do punch+=(-c "fpunch $((i * 4096)) 4096"); done
+		xfs_io "${punch[@]}" fill || exit 1
+	) || not_ok "$LABEL: populate and fragment the image"
+	umount "$mnt"
+	orig=$base; base=$frag
+	run_case "$LABEL" claim "path /big" "dblock 0" "fuzz -d dhdr.hdr.magic zeroes"
+	base=$orig
+	rm -f "$frag"
+else
+	not_ok "$LABEL: make the image"
+fi
+
 diag "files kept over all cases: xfsx_repair $KEPT_US, xfs_repair $KEPT_XR"
 tap_done
