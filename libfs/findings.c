@@ -556,6 +556,25 @@ bool fs_findings_has(const struct fs_findings *fl, const char *code)
 	return false;
 }
 
+size_t fs_findings_drop(struct fs_findings *fl, bool (*drop)(void *priv, const struct fs_finding *f),
+			void *priv)
+{
+	size_t w = 0, n = 0;
+
+	pthread_mutex_lock(&fl->lock);
+	for (size_t i = 0; i < fl->n; i++) {
+		if (drop(priv, &fl->v[i])) {
+			fl->by_sev[fl->v[i].def->sev]--;
+			n++;
+			continue;
+		}
+		fl->v[w++] = fl->v[i];
+	}
+	fl->n = w;
+	pthread_mutex_unlock(&fl->lock);
+	return n;
+}
+
 size_t fs_findings_count(const struct fs_findings *fl, enum fs_severity min_sev)
 {
 	size_t n = 0;

@@ -108,6 +108,9 @@ const char *fs_fmt_x64(char *buf, uint64_t v);
 int fs_findings_move(struct fs_findings *dst, struct fs_findings *src);
 bool fs_findings_has(const struct fs_findings *fl, const char *code);
 size_t fs_findings_count(const struct fs_findings *fl, enum fs_severity min_sev);
+/* Remove the records drop() says to (counts kept right); returns how many. */
+size_t fs_findings_drop(struct fs_findings *fl, bool (*drop)(void *priv, const struct fs_finding *f),
+			void *priv);
 
 /* Sort by AG, then daddr, then inode, then code: stable output for people and diffs. */
 void fs_findings_sort(struct fs_findings *fl);

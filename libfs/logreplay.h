@@ -29,10 +29,29 @@ struct fs_replay_stats {
 };
 
 /*
+ * One extent an unfinished intent names, as logged (host order) and
+ * checked as the kernel's recovery checks it.  type is the item's type
+ * code (XFS_RMAP_EXTENT_*, the refcount intent types 1..4, XFS_BMAP
+ * map 1 / unmap 2; 0 for an EFI), flags its whole flags word.
+ */
+struct fs_intent_ext {
+	uint8_t kind;              /* FS_INTENT_* */
+	uint8_t type;
+	uint32_t flags;
+	uint64_t fsb;              /* start block (fsblock number) */
+	uint32_t len;
+	fs_agnumber_t agno;
+	fs_agblock_t agbno;
+	uint64_t owner;            /* RUI: the rmap owner; BUI: the inode */
+	uint64_t startoff;         /* RUI, BUI: the file offset */
+};
+
+/*
  * Replay the log li describes (fs_log_locate) into memory.  0: done (the
  * stats may still show unfinished intents, which this replay does not
- * complete; fs_replay_intents_open says so); -EUCLEAN/-EOPNOTSUPP: an item
- * could not be replayed, msg names it (nothing is kept); other negative
+ * complete: fs_replay_open_extents hands them to the caller);
+ * -EUCLEAN/-EOPNOTSUPP: an item could not be replayed or an unfinished
+ * intent is malformed, msg names it (nothing is kept); other negative
  * errno: I/O or memory.
  */
 int fs_replay_log(struct fs *fs, struct fs_log_info *li, struct fs_replay **out, char *msg,
@@ -40,6 +59,8 @@ int fs_replay_log(struct fs *fs, struct fs_log_info *li, struct fs_replay **out,
 const struct fs_replay_stats *fs_replay_stats(const struct fs_replay *rp);
 uint64_t fs_replay_intents_open(const struct fs_replay *rp);
 const char *fs_replay_intent_name(unsigned kind);
+/* The extents the unfinished intents name, in log order (ATTRI: none). */
+size_t fs_replay_open_extents(const struct fs_replay *rp, const struct fs_intent_ext **out);
 
 /*
  * Show the overlay to every later read of dev (readahead, cache, inode

@@ -230,6 +230,7 @@ int main(int argc, char **argv)
 		const char *options = "Mounting the filesystem may replay it (the kernel's own "
 			"recovery; unmount and run xfsx_repair again), or -L throws the log away (its "
 			"last transactions are lost).  Nothing was written.";
+		const struct fs_replay_stats *st;
 		char what[512];
 
 		if (no_replay) {
@@ -249,18 +250,29 @@ int main(int argc, char **argv)
 		}
 		if (!sl.dirty)
 			goto log_done;	/* the full reader finds an unmount record newest */
-		scan_log_intents(&sl, what, sizeof(what));
-		/* -n looks on, as check does: the note says what the replay leaves undone */
-		if (*what && ro.dry_run && !ro.quiet && !ro.json)
-			printf("%s: the log holds unfinished intents (%s) that mounting would complete "
-			       "and this replay does not (a repair refuses such a log): findings about "
-			       "the extents they name may follow from that\n", path, what);
-		if (*what && !ro.dry_run) {
-			snprintf(msg, sizeof(msg), "%s: the log holds unfinished intents (%s) that "
-				 "recovery must complete; this version replays everything else but "
-				 "does not complete intents.  %s", path, what, options);
+		/*
+		 * Unfinished intents: EFI, RUI and CUI are completed after the scan
+		 * by rebuilding the AGs they name from the forks (scan_log_account);
+		 * a BUI changes a fork and an xattr intent a file's attributes,
+		 * which this version does not do: refused before anything is written.
+		 */
+		st = fs_replay_stats(sl.rp);
+		if ((st->intents_open[FS_INTENT_BUI] || st->intents_open[FS_INTENT_ATTRI]) &&
+		    !ro.dry_run) {
+			snprintf(msg, sizeof(msg), "%s: the log holds unfinished intents that change "
+				 "files (%" PRIu64 " BUI, %" PRIu64 " ATTRI): recovery must map or "
+				 "unmap those file ranges or set those attributes, which this version "
+				 "does not do (it completes EFI, RUI and CUI intents).  %s", path,
+				 st->intents_open[FS_INTENT_BUI], st->intents_open[FS_INTENT_ATTRI],
+				 options);
 			goto refuse;
 		}
+		if ((st->intents_open[FS_INTENT_BUI] || st->intents_open[FS_INTENT_ATTRI]) &&
+		    !ro.quiet && !ro.json)
+			printf("%s: the log holds unfinished intents that change files (%" PRIu64
+			       " BUI, %" PRIu64 " ATTRI) which this version does not complete (a "
+			       "repair refuses such a log): findings about their files may follow\n",
+			       path, st->intents_open[FS_INTENT_BUI], st->intents_open[FS_INTENT_ATTRI]);
 		scan_log_describe(&sl, what, sizeof(what));
 		if (!ro.dry_run) {
 			/* the replay is the run's first write: the undo file covers it too */
@@ -346,6 +358,28 @@ early_out:
 	if (err) {
 		fprintf(stderr, "xfsx_repair: %s: scan failed: %s\n", path, strerror(-err));
 		goto out;
+	}
+	/*
+	 * The replayed log's unfinished EFI/RUI/CUI intents: what the scan found
+	 * about their blocks is the completion still to come; the AGs they name
+	 * are rebuilt from the forks, which completes them as recovery would.
+	 * Only when the rebuild can happen: else those findings stay (left).
+	 */
+	if (sl.rp && fs_replay_intents_open(sl.rp) && !repair_model_incomplete(&rx)) {
+		char what[512];
+
+		err = scan_log_account(&sl, fs, &fl, true);
+		if (err) {
+			fprintf(stderr, "xfsx_repair: %s: %s\n", path, strerror(-err));
+			goto out;
+		}
+		rx.intent_ags = sl.intent_ags;
+		scan_log_intents(&sl, what, sizeof(what));
+		if (!ro.quiet && !ro.json)
+			printf("%s: the log's unfinished intents (%s) %s completed as recovery "
+			       "completes them: the AGs they name rebuilt from the file forks (%"
+			       PRIu64 " finding(s) about their blocks were that completion)\n", path,
+			       what, ro.dry_run ? "would be" : "are", sl.accounted);
 	}
 	/* the phases only plan: every buffer they change stays dirty in the cache */
 	t0 = now();

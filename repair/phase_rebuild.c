@@ -1209,6 +1209,9 @@ static void choose_ags(struct repair_ctx *rx)
 		const struct model_ext *e = model_ag_extents(rx->sx->model, a, &n);
 		struct gapctx lc = { .rx = rx };
 
+		/* the unfinished intents of a replayed log name it */
+		if (rx->intent_ags && rx->intent_ags[a])
+			rx->ag[a].rebuild = true;
 		/* owners' blocks dropped, or new ones (a rebuilt directory's) */
 		for (size_t i = 0; i < n && !rx->ag[a].rebuild; i++)
 			if (e[i].cls >= MC_DATA && e[i].cls <= MC_BMBT &&

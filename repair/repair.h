@@ -97,6 +97,8 @@ struct repair_ctx {
 	uint64_t cleared, attr_resets, field_fixes;
 	struct repair_names *nm;   /* the namespace plan (phase_names.c) */
 	bool planned_writes;       /* anything to write at all */
+	/* after a replay: the AGs the unfinished intents name, rebuilt (scan/log.h) */
+	const bool *intent_ags;
 
 	/* results */
 	struct xfs_sb newsb;       /* the primary as it will be written */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "libfs/findings.h"
@@ -61,6 +62,68 @@ void scan_log_describe(const struct scan_log *sl, char *buf, size_t len)
 		 st->icreates, st->dquots, st->sectors, st->seconds);
 }
 
+/* The finding codes an unfinished intent explains: the AG trees' view of the blocks it names. */
+static const char *const intent_codes[] = {
+	"block.leak", "rmap.extra", "rmap.missing", "rmap.mismatch", "refcount.extra",
+	"refcount.missing", "refcount.mismatch",
+};
+
+struct acct {
+	const struct fs *fs;
+	const struct fs_intent_ext *x;
+	size_t n;
+};
+
+static bool explained(void *priv, const struct fs_finding *f)
+{
+	const struct acct *a = priv;
+	const struct fs_geom *g = &a->fs->g;
+	bool code = false;
+	fs_agblock_t agbno;
+	unsigned rs, rl, len;
+
+	for (size_t i = 0; i < sizeof(intent_codes) / sizeof(intent_codes[0]) && !code; i++)
+		code = !strcmp(f->def->code, intent_codes[i]);
+	if (!code || f->ag < 0 || f->ag >= g->agcount || f->daddr < 0 ||
+	    (uint64_t)f->daddr < fs_ag_daddr(g, (fs_agnumber_t)f->ag))
+		return false;
+	agbno = (fs_agblock_t)(((uint64_t)f->daddr - fs_ag_daddr(g, (fs_agnumber_t)f->ag)) >>
+			       (g->blocklog - FS_BBSHIFT));
+	len = 1;
+	/* a record's whole range when the finding states it ("start+len ..."): it may begin before */
+	if (sscanf(f->found, "%u+%u", &rs, &rl) == 2 && rs == agbno && rl)
+		len = rl;
+	if (sscanf(f->expected, "%u+%u", &rs, &rl) == 2 && rs == agbno && rl > len)
+		len = rl;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->x[i].agno == (fs_agnumber_t)f->ag &&
+		    (uint64_t)agbno < (uint64_t)a->x[i].agbno + a->x[i].len &&
+		    (uint64_t)a->x[i].agbno < (uint64_t)agbno + len)
+			return true;
+	return false;
+}
+
+int scan_log_account(struct scan_log *sl, const struct fs *fs, struct fs_findings *fl,
+		     bool completing)
+{
+	struct acct a = { .fs = fs };
+
+	sl->completing = completing;
+	if (!sl->rp)
+		return 0;
+	a.n = fs_replay_open_extents(sl->rp, &a.x);
+	if (!a.n)
+		return 0;
+	free(sl->intent_ags);
+	sl->intent_ags = calloc(fs->g.agcount, sizeof(*sl->intent_ags));
+	if (!sl->intent_ags)
+		return -ENOMEM;
+	for (size_t i = 0; i < a.n; i++)
+		sl->intent_ags[a.x[i].agno] = true;
+	sl->accounted += fs_findings_drop(fl, explained, &a);
+	return 0;
+}
+
 void scan_log_json(const struct scan_log *sl, FILE *out)
 {
 	const struct fs_log_info *li = &sl->li;
@@ -101,7 +164,9 @@ void scan_log_json(const struct scan_log *sl, FILE *out)
 		for (unsigned k = 0; k < FS_INTENT_NR; k++)
 			fprintf(out, "%s\"%s\":%" PRIu64, k ? "," : "", fs_replay_intent_name(k),
 				st->intents_open[k]);
-		fputs("}}", out);
+		/* what became of them: completed by this run, or left to recovery and accounted */
+		fprintf(out, "},\"intents_completed\":%s,\"intent_findings_accounted\":%" PRIu64 "}",
+			sl->completing ? "true" : "false", sl->accounted);
 	}
 	if (sl->err) {
 		fputs(",\"error\":", out);
@@ -114,4 +179,6 @@ void scan_log_free(struct scan_log *sl)
 {
 	fs_replay_free(sl->rp);
 	sl->rp = NULL;
+	free(sl->intent_ags);
+	sl->intent_ags = NULL;
 }

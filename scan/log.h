@@ -18,6 +18,10 @@ struct scan_log {
 	struct fs_log_info li;
 	struct fs_replay *rp;      /* when replayed */
 	int err;                   /* why it was not replayed (negative errno) */
+	/* the unfinished intents (scan_log_account) */
+	bool *intent_ags;          /* per AG: named by one (its trees are what recovery changes) */
+	uint64_t accounted;        /* findings they explain, taken off the list */
+	bool completing;           /* the caller completes them (repair), else recovery would (check) */
 	char msg[512];
 };
 
@@ -29,6 +33,19 @@ void scan_log_json(const struct scan_log *sl, FILE *out);
 void scan_log_describe(const struct scan_log *sl, char *buf, size_t len);
 /* The unfinished intents, "2 EFI, 1 RUI" (empty when none). */
 void scan_log_intents(const struct scan_log *sl, char *buf, size_t len);
+/*
+ * The unfinished EFI/RUI/CUI/BUI intents after a replay: mounting completes
+ * them (frees the extents, updates the rmaps and refcounts, maps or unmaps
+ * file ranges), so the scan of the replayed filesystem finds, about the
+ * blocks they name, exactly what recovery changes: blocks neither free nor
+ * owned, reverse mappings and reference counts that do not match the
+ * forks.  Those findings (codes of the AG trees, in an AG an intent names,
+ * at a block an intent names) are taken off fl and counted; the AGs are
+ * marked in sl->intent_ags (so repair rebuilds them from the forks, which
+ * gives what recovery gives).  0, or -ENOMEM.
+ */
+int scan_log_account(struct scan_log *sl, const struct fs *fs, struct fs_findings *fl,
+		     bool completing);
 void scan_log_free(struct scan_log *sl);
 
 #endif

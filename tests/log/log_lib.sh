@@ -91,6 +91,8 @@ compare() {
 	fi
 	umount "$TMP/ma" 2>/dev/null
 	umount "$TMP/mb" 2>/dev/null
+	# more checks of a test's own over the two copies
+	[ -z "${COMPARE_EXTRA:-}" ] || "$COMPARE_EXTRA" "$a" "$b"
 	rm -f "$a" "$b"
 }
 
