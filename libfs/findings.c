@@ -353,6 +353,9 @@ static const struct fs_finding_def table[] = {
 	{ "dquot.unreadable",    E, F_QUOTA, "quota file block could not be read" },
 	{ "quota.inode",         E, F_QUOTA, "quota inode is not a usable regular file" },
 	{ "rt.inode",            E, F_RT,    "realtime bitmap or summary inode is not what the superblock says" },
+	{ "rt.bitmap",           E, F_RT,    "realtime bitmap block disagrees with the realtime extents the files map" },
+	{ "rt.summary",          E, F_RT,    "realtime summary block disagrees with the realtime bitmap" },
+	{ "rt.frextents",        E, F_RT,    "superblock free realtime extent count disagrees with the realtime bitmap" },
 	/* unlinked inode lists (AGI buckets) */
 	{ "unlinked.free",       E, F_UNLNK, "inode on an unlinked list is not allocated" },
 	{ "unlinked.nlink",      E, F_UNLNK, "inode on an unlinked list still has links" },

@@ -47,6 +47,49 @@ static int verify_bmbt_fields(const struct fs_vctx *c, const void *buf, size_t l
 	return fs_btree_block_verify_fields(fs_btree_ops_get(FS_BTREE_BMBT), c, buf, len);
 }
 
+/*
+ * Realtime bitmap and summary blocks carry no header (before rtgroups): a
+ * bitmap block is any bits; a summary counter counts free extents, so it
+ * cannot pass the realtime device's block count.  A block is one fs block.
+ */
+static int verify_rtbitmap_fields(const struct fs_vctx *c, const void *buf, size_t len)
+{
+	(void)buf;
+	if (len == c->g->blocksize)
+		return 0;
+	fs_report(c->fl, "rt.bitmap", c->agno, c->daddr, c->ino ? (int64_t)c->ino : FS_NONE,
+		  "length", FS_U(c->g->blocksize), FS_U(len),
+		  "realtime bitmap block is not one filesystem block");
+	return 1;
+}
+
+static int verify_rtsummary_fields(const struct fs_vctx *c, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	int n = 0;
+
+	if (len != c->g->blocksize)
+		n++;
+	for (size_t off = 0; off + 4 <= len && !n; off += 4) {
+		uint32_t v;
+
+		memcpy(&v, p + off, 4);	/* host order, as the kernel keeps it */
+		if (v > c->g->rblocks) {
+			fs_report(c->fl, "rt.summary", c->agno, c->daddr,
+				  c->ino ? (int64_t)c->ino : FS_NONE, "counter",
+				  "at most the realtime blocks", FS_U(v),
+				  "realtime summary counter at byte %zu is larger than the realtime "
+				  "device", off);
+			return 1;
+		}
+	}
+	if (n)
+		fs_report(c->fl, "rt.summary", c->agno, c->daddr, c->ino ? (int64_t)c->ino : FS_NONE,
+			  "length", FS_U(c->g->blocksize), FS_U(len),
+			  "realtime summary block is not one filesystem block");
+	return n;
+}
+
 #define DIR3_UUID_OFF offsetof(struct xfs_dir3_blk_hdr, uuid)
 #define DIR3_LSN_OFF  offsetof(struct xfs_dir3_blk_hdr, lsn)
 #define SBLOCK_UUID_OFF offsetof(struct xfs_btree_block, bb_u.s.bb_uuid)
@@ -134,6 +177,11 @@ static const struct fs_verifier table[FS_MT_NR] = {
 			  offsetof(struct xfs_disk_dquot, d_magic), XFS_DQUOT_CRC_OFF,
 			  offsetof(struct xfs_dqblk, dd_uuid), offsetof(struct xfs_dqblk, dd_lsn),
 			  fs_dquot_verify_fields, 2 },
+	/* no magic, CRC, UUID or LSN: only their own rules (crc_off NONE) */
+	[FS_MT_RTBITMAP] = { FS_MT_RTBITMAP, "realtime bitmap block", "rt", 0, NONE, NONE, NONE,
+			     NONE, verify_rtbitmap_fields, 0 },
+	[FS_MT_RTSUMMARY] = { FS_MT_RTSUMMARY, "realtime summary block", "rt", 0, NONE, NONE,
+			      NONE, NONE, verify_rtsummary_fields, 0 },
 };
 
 enum fs_mtype fs_verifier_by_magic(const void *buf, size_t len, const enum fs_mtype *cand,
@@ -145,7 +193,7 @@ enum fs_mtype fs_verifier_by_magic(const void *buf, size_t len, const enum fs_mt
 		const struct fs_verifier *v = fs_verifier_get(cand[i]);
 		size_t w = v && v->magic_size ? v->magic_size : 4;
 
-		if (!v || v->magic_off + w > len)
+		if (!v || v->magic_off == NONE || v->magic_off + w > len)
 			continue;
 		if ((w == 2 ? get_be16(p + v->magic_off) : get_be32(p + v->magic_off)) == v->magic)
 			return cand[i];
@@ -248,7 +296,7 @@ enum fs_mtype fs_mtype_by_magic(const void *buf, size_t len)
 		const struct fs_verifier *v = &table[t];
 		size_t msize = v->magic_size ? v->magic_size : 4;
 
-		if (t == FS_MT_SB || v->magic_off + msize > len)
+		if (t == FS_MT_SB || v->magic_off == NONE || v->magic_off + msize > len)
 			continue;
 		if ((msize == 2 ? get_be16(p + v->magic_off) : get_be32(p + v->magic_off)) == v->magic)
 			return (enum fs_mtype)t;

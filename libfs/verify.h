@@ -29,6 +29,8 @@ enum fs_mtype {
 	FS_MT_ATTR_RMT,            /* remote attr value block (XARM), one fs block */
 	FS_MT_SYMLINK,             /* remote symlink block (XSLM), one fs block */
 	FS_MT_DQUOT,               /* one quota record (struct xfs_dqblk) */
+	FS_MT_RTBITMAP,            /* realtime bitmap block (no header: v5 before rtgroups) */
+	FS_MT_RTSUMMARY,           /* realtime summary block (no header) */
 	FS_MT_NR
 };
 

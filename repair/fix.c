@@ -81,8 +81,9 @@ static bool covered(const struct repair_ctx *rx, const struct fs_finding *f)
 		return (v & (RV_CLEAR | RV_ATTR_RESET)) != 0;
 	case FS_FIX_DIR: case FS_FIX_PARENTS: case FS_FIX_NLINK: case FS_FIX_CONNECT:
 	case FS_FIX_XATTR: case FS_FIX_SYMLINK: case FS_FIX_UNLINKED: case FS_FIX_QUOTA:
-	case FS_FIX_RT:
 		return repair_names_covers(rx, f);
+	case FS_FIX_RT:
+		return repair_rt_covers(rx, f);
 	case FS_FIX_NR:
 		break;
 	}

@@ -397,6 +397,8 @@ early_out:
 	if (!err)
 		err = repair_phase_quota(&rx);
 	if (!err)
+		err = repair_phase_rt(&rx);
+	if (!err)
 		err = repair_phase_rebuild(&rx);
 	rx.phase_seconds[4] = now() - t0;
 	t0 = now();

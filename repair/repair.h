@@ -90,6 +90,7 @@ struct repair_ctx {
 	bool empty_unlinked;       /* the AGI unlinked lists are emptied (what they held freed) */
 	bool quota_recount;        /* quota CHKD flags cleared: the kernel counts again */
 	fs_ino_t quota_unhooked[3];  /* quota inodes the superblock stops naming (0: none) */
+	bool rt_bitmap_fixed, rt_summary_fixed, rt_frextents_fixed; /* phase_rt.c */
 	fs_daddr_t *dquot_blocks;  /* quota blocks whose bad records are rewritten */
 	size_t ndquot, capdquot;
 	struct repair_field_fix *ffix;
@@ -143,6 +144,8 @@ int repair_phase_inodes(struct repair_ctx *rx);
 int repair_phase_names(struct repair_ctx *rx);
 int repair_phase_quota(struct repair_ctx *rx);
 bool repair_quota_covers(const struct repair_ctx *rx, const struct fs_finding *f);
+int repair_phase_rt(struct repair_ctx *rx);
+bool repair_rt_covers(const struct repair_ctx *rx, const struct fs_finding *f);
 int repair_phase_rebuild(struct repair_ctx *rx);
 int repair_phase_counters(struct repair_ctx *rx);
 

@@ -6,7 +6,8 @@
  * has its data and attr forks loaded through fs_bmap_load (bmbt blocks
  * read through the cache, findings bmap.* / bmbt.*), every mapped extent
  * and bmbt block goes into the model
- * as owned by the inode (realtime data stays out: it is not in the AGs),
+ * as owned by the inode (realtime data stays out: it is not in the AGs;
+ * phase_rt.c gets it),
  * and di_nblocks is compared with the blocks the forks map (inode.nblocks).
  * Whether every fork loaded cleanly is kept: the leak check trusts only a
  * complete scan.
@@ -28,6 +29,11 @@ int scan_model_add_fork(struct scan_ctx *cx, fs_ino_t ino, const struct fs_inode
 	enum model_class cls = fork == XFS_DATA_FORK ? MC_DATA : MC_ATTR;
 	int err = 0;
 
+	if (rt && cx->fs->sb.sb_rextents) {
+		err = scan_rt_note(cx, m);
+		if (err)
+			return err;
+	}
 	for (size_t i = 0; i < m->n && !rt; i++) {
 		const struct fs_bmap_ext *e = &m->ext[i];
 

@@ -303,26 +303,38 @@ static void check_quota_file(struct scan_ctx *cx, uint64_t ino, const char *fiel
 	fs_bmap_free(&m);
 }
 
-static void check_rt_inode(struct scan_ctx *cx, uint64_t ino, const char *field, uint64_t want)
+/* A realtime inode as the geometry wants it; true with its data fork map in m. */
+static bool check_rt_inode(struct scan_ctx *cx, uint64_t ino, const char *field, uint64_t want,
+			   struct fs_bmap *m)
 {
 	struct fs_inode ip;
 	struct ino_ref r;
+	bool ok;
 
 	if (!sb_ino_set(ino) || !read_sb_inode(cx, ino, "rt.inode", field, &r, &ip))
-		return;
-	if (ip.size != want)
+		return false;
+	ok = ip.size == want;
+	if (!ok)
 		fs_report(cx->fl, "rt.inode", fs_ino_to_agno(&cx->fs->g, ino), (int64_t)r.daddr,
 			  (int64_t)ino, "di_size", FS_U(want), FS_U(ip.size),
 			  "superblock %s inode %llu size disagrees with the realtime geometry",
 			  field, (unsigned long long)ino);
+	else if (scan_load_map(cx, r.dip, &ip, XFS_DATA_FORK, NULL, m) || m->bad) {
+		fs_bmap_free(m);
+		ok = false;	/* the fork checks reported it */
+	}
 	fs_buf_put(cx->cache, r.b);
+	return ok;
 }
 
-static void check_metadata_inodes(struct scan_ctx *cx)
+static int check_metadata_inodes(struct scan_ctx *cx)
 {
 	const struct xfs_sb *sb = &cx->fs->sb;
 	const struct fs_geom *g = &cx->fs->g;
+	struct fs_bmap bm, sum;
+	bool bm_ok, sum_ok;
 	uint64_t rsum;
+	int err = 0;
 
 	check_quota_file(cx, sb->sb_uquotino, "uquotino", XFS_DQTYPE_USER);
 	check_quota_file(cx, sb->sb_gquotino, "gquotino", XFS_DQTYPE_GROUP);
@@ -330,8 +342,16 @@ static void check_metadata_inodes(struct scan_ctx *cx)
 	/* as xfs_repair: bitmap = rbmblocks blocks; summary = 4 bytes per level per bitmap block */
 	rsum = (uint64_t)sizeof(xfs_suminfo_t) * (sb->sb_rextslog + 1u) * sb->sb_rbmblocks;
 	rsum = (rsum + g->blocksize - 1) / g->blocksize * g->blocksize;
-	check_rt_inode(cx, sb->sb_rbmino, "rbmino", (uint64_t)sb->sb_rbmblocks * g->blocksize);
-	check_rt_inode(cx, sb->sb_rsumino, "rsumino", rsum);
+	bm_ok = check_rt_inode(cx, sb->sb_rbmino, "rbmino", (uint64_t)sb->sb_rbmblocks * g->blocksize,
+			       &bm);
+	sum_ok = check_rt_inode(cx, sb->sb_rsumino, "rsumino", rsum, &sum);
+	if (bm_ok && sum_ok)
+		err = scan_rt_check(cx, &bm, &sum);
+	if (bm_ok)
+		fs_bmap_free(&bm);
+	if (sum_ok)
+		fs_bmap_free(&sum);
+	return err;
 }
 
 int scan_phase_unlinked(struct scan_ctx *cx)
@@ -341,6 +361,5 @@ int scan_phase_unlinked(struct scan_ctx *cx)
 	err = scan_each_ag(cx, "unlinked lists", unlinked_ag, cx);
 	if (err)
 		return err;
-	check_metadata_inodes(cx);
-	return 0;
+	return check_metadata_inodes(cx);
 }

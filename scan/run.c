@@ -175,6 +175,7 @@ static int engine_start(struct scan_ctx *cx)
 	int err;
 
 	pthread_mutex_init(&cx->ra_lock, NULL);
+	pthread_mutex_init(&cx->rt.lock, NULL);
 	cx->steps = steps;
 	err = fs_cache_create(cx->fs->dev, cx->opts->cache_bytes ? cx->opts->cache_bytes :
 			      default_cache_bytes(), &cx->cache);
@@ -245,6 +246,8 @@ void scan_teardown(struct scan_ctx *cx)
 	model_destroy(cx->model);
 	cx->model = NULL;
 	scan_progress_free(cx);
+	scan_rt_free(cx);
+	pthread_mutex_destroy(&cx->rt.lock);
 	pthread_mutex_destroy(&cx->ra_lock);
 }
 

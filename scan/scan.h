@@ -43,6 +43,20 @@ enum scan_phase {
 /* "headers", "freesp", "inobt", "inodes", "blocks", "links", "unlinked", "owners". */
 const char *scan_phase_name(enum scan_phase ph);
 
+/* The realtime section (phase_rt.c). */
+struct scan_rt {
+	pthread_mutex_t lock;
+	struct scan_rt_ext { uint64_t start, len; } *ext;  /* rt blocks the files map */
+	size_t n, cap;
+	/* computed in phase 7 when judged */
+	bool judged;               /* every fork read, both inodes usable: compared */
+	uint8_t *bitmap;           /* what the bitmap file must hold (rbmblocks blocks) */
+	uint32_t *summary;         /* what the summary file must hold (sumblocks blocks) */
+	uint64_t bmbytes, sumblocks, frextents;
+	bool *bad_bm, *bad_sum;    /* per file block: disagrees (or unreadable, or a hole) */
+	bool frextents_bad;
+};
+
 /* What one scan observed: the model, link records and findings, kept for
  * the summary of xfsx_check and for xfsx_repair. */
 struct scan_ctx {
@@ -81,6 +95,7 @@ struct scan_ctx {
 				    * walked whole, or a whole rmapbt gave back what it lost) */
 	bool *rmap_whole;          /* per AG: the rmapbt was walked whole, every record valid */
 	double phase_seconds[SCAN_PH_NR]; /* wall time of each phase run */
+	struct scan_rt rt;
 };
 
 /* The "filesystem" member both tools' JSON starts with (device, geometry, log, mount). */
@@ -316,6 +331,12 @@ int scan_each_item(struct scan_ctx *cx, const char *name,
 /* Part `part` of an AG's n inode chunks: [*lo, *hi), cut where no block holds two chunks. */
 void scan_item_chunks(const struct scan_ctx *cx, const struct model_ichunk *ic, size_t n,
 		      uint32_t part, size_t *lo, size_t *hi);
+
+/* Realtime (phase_rt.c): note a realtime file's data extents (thread-safe). */
+int scan_rt_note(struct scan_ctx *cx, const struct fs_bmap *m);
+/* Compare the bitmap and summary files (their data fork maps) with the rt extents noted. */
+int scan_rt_check(struct scan_ctx *cx, const struct fs_bmap *bm, const struct fs_bmap *sum);
+void scan_rt_free(struct scan_ctx *cx);
 
 /* Read one filesystem block of an AG through the cache into buf. */
 int scan_read_agblock(struct scan_ctx *cx, fs_agnumber_t agno, fs_agblock_t agbno, void *buf);
