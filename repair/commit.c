@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "libfs/bmap.h"
 #include "libfs/encode.h"
+#include "libfs/inode.h"
 #include "libfs/sb.h"
 #include "repair/repair.h"
 
@@ -38,6 +40,21 @@ int repair_mark(struct repair_ctx *rx, struct fs_buf *b, enum fs_mtype type, fs_
 		fprintf(stderr, "xfsx_repair: the repair's changed blocks do not fit in the "
 			"metadata cache (-m %llu MiB): raise -m; nothing was written\n",
 			(unsigned long long)(fs_cache_cap(rx->sx->cache) >> 20));
+	return err;
+}
+
+int repair_data_map(struct repair_ctx *rx, fs_ino_t ino, struct fs_bmap *m)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct fs_buf *b;
+	struct fs_inode ip;
+	int err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
+
+	if (err)
+		return err;
+	fs_inode_decode(b->data, &ip);
+	err = scan_load_map(rx->sx, b->data, &ip, XFS_DATA_FORK, NULL, m);
+	fs_buf_put(rx->sx->cache, b);
 	return err;
 }
 

@@ -51,16 +51,9 @@ static bool quota_file(const struct repair_ctx *rx, int64_t ino, uint8_t *type)
 static int file_block(struct repair_ctx *rx, fs_ino_t ino, fs_daddr_t daddr, uint64_t *fileblk)
 {
 	const struct fs_geom *g = &rx->fs->g;
-	struct fs_buf *b;
-	struct fs_inode ip;
 	struct fs_bmap m = { 0 };
-	int err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
+	int err = repair_data_map(rx, ino, &m);
 
-	if (err)
-		return err;
-	fs_inode_decode(b->data, &ip);
-	err = scan_load_map(rx->sx, b->data, &ip, XFS_DATA_FORK, NULL, &m);
-	fs_buf_put(rx->sx->cache, b);
 	if (err)
 		return err;
 	err = -ENOENT;

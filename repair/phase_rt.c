@@ -21,7 +21,6 @@ static int rewrite(struct repair_ctx *rx, fs_ino_t ino, const uint8_t *want, con
 {
 	const struct fs_geom *g = &rx->fs->g;
 	struct fs_buf *b;
-	struct fs_inode ip;
 	struct fs_bmap m = { 0 };
 	bool any = false;
 	int err;
@@ -31,27 +30,17 @@ static int rewrite(struct repair_ctx *rx, fs_ino_t ino, const uint8_t *want, con
 		any = bad[fb];
 	if (!any)
 		return 0;
-	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
-	if (err)
-		return err;
-	fs_inode_decode(b->data, &ip);
-	err = scan_load_map(rx->sx, b->data, &ip, XFS_DATA_FORK, NULL, &m);
-	fs_buf_put(rx->sx->cache, b);
+	err = repair_data_map(rx, ino, &m);
 	if (err)
 		return err;
 	*done = true;
 	for (uint64_t fb = 0; fb < nblocks && !err; fb++) {
-		fs_fsblock_t fsb = 0;
-		bool mapped = false;
+		ssize_t i = fs_bmap_find(&m, fb);
+		fs_fsblock_t fsb = i < 0 ? 0 : m.ext[i].startblock + (fb - m.ext[i].startoff);
 
 		if (!bad[fb])
 			continue;
-		for (size_t i = 0; i < m.n && !mapped; i++)
-			if (fb >= m.ext[i].startoff && fb - m.ext[i].startoff < m.ext[i].blockcount) {
-				fsb = m.ext[i].startblock + (fb - m.ext[i].startoff);
-				mapped = fs_fsb_valid(g, fsb);
-			}
-		if (!mapped) {
+		if (i < 0 || !fs_fsb_valid(g, fsb)) {
 			*done = false;	/* a hole: nothing to write into */
 			continue;
 		}

@@ -158,5 +158,7 @@ int repair_get_buf(struct repair_ctx *rx, fs_daddr_t daddr, uint32_t len, bool f
 		   struct fs_buf **out);
 int repair_mark(struct repair_ctx *rx, struct fs_buf *b, enum fs_mtype type, fs_agnumber_t agno,
 		fs_ino_t ino, uint8_t wclass);
+/* Inode ino's data fork map, the inode read through the cache (silently). */
+int repair_data_map(struct repair_ctx *rx, fs_ino_t ino, struct fs_bmap *m);
 
 #endif

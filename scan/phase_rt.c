@@ -128,12 +128,12 @@ static int compute(struct scan_ctx *cx)
 /* Whether file block fb of a map is mapped, and where. */
 static bool map_block(const struct fs_bmap *m, uint64_t fb, fs_fsblock_t *fsb)
 {
-	for (size_t i = 0; i < m->n; i++)
-		if (fb >= m->ext[i].startoff && fb - m->ext[i].startoff < m->ext[i].blockcount) {
-			*fsb = m->ext[i].startblock + (fb - m->ext[i].startoff);
-			return true;
-		}
-	return false;
+	ssize_t i = fs_bmap_find(m, fb);
+
+	if (i < 0)
+		return false;
+	*fsb = m->ext[i].startblock + (fb - m->ext[i].startoff);
+	return true;
 }
 
 /* Compare nblocks file blocks of ino with want (mask: the bits that count in the last block). */
