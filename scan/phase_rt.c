@@ -11,7 +11,9 @@
  * host order, as the kernel keeps them before rtgroups.  Nothing is judged
  * unless every inode's forks were read (a file the scan could not read may
  * own rt extents) and both inodes are usable.  The expected blocks stay in
- * the scan context: xfsx_repair writes them.
+ * the scan context (xfsx_repair writes them): held whole, so a bitmap
+ * larger than RT_MAX_BITMAP is not judged (a streaming comparison would
+ * lift that limit).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include "libfs/vec.h"
 
 #define RT_REPORTS 20              /* per file, then one summary line */
+#define RT_MAX_BITMAP (1ull << 30) /* 2^33 rt extents: 32 TiB of 4 KiB extents */
 
 int scan_rt_note(struct scan_ctx *cx, const struct fs_bmap *m)
 {
@@ -219,6 +222,9 @@ static bool geometry_ok(const struct scan_ctx *cx)
 
 	while ((sb->sb_rextents >> (log + 1)) && log < 63)
 		log++;
+	/* the expected bitmap is held whole: past RT_MAX_BITMAP the section is not judged */
+	if ((uint64_t)sb->sb_rbmblocks * cx->fs->g.blocksize > RT_MAX_BITMAP)
+		return false;
 	return sb->sb_rblocks && sb->sb_rextents == sb->sb_rblocks / sb->sb_rextsize &&
 	       sb->sb_rbmblocks == (sb->sb_rextents + bits - 1) / bits &&
 	       sb->sb_rextslog == log;
