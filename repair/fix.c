@@ -119,8 +119,13 @@ void repair_report_text(const struct repair_ctx *rx, FILE *out)
 		fprintf(out, "%-9s %s", fixed ? done : "left", f->def->code);
 		if (f->ag >= 0)
 			fprintf(out, " ag %lld", (long long)f->ag);
-		if (f->ino >= 0)
+		if (f->ino >= 0) {
+			const char *path = repair_names_path(rx, f->ino);
+
 			fprintf(out, " ino %lld", (long long)f->ino);
+			if (path)
+				fprintf(out, " (%s)", path);
+		}
 		if (f->daddr >= 0)
 			fprintf(out, " daddr %lld", (long long)f->daddr);
 		fprintf(out, ": %s", f->message[0] ? f->message : f->def->summary);
@@ -134,7 +139,13 @@ static void json_fixed(void *priv, size_t i, FILE *out)
 {
 	const struct repair_ctx *rx = priv;
 
+	const char *path = repair_names_path(rx, rx->fl->v[i].ino);
+
 	fprintf(out, ",\"fixed\":%s", rx->fixed && rx->fixed[i] ? "true" : "false");
+	if (path) {
+		fputs(",\"path\":", out);
+		fs_json_string(out, path);
+	}
 }
 
 void repair_report_json(const struct repair_ctx *rx, FILE *out)

@@ -90,6 +90,10 @@ struct repair_names {
 	size_t nmoves, capmoves;
 	/* per move: its old path and old directory where known (malloc'd), else NULL */
 	char **from, **from_dir;
+	/* the old paths of the inodes findings name: pino sorted, paths[i] or NULL */
+	fs_ino_t *pino;
+	char **paths;
+	size_t npaths;
 };
 
 static bool live(const struct repair_ctx *rx, uint64_t s)
@@ -672,7 +676,7 @@ unknown:
 	return NULL;
 }
 
-/* A move being placed: its index, slot or old directory, and inode. */
+/* An inode being placed: its index, slot or old directory, and inode number. */
 struct mv {
 	uint64_t key;
 	fs_ino_t ino;
@@ -688,9 +692,9 @@ static int cmp_mv(const void *pa, const void *pb)
 	return (a->ino > b->ino) - (a->ino < b->ino);
 }
 
-/* Names one directory gives the moves of a group (sorted by inode). */
+/* Names one directory gives a group of inodes (sorted by inode). */
 struct group_names {
-	struct repair_names *nm;
+	char **from;
 	const struct mv *v;
 	size_t n;
 	const char *dir;
@@ -712,22 +716,23 @@ static int on_group_name(void *priv, const struct fs_dirent *e)
 		else
 			hi = mid;
 	}
-	if (lo == g->n || g->v[lo].ino != e->ino || g->nm->from[g->v[lo].i])
+	if (lo == g->n || g->v[lo].ino != e->ino || g->from[g->v[lo].i])
 		return 0;
 	len = strlen(g->dir) + 1 + e->namelen + 1;
-	g->nm->from[g->v[lo].i] = malloc(len);
-	if (!g->nm->from[g->v[lo].i])
+	g->from[g->v[lo].i] = malloc(len);
+	if (!g->from[g->v[lo].i])
 		return -ENOMEM;
-	snprintf(g->nm->from[g->v[lo].i], len, "%s%s%.*s", g->dir,
+	snprintf(g->from[g->v[lo].i], len, "%s%s%.*s", g->dir,
 		 g->dir[strlen(g->dir) - 1] == '/' ? "" : "/", (int)e->namelen, e->name);
 	return 0;
 }
 
-/* The old names of a group of moves that directory slot p held. */
-static int group_places(struct repair_ctx *rx, uint64_t p, const struct mv *v, size_t n)
+/* The old names of a group of inodes that directory slot p held. */
+static int group_places(struct repair_ctx *rx, uint64_t p, const struct mv *v, size_t n,
+			char **from, char **from_dir)
 {
 	struct repair_names *nm = rx->nm;
-	struct group_names g = { .nm = nm, .v = v, .n = n };
+	struct group_names g = { .from = from, .v = v, .n = n };
 	struct fs_findings scratch;
 	struct fs_buf *b;
 	fs_ino_t dotdot;
@@ -737,7 +742,7 @@ static int group_places(struct repair_ctx *rx, uint64_t p, const struct mv *v, s
 	if (!dir)
 		return 0;
 	for (size_t k = 0; k < n && !err; k++)
-		if (!(nm->from_dir[v[k].i] = strdup(dir)))
+		if (!(from_dir[v[k].i] = strdup(dir)))
 			err = -ENOMEM;
 	g.dir = dir;
 	if (!err && (rx->sx->links->rec[p].flags & LR_SEEN) && !(rx->verdict[p] & RV_CLEAR) &&
@@ -754,35 +759,37 @@ static int group_places(struct repair_ctx *rx, uint64_t p, const struct mv *v, s
 	return err;
 }
 
-static int old_places(struct repair_ctx *rx)
+/*
+ * Where inodes inos[0..n) were before the repair: from[i], the old path,
+ * and from_dir[i], the directory, each malloc'd or NULL when unknown.
+ */
+static int places(struct repair_ctx *rx, const fs_ino_t *inos, size_t n, char **from,
+		  char **from_dir)
 {
-	struct repair_names *nm = rx->nm;
 	struct scan_links *lk = rx->sx->links;
 	struct mv *v;
-	uint64_t *named_by;        /* per move: a directory slot that named it, + 1 */
+	uint64_t *named_by;        /* per inode: a directory slot that named it, + 1 */
 	int err = 0;
 
-	if (!nm->nmoves)
+	if (!n)
 		return 0;
-	nm->from = calloc(nm->nmoves, sizeof(*nm->from));
-	nm->from_dir = calloc(nm->nmoves, sizeof(*nm->from_dir));
-	v = malloc(nm->nmoves * sizeof(*v));
-	named_by = calloc(nm->nmoves, sizeof(*named_by));
-	if (!nm->from || !nm->from_dir || !v || !named_by) {
+	v = malloc(n * sizeof(*v));
+	named_by = calloc(n, sizeof(*named_by));
+	if (!v || !named_by) {
 		free(v);
 		free(named_by);
 		return -ENOMEM;
 	}
 	/* by slot, to find the directories that named the files */
-	for (size_t i = 0; i < nm->nmoves; i++)
-		v[i] = (struct mv){ scan_links_slot(rx->sx, nm->moves[i]), nm->moves[i], i };
-	qsort(v, nm->nmoves, sizeof(*v), cmp_mv);
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct mv){ scan_links_slot(rx->sx, inos[i]), inos[i], i };
+	qsort(v, n, sizeof(*v), cmp_mv);
 	for (uint64_t p = 0; p < lk->nslots; p++)
 		for (uint64_t e = lk->gfirst[p]; e < lk->gfirst[p + 1]; e++) {
 			uint64_t c = lk->gedge[e].child;
-			size_t lo = 0, hi = nm->nmoves;
+			size_t lo = 0, hi = n;
 
-			if (!(nm->flags[c] & NM_MOVED) || is_dir(rx, c))
+			if (is_dir(rx, c))
 				continue;
 			while (lo < hi) {
 				size_t mid = (lo + hi) / 2;
@@ -792,29 +799,102 @@ static int old_places(struct repair_ctx *rx)
 				else
 					hi = mid;
 			}
-			if (lo < nm->nmoves && v[lo].key == c)
+			for (; lo < n && v[lo].key == c; lo++)
 				named_by[v[lo].i] = p + 1;
 		}
 	/* then by old directory: each is walked once */
-	for (size_t k = 0; k < nm->nmoves; k++) {
+	for (size_t k = 0; k < n; k++) {
 		uint64_t s = v[k].key, p = UINT64_MAX;
 
 		if (s != UINT64_MAX && is_dir(rx, s))
-			p = old_parent(rx, s);
+			p = ino_of(rx, s) == rx->fs->g.rootino ? UINT64_MAX : old_parent(rx, s);
 		else if (named_by[v[k].i])
 			p = named_by[v[k].i] - 1;
 		v[k].key = p;
 	}
-	qsort(v, nm->nmoves, sizeof(*v), cmp_mv);
-	for (size_t k = 0, j; k < nm->nmoves && !err; k = j) {
-		for (j = k + 1; j < nm->nmoves && v[j].key == v[k].key; j++)
+	qsort(v, n, sizeof(*v), cmp_mv);
+	for (size_t k = 0, j; k < n && !err; k = j) {
+		for (j = k + 1; j < n && v[j].key == v[k].key; j++)
 			;
 		if (v[k].key != UINT64_MAX)
-			err = group_places(rx, v[k].key, &v[k], j - k);
+			err = group_places(rx, v[k].key, &v[k], j - k, from, from_dir);
 	}
 	free(v);
 	free(named_by);
 	return err;
+}
+
+static int old_places(struct repair_ctx *rx)
+{
+	struct repair_names *nm = rx->nm;
+
+	if (!nm->nmoves)
+		return 0;
+	nm->from = calloc(nm->nmoves, sizeof(*nm->from));
+	nm->from_dir = calloc(nm->nmoves, sizeof(*nm->from_dir));
+	if (!nm->from || !nm->from_dir)
+		return -ENOMEM;
+	return places(rx, nm->moves, nm->nmoves, nm->from, nm->from_dir);
+}
+
+static int cmp_ino(const void *pa, const void *pb)
+{
+	fs_ino_t a = *(const fs_ino_t *)pa, b = *(const fs_ino_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/* The paths of the inodes findings name, as they were (the report shows them). */
+static int finding_paths(struct repair_ctx *rx)
+{
+	struct repair_names *nm = rx->nm;
+	char **dirs;
+	size_t n = 0;
+	int err;
+
+	nm->pino = malloc((rx->fl->n ? rx->fl->n : 1) * sizeof(*nm->pino));
+	if (!nm->pino)
+		return -ENOMEM;
+	for (size_t i = 0; i < rx->fl->n; i++)
+		if (rx->fl->v[i].ino > 0 && (uint64_t)rx->fl->v[i].ino != rx->fs->g.rootino)
+			nm->pino[n++] = (fs_ino_t)rx->fl->v[i].ino;
+	qsort(nm->pino, n, sizeof(*nm->pino), cmp_ino);
+	nm->npaths = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!nm->npaths || nm->pino[nm->npaths - 1] != nm->pino[i])
+			nm->pino[nm->npaths++] = nm->pino[i];
+	nm->paths = calloc(nm->npaths ? nm->npaths : 1, sizeof(*nm->paths));
+	dirs = calloc(nm->npaths ? nm->npaths : 1, sizeof(*dirs));
+	if (!nm->paths || !dirs) {
+		free(dirs);
+		return -ENOMEM;
+	}
+	err = places(rx, nm->pino, nm->npaths, nm->paths, dirs);
+	for (size_t i = 0; i < nm->npaths; i++)
+		free(dirs[i]);
+	free(dirs);
+	return err;
+}
+
+const char *repair_names_path(const struct repair_ctx *rx, int64_t ino)
+{
+	const struct repair_names *nm = rx->nm;
+	size_t lo = 0, hi;
+
+	if (!nm || !nm->paths || ino < 0)
+		return NULL;
+	if ((uint64_t)ino == rx->fs->g.rootino)
+		return "/";
+	hi = nm->npaths;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (nm->pino[mid] < (fs_ino_t)ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nm->npaths && nm->pino[lo] == (fs_ino_t)ino ? nm->paths[lo] : NULL;
 }
 
 /* ---- new blocks ---- */
@@ -1210,6 +1290,10 @@ void repair_names_free(struct repair_ctx *rx)
 	}
 	free(nm->from);
 	free(nm->from_dir);
+	for (size_t i = 0; nm->paths && i < nm->npaths; i++)
+		free(nm->paths[i]);
+	free(nm->paths);
+	free(nm->pino);
 	free(nm->moves);
 	free(nm->dirs);
 	free(nm->names);
@@ -1258,6 +1342,8 @@ int repair_phase_names(struct repair_ctx *rx)
 		err = connect(rx, root);
 	if (!err)
 		err = old_places(rx);
+	if (!err)
+		err = finding_paths(rx);
 	if (!err)
 		count(rx);
 	for (size_t i = 0; i < rx->nm->ndirs && !err; i++)

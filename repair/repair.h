@@ -134,6 +134,8 @@ bool repair_names_covers(const struct repair_ctx *rx, const struct fs_finding *f
 void repair_names_free(struct repair_ctx *rx);
 /* Each inode moved to lost+found: a text line, or a JSON array of {ino, to}. */
 void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json);
+/* The path inode ino had before the repair, where the namespace tells it; else NULL. */
+const char *repair_names_path(const struct repair_ctx *rx, int64_t ino);
 /* What the namespace phase did, for the summary. */
 void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_t *moved,
 			 uint64_t *nlinks);

@@ -166,7 +166,12 @@ run_case "$LABEL" claim "path /sub/a/b" "write -d u3.sfdir3.list[$B_DEEP].inumbe
 	"write -d u3.sfdir3.list[$SUB_A].inumber.i4 $FREE"
 
 LABEL="link count wrong"
-claim() { nlink_is "$1" /sf/f1 2; }
+# the fix names the file by a path (it has two: /sf/f1 and /blk/hl1)
+claim() {
+	nlink_is "$1" /sf/f1 2
+	check "$LABEL: the report names the inode with a path" \
+		grep -Eq "^fixed +inode.nlink .*ino $INO_F1 \((/sf/f1|/blk/hl1)\)" "$TMP/rep.out"
+}
 run_case "$LABEL" claim "path /sf/f1" "write -d core.nlinkv2 7"
 
 LABEL="lost+found is a regular file"
