@@ -339,10 +339,11 @@ int main(int argc, char **argv)
 		if (!quiet && !json)
 			fprintf(stderr, "xfsx_check: %s: the log holds unfinished intents (%s) that "
 				"mounting completes after the replay: %" PRIu64 " finding(s) about the "
-				"blocks they name are that completion, not counted%s\n", path, what,
+				"blocks they name are that completion, not counted%s%s%s\n", path, what,
 				sl.accounted, fs_replay_stats(sl.rp)->intents_open[FS_INTENT_ATTRI] ?
 				" (xattr intents are not judged: findings about their files may follow)" :
-				"");
+				"", fs_replay_bui_unapplied(sl.rp) ? "; not applied: " : "",
+				fs_replay_bui_unapplied(sl.rp) ? fs_replay_bui_unapplied(sl.rp) : "");
 	}
 	fs_findings_sort(&fl);
 	rc = fl.by_sev[FS_SEV_ERROR] ? EXIT_CORRUPT : EXIT_CLEAN;

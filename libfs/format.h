@@ -160,6 +160,15 @@ static inline uint32_t fs_agino_to_offset(const struct fs_geom *g, fs_agino_t ag
 	return agino & (g->inopblock - 1);
 }
 
+/* The sector an inode's core starts in (inodes are sector-aligned in their block). */
+static inline fs_daddr_t fs_ino_to_daddr(const struct fs_geom *g, fs_ino_t ino)
+{
+	fs_agino_t agino = fs_ino_to_agino(g, ino);
+
+	return fs_agbno_to_daddr(g, fs_ino_to_agno(g, ino), fs_agino_to_agbno(g, agino)) +
+	       (((uint64_t)fs_agino_to_offset(g, agino) << g->inodelog) >> FS_BBSHIFT);
+}
+
 /*
  * An AG inode number can name an inode: it lies in a block past the AG
  * headers and before the AG's end (the kernel's xfs_verify_agino range).

@@ -26,7 +26,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "libfs/bmap.h"
 #include "libfs/crc.h"
+#include "libfs/inode.h"
 #include "libfs/endian.h"
 #include "libfs/verify.h"
 
@@ -153,6 +155,7 @@ struct fs_replay {
 	size_t ninos, capinos;
 	uint32_t quotaoff;         /* dquot types whose quota was turned off in the log */
 	struct fs_replay_stats st;
+	char bui_why[320];         /* why the first BUI not applied was not */
 	char *msg;
 	size_t ml;
 };
@@ -1092,6 +1095,192 @@ static int collect_open(struct fs_replay *rp)
 	return 0;
 }
 
+/*
+ * An unfinished BUI's mapping applied to its inode's fork, as the kernel's
+ * recovery finishes it (xfs_bmap_finish_one): map puts the extent into a
+ * hole (xfs_bmapi_remap, merged with neighbours it continues as
+ * xfs_bmap_add_extent_hole_real merges), unmap takes the range out
+ * (__xfs_bunmapi with XFS_BMAPI_REMAP: the blocks' fate is the refcount
+ * and free intents', which the caller's rebuild derives from the forks);
+ * di_nblocks and the extent count follow.  Only forks in extents format
+ * that stay so: 1 applied, 0 not (why in *why), negative errno.
+ */
+static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *why, size_t wl)
+{
+	const struct fs_geom *g = &rp->fs->g;
+	int whichfork = (x->flags & XFS_BMAP_EXTENT_ATTR_FORK) ? XFS_ATTR_FORK : XFS_DATA_FORK;
+	uint32_t bbs = (g->inodesize + BBSIZE - 1) >> BBSHIFT, fsize;
+	uint64_t daddr = fs_ino_to_daddr(g, x->owner), n, nn = 0, nblocks, end;
+	struct fs_bmap_ext *v = NULL, nw = { .startoff = x->startoff, .startblock = x->fsb,
+					     .blockcount = x->len,
+					     .unwritten = (x->flags & XFS_BMAP_EXTENT_UNWRITTEN) != 0 };
+	struct xfs_dinode *d;
+	struct fs_inode ip;
+	unsigned char *b, *fork;
+	int err;
+
+	err = buf_get(rp, daddr, bbs, &b);
+	if (err)
+		return err;
+	d = (struct xfs_dinode *)b;
+	fs_inode_decode(b, &ip);
+	n = whichfork == XFS_DATA_FORK ? ip.nextents : ip.anextents;
+	fsize = fs_inode_fork_size(g, &ip, whichfork);
+	err = 0;
+	if (be16(d->di_magic) != XFS_DINODE_MAGIC || ip.version != 3 || ip.ino != x->owner) {
+		snprintf(why, wl, "inode %llu is not an inode core", (unsigned long long)x->owner);
+		goto out;
+	}
+	if ((whichfork == XFS_DATA_FORK ? ip.format : ip.aformat) != XFS_DINODE_FMT_EXTENTS ||
+	    n > fsize / sizeof(struct xfs_bmbt_rec)) {
+		snprintf(why, wl, "inode %llu's %s fork is not a list of extents in the inode (a "
+			 "block map btree is not changed by this version)", (unsigned long long)x->owner,
+			 whichfork == XFS_DATA_FORK ? "data" : "attr");
+		goto out;
+	}
+	v = calloc(n + 2, sizeof(*v));
+	if (!v) {
+		err = -ENOMEM;
+		goto out;
+	}
+	fork = (unsigned char *)fs_inode_fork_ptr(b, &ip, whichfork);
+	nblocks = ip.nblocks;
+	end = x->startoff + x->len;
+	for (uint64_t i = 0; i < n; i++) {
+		struct fs_bmap_ext e;
+		uint64_t eend;
+
+		fs_bmbt_rec_decode(fork + i * sizeof(struct xfs_bmbt_rec), &e);
+		eend = e.startoff + e.blockcount;
+		if (x->type == 1 || eend <= x->startoff || e.startoff >= end) {
+			if (x->type == 1 && eend > x->startoff && e.startoff < end) {
+				snprintf(why, wl, "inode %llu already maps file block %llu, where the BUI "
+					 "maps a new extent", (unsigned long long)x->owner,
+					 (unsigned long long)(e.startoff > x->startoff ? e.startoff :
+							      x->startoff));
+				goto out;
+			}
+			v[nn++] = e;
+			continue;
+		}
+		/* unmap: what lies before and after the range stays */
+		nblocks -= (eend < end ? eend : end) - (e.startoff > x->startoff ? e.startoff :
+							  x->startoff);
+		if (e.startoff < x->startoff)
+			v[nn++] = (struct fs_bmap_ext){ e.startoff, e.startblock,
+							x->startoff - e.startoff, e.unwritten };
+		if (eend > end)
+			v[nn++] = (struct fs_bmap_ext){ end, e.startblock + (end - e.startoff),
+							eend - end, e.unwritten };
+	}
+	if (x->type == 1) {
+		uint64_t at = 0;
+		bool left, right;
+
+		while (at < nn && v[at].startoff < x->startoff)
+			at++;
+		left = at > 0 && v[at - 1].startoff + v[at - 1].blockcount == nw.startoff &&
+		       v[at - 1].startblock + v[at - 1].blockcount == nw.startblock &&
+		       v[at - 1].unwritten == nw.unwritten &&
+		       v[at - 1].blockcount + nw.blockcount <= XFS_MAX_BMBT_EXTLEN;
+		right = at < nn && nw.startoff + nw.blockcount == v[at].startoff &&
+			nw.startblock + nw.blockcount == v[at].startblock &&
+			v[at].unwritten == nw.unwritten &&
+			v[at].blockcount + nw.blockcount <= XFS_MAX_BMBT_EXTLEN;
+		if (left && right &&
+		    v[at - 1].blockcount + nw.blockcount + v[at].blockcount > XFS_MAX_BMBT_EXTLEN)
+			right = false;
+		if (left) {
+			v[at - 1].blockcount += nw.blockcount;
+			if (right) {
+				v[at - 1].blockcount += v[at].blockcount;
+				memmove(v + at, v + at + 1, (nn - at - 1) * sizeof(*v));
+				nn--;
+			}
+		} else if (right) {
+			v[at].startoff = nw.startoff;
+			v[at].startblock = nw.startblock;
+			v[at].blockcount += nw.blockcount;
+		} else {
+			memmove(v + at + 1, v + at, (nn - at) * sizeof(*v));
+			v[at] = nw;
+			nn++;
+		}
+		nblocks += x->len;
+	}
+	if (nn * sizeof(struct xfs_bmbt_rec) > fsize) {
+		snprintf(why, wl, "inode %llu's %s fork would need %llu extents, more than the inode "
+			 "holds (the kernel makes a block map btree then)", (unsigned long long)x->owner,
+			 whichfork == XFS_DATA_FORK ? "data" : "attr", (unsigned long long)nn);
+		goto out;
+	}
+	memset(fork, 0, fsize);
+	for (uint64_t i = 0; i < nn; i++)
+		fs_bmbt_rec_encode(&v[i], fork + i * sizeof(struct xfs_bmbt_rec));
+	d->di_nblocks = to_be64(nblocks);
+	if (whichfork == XFS_DATA_FORK && ip.nrext64)
+		d->di_big_nextents = to_be64(nn);
+	else if (whichfork == XFS_DATA_FORK)
+		d->di_nextents = to_be32((uint32_t)nn);
+	else if (ip.nrext64)
+		d->di_big_anextents = to_be32((uint32_t)nn);
+	else
+		d->di_anextents = to_be16((uint16_t)nn);
+	fs_crc_update(b, g->inodesize, XFS_DINODE_CRC_OFF);
+	err = buf_put(rp, daddr, bbs, b);
+	if (!err) {
+		struct fs_findings fl;
+		struct fs_vctx vc = { .g = g, .daddr = daddr, .ino = x->owner,
+				      .agno = fs_ino_to_agno(g, x->owner) };
+
+		/* the changed inode passes the inode verifier, as any replayed one */
+		fs_findings_init(&fl);
+		vc.fl = &fl;
+		fs_verify(FS_MT_INODE, &vc, b, g->inodesize);
+		if (fl.n)
+			err = fail(rp, -EUCLEAN, "inode %llu fails its check after its unfinished "
+				   "BUI was applied: %s: %s", (unsigned long long)x->owner,
+				   fl.v[0].def->code, fl.v[0].message);
+		fs_findings_free(&fl);
+		if (!err)
+			err = 1;
+	}
+out:
+	free(v);
+	free(b);
+	return err;
+}
+
+/* Every unfinished BUI, in log order; those that cannot be applied are counted and named. */
+static int apply_buis(struct fs_replay *rp)
+{
+	for (size_t i = 0; i < rp->nopen; i++) {
+		char why[200] = "";
+		int r;
+
+		if (rp->open[i].kind != FS_INTENT_BUI)
+			continue;
+		r = apply_bui(rp, &rp->open[i], why, sizeof(why));
+		if (r < 0)
+			return r;
+		if (r) {
+			rp->st.buis_applied++;
+		} else {
+			rp->st.buis_unapplied++;
+			if (!rp->bui_why[0])
+				snprintf(rp->bui_why, sizeof(rp->bui_why), "an unfinished BUI (%s of "
+					 "file blocks %llu+%u): %s", rp->open[i].type == 1 ? "map" : "unmap",
+					 (unsigned long long)rp->open[i].startoff, rp->open[i].len, why);
+		}
+	}
+	return 0;
+}
+
+const char *fs_replay_bui_unapplied(const struct fs_replay *rp)
+{
+	return rp->st.buis_unapplied ? rp->bui_why : NULL;
+}
+
 size_t fs_replay_open_extents(const struct fs_replay *rp, const struct fs_intent_ext **out)
 {
 	*out = rp->open;
@@ -1338,6 +1527,8 @@ int fs_replay_log(struct fs *fs, struct fs_log_info *li, struct fs_replay **out,
 		err = finish(rp);
 	if (!err)
 		err = collect_open(rp);
+	if (!err)
+		err = apply_buis(rp);
 	if (err) {
 		fs_replay_free(rp);
 		return err;

@@ -24,6 +24,8 @@ struct fs_replay_stats {
 	uint64_t icreates, dquots, dquots_skipped;
 	uint64_t intents_done;         /* intent items whose done item is in the log */
 	uint64_t intents_open[FS_INTENT_NR];  /* unfinished at the head */
+	uint64_t buis_applied;         /* unfinished BUIs whose mapping the replay made */
+	uint64_t buis_unapplied;       /* and those it could not (fs_replay_bui_unapplied) */
 	uint64_t sectors;              /* sectors the overlay holds */
 	double seconds;
 };
@@ -59,6 +61,12 @@ int fs_replay_log(struct fs *fs, struct fs_log_info *li, struct fs_replay **out,
 const struct fs_replay_stats *fs_replay_stats(const struct fs_replay *rp);
 uint64_t fs_replay_intents_open(const struct fs_replay *rp);
 const char *fs_replay_intent_name(unsigned kind);
+/*
+ * Unfinished BUIs are applied to their inode's fork by the replay, as
+ * recovery applies them, when the fork is a list of extents in the inode
+ * that stays one; NULL when every one was, else why the first was not.
+ */
+const char *fs_replay_bui_unapplied(const struct fs_replay *rp);
 /* The extents the unfinished intents name, in log order (ATTRI: none). */
 size_t fs_replay_open_extents(const struct fs_replay *rp, const struct fs_intent_ext **out);
 

@@ -231,6 +231,7 @@ int main(int argc, char **argv)
 			"recovery; unmount and run xfsx_repair again), or -L throws the log away (its "
 			"last transactions are lost).  Nothing was written.";
 		const struct fs_replay_stats *st;
+		const char *bui_why;
 		char what[512];
 
 		if (no_replay) {
@@ -251,28 +252,31 @@ int main(int argc, char **argv)
 		if (!sl.dirty)
 			goto log_done;	/* the full reader finds an unmount record newest */
 		/*
-		 * Unfinished intents: EFI, RUI and CUI are completed after the scan
-		 * by rebuilding the AGs they name from the forks (scan_log_account);
-		 * a BUI changes a fork and an xattr intent a file's attributes,
-		 * which this version does not do: refused before anything is written.
+		 * Unfinished intents: the replay applied the BUIs it could to their
+		 * forks; EFI, RUI and CUI are completed after the scan by rebuilding
+		 * the AGs they name from the forks (scan_log_account).  A BUI on a
+		 * block map btree, and xattr intents, are not done by this version:
+		 * refused before anything is written.
 		 */
 		st = fs_replay_stats(sl.rp);
-		if ((st->intents_open[FS_INTENT_BUI] || st->intents_open[FS_INTENT_ATTRI]) &&
-		    !ro.dry_run) {
-			snprintf(msg, sizeof(msg), "%s: the log holds unfinished intents that change "
-				 "files (%" PRIu64 " BUI, %" PRIu64 " ATTRI): recovery must map or "
-				 "unmap those file ranges or set those attributes, which this version "
-				 "does not do (it completes EFI, RUI and CUI intents).  %s", path,
-				 st->intents_open[FS_INTENT_BUI], st->intents_open[FS_INTENT_ATTRI],
-				 options);
+		bui_why = fs_replay_bui_unapplied(sl.rp);
+		if (st->intents_open[FS_INTENT_ATTRI])
+			snprintf(what, sizeof(what), "%" PRIu64 " unfinished xattr intent(s) (ATTRI): "
+				 "recovery sets or removes those attributes, which this version does "
+				 "not do", st->intents_open[FS_INTENT_ATTRI]);
+		else if (bui_why)
+			snprintf(what, sizeof(what), "%s; recovery makes that change, this version "
+				 "does not", bui_why);
+		else
+			what[0] = 0;
+		if (*what && !ro.dry_run) {
+			snprintf(msg, sizeof(msg), "%s: the log cannot be completed: %s.  %s", path,
+				 what, options);
 			goto refuse;
 		}
-		if ((st->intents_open[FS_INTENT_BUI] || st->intents_open[FS_INTENT_ATTRI]) &&
-		    !ro.quiet && !ro.json)
-			printf("%s: the log holds unfinished intents that change files (%" PRIu64
-			       " BUI, %" PRIu64 " ATTRI) which this version does not complete (a "
-			       "repair refuses such a log): findings about their files may follow\n",
-			       path, st->intents_open[FS_INTENT_BUI], st->intents_open[FS_INTENT_ATTRI]);
+		if (*what && !ro.quiet && !ro.json)
+			printf("%s: %s (a repair refuses such a log): findings about that file may "
+			       "follow\n", path, what);
 		scan_log_describe(&sl, what, sizeof(what));
 		if (!ro.dry_run) {
 			/* the replay is the run's first write: the undo file covers it too */

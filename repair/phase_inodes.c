@@ -43,12 +43,7 @@ static int add_field_fix(struct repair_ctx *rx, fs_ino_t ino, int field, uint64_
 /* Byte address of an inode's core on the device, as a daddr plus offset in sectors. */
 fs_daddr_t repair_inode_daddr(const struct fs_geom *g, fs_ino_t ino)
 {
-	fs_agnumber_t agno = fs_ino_to_agno(g, ino);
-	fs_agino_t agino = fs_ino_to_agino(g, ino);
-	fs_agblock_t agbno = agino >> g->inopblog;
-	uint32_t off = (agino & (g->inopblock - 1)) << g->inodelog;
-
-	return fs_agbno_to_daddr(g, agno, agbno) + (off >> FS_BBSHIFT);
+	return fs_ino_to_daddr(g, ino);
 }
 
 /*

@@ -87,8 +87,7 @@ static bool explained(void *priv, const struct fs_finding *f)
 	if (!code || f->ag < 0 || f->ag >= g->agcount || f->daddr < 0 ||
 	    (uint64_t)f->daddr < fs_ag_daddr(g, (fs_agnumber_t)f->ag))
 		return false;
-	agbno = (fs_agblock_t)(((uint64_t)f->daddr - fs_ag_daddr(g, (fs_agnumber_t)f->ag)) >>
-			       (g->blocklog - FS_BBSHIFT));
+	agbno = fs_daddr_to_agbno(g, (fs_agnumber_t)f->ag, f->daddr);
 	len = 1;
 	/* a record's whole range when the finding states it ("start+len ..."): it may begin before */
 	if (sscanf(f->found, "%u+%u", &rs, &rl) == 2 && rs == agbno && rl)
@@ -165,8 +164,10 @@ void scan_log_json(const struct scan_log *sl, FILE *out)
 			fprintf(out, "%s\"%s\":%" PRIu64, k ? "," : "", fs_replay_intent_name(k),
 				st->intents_open[k]);
 		/* what became of them: completed by this run, or left to recovery and accounted */
-		fprintf(out, "},\"intents_completed\":%s,\"intent_findings_accounted\":%" PRIu64 "}",
-			sl->completing ? "true" : "false", sl->accounted);
+		fprintf(out, "},\"intents_completed\":%s,\"intent_findings_accounted\":%" PRIu64
+			",\"buis_applied\":%" PRIu64 ",\"buis_unapplied\":%" PRIu64 "}",
+			sl->completing ? "true" : "false", sl->accounted, st->buis_applied,
+			st->buis_unapplied);
 	}
 	if (sl->err) {
 		fputs(",\"error\":", out);
