@@ -9,7 +9,9 @@
  * then, AG by AG, file data, directory, symlink and xattr blocks from a
  * first-fit allocator over the AG's free space, so one AG's writes are
  * one ascending stream, gathered into large writes.  File data keeps its
- * holes (SEEK_DATA/SEEK_HOLE).  Directories come from libfs/dirbuild.c,
+ * holes (SEEK_DATA/SEEK_HOLE); it is read into the gather buffers by a pool
+ * of reader threads while this thread places what follows, and a buffer is
+ * written (by one writer thread) once its reads are done.  Directories come from libfs/dirbuild.c,
  * forks with more extents than the inode holds get a bmbt from the bulk
  * loader.  Last, per AG, the btrees (bno, cnt, inobt, finobt, rmap,
  * refcount) are bulk loaded into one run of blocks after the AG's last
@@ -20,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,6 +51,14 @@
  * lose one's bytes; in order, one at a time, they cannot.
  */
 #define WRITERS 1
+/*
+ * Readers: file data is read into the gather buffers by a pool of threads,
+ * so the opens and the page-cache copies of many small files proceed side
+ * by side while this thread places the next inodes (two cores are usual).
+ */
+#define READERS 2
+#define RJOBS 4096                 /* queued reads */
+#define RBATCH 16                  /* reads a reader takes at once */
 #define NOINODE UINT32_MAX
 #define RTINODE (UINT32_MAX - 1)   /* the root chunk's realtime bitmap and summary */
 
@@ -74,6 +85,15 @@ struct agst {
 	uint64_t icount, ifree;
 };
 
+/* One read: a piece of a source file into a gather buffer, zeros past its end. */
+struct rjob {
+	const char *path;
+	uint64_t foff, fsize;      /* where in the file; its size when placed */
+	unsigned char *dst;
+	size_t len;                /* bytes of buffer to fill */
+	unsigned buf;              /* the buffer dst is in */
+};
+
 struct pop {
 	struct fs_dev *dev;
 	const struct mkfs_plan *p;
@@ -87,6 +107,7 @@ struct pop {
 		size_t len;
 		uint64_t off;
 		bool busy;             /* queued or being written */
+		unsigned pending;      /* reads into it not yet done: it waits for them */
 	} bufs[WBUF_COUNT];
 	unsigned cur;              /* the buffer being filled */
 	unsigned queue[WBUF_COUNT];
@@ -97,6 +118,15 @@ struct pop {
 	pthread_mutex_t wlock;
 	pthread_cond_t wcond;
 	int werr;
+	/* the reader pool (under wlock; rcond: a job queued or a slot freed) */
+	struct rjob *jobs;
+	unsigned jhead, jtail;
+	bool rstop;
+	pthread_t reader[READERS];
+	unsigned readers, ridle;
+	pthread_cond_t rcond;
+	int rerr;                  /* the first read error, and its file */
+	const char *rerr_path;
 	/* progress */
 	bool progress;
 	uint64_t done_bytes, done_files;
@@ -142,6 +172,8 @@ static void *writer_main(void *arg)
 		b = &s->bufs[s->queue[s->qhead % WBUF_COUNT]];
 		s->qhead++;
 		s->inflight++;
+		while (b->pending)
+			pthread_cond_wait(&s->wcond, &s->wlock);
 		failed = s->werr != 0;
 		pthread_mutex_unlock(&s->wlock);
 		/* after a failure the rest is dropped: the run is lost anyway */
@@ -156,6 +188,144 @@ static void *writer_main(void *arg)
 	}
 	pthread_mutex_unlock(&s->wlock);
 	return NULL;
+}
+
+/*
+ * A reader's last directory: files come in tree order, so the next one is
+ * most often in the same directory, and opening it by name there saves a
+ * lookup per component of its path.
+ */
+struct rdir {
+	int fd;
+	size_t len;
+	char path[PATH_MAX];
+};
+
+static int rd_open(struct rdir *rd, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+	size_t len;
+
+	/* O_NONBLOCK: a source turned into a FIFO since it was read must not hang us */
+	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(rd->path))
+		return open(path, flags);
+	len = (size_t)(slash - path);
+	if (rd->fd < 0 || rd->len != len || memcmp(rd->path, path, len)) {
+		if (rd->fd >= 0)
+			close(rd->fd);
+		memcpy(rd->path, path, len);
+		rd->path[len] = 0;
+		rd->len = len;
+		rd->fd = open(rd->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (rd->fd < 0)
+			return open(path, flags);
+	}
+	return openat(rd->fd, slash + 1, flags);
+}
+
+/*
+ * A reader: takes up to RBATCH jobs at a time; after any error the rest
+ * are only counted off (the run fails anyway), so nothing waits forever.
+ */
+static void *reader_main(void *arg)
+{
+	struct pop *s = arg;
+	struct rjob mine[RBATCH];
+	struct rdir *rd = malloc(sizeof(*rd));
+
+	if (rd)
+		rd->fd = -1;
+
+	pthread_mutex_lock(&s->wlock);
+	for (;;) {
+		unsigned n = 0;
+		bool failed;
+
+		while (s->jhead == s->jtail && !s->rstop) {
+			s->ridle++;
+			pthread_cond_wait(&s->rcond, &s->wlock);
+			s->ridle--;
+		}
+		if (s->jhead == s->jtail)
+			break;
+		while (n < RBATCH && s->jhead != s->jtail)
+			mine[n++] = s->jobs[s->jhead++ % RJOBS];
+		pthread_cond_broadcast(&s->rcond);   /* room for the placer */
+		failed = s->rerr || s->werr;
+		pthread_mutex_unlock(&s->wlock);
+		uint64_t bytes = 0;
+		int rc = 0;
+		const char *path = NULL;
+
+		for (unsigned i = 0; i < n && !failed && !rc; i++) {
+			struct rjob *j = &mine[i];
+			size_t got = 0, want = j->fsize > j->foff ? j->fsize - j->foff : 0;
+			int fd = rd ? rd_open(rd, j->path) :
+				 open(j->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+			if (want > j->len)
+				want = j->len;
+			if (fd < 0) {
+				rc = -errno;
+				path = j->path;
+				break;
+			}
+			while (got < want) {
+				ssize_t r = pread(fd, j->dst + got, want - got, (off_t)(j->foff + got));
+
+				if (r < 0 && errno == EINTR)
+					continue;
+				if (r < 0) {
+					rc = -errno;
+					path = j->path;
+					break;
+				}
+				if (r == 0)
+					break;  /* shorter than it was: the rest reads as zeros */
+				got += (size_t)r;
+			}
+			close(fd);
+			memset(j->dst + got, 0, j->len - got);
+			bytes += got;
+		}
+		__atomic_fetch_add(&s->done_bytes, bytes, __ATOMIC_RELAXED);
+		pthread_mutex_lock(&s->wlock);
+		if (rc && !s->rerr) {
+			s->rerr_path = path;
+			__atomic_store_n(&s->rerr, rc, __ATOMIC_RELEASE);
+		}
+		for (unsigned i = 0; i < n; i++)
+			if (!--s->bufs[mine[i].buf].pending)
+				pthread_cond_broadcast(&s->wcond);
+	}
+	pthread_mutex_unlock(&s->wlock);
+	if (rd && rd->fd >= 0)
+		close(rd->fd);
+	free(rd);
+	return NULL;
+}
+
+/* Queue a read of len bytes at dst (in the current buffer) from path at foff. */
+static void rd_queue(struct pop *s, const char *path, uint64_t foff, uint64_t fsize,
+		     unsigned char *dst, size_t len)
+{
+	pthread_mutex_lock(&s->wlock);
+	while (s->jtail - s->jhead == RJOBS)
+		pthread_cond_wait(&s->rcond, &s->wlock);
+	s->jobs[s->jtail++ % RJOBS] = (struct rjob){ path, foff, fsize, dst, len, s->cur };
+	s->bufs[s->cur].pending++;
+	if (s->ridle)
+		pthread_cond_signal(&s->rcond);
+	pthread_mutex_unlock(&s->wlock);
+}
+
+/* The first read error, as a message; 0 if none (the path is set before the error). */
+static int rd_err(struct pop *s)
+{
+	int rc = __atomic_load_n(&s->rerr, __ATOMIC_ACQUIRE);
+
+	return rc ? perr(s, rc, "reading %s", s->rerr_path) : 0;
 }
 
 /* The first write error (the writer thread sets it under the lock). */
@@ -629,10 +799,8 @@ static int alloc_range(struct pop *s, struct proto_inode *in, uint64_t lblk, uin
 /* ---- regular files ---- */
 
 struct copy {
-	int fd;
 	const char *path;
 	uint64_t size;
-	uint64_t first;            /* byte of the file at the range's first block */
 };
 
 static void progress(struct pop *s, bool last);
@@ -643,28 +811,13 @@ static int copy_fill(struct pop *s, void *priv, uint64_t lblk, fs_fsblock_t fsb,
 	uint64_t bs = s->g.blocksize, foff = lblk * bs, doff = fsb_off(s, fsb);
 	uint64_t total = (uint64_t)len * bs;
 
-	(void)c->first;
 	while (total) {
 		size_t piece = total > WBUF_BYTES ? WBUF_BYTES : (size_t)total;
 		unsigned char *b = wr_get(s, doff, piece);
-		size_t got = 0;
 
 		if (!b)
 			return werr(s);
-		while (got < piece && foff + got < c->size) {
-			ssize_t r = pread(c->fd, b + got, piece - got, (off_t)(foff + got));
-
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
-				return perr(s, -errno, "reading %s", c->path);
-			}
-			if (r == 0)
-				break;  /* shorter than it was: the rest reads as zeros */
-			got += (size_t)r;
-		}
-		memset(b + got, 0, piece - got);
-		s->done_bytes += got;
+		rd_queue(s, c->path, foff, c->size, b, piece);
 		foff += piece;
 		doff += piece;
 		total -= piece;
@@ -678,19 +831,22 @@ static int do_regular(struct pop *s, struct proto_inode *in)
 	struct copy c = { .path = in->src, .size = in->size };
 	struct extv ext = { 0 };
 	uint64_t bs = s->g.blocksize, pos = 0;
-	int rc = 0;
+	/* a file with all its blocks has no holes to look for: the readers open it */
+	bool dense = in->src_blocks * 512 >= in->size;
+	int fd = -1, rc = rd_err(s);
 
 	in->format = XFS_DINODE_FMT_EXTENTS;
 	s->done_files++;
-	if (!in->size)
-		return 0;
-	c.fd = open(in->src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (c.fd < 0)
-		return perr(s, -errno, "cannot read %s", in->src);
-	/* data ranges only: holes stay holes (a file with all its blocks has none to look for) */
+	if (!in->size || rc)
+		return rc;
+	if (!dense) {
+		fd = open(in->src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0)
+			return perr(s, -errno, "cannot read %s", in->src);
+	}
+	/* data ranges only: holes stay holes */
 	while (pos < in->size && !rc) {
-		bool dense = in->src_blocks * 512 >= in->size;
-		off_t d = dense ? (off_t)pos : lseek(c.fd, (off_t)pos, SEEK_DATA), h;
+		off_t d = dense ? (off_t)pos : lseek(fd, (off_t)pos, SEEK_DATA), h;
 		uint64_t lo, hi;
 
 		if (d < 0) {
@@ -703,7 +859,7 @@ static int do_regular(struct pop *s, struct proto_inode *in)
 			d = (off_t)pos;  /* no SEEK_DATA here: all data */
 			h = (off_t)in->size;
 		} else {
-			h = dense ? (off_t)in->size : lseek(c.fd, d, SEEK_HOLE);
+			h = dense ? (off_t)in->size : lseek(fd, d, SEEK_HOLE);
 			if (h < 0)
 				h = (off_t)in->size;
 		}
@@ -723,7 +879,8 @@ static int do_regular(struct pop *s, struct proto_inode *in)
 			rc = alloc_range(s, in, lo, hi - lo, 1, false, &ext, copy_fill, &c);
 		pos = (uint64_t)h;
 	}
-	close(c.fd);
+	if (fd >= 0)
+		close(fd);
 	if (rc == -ENOSPC)
 		rc = perr(s, rc, "no room for the data of %s (the tree is larger than the filesystem)",
 			  in->src);
@@ -1427,6 +1584,7 @@ static void progress(struct pop *s, bool last)
 {
 	struct timespec now;
 	double el, rate, eta;
+	uint64_t done;
 
 	if (!s->progress)
 		return;
@@ -1435,11 +1593,11 @@ static void progress(struct pop *s, bool last)
 		return;
 	s->last = now;
 	el = secs(&s->start, &now);
-	rate = el > 0 ? (double)s->done_bytes / el : 0;
-	eta = rate > 0 && s->t->data_bytes > s->done_bytes ?
-	      (double)(s->t->data_bytes - s->done_bytes) / rate : 0;
+	done = __atomic_load_n(&s->done_bytes, __ATOMIC_RELAXED);  /* the readers add to it */
+	rate = el > 0 ? (double)done / el : 0;
+	eta = rate > 0 && s->t->data_bytes > done ? (double)(s->t->data_bytes - done) / rate : 0;
 	fprintf(stderr, "\rxfsx_mkfs: %llu files, %.1f of %.1f MiB copied, ETA %.0f s   %s",
-		(unsigned long long)s->done_files, (double)s->done_bytes / 1048576.0,
+		(unsigned long long)s->done_files, (double)done / 1048576.0,
 		(double)s->t->data_bytes / 1048576.0, eta, last ? "\n" : "");
 }
 
@@ -1535,6 +1693,10 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 	s.litino = (uint32_t)fs_dinode_litino(p->inodesize);
 	pthread_mutex_init(&s.wlock, NULL);
 	pthread_cond_init(&s.wcond, NULL);
+	pthread_cond_init(&s.rcond, NULL);
+	s.jobs = malloc(RJOBS * sizeof(*s.jobs));
+	if (!s.jobs)
+		rc = -ENOMEM;
 	for (unsigned i = 0; i < WBUF_COUNT; i++) {
 		s.bufs[i].data = fs_dev_alloc(dev, WBUF_BYTES);
 		if (!s.bufs[i].data)
@@ -1552,6 +1714,14 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 			goto out;
 		}
 		s.writers++;
+	}
+	for (unsigned i = 0; i < READERS; i++) {
+		rc = pthread_create(&s.reader[i], NULL, reader_main, &s);
+		if (rc) {
+			rc = perr(&s, -rc, "starting the reader threads");
+			goto out;
+		}
+		s.readers++;
 	}
 	/* the root chunk as mkfs_write left it: the rt inodes are kept as they are */
 	rc = init_ags(&s);
@@ -1628,6 +1798,8 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 		int wrc = wr_drain(&s);
 
 		if (!rc)
+			rc = rd_err(&s);
+		if (!rc)
 			rc = wrc;
 	}
 	if (rc && !*err)
@@ -1649,8 +1821,18 @@ out:
 		}
 		free(s.ags);
 	}
-	if (s.writers) {
+	/* the readers finish what is queued (the writer waits for them), then stop */
+	if (s.writers)
 		wr_drain(&s);
+	if (s.readers) {
+		pthread_mutex_lock(&s.wlock);
+		s.rstop = true;
+		pthread_cond_broadcast(&s.rcond);
+		pthread_mutex_unlock(&s.wlock);
+		for (unsigned i = 0; i < s.readers; i++)
+			pthread_join(s.reader[i], NULL);
+	}
+	if (s.writers) {
 		pthread_mutex_lock(&s.wlock);
 		s.wstop = true;
 		pthread_cond_broadcast(&s.wcond);
@@ -1662,6 +1844,8 @@ out:
 		free(s.bufs[i].data);
 	pthread_mutex_destroy(&s.wlock);
 	pthread_cond_destroy(&s.wcond);
+	pthread_cond_destroy(&s.rcond);
+	free(s.jobs);
 	free(rootchunk);
 	return rc;
 }

@@ -172,9 +172,11 @@ static int acl_to_xfs(const unsigned char *v, size_t len, unsigned char **out, u
 	return 0;
 }
 
-static int read_xattrs(struct proto_tree *t, uint32_t idx, const char *path, char *err, size_t el)
+/* at: the name the xattr calls use (relative to the working directory); path: for messages */
+static int read_xattrs(struct proto_tree *t, uint32_t idx, const char *at, const char *path,
+		       char *err, size_t el)
 {
-	ssize_t len = llistxattr(path, NULL, 0);
+	ssize_t len = llistxattr(at, NULL, 0);
 	char *names;
 	struct proto_inode *in;
 
@@ -186,7 +188,7 @@ static int read_xattrs(struct proto_tree *t, uint32_t idx, const char *path, cha
 	names = malloc((size_t)len);
 	if (!names)
 		return terr(err, el, "out of memory");
-	len = llistxattr(path, names, (size_t)len);
+	len = llistxattr(at, names, (size_t)len);
 	if (len < 0) {
 		free(names);
 		return terr(err, el, "cannot list the xattrs of %s: %s", path, strerror(errno));
@@ -237,14 +239,14 @@ static int read_xattrs(struct proto_tree *t, uint32_t idx, const char *path, cha
 			return terr(err, el, "%s: xattr name %s is empty or longer than 255 bytes",
 				    path, nm);
 		}
-		vl = lgetxattr(path, nm, NULL, 0);
+		vl = lgetxattr(at, nm, NULL, 0);
 		if (vl < 0) {
 			free(names);
 			return terr(err, el, "cannot read xattr %s of %s: %s", nm, path,
 				    strerror(errno));
 		}
 		val = malloc((size_t)vl + 1);
-		if (!val || (vl = lgetxattr(path, nm, val, (size_t)vl)) < 0) {
+		if (!val || (vl = lgetxattr(at, nm, val, (size_t)vl)) < 0) {
 			free(val);
 			free(names);
 			return terr(err, el, "cannot read xattr %s of %s: %s", nm, path,
@@ -307,17 +309,35 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int scan_dir(struct proto_tree *t, struct linkmap *lm, const char *path, uint32_t didx,
-		    char *err, size_t el)
+/*
+ * Entries are looked up by their names in the directory, not by full paths:
+ * statx and readlink relative to the directory's descriptor, the xattr
+ * calls (which have no such form in glibc) relative to the working
+ * directory, which is the directory being scanned (read_dir restores it).
+ * A full path costs a lookup per component, and three calls per entry.
+ */
+static int scan_dir(struct proto_tree *t, struct linkmap *lm, int pfd, const char *name,
+		    const char *path, uint32_t didx, char *err, size_t el)
 {
-	DIR *d = opendir(path);
+	/* the root may be reached through a symlink; below it, what statx saw is opened */
+	int dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+			 (pfd == AT_FDCWD ? 0 : O_NOFOLLOW));
+	DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
 	struct dirent *de;
 	char **names = NULL;
 	size_t nn = 0, cap = 0;
 	int rc = 0;
 
-	if (!d)
-		return terr(err, el, "cannot read directory %s: %s", path, strerror(errno));
+	if (!d) {
+		rc = -errno;
+		if (dfd >= 0)
+			close(dfd);
+		return terr(err, el, "cannot read directory %s: %s", path, strerror(-rc));
+	}
+	if (fchdir(dfd)) {
+		rc = terr(err, el, "cannot enter directory %s: %s", path, strerror(errno));
+		goto out;
+	}
 	errno = 0;
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
@@ -359,8 +379,7 @@ static int scan_dir(struct proto_tree *t, struct linkmap *lm, const char *path, 
 			rc = terr(err, el, "out of memory");
 			break;
 		}
-		if (statx(AT_FDCWD, full, AT_SYMLINK_NOFOLLOW,
-			  STATX_BASIC_STATS | STATX_BTIME, &sx)) {
+		if (statx(dfd, names[i], AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &sx)) {
 			rc = terr(err, el, "cannot stat %s: %s", full, strerror(errno));
 			free(full);
 			break;
@@ -409,7 +428,7 @@ static int scan_dir(struct proto_tree *t, struct linkmap *lm, const char *path, 
 				break;
 			case S_IFLNK: {
 				char buf[XFS_SYMLINK_MAXLEN + 1];
-				ssize_t n = readlink(full, buf, sizeof(buf));
+				ssize_t n = readlinkat(dfd, names[i], buf, sizeof(buf));
 
 				if (n < 0 || n > XFS_SYMLINK_MAXLEN) {
 					rc = n < 0 ? terr(err, el, "cannot read symlink %s: %s", full,
@@ -444,12 +463,16 @@ static int scan_dir(struct proto_tree *t, struct linkmap *lm, const char *path, 
 		if (!rc) {
 			const char *p = full ? full : t->v[idx].src;
 
-			rc = read_xattrs(t, idx, p, err, el);
+			rc = read_xattrs(t, idx, names[i], p, err, el);
 		}
 		if (!rc && S_ISDIR(sx.stx_mode)) {
 			t->v[didx].nlink++;
 			t->v[idx].nlink = 2;
-			rc = scan_dir(t, lm, full, idx, err, el);
+			rc = scan_dir(t, lm, dfd, names[i], full, idx, err, el);
+			/* back in this directory for the next names */
+			if (!rc && fchdir(dfd))
+				rc = terr(err, el, "cannot enter directory %s: %s", path,
+					  strerror(errno));
 		}
 		free(full);
 	}
@@ -477,9 +500,20 @@ static int read_dir(const char *path, struct proto_tree *t, char *err, size_t el
 	t->v[root].gid = sx.stx_gid;
 	t->v[root].nlink = 2;
 	stat_times(&t->v[root], &sx);
-	rc = read_xattrs(t, root, path, err, el);
-	if (!rc)
-		rc = scan_dir(t, &lm, path, root, err, el);
+	rc = read_xattrs(t, root, path, path, err, el);
+	if (!rc) {
+		/* scan_dir moves the working directory; the caller's relative paths need it back */
+		int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		if (cwd < 0)
+			return terr(err, el, "cannot open the working directory: %s",
+				    strerror(errno));
+		rc = scan_dir(t, &lm, AT_FDCWD, path, path, root, err, el);
+		if (fchdir(cwd) && !rc)
+			rc = terr(err, el, "cannot return to the working directory: %s",
+				  strerror(errno));
+		close(cwd);
+	}
 	free(lm.v);
 	return rc;
 }

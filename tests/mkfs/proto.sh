@@ -4,8 +4,10 @@
 # extents, xattrs in short form, leaf, node and remote formats, ACLs,
 # 255-byte names, setuid/setgid/sticky, times before 1970 and after 2038, a
 # directory of XFSX_PROTO_ENTRIES entries, 20,000 by default) is copied by
-# xfsx_mkfs -p under six geometries (defaults; 1 KiB and 64 KiB blocks;
-# 2 KiB inodes; 64 KiB directory blocks; rmapbt and reflink off).  Each
+# xfsx_mkfs -p under seven geometries (defaults; 1 KiB and 64 KiB blocks;
+# 2 KiB inodes; 64 KiB directory blocks; rmapbt and reflink off; 1 KiB
+# blocks with 1 KiB directory blocks, where the big directory's DA btree
+# has two levels, which xfs_db confirms).  Each
 # image: xfs_repair -n and xfsx_check clean, mounted read-only by the
 # kernel and every object equal to the source (proto_tree.py compare: type,
 # mode, owner, size, link count, md5, symlink target, device numbers,
@@ -13,7 +15,7 @@
 # kernel then writes (create, append, delete) and it is still clean.
 # Protofiles: the same tree described as an mkfs.xfs protofile gives the
 # same tree as Debian's mkfs.xfs -p.  Errors exit 1: a protofile syntax error
-# (line and column, target untouched), a missing source, a tree larger than
+# (line and column, target untouched), a missing or unreadable source, a tree larger than
 # the filesystem (the primary superblock is zeroed: nothing looks like XFS).
 # XFSX_PROTO_FULL=1 adds the 100,000-entry directory.
 . "$(dirname "$0")/../lib.sh"
@@ -58,7 +60,8 @@ compare_mounted() {   # IMG SRC [compare options]
 }
 
 n=0
-for opts in "" "-b size=1024" "-b size=65536" "-i size=2048" "-n size=65536" "-m rmapbt=0,reflink=0"; do
+for opts in "" "-b size=1024" "-b size=65536" "-i size=2048" "-n size=65536" "-m rmapbt=0,reflink=0" \
+	    "-b size=1024 -n size=1024"; do
 	n=$((n + 1))
 	img="$TMP/p$n.img"
 	name="-p DIR ${opts:-(defaults)}"
@@ -74,6 +77,13 @@ for opts in "" "-b size=1024" "-b size=65536" "-i size=2048" "-n size=65536" "-m
 		continue
 	fi
 	ok "$name: made"
+	if [ "$opts" = "-b size=1024 -n size=1024" ] && [ "$ENTRIES" -ge 20000 ]; then
+		# the DA root is the first block at the leaf offset (32 GiB into the directory)
+		level=$(xfs_db -r -c "path /d_node" -c "dblock $(( (32 << 30) / 1024 ))" \
+			-c "print nhdr.level" "$img" 2>&1 | awk '/nhdr.level/ {print $3}')
+		check "$name: the $ENTRIES-entry directory's DA btree has two levels (root level ${level:-none})" \
+			[ "${level:-0}" -ge 2 ]
+	fi
 	check "$name: xfs_repair -n clean" repair_clean "$img"
 	check "$name: xfsx_check clean" check_clean "$img"
 	check "$name: every object equal to the source (kernel read-only mount)" \
@@ -138,6 +148,16 @@ if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 	check "as user nobody: xfs_repair -n clean" repair_clean "$TMP/nr/img"
 	check "as user nobody: owners as the tree says (kernel mount)" \
 		compare_mounted "$TMP/nr/img" "$TMP/nr/tree" --no-xattrs
+	# a file the user cannot read: found when its data is read, after the target is touched
+	echo secret >"$TMP/nr/tree/unreadable"
+	chmod 000 "$TMP/nr/tree/unreadable"
+	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+		"$XFSX_MKFS" -q -f -p "$TMP/nr/tree" "$TMP/nr/img" 2>"$TMP/err"; rc=$?
+	diag "$(cat "$TMP/err")"
+	check "as user nobody: an unreadable source file: exit 1 naming it" \
+		bash -c '[ "$0" -eq 1 ] && grep -q "unreadable: Permission denied" "$1"' "$rc" "$TMP/err"
+	check "as user nobody: an unreadable source file: no XFS left (blkid finds none)" \
+		bash -c '! blkid -p "$0" 2>/dev/null | grep -q xfs' "$TMP/nr/img"
 else
 	skip "-p DIR as an ordinary user" "setpriv or user nobody missing"
 fi
