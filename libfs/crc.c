@@ -10,6 +10,21 @@
 #include <string.h>
 #include <isa-l/crc.h>
 
+#if defined(HAVE_CRC32_ISCSI_01) && defined(__x86_64__)
+unsigned int crc32_iscsi_01(unsigned char *buffer, int len, unsigned int init_crc);
+
+static unsigned int (*crc_fn)(unsigned char *, int, unsigned int) = crc32_iscsi;
+
+__attribute__((constructor)) static void crc_pick(void)
+{
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul"))
+		crc_fn = crc32_iscsi_01;
+}
+#else
+#define crc_fn crc32_iscsi
+#endif
+
 uint32_t fs_crc32c(uint32_t crc, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
@@ -17,7 +32,7 @@ uint32_t fs_crc32c(uint32_t crc, const void *buf, size_t len)
 	/* isa-l takes an int length: feed large buffers in pieces */
 	while (len) {
 		size_t n = len > (1u << 30) ? (1u << 30) : len;
-		crc = crc32_iscsi((unsigned char *)p, (int)n, crc);
+		crc = crc_fn((unsigned char *)p, (int)n, crc);
 		p += n;
 		len -= n;
 	}
