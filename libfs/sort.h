@@ -13,4 +13,15 @@
  */
 int fs_sort_u32(void *v, size_t n, size_t size, size_t key_off);
 
+/*
+ * The same sort, then each run of records with equal keys put in cmp's
+ * order (cmp must order by the key first, as qsort's would): the result is
+ * a stable sort by cmp.  For the model's extents and inode chunks, where the
+ * key decides almost every comparison and runs of equal keys are short; a
+ * long run (blocks shared many times) gets qsort.  0, or -ENOMEM (v is then
+ * unchanged).
+ */
+int fs_sort_u32_cmp(void *v, size_t n, size_t size, size_t key_off,
+		    int (*cmp)(const void *, const void *));
+
 #endif

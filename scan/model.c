@@ -7,9 +7,11 @@
  * in blocks, and a large volume fits in memory.
  */
 #include "scan/model.h"
+#include "libfs/sort.h"
 #include "libfs/vec.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,8 +132,9 @@ int model_ag_finish(struct model *m, fs_agnumber_t agno)
 	ag = &m->ag[agno];
 	pthread_mutex_lock(&ag->lock);
 	if (!ag->sorted) {
-		if (ag->n)
-			qsort(ag->ext, ag->n, sizeof(*ag->ext), cmp_ext);
+		if (ag->n && fs_sort_u32_cmp(ag->ext, ag->n, sizeof(*ag->ext),
+					     offsetof(struct model_ext, agbno), cmp_ext))
+			qsort(ag->ext, ag->n, sizeof(*ag->ext), cmp_ext);	/* no memory for the radix sort's copy */
 		/*
 		 * Merging is only safe across free-space records when they are
 		 * adjacent, never overlapping; an exact duplicate is kept so the
@@ -301,7 +304,8 @@ int model_ag_finish_ichunks(struct model *m, fs_agnumber_t agno)
 	ag = &m->ag[agno];
 	pthread_mutex_lock(&ag->lock);
 	if (!ag->ic_sorted) {
-		if (ag->nic)
+		if (ag->nic && fs_sort_u32_cmp(ag->ic, ag->nic, sizeof(*ag->ic),
+					       offsetof(struct model_ichunk, startino), cmp_ichunk))
 			qsort(ag->ic, ag->nic, sizeof(*ag->ic), cmp_ichunk);
 		for (size_t i = 0; i < ag->nic; i++) {
 			struct model_ichunk *prev = w ? &ag->ic[w - 1] : NULL;
@@ -425,7 +429,8 @@ int model_ag_shared_runs(const struct model *m, fs_agnumber_t agno, model_drop_f
 			ev[ne++] = (struct edge){ e[i].agbno, 1 };
 			ev[ne++] = (struct edge){ e[i].agbno + e[i].len, -1 };
 		}
-	qsort(ev, ne, sizeof(*ev), cmp_edge);
+	if (fs_sort_u32(ev, ne, sizeof(*ev), offsetof(struct edge, at)))
+		qsort(ev, ne, sizeof(*ev), cmp_edge);
 	for (size_t i = 0; i < ne && !err;) {
 		uint32_t at = ev[i].at;
 
