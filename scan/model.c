@@ -68,6 +68,7 @@ void model_destroy(struct model *m)
 		return;
 	for (fs_agnumber_t a = 0; a < m->agcount; a++) {
 		free(m->ag[a].ext);
+		free(m->ag[a].icidx);
 		free(m->ag[a].ic);
 		pthread_mutex_destroy(&m->ag[a].lock);
 	}
@@ -284,6 +285,38 @@ int model_add_ichunk(struct model *m, fs_agnumber_t agno, const struct model_ich
 	return err;
 }
 
+/*
+ * Build the direct index of the sorted chunks.  Slots are 64 inodes (one
+ * aligned chunk) wide, or wider so the index has at most about two slots
+ * per chunk: its size follows the chunks, not the AG's inode space.
+ * Without memory for it, lookups search the whole array.
+ */
+static void index_ichunks(struct model_ag *ag)
+{
+	fs_agino_t last;
+	unsigned int shift = 6;
+	size_t ns, c = 0;
+
+	free(ag->icidx);
+	ag->icidx = NULL;
+	if (!ag->nic || ag->nic > UINT32_MAX)
+		return;
+	last = ag->ic[ag->nic - 1].startino;
+	while (((size_t)last >> shift) + 1 > 2 * ag->nic + 64)
+		shift++;
+	ns = ((size_t)last >> shift) + 1;
+	ag->icidx = malloc((ns + 1) * sizeof(*ag->icidx));
+	if (!ag->icidx)
+		return;
+	for (size_t s = 0; s <= ns; s++) {
+		while (c < ag->nic && ((size_t)ag->ic[c].startino >> shift) < s)
+			c++;
+		ag->icidx[s] = (uint32_t)c;
+	}
+	ag->nicidx = ns;
+	ag->icshift = shift;
+}
+
 static int cmp_ichunk(const void *pa, const void *pb)
 {
 	const struct model_ichunk *a = pa, *b = pb;
@@ -323,6 +356,7 @@ int model_ag_finish_ichunks(struct model *m, fs_agnumber_t agno)
 		}
 		ag->nic = w;
 		ag->ic_sorted = true;
+		index_ichunks(ag);
 	}
 	pthread_mutex_unlock(&ag->lock);
 	return 0;
@@ -347,6 +381,18 @@ struct model_ichunk *model_ichunk_find(struct model *m, fs_agnumber_t agno, fs_a
 		return NULL;
 	ag = &m->ag[agno];
 	hi = ag->nic;
+	if (ag->icidx && ag->ic_sorted) {
+		size_t slot = (size_t)agino >> ag->icshift;
+
+		/* the answer is the last chunk starting at or below agino:
+		 * one starting in agino's slot, else the last one before it */
+		if (slot < ag->nicidx) {
+			lo = ag->icidx[slot];
+			hi = ag->icidx[slot + 1];
+		} else {
+			lo = ag->icidx[ag->nicidx];
+		}
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 

@@ -88,6 +88,14 @@ struct model_ag {
 	struct model_ichunk *ic;
 	size_t nic, capic;
 	bool ic_sorted;
+	/*
+	 * Direct index over the sorted chunks: icidx[s] = how many chunks
+	 * start below agino s << icshift (nicidx slots + 1), so a lookup
+	 * searches only the chunks starting in its slot.  NULL: search all.
+	 */
+	uint32_t *icidx;
+	size_t nicidx;
+	unsigned int icshift;
 };
 
 struct model {

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "scan/model.h"
@@ -299,6 +300,60 @@ static void test_ichunks(void **state)
 	model_destroy(m);
 }
 
+/* the slot index gives what a search of the whole array gives */
+static const struct model_ichunk *linear_find(const struct model_ichunk *v, size_t n,
+					      fs_agino_t agino)
+{
+	const struct model_ichunk *best = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i].startino <= agino)
+			best = &v[i];
+	return best && agino - best->startino < XFS_INODES_PER_CHUNK ? best : NULL;
+}
+
+static void test_ichunk_index(void **state)
+{
+	struct fs_geom g = geom();
+
+	(void)state;
+	/* aligned chunks, dense and sparse; misaligned ones (damaged records);
+	 * far-apart ones (wide slots) */
+	for (int shape = 0; shape < 4; shape++) {
+		struct model *m;
+		const struct model_ichunk *all;
+		size_t n;
+		fs_agino_t at = 64;
+
+		srand(shape + 1);
+		assert_int_equal(model_create(&g, &m), 0);
+		for (int i = 0; i < 300; i++) {
+			struct model_ichunk ic = { .where = MODEL_IC_INOBT };
+
+			switch (shape) {
+			case 0: at += 64; break;
+			case 1: at += 64 * (1 + rand() % 4); break;
+			case 2: at += 1 + rand() % 100; break;
+			default: at += 64 + (fs_agino_t)(rand() % 200000); break;
+			}
+			ic.startino = at;
+			assert_int_equal(model_add_ichunk(m, 0, &ic), 0);
+		}
+		assert_int_equal(model_ag_finish_ichunks(m, 0), 0);
+		all = model_ag_ichunks(m, 0, &n);
+		assert_int_equal(n, 300);
+		for (int k = 0; k < 20000; k++) {
+			fs_agino_t agino = k < 10000 ? (fs_agino_t)k : (fs_agino_t)rand() % (at + 1000);
+
+			assert_ptr_equal(model_ichunk_find(m, 0, agino), linear_find(all, n, agino));
+		}
+		assert_ptr_equal(model_ichunk_find(m, 0, at + 63), &all[n - 1]);
+		assert_null(model_ichunk_find(m, 0, at + 64));
+		assert_null(model_ichunk_find(m, 0, 0xffffffffu));
+		model_destroy(m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_filter_and_free_gaps),
 		cmocka_unit_test(test_free_records_not_merged),
 		cmocka_unit_test(test_ichunks),
+		cmocka_unit_test(test_ichunk_index),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
