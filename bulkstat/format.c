@@ -159,42 +159,55 @@ static const char digits2[] =
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
+static const uint64_t pow10[20] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+	100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+	10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+	100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+};
+
+/* Decimal digits of v >= 10: from its bit width (log10(2) ~ 1233/4096), no divisions. */
 static inline unsigned ndigits(uint64_t v)
 {
-	unsigned n = 1;
+	unsigned t = ((64u - (unsigned)__builtin_clzll(v)) * 1233u) >> 12;
 
-	while (v >= 10000) {
-		v /= 10000;
-		n += 4;
-	}
-	if (v >= 100) {
-		v /= 100;
-		n += 2;
-	}
-	return n + (v >= 10);
+	return t + 1 - (v < pow10[t]);
 }
 
-/* Decimal digits straight into place, two at a time from the end. */
+/*
+ * Decimal digits straight into place, two at a time from the end; 32-bit
+ * arithmetic once the value fits (most fields: counts, ids, seconds).
+ */
 static inline char *put_u64(char *p, uint64_t v)
 {
 	char *end, *q;
+	uint32_t w;
 
 	if (v < 10) {
 		*p = (char)('0' + v);
 		return p + 1;
 	}
 	end = q = p + ndigits(v);
-	while (v >= 100) {
+	while (v > UINT32_MAX) {
 		unsigned r = (unsigned)(v % 100);
+
 		v /= 100;
 		q -= 2;
 		memcpy(q, digits2 + 2 * r, 2);
 	}
-	if (v >= 10) {
+	w = (uint32_t)v;
+	while (w >= 100) {
+		unsigned r = w % 100;
+
+		w /= 100;
 		q -= 2;
-		memcpy(q, digits2 + 2 * v, 2);
+		memcpy(q, digits2 + 2 * r, 2);
+	}
+	if (w >= 10) {
+		q -= 2;
+		memcpy(q, digits2 + 2 * w, 2);
 	} else {
-		*--q = (char)('0' + v);
+		*--q = (char)('0' + w);
 	}
 	return end;
 }
