@@ -1148,7 +1148,7 @@ static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *
 	end = x->startoff + x->len;
 	for (uint64_t i = 0; i < n; i++) {
 		struct fs_bmap_ext e;
-		uint64_t eend;
+		uint64_t eend, cut;
 
 		fs_bmbt_rec_decode(fork + i * sizeof(struct xfs_bmbt_rec), &e);
 		eend = e.startoff + e.blockcount;
@@ -1164,8 +1164,13 @@ static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *
 			continue;
 		}
 		/* unmap: what lies before and after the range stays */
-		nblocks -= (eend < end ? eend : end) - (e.startoff > x->startoff ? e.startoff :
-							  x->startoff);
+		cut = (eend < end ? eend : end) - (e.startoff > x->startoff ? e.startoff : x->startoff);
+		if (cut > nblocks) {
+			snprintf(why, wl, "inode %llu counts fewer blocks than the BUI unmaps",
+				 (unsigned long long)x->owner);
+			goto out;
+		}
+		nblocks -= cut;
 		if (e.startoff < x->startoff)
 			v[nn++] = (struct fs_bmap_ext){ e.startoff, e.startblock,
 							x->startoff - e.startoff, e.unwritten };
