@@ -68,13 +68,14 @@ static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *o
 	repair_names_counts(rx, &dirs, &moved, &nlinks);
 	fprintf(out, "\"summary\":{\"findings\":%zu,\"left\":%zu,\"dry_run\":%s,"
 		"\"ags_rebuilt\":%u,\"inodes_cleared\":%" PRIu64 ",\"attr_forks_removed\":%"
-		PRIu64 ",\"inode_fields_fixed\":%" PRIu64 ",\"directories_rebuilt\":%" PRIu64
+		PRIu64 ",\"attr_forks_rebuilt\":%" PRIu64 ",\"inode_fields_fixed\":%" PRIu64
+		",\"directories_rebuilt\":%" PRIu64
 		",\"moved_to_lost_found\":%" PRIu64 ",\"link_counts_set\":%" PRIu64
 		",\"blocks_written\":%" PRIu64
 		",\"writes\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"phase_seconds\":{",
 		rx->fl->n, left, rx->o->dry_run ? "true" : "false", rebuilt, rx->cleared,
-		rx->attr_resets, rx->field_fixes, dirs, moved, nlinks, rx->blocks_written,
-		rx->writes, rx->bytes_written);
+		rx->attr_resets, repair_xattrs_rebuilt(rx), rx->field_fixes, dirs, moved, nlinks,
+		rx->blocks_written, rx->writes, rx->bytes_written);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		fprintf(out, "%s\"%s\":%.3f", i ? "," : "", names[i], rx->phase_seconds[i]);
 	fputs("}}", out);
@@ -396,6 +397,9 @@ early_out:
 	t0 = now();
 	if (!err)
 		err = repair_phase_names(&rx);
+	/* after the namespace: its allocator places the rebuilt attr forks too */
+	if (!err)
+		err = repair_phase_xattrs(&rx);
 	rx.phase_seconds[3] = now() - t0;
 	t0 = now();
 	if (!err)
@@ -452,12 +456,15 @@ early_out:
 		repair_report_json(&rx, stdout);
 		fputs(",\"moved\":", stdout);
 		repair_names_print_moves(&rx, stdout, true);
+		fputs(",\"xattrs\":", stdout);
+		repair_xattrs_print(&rx, stdout, true);
 		fputc(',', stdout);
 		print_summary_json(&rx, left, stdout);
 		fputs("}\n", stdout);
 	} else if (!ro.quiet) {
 		repair_report_text(&rx, stdout);
 		repair_names_print_moves(&rx, stdout, false);
+		repair_xattrs_print(&rx, stdout, false);
 		if (!fl.n)
 			printf("%s: no problems found\n", path);
 		else
@@ -483,6 +490,7 @@ out:
 		rc = REPAIR_EXIT_OPERATIONAL;
 	}
 	repair_names_free(&rx);
+	repair_xattrs_free(&rx);
 	free(rx.dquot_blocks);
 	free(rx.verdict);
 	free(rx.fixed);

@@ -185,15 +185,15 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 		*v |= RV_CLEAR;
 		return 0;
 	case FS_FIX_XATTR:
-		*v |= RV_ATTR_RESET;	/* xfs_repair clears a damaged attr fork too */
+		*v |= RV_ATTR_SALVAGE;	/* phase_xattrs.c keeps the entries that verify */
 		return 0;
 	case FS_FIX_SYMLINK:
 		*v |= RV_CLEAR;		/* its names are removed by phase_names.c */
 		return 0;
 	case FS_FIX_DIR:
-		/* a DA node of the xattrs, not of a directory: the attr fork goes */
+		/* a DA node of the xattrs, not of a directory: the attr fork is salvaged */
 		if (f->daddr >= 0 && in_attr_fork(rx, ino, (fs_daddr_t)f->daddr))
-			*v |= RV_ATTR_RESET;
+			*v |= RV_ATTR_SALVAGE;
 		return 0;
 	default:
 		return 0;
@@ -210,7 +210,7 @@ static void clear_inode(const struct fs_geom *g, unsigned char *dip, fs_ino_t in
 	put_be32(&((struct xfs_dinode *)dip)->di_gen, gen);
 }
 
-static void reset_attr_fork(const struct fs_geom *g, unsigned char *dip)
+void repair_attr_fork_reset(const struct fs_geom *g, unsigned char *dip)
 {
 	struct xfs_dinode *d = (struct xfs_dinode *)dip;
 	struct fs_inode ip;
@@ -383,7 +383,7 @@ static int settle_forks(struct repair_ctx *rx, fs_ino_t ino, unsigned char *dip,
 		}
 		if (!err && m[fork].bad) {
 			*vp |= RV_ATTR_RESET;
-			reset_attr_fork(g, dip);
+			repair_attr_fork_reset(g, dip);
 			fs_bmap_free(&m[fork]);
 			memset(&m[fork], 0, sizeof(m[fork]));
 			rx->attr_resets++;
@@ -396,13 +396,13 @@ static int settle_forks(struct repair_ctx *rx, fs_ino_t ino, unsigned char *dip,
 		*vp |= RV_CLEAR;
 		goto out;
 	}
-	/* an inline attr fork is judged by its own rules (a core re-stamped may hide a bad one) */
+	/*
+	 * an inline attr fork is judged by its own rules (a core re-stamped
+	 * may hide a bad one): phase_xattrs.c keeps its good entries
+	 */
 	if (!(*vp & RV_ATTR_RESET) && ip.forkoff && ip.aformat == XFS_DINODE_FMT_LOCAL &&
-	    local_attr_bad(g, dip, &ip, ino)) {
-		*vp |= RV_ATTR_RESET;
-		reset_attr_fork(g, dip);
-		rx->attr_resets++;
-	}
+	    local_attr_bad(g, dip, &ip, ino))
+		*vp |= RV_ATTR_SALVAGE;
 	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
 		if (fork == XFS_ATTR_FORK && (*vp & RV_ATTR_RESET))
 			continue;
@@ -435,7 +435,7 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 	d = (struct xfs_dinode *)b->data;
 	if (!(*vp & RV_CLEAR)) {
 		if (*vp & RV_ATTR_RESET) {
-			reset_attr_fork(g, b->data);
+			repair_attr_fork_reset(g, b->data);
 			rx->attr_resets++;
 		}
 		for (size_t i = 0; i < rx->nffix; i++) {

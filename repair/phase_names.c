@@ -936,8 +936,8 @@ static int alloc_blocks(struct repair_ctx *rx, fs_agnumber_t agno, uint32_t coun
 	return -ENOSPC;
 }
 
-/* Directory block i's fs blocks: near the directory, in its AG first. */
-static int place(struct repair_ctx *rx, fs_ino_t ino, uint32_t fsbs, fs_fsblock_t *fsb)
+/* Directory block i's fs blocks (or an attr fork's): near the inode, in its AG first. */
+int repair_place(struct repair_ctx *rx, fs_ino_t ino, uint32_t fsbs, fs_fsblock_t *fsb)
 {
 	const struct fs_geom *g = &rx->fs->g;
 	fs_agnumber_t a0 = fs_ino_to_agno(g, ino);
@@ -967,7 +967,7 @@ static const enum fs_mtype dir_types[] = {
 static int place_all(struct repair_ctx *rx, const struct fs_dirbuild *b, fs_ino_t ino,
 		     fs_fsblock_t *phys)
 {
-	int err = place(rx, ino, b->nblocks * b->fsbs, &phys[0]);
+	int err = repair_place(rx, ino, b->nblocks * b->fsbs, &phys[0]);
 
 	if (!err) {
 		for (uint32_t i = 1; i < b->nblocks; i++)
@@ -978,7 +978,7 @@ static int place_all(struct repair_ctx *rx, const struct fs_dirbuild *b, fs_ino_
 		return err;
 	err = 0;
 	for (uint32_t i = 0; i < b->nblocks && !err; i++)
-		err = place(rx, ino, b->fsbs, &phys[i]);
+		err = repair_place(rx, ino, b->fsbs, &phys[i]);
 	return err;
 }
 
@@ -1081,7 +1081,7 @@ static int dir_bmbt_alloc(void *priv, uint64_t *ptr)
 	struct dir_bmbt *db = priv;
 	const struct fs_geom *g = &db->rx->fs->g;
 	fs_fsblock_t fsb;
-	int err = place(db->rx, db->ino, 1, &fsb);
+	int err = repair_place(db->rx, db->ino, 1, &fsb);
 
 	if (!err)
 		err = model_add(db->rx->sx->model, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb),
@@ -1386,10 +1386,10 @@ bool repair_names_covers(const struct repair_ctx *rx, const struct fs_finding *f
 	if (v & RV_CLEAR)
 		return nm != NULL || f->def->fix == FS_FIX_XATTR || f->def->fix == FS_FIX_SYMLINK;
 	switch (f->def->fix) {
-	case FS_FIX_XATTR:
-		return v & RV_ATTR_RESET;
+	case FS_FIX_XATTR:	/* the attr fork rebuilt (phase_xattrs.c) or removed */
+		return v & (RV_ATTR_RESET | RV_ATTR_NEW);
 	case FS_FIX_DIR:	/* a directory's blocks, or a DA node of the xattrs */
-		return (nm && (nm->flags[s] & NM_BUILT)) || (v & RV_ATTR_RESET);
+		return (nm && (nm->flags[s] & NM_BUILT)) || (v & (RV_ATTR_RESET | RV_ATTR_NEW));
 	case FS_FIX_PARENTS:	/* its other parents were rebuilt without it */
 	case FS_FIX_NLINK:	/* set to the references counted */
 		return nm != NULL;

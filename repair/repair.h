@@ -27,6 +27,8 @@
  *                    fields set where the right value is known; duplicate claims
  *   phase_names.c    3b the namespace: directories rebuilt, orphans to lost+found,
  *                    link counts
+ *   phase_xattrs.c   3d damaged attr forks rebuilt from the entries that verify;
+ *                    cleared only where none does
  *   phase_quota.c    3c bad dquots rewritten; quota recounted by the kernel
  *   phase_rebuild.c  2+4 AG headers and btrees rebuilt from the model (AGs whose
  *                    trees and counters already match are left alone)
@@ -52,6 +54,10 @@ enum {
 	RV_REFLINK = 8,            /* set the reflink flag */
 	RV_DIR_NEW = 16,           /* a directory rebuilt into new blocks: its old data fork goes */
 	RV_NEW = 32,               /* an inode this repair allocates (lost+found) */
+	RV_ATTR_NEW = 64,          /* its attr fork rebuilt from the entries that survive:
+				      its old attr blocks go, the new ones stay */
+	RV_ATTR_SALVAGE = 128,     /* (planning) its attr fork is damaged: phase_xattrs.c
+				      keeps what verifies (RV_ATTR_NEW) or clears it */
 };
 
 /* One AG's rebuild, as planned (phase_rebuild.c). */
@@ -97,6 +103,7 @@ struct repair_ctx {
 	size_t nffix, capffix;
 	uint64_t cleared, attr_resets, field_fixes;
 	struct repair_names *nm;   /* the namespace plan (phase_names.c) */
+	struct repair_xattrs *xa;  /* the xattr salvage's outcome per inode (phase_xattrs.c) */
 	bool planned_writes;       /* anything to write at all */
 	/* after a replay: the AGs the unfinished intents name, rebuilt (scan/log.h) */
 	const bool *intent_ags;
@@ -140,10 +147,24 @@ const char *repair_names_path(const struct repair_ctx *rx, int64_t ino);
 void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_t *moved,
 			 uint64_t *nlinks);
 
+/*
+ * New blocks for a rebuilt directory or attr fork: fsbs contiguous blocks
+ * free before and after the repair, near inode ino (phase_names.c, once
+ * repair_phase_names has run: rx->nm).  0 or -ENOSPC.
+ */
+int repair_place(struct repair_ctx *rx, fs_ino_t ino, uint32_t fsbs, fs_fsblock_t *fsb);
+/* Remove an inode's attr fork in its core (forkoff 0, no extents); phase_inodes.c. */
+void repair_attr_fork_reset(const struct fs_geom *g, unsigned char *dip);
+/* phase_xattrs.c: per inode, what the salvage kept, dropped or cleared. */
+void repair_xattrs_print(const struct repair_ctx *rx, FILE *out, bool json);
+uint64_t repair_xattrs_rebuilt(const struct repair_ctx *rx);
+void repair_xattrs_free(struct repair_ctx *rx);
+
 /* phases */
 int repair_phase_sb(struct repair_ctx *rx);
 int repair_phase_inodes(struct repair_ctx *rx);
 int repair_phase_names(struct repair_ctx *rx);
+int repair_phase_xattrs(struct repair_ctx *rx);
 int repair_phase_quota(struct repair_ctx *rx);
 bool repair_quota_covers(const struct repair_ctx *rx, const struct fs_finding *f);
 int repair_phase_rt(struct repair_ctx *rx);

@@ -1,0 +1,725 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Repair phase 3d, xattrs: an inode whose attr fork the scan found damaged
+ * (its "attr."/"attrrmt." findings, a DA node of its attr fork, a bad
+ * short form) keeps every attribute that still verifies, and loses only
+ * the others.  The entries are collected from what is there: the short
+ * form's good entries, or every attr3 leaf block the fork maps (the DA
+ * node blocks above them are not needed to find them) whose header names
+ * this inode and this block, each entry on its own merits (flags, a name
+ * without NUL, the stored hash its name's, a local value inside the block,
+ * a remote value whose every block verifies: CRC, owner, offset, length).
+ * Names given twice keep their first.  The survivors are re-encoded by
+ * libfs's xattr encoder (libfs/attrbuild.c, the one mkfs -p uses) in the
+ * smallest format that holds them: short form in the inode when it fits
+ * the fork, else leaf/node blocks with remote values in blocks free before
+ * and after the repair (phase_names.c's allocator; the old blocks are
+ * freed by the AG rebuild once the new ones are in place).  Only when no
+ * entry survives (or the new fork cannot be placed) is the fork cleared,
+ * forkoff 0.  The report says per inode: kept K, dropped D (their names
+ * where a name was there to read), or the fork cleared.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libfs/attr.h"
+#include "libfs/attrbuild.h"
+#include "libfs/bmap.h"
+#include "libfs/da.h"
+#include "libfs/encode.h"
+#include "libfs/endian.h"
+#include "libfs/inode.h"
+#include "libfs/vec.h"
+#include "repair/repair.h"
+#include "scan/links.h"
+
+/* Dropped names kept for the report, per inode (the rest only counted). */
+#define NAMES_REPORTED 8
+/* Leaf blocks looked at per fork, for maps a hostile fork makes huge. */
+#define BLOCK_BUDGET (1u << 16)
+
+/* One inode's outcome, for the report. */
+struct xa_row {
+	fs_ino_t ino;
+	uint32_t kept, dropped;
+	bool cleared;
+	const char *why;           /* (cleared) why nothing was kept */
+	size_t names, nnames;      /* dropped names: offsets in xa->text, NUL-separated */
+};
+
+struct repair_xattrs {
+	struct xa_row *rows;
+	size_t nrows, caprows;
+	char *text;
+	size_t ntext, captext;
+	uint64_t rebuilt;
+};
+
+/* A surviving entry while it is collected: its name and value in the arena. */
+struct xa_ent {
+	uint8_t flags, namelen;
+	uint32_t valuelen;
+	size_t name;               /* offset in arena; the value follows the name */
+};
+
+struct xa_collect {
+	struct repair_ctx *rx;
+	fs_ino_t ino;
+	struct xa_ent *v;
+	size_t n, cap;
+	unsigned char *arena;
+	size_t narena, caparena;
+	uint32_t dropped;
+	struct xa_row *row;
+	int err;
+};
+
+/* ---- the report's rows ---- */
+
+static int text_add(struct repair_xattrs *xa, const char *s, size_t len)
+{
+	if (fs_vec_reserve(&xa->text, &xa->captext, xa->ntext + len + 1, 1, 1024))
+		return -ENOMEM;
+	memcpy(xa->text + xa->ntext, s, len);
+	xa->text[xa->ntext + len] = 0;
+	xa->ntext += len + 1;
+	return 0;
+}
+
+static const char *ns_prefix(uint8_t flags)
+{
+	if (flags & XFS_ATTR_ROOT)
+		return "trusted.";
+	if (flags & XFS_ATTR_SECURE)
+		return "secure.";
+	return "user.";
+}
+
+/* A dropped entry: counted, and its name (namespace prefixed) kept for the report. */
+static void drop(struct xa_collect *c, uint8_t flags, const uint8_t *name, uint32_t namelen)
+{
+	struct repair_xattrs *xa = c->rx->xa;
+	char buf[16 + 256];
+	int len;
+
+	c->dropped++;
+	if (!name || !namelen || c->row->nnames >= NAMES_REPORTED)
+		return;
+	len = snprintf(buf, sizeof(buf), "%s%.*s", ns_prefix(flags), (int)namelen,
+		       (const char *)name);
+	/* a name with a NUL inside is cut there: the report is text */
+	if (len > 0 && !c->err) {
+		if (!c->row->nnames)
+			c->row->names = xa->ntext;
+		c->err = text_add(xa, buf, strnlen(buf, (size_t)len));
+		c->row->nnames++;
+	}
+}
+
+/* ---- collecting the entries that verify ---- */
+
+static bool flags_ok(uint8_t flags)
+{
+	uint8_t ns = flags & XFS_ATTR_NSP_ONDISK_MASK;
+
+	/* the namespaces the encoder writes; no INCOMPLETE, nothing unknown */
+	return !(flags & ~(XFS_ATTR_LOCAL | XFS_ATTR_NSP_ONDISK_MASK)) &&
+	       (ns == 0 || ns == XFS_ATTR_ROOT || ns == XFS_ATTR_SECURE);
+}
+
+static bool name_ok(const uint8_t *name, uint32_t namelen)
+{
+	return namelen && !memchr(name, 0, namelen);
+}
+
+/* Keep one entry: name and value copied (value may be NULL: valuelen bytes reserved). */
+static unsigned char *keep(struct xa_collect *c, uint8_t flags, const uint8_t *name,
+			   uint8_t namelen, const uint8_t *value, uint32_t valuelen)
+{
+	struct xa_ent *e;
+
+	if (FS_VEC_ROOM(c->v, c->n, c->cap, 16) ||
+	    fs_vec_reserve(&c->arena, &c->caparena, c->narena + namelen + valuelen, 1, 4096)) {
+		c->err = -ENOMEM;
+		return NULL;
+	}
+	e = &c->v[c->n++];
+	*e = (struct xa_ent){ .flags = flags & XFS_ATTR_NSP_ONDISK_MASK, .namelen = namelen,
+			      .valuelen = valuelen, .name = c->narena };
+	memcpy(c->arena + c->narena, name, namelen);
+	if (value && valuelen)
+		memcpy(c->arena + c->narena + namelen, value, valuelen);
+	c->narena += namelen + valuelen;
+	return c->arena + e->name + namelen;
+}
+
+/* fs_attr_sf_verify hands over the entries that pass its rules. */
+static void on_sf_entry(void *priv, const struct fs_attr_ent *e)
+{
+	struct xa_collect *c = priv;
+
+	if (c->err)
+		return;
+	if (!flags_ok(e->flags) || !name_ok(e->name, e->namelen))
+		drop(c, e->flags, e->name, e->namelen);
+	else
+		keep(c, e->flags, e->name, e->namelen, e->value, e->valuelen);
+}
+
+static void collect_sf(struct xa_collect *c, const void *dip, const struct fs_inode *ip)
+{
+	const struct fs_geom *g = &c->rx->fs->g;
+	struct fs_findings scratch;
+	struct fs_vctx vc = { .g = g, .agno = fs_ino_to_agno(g, c->ino), .ino = c->ino };
+	const uint8_t *fork = fs_inode_fork_ptr(dip, ip, XFS_ATTR_FORK);
+	size_t size = fs_inode_fork_size(g, ip, XFS_ATTR_FORK);
+	uint32_t count = size >= sizeof(struct xfs_attr_sf_hdr) ?
+			 fork[offsetof(struct xfs_attr_sf_hdr, count)] : 0;
+
+	fs_findings_init(&scratch);
+	vc.fl = &scratch;
+	fs_attr_sf_verify(&vc, fork, size, on_sf_entry, c);
+	fs_findings_free(&scratch);
+	/* the entries the walk never reached (past a broken one) are lost too */
+	if (count > c->n + c->dropped)
+		c->dropped = count - (uint32_t)c->n;
+}
+
+static bool map_block(const struct fs_geom *g, const struct fs_bmap *m, uint64_t off,
+		      fs_fsblock_t *fsb)
+{
+	ssize_t i = fs_bmap_find(m, off);
+
+	if (i < 0)
+		return false;
+	*fsb = m->ext[i].startblock + (off - m->ext[i].startoff);
+	return fs_fsb_valid(g, *fsb);
+}
+
+/*
+ * A remote value into out (valuelen bytes): every block mapped, read, and
+ * verified (CRC, owner, blkno) with the offset and length its place needs.
+ */
+static bool read_remote(struct xa_collect *c, const struct fs_bmap *m, uint32_t valueblk,
+			uint32_t valuelen, unsigned char *out, unsigned char *buf)
+{
+	struct repair_ctx *rx = c->rx;
+	const struct fs_geom *g = &rx->fs->g;
+	uint32_t space = g->blocksize - sizeof(struct xfs_attr3_rmt_hdr);
+	uint32_t nblocks = fs_attr_rmt_blocks(g, valuelen);
+
+	for (uint32_t i = 0; i < nblocks; i++) {
+		uint32_t want_off = i * space;
+		uint32_t want_bytes = valuelen - want_off < space ? valuelen - want_off : space;
+		struct fs_findings scratch;
+		struct fs_attr_rmt_hdr h;
+		struct fs_vctx vc;
+		fs_fsblock_t fsb;
+		int n;
+
+		if (!map_block(g, m, (uint64_t)valueblk + i, &fsb) ||
+		    scan_read_agblock(rx->sx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf))
+			return false;
+		vc = scan_vctx(rx->sx, c->ino, fsb);
+		fs_findings_init(&scratch);
+		vc.fl = &scratch;
+		n = fs_verify(FS_MT_ATTR_RMT, &vc, buf, g->blocksize);
+		fs_findings_free(&scratch);
+		fs_attr_rmt_hdr_decode(buf, &h);
+		if (n || h.offset != want_off || h.bytes != want_bytes)
+			return false;
+		memcpy(out + want_off, buf + sizeof(struct xfs_attr3_rmt_hdr), want_bytes);
+	}
+	return true;
+}
+
+/* Every entry of one leaf block (in buf) that verifies; the rest dropped. */
+static void collect_leaf(struct xa_collect *c, const struct fs_bmap *m, unsigned char *buf,
+			 unsigned char *rbuf)
+{
+	const struct fs_geom *g = &c->rx->fs->g;
+	uint32_t bs = g->blocksize, hdr = sizeof(struct xfs_attr3_leaf_hdr);
+	uint32_t ent = sizeof(struct xfs_attr_leaf_entry);
+	struct fs_attr_leaf_hdr h;
+	uint32_t count, table_end;
+
+	fs_attr_leaf_hdr_decode(buf, bs, &h);
+	count = h.count;
+	if (count > (bs - hdr) / ent)
+		count = (bs - hdr) / ent;
+	table_end = hdr + count * ent;
+	for (uint32_t i = 0; i < count && !c->err; i++) {
+		struct fs_attr_ent e;
+		bool fits = fs_attr_leaf_entry(buf, bs, &h, i, &e);
+		unsigned char *val;
+
+		if (!fits || e.nameidx < table_end) {
+			drop(c, e.flags, NULL, 0);
+			continue;
+		}
+		if (!flags_ok(e.flags) || !name_ok(e.name, e.namelen) ||
+		    fs_da_hashname(e.name, e.namelen) != e.hash ||
+		    (!e.local && (e.valueblk == 0 || e.valuelen > XFS_XATTR_SIZE_MAX))) {
+			drop(c, e.flags, e.name, e.namelen);
+			continue;
+		}
+		if (e.local) {
+			keep(c, e.flags, e.name, e.namelen, e.value, e.valuelen);
+			continue;
+		}
+		/* a remote value: kept only when all of it reads back verified */
+		val = keep(c, e.flags, e.name, e.namelen, NULL, e.valuelen);
+		if (val && !read_remote(c, m, e.valueblk, e.valuelen, val, rbuf)) {
+			c->n--;
+			c->narena -= e.namelen + e.valuelen;
+			/* buf is this leaf still: rbuf took the value blocks */
+			drop(c, e.flags, e.name, e.namelen);
+		}
+	}
+}
+
+/*
+ * Every leaf block the fork maps: attr3 leaf magic, and a header naming
+ * this inode and this block (a block of the fork that is something else,
+ * node or value or garbage, holds no entries to find).
+ */
+static void collect_blocks(struct xa_collect *c, const struct fs_bmap *m)
+{
+	struct repair_ctx *rx = c->rx;
+	const struct fs_geom *g = &rx->fs->g;
+	unsigned char *buf = malloc(g->blocksize), *rbuf = malloc(g->blocksize);
+	uint32_t budget = BLOCK_BUDGET;
+
+	if (!buf || !rbuf) {
+		c->err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < m->n && !c->err; i++) {
+		const struct fs_bmap_ext *x = &m->ext[i];
+
+		for (uint64_t b = 0; b < x->blockcount && budget && !c->err; b++, budget--) {
+			fs_fsblock_t fsb = x->startblock + b;
+			struct fs_attr_leaf_hdr h;
+
+			if (!fs_fsb_valid(g, fsb) ||
+			    scan_read_agblock(rx->sx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb),
+					      buf))
+				continue;
+			fs_attr_leaf_hdr_decode(buf, g->blocksize, &h);
+			if (h.magic != XFS_ATTR3_LEAF_MAGIC || h.owner != c->ino ||
+			    h.blkno != (uint64_t)fs_fsb_to_daddr(g, fsb))
+				continue;
+			collect_leaf(c, m, buf, rbuf);
+		}
+	}
+out:
+	free(buf);
+	free(rbuf);
+}
+
+static int cmp_ent(const void *pa, const void *pb, void *priv)
+{
+	const unsigned char *arena = priv;
+	const struct xa_ent *a = pa, *b = pb;
+	int d = (int)a->flags - (int)b->flags;
+
+	if (!d)
+		d = (int)a->namelen - (int)b->namelen;
+	if (!d)
+		d = memcmp(arena + a->name, arena + b->name, a->namelen);
+	/* equal names: the first found first (the arena grows in the order found) */
+	return d ? d : (a->name > b->name) - (a->name < b->name);
+}
+
+/* A name given twice (in one namespace) keeps its first. */
+static void dedupe(struct xa_collect *c)
+{
+	size_t w = 0;
+
+	if (!c->n)
+		return;
+	qsort_r(c->v, c->n, sizeof(*c->v), cmp_ent, c->arena);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct xa_ent *p = w ? &c->v[w - 1] : NULL, *e = &c->v[i];
+
+		if (p && p->flags == e->flags && p->namelen == e->namelen &&
+		    !memcmp(c->arena + p->name, c->arena + e->name, e->namelen)) {
+			drop(c, e->flags, c->arena + e->name, e->namelen);
+			continue;
+		}
+		c->v[w++] = c->v[i];
+	}
+	c->n = w;
+}
+
+/* ---- the new fork ---- */
+
+/* The blocks the attr fork maps now (extents and bmbt blocks). */
+static uint64_t fork_blocks(const struct fs_bmap *m)
+{
+	uint64_t n = m->nbmbt;
+
+	for (size_t i = 0; i < m->n; i++)
+		n += m->ext[i].blockcount;
+	return n;
+}
+
+static void set_anextents(struct xfs_dinode *d, const struct fs_inode *ip, uint32_t n)
+{
+	if (ip->nrext64)
+		put_be32(&d->di_big_anextents, n);
+	else
+		put_be16(&d->di_anextents, (uint16_t)n);
+}
+
+/* The extents the encoder's blocks make, in attr block order. */
+struct xa_place {
+	struct repair_ctx *rx;
+	fs_ino_t ino;
+	struct fs_bmap_ext *ext;
+	size_t n, cap;
+	uint32_t next;             /* the next logical attr block */
+};
+
+static int on_alloc(void *priv, uint32_t nblocks, fs_fsblock_t *fsb)
+{
+	struct xa_place *p = priv;
+	int err = repair_place(p->rx, p->ino, nblocks, fsb);
+
+	if (err)
+		return err;
+	if (p->n && p->ext[p->n - 1].startblock + p->ext[p->n - 1].blockcount == *fsb) {
+		p->ext[p->n - 1].blockcount += nblocks;
+	} else {
+		if (FS_VEC_ROOM(p->ext, p->n, p->cap, 8))
+			return -ENOMEM;
+		p->ext[p->n++] = (struct fs_bmap_ext){ .startoff = p->next, .startblock = *fsb,
+						       .blockcount = nblocks };
+	}
+	p->next += nblocks;
+	return 0;
+}
+
+static const enum fs_mtype attr_types[] = { FS_MT_ATTR_LEAF, FS_MT_DA_NODE, FS_MT_ATTR_RMT };
+
+/*
+ * The survivors as blocks: placed, encoded, marked NEW; the fork's extent
+ * list into afork (asize bytes).  -EFBIG when the list does not fit (no
+ * bmbt is made for a rebuilt fork), -ENOSPC without room: nothing is
+ * marked or added to the model then.
+ */
+static int write_blocks(struct repair_ctx *rx, fs_ino_t ino, struct fs_attrbuild *ab,
+			unsigned char *afork, uint32_t asize, uint64_t *nblocks, uint32_t *next)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct xa_place p = { .rx = rx, .ino = ino };
+	struct fs_attrbuild_io io = { .alloc = on_alloc, .priv = &p };
+	uint32_t nb;
+	unsigned char *tmp = NULL;
+	int err;
+
+	if (!rx->nm)
+		return -ENOSPC;	/* the namespace phase did not run: no allocator */
+	err = fs_attrbuild_layout(ab, &io);
+	if (!err && p.n * sizeof(struct xfs_bmbt_rec) > asize)
+		err = -EFBIG;
+	nb = fs_attrbuild_nblocks(ab);
+	if (!err && !(tmp = malloc(g->blocksize)))
+		err = -ENOMEM;
+	/* encode all first (scratch): a block the encoder refuses leaves nothing marked */
+	for (uint32_t i = 0; i < nb && !err; i++) {
+		fs_fsblock_t fsb;
+
+		err = fs_attrbuild_encode(ab, i, tmp, &fsb);
+	}
+	for (uint32_t i = 0; i < nb && !err; i++) {
+		struct fs_buf *b;
+		fs_fsblock_t fsb;
+		enum fs_mtype t;
+
+		err = fs_attrbuild_encode(ab, i, tmp, &fsb);
+		if (!err)
+			err = repair_get_buf(rx, fs_fsb_to_daddr(g, fsb), g->blocksize, true, &b);
+		if (err)
+			break;
+		memcpy(b->data, tmp, g->blocksize);
+		t = fs_verifier_by_magic(b->data, g->blocksize, attr_types,
+					 sizeof(attr_types) / sizeof(attr_types[0]));
+		err = t == FS_MT_NR ? -EUCLEAN :
+		      repair_mark(rx, b, t, fs_fsb_to_agno(g, fsb), ino, FS_WCLASS_NEW);
+		fs_buf_put(rx->sx->cache, b);
+	}
+	memset(afork, 0, asize);
+	for (size_t i = 0; i < p.n && !err; i++) {
+		fs_bmbt_rec_encode(&p.ext[i], afork + i * sizeof(struct xfs_bmbt_rec));
+		err = model_add(rx->sx->model, fs_fsb_to_agno(g, p.ext[i].startblock),
+				fs_fsb_to_agbno(g, p.ext[i].startblock),
+				(uint32_t)p.ext[i].blockcount, MC_ATTR, ino, p.ext[i].startoff,
+				MODEL_EXT_NEW);
+	}
+	*nblocks = nb;
+	*next = (uint32_t)p.n;
+	free(tmp);
+	free(p.ext);
+	return err;
+}
+
+/*
+ * Rebuild one inode's attr fork from c's survivors (none: the fork is
+ * cleared).  dip is its core (a dirty buffer); *cleared_why says why a fork
+ * with survivors was cleared after all.
+ */
+static int rebuild(struct repair_ctx *rx, struct xa_collect *c, unsigned char *dip,
+		   const char **cleared_why)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct xfs_dinode *d = (struct xfs_dinode *)dip;
+	struct fs_attrbuild_ent *ents = NULL;
+	struct fs_attrbuild *ab = NULL;
+	struct fs_bmap m = { 0 };
+	struct fs_inode ip;
+	uint64_t had = 0, now = 0;
+	uint32_t asize, sf, next = 0;
+	unsigned char *afork;
+	int err;
+
+	fs_inode_decode(dip, &ip);
+	err = scan_load_map(rx->sx, dip, &ip, XFS_ATTR_FORK, NULL, &m);
+	if (err)
+		return err;
+	had = fork_blocks(&m);
+	fs_bmap_free(&m);
+	asize = fs_inode_fork_size(g, &ip, XFS_ATTR_FORK);
+	afork = (unsigned char *)fs_inode_fork_ptr(dip, &ip, XFS_ATTR_FORK);
+	*cleared_why = "no entry survived";
+	if (c->n) {
+		ents = calloc(c->n, sizeof(*ents));
+		if (!ents)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->n; i++)
+			ents[i] = (struct fs_attrbuild_ent){
+				.flags = c->v[i].flags, .namelen = c->v[i].namelen,
+				.name = c->arena + c->v[i].name, .valuelen = c->v[i].valuelen,
+				.value = c->arena + c->v[i].name + c->v[i].namelen };
+		err = fs_attrbuild_plan(g, c->ino, ents, c->n, &ab);
+		if (err == -ENOMEM)
+			goto out;
+		if (err) {
+			*cleared_why = "the encoder refused the entries";
+			err = 0;
+			goto clear;
+		}
+		sf = fs_attrbuild_sf_size(ab);
+		if (sf && sf <= asize) {
+			memset(afork, 0, asize);
+			fs_attrbuild_sf(ab, afork);
+			d->di_aformat = XFS_DINODE_FMT_LOCAL;
+			set_anextents(d, &ip, 0);
+		} else {
+			err = write_blocks(rx, c->ino, ab, afork, asize, &now, &next);
+			if (err == -ENOSPC || err == -EFBIG) {
+				*cleared_why = err == -ENOSPC ? "no free blocks for the new fork" :
+					       "the new fork's blocks are too scattered for the inode";
+				err = 0;
+				now = 0;
+				goto clear;
+			}
+			if (err)
+				goto out;
+			d->di_aformat = XFS_DINODE_FMT_EXTENTS;
+			set_anextents(d, &ip, next);
+		}
+		rx->verdict[scan_links_slot(rx->sx, c->ino)] |= RV_ATTR_NEW;
+		c->row->kept = (uint32_t)c->n;
+		put_be64(&d->di_nblocks, ip.nblocks - had + now);
+		goto out;
+	}
+clear:
+	/* the old blocks go with the fork (the AG rebuild frees them) */
+	repair_attr_fork_reset(g, dip);
+	rx->verdict[scan_links_slot(rx->sx, c->ino)] |= RV_ATTR_RESET;
+	put_be64(&d->di_nblocks, ip.nblocks - had);
+	c->row->cleared = true;
+	c->row->why = *cleared_why;
+	rx->attr_resets++;
+	c->dropped += (uint32_t)c->n;
+	c->n = 0;
+out:
+	fs_attrbuild_free(ab);
+	free(ents);
+	return err;
+}
+
+static struct xa_row *new_row(struct repair_xattrs *xa, fs_ino_t ino)
+{
+	if (FS_VEC_ROOM(xa->rows, xa->nrows, xa->caprows, 16))
+		return NULL;
+	xa->rows[xa->nrows] = (struct xa_row){ .ino = ino };
+	return &xa->rows[xa->nrows++];
+}
+
+static int salvage(struct repair_ctx *rx, fs_ino_t ino)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct xa_collect c = { .rx = rx, .ino = ino };
+	size_t rowix;
+	struct fs_buf *b;
+	struct fs_inode ip;
+	const char *why = NULL;
+	int err;
+
+	if (!new_row(rx->xa, ino))
+		return -ENOMEM;
+	rowix = rx->xa->nrows - 1;
+	c.row = &rx->xa->rows[rowix];
+	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
+	if (err)
+		return err;
+	fs_inode_decode(b->data, &ip);
+	if (ip.forkoff && ip.aformat == XFS_DINODE_FMT_LOCAL) {
+		collect_sf(&c, b->data, &ip);
+	} else if (ip.forkoff) {
+		struct fs_bmap m = { 0 };
+
+		err = scan_load_map(rx->sx, b->data, &ip, XFS_ATTR_FORK, NULL, &m);
+		if (!err)
+			collect_blocks(&c, &m);
+		fs_bmap_free(&m);
+	}
+	if (!err)
+		err = c.err;
+	if (!err)
+		dedupe(&c);
+	if (!err)
+		err = c.err;
+	c.row = &rx->xa->rows[rowix];	/* drop() may have grown the text, not the rows */
+	if (!err)
+		err = rebuild(rx, &c, b->data, &why);
+	if (!err) {
+		c.row->dropped = c.dropped;
+		if (!c.row->cleared)
+			rx->xa->rebuilt++;
+		fs_enc_dinode_finish(b->data, g->inodesize);
+		err = repair_mark(rx, b, FS_MT_INODE, fs_ino_to_agno(g, ino), ino,
+				  FS_WCLASS_HEADERS);
+		rx->planned_writes = true;
+		rx->drops = true;
+	}
+	fs_buf_put(rx->sx->cache, b);
+	free(c.v);
+	free(c.arena);
+	return err;
+}
+
+int repair_phase_xattrs(struct repair_ctx *rx)
+{
+	struct scan_links *lk = rx->sx->links;
+	const struct fs_geom *g = &rx->fs->g;
+	int err = 0;
+
+	if (!lk || !rx->verdict)
+		return 0;
+	rx->xa = calloc(1, sizeof(*rx->xa));
+	if (!rx->xa)
+		return -ENOMEM;
+	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
+		uint8_t v = rx->verdict[s];
+		fs_agnumber_t agno;
+		fs_ino_t ino;
+		struct xa_row *r;
+
+		if (v & (RV_CLEAR | RV_NEW))
+			continue;
+		ino = scan_slot_ino(rx->sx, s, &agno);
+		if (v & RV_ATTR_RESET) {
+			/* phase 3 removed it (its block map is beyond use): say so */
+			r = new_row(rx->xa, ino);
+			if (!r)
+				return -ENOMEM;
+			r->cleared = true;
+			r->why = "its block map is damaged";
+			continue;
+		}
+		if (v & RV_ATTR_SALVAGE) {
+			rx->verdict[s] &= (uint8_t)~RV_ATTR_SALVAGE;
+			err = salvage(rx, ino);
+		}
+	}
+	for (fs_agnumber_t a = 0; a < g->agcount && !err; a++)
+		err = model_ag_finish(rx->sx->model, a);
+	return err;
+}
+
+void repair_xattrs_free(struct repair_ctx *rx)
+{
+	if (!rx->xa)
+		return;
+	free(rx->xa->rows);
+	free(rx->xa->text);
+	free(rx->xa);
+	rx->xa = NULL;
+}
+
+uint64_t repair_xattrs_rebuilt(const struct repair_ctx *rx)
+{
+	return rx->xa ? rx->xa->rebuilt : 0;
+}
+
+/* A name for text output: bytes outside printable ASCII as \xNN. */
+static void print_name(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		if (*s >= 0x20 && *s < 0x7f && *s != '\\')
+			fputc(*s, out);
+		else
+			fprintf(out, "\\x%02x", (unsigned char)*s);
+}
+
+void repair_xattrs_print(const struct repair_ctx *rx, FILE *out, bool json)
+{
+	const struct repair_xattrs *xa = rx->xa;
+	const char *done = rx->o->dry_run ? "would fix" : "fixed";
+
+	if (json)
+		fputs("[", out);
+	for (size_t i = 0; xa && i < xa->nrows; i++) {
+		const struct xa_row *r = &xa->rows[i];
+		const char *nm = r->nnames ? xa->text + r->names : NULL;
+
+		if (json) {
+			fprintf(out, "%s{\"ino\":%" PRIu64 ",\"kept\":%u,\"dropped\":%u,"
+				"\"cleared\":%s", i ? "," : "", (uint64_t)r->ino, r->kept, r->dropped,
+				r->cleared ? "true" : "false");
+			if (r->cleared) {
+				fputs(",\"why\":", out);
+				fs_json_string(out, r->why);
+			}
+			fputs(",\"dropped_names\":[", out);
+			for (size_t k = 0; k < r->nnames; k++, nm += strlen(nm) + 1) {
+				if (k)
+					fputc(',', out);
+				fs_json_string(out, nm);
+			}
+			fputs("]}", out);
+			continue;
+		}
+		if (r->cleared)
+			fprintf(out, "%-9s inode %" PRIu64 ": attr fork cleared (%s)", done,
+				(uint64_t)r->ino, r->why);
+		else
+			fprintf(out, "%-9s inode %" PRIu64 ": xattrs kept %u, dropped %u", done,
+				(uint64_t)r->ino, r->kept, r->dropped);
+		for (size_t k = 0; k < r->nnames; k++, nm += strlen(nm) + 1) {
+			fputs(k ? ", " : ": ", out);
+			print_name(out, nm);
+		}
+		if (r->dropped > r->nnames && r->nnames)
+			fputs(", ...", out);
+		fputc('\n', out);
+	}
+	if (json)
+		fputs("]", out);
+}
