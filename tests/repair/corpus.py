@@ -23,6 +23,9 @@ writes and removes files, unmounts, and xfs_repair -n is still clean.
 Debian xfs_repair runs once on a copy of the same case, judged by its own
 -n.  A refusal (exit 8, nothing written) counts as "refused", not a
 failure, only where one xfs_repair run cannot fix the case either.
+For the directory, xattr and symlink types, the regular files the kernel
+reads after our run, as (inode, md5), must include every one xfs_repair
+keeps; for the xattr types also the xattrs, as (inode, name, value md5).
 Prints TAP, one line per case and one per structure type.
 """
 import concurrent.futures
@@ -40,6 +43,10 @@ _spec = importlib.util.spec_from_file_location(
 check_corpus = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(check_corpus)
 sh, db, fields_of, VERBS_D = check_corpus.sh, check_corpus.db, check_corpus.fields_of, check_corpus.VERBS_D
+_spec = importlib.util.spec_from_file_location(
+    "xattrs_kept", os.path.join(os.path.dirname(os.path.abspath(__file__)), "xattrs_kept.py"))
+xattrs_kept = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(xattrs_kept)
 
 # Types whose failures are reported as TAP TODO while repair is being
 # written: the lead shrinks this set as repair phases land.  A type not
@@ -66,12 +73,14 @@ def sha(path):
 
 
 def files_of(img, mnt):
-    """{(inode, md5)} of the regular files the kernel can read on img
-    (mounted read-only), or None when it does not mount"""
+    """({(inode, md5)} of the regular files the kernel can read on img
+    (mounted read-only), {(inode, xattr name, value md5)} of the xattrs it
+    reads), or None when it does not mount"""
     os.makedirs(mnt, exist_ok=True)
     if sh(["mount", "-t", "xfs", "-o", "ro,nouuid", img, mnt]).returncode != 0:
         return None
     out = set()
+    xattrs = set()
     try:
         for d, _, names in os.walk(mnt):
             for nm in names:
@@ -84,9 +93,10 @@ def files_of(img, mnt):
                         out.add((st.st_ino, hashlib.md5(f.read()).hexdigest()))
                 except OSError:
                     pass	# unreadable after repair: not kept
+        xattrs = xattrs_kept.xattrs_of(mnt)
     finally:
         sh(["umount", mnt])
-    return out
+    return out, xattrs
 
 
 def can_mount():
@@ -279,11 +289,21 @@ def main():
             if ours is None or theirs is None:
                 fail.append("files kept: a read-only mount failed")
             else:
+                (ours, ours_xa), (theirs, theirs_xa) = ours, theirs
                 res["kept"] = (len(ours), len(theirs))
                 lost = theirs - ours
                 if lost:
                     fail.append("files kept: xfsx_repair %d, xfs_repair %d; %d that xfs_repair "
                                 "keeps are lost" % (len(ours), len(theirs), len(lost)))
+                # the xattr types: no xattr (inode, name, value) xfs_repair keeps may be lost
+                if stype.startswith("attr."):
+                    res["xkept"] = (len(ours_xa), len(theirs_xa))
+                    xlost = theirs_xa - ours_xa
+                    if xlost:
+                        fail.append("xattrs kept: xfsx_repair %d, xfs_repair %d; %d that "
+                                    "xfs_repair keeps are lost, e.g. %s" % (
+                                        len(ours_xa), len(theirs_xa), len(xlost),
+                                        sorted(xlost)[0][:2]))
         if res["refused"] and not res["deb"]:
             pass   # nobody fixes it in one run: refusing is the honest answer
         elif res["refused"]:
@@ -328,7 +348,8 @@ def main():
             cls = stype
             if cls not in stats:
                 stats[cls] = {"cases": 0, "fixed": 0, "failed": 0, "refused": 0, "unseen": 0,
-                              "dfixed": 0, "dfailed": 0, "secs": 0.0, "kept": None}
+                              "dfixed": 0, "dfailed": 0, "secs": 0.0, "kept": None,
+                              "xkept": None}
                 order.append(cls)
             st = stats[cls]
             st["secs"] += res["secs"]
@@ -340,6 +361,9 @@ def main():
             if "kept" in res:
                 k = st["kept"] or (0, 0)
                 st["kept"] = (k[0] + res["kept"][0], k[1] + res["kept"][1])
+            if "xkept" in res:
+                k = st["xkept"] or (0, 0)
+                st["xkept"] = (k[0] + res["xkept"][0], k[1] + res["xkept"][1])
             name = "%s %s [%s]: fuzz %s %s %s (xfs_repair -n %d, xfsx_check %d)" % (
                 label, cls, " / ".join(nav), flag, field, verb, res["found"][0], res["found"][1])
             deb = "xfs_repair one run: %s" % ("fixed" if res["deb"] else "NOT fixed (exit %d)" % res["deb_rc"])
@@ -356,6 +380,8 @@ def main():
                 st["fixed"] += 1
                 kept = (", files kept: xfsx_repair %d, xfs_repair %d" % res["kept"]
                         if "kept" in res else "")
+                if "xkept" in res:
+                    kept += ", xattrs kept: xfsx_repair %d, xfs_repair %d" % res["xkept"]
                 tap(True, "%s: fixed in one run%s%s; %s" % (
                     name, "" if no_mount is None else " (mount cycle skipped: %s)" % no_mount,
                     kept, deb))
@@ -371,6 +397,8 @@ def main():
                     st["dfixed"], st["dfailed"], st["unseen"], st["secs"]))
         if st["kept"]:
             line += "; files kept over its cases: xfsx_repair %d, xfs_repair %d" % st["kept"]
+        if st["xkept"]:
+            line += "; xattrs kept over its cases: xfsx_repair %d, xfs_repair %d" % st["xkept"]
         tap(st["failed"] == 0, line, gap(label, cls))
     print("# %s: %d damage cases" % (label, len(cases)))
     print("1..%d" % n)
