@@ -74,7 +74,7 @@ run_case() {
 	"$XFSX_CHECK" -q "$img" >/dev/null 2>&1; xrc=$?
 	# (xfs_repair 6.1 does not judge a short form entry's namespace bits; the kernel does)
 	check "$label: the damage is there (xfs_repair -n exit $rc, xfsx_check exit $xrc)" \
-		[ $rc -ne 0 ] || [ $xrc -ne 0 ]
+		all "[ $rc -ne 0 ] || [ $xrc -ne 0 ]"
 	"$XFSX_REPAIR" "$img" >"$TMP/rep.out" 2>&1; rc=$?
 	check "$label: xfsx_repair fixed it in one run (exit $rc)" [ $rc -eq 1 ]
 	grep -e 'xattrs kept' -e 'attr fork cleared' "$TMP/rep.out" | sed 's/^/#   /'
@@ -90,6 +90,8 @@ run_case() {
 	check "$label: xattrs kept: xfsx_repair $us, xfs_repair $xrn; kept by xfs_repair but not by us: $missing" [ "$missing" -eq 0 ]
 }
 
+# all "SHELL CONDITION": one claim made of several tests, for check
+all() { eval "$1"; }
 # claims, on the repaired image's xattr list ($TMP/us) and report ($TMP/rep.out)
 count_of() { awk -v i="$1" '$1 == i' "$TMP/us" | wc -l; }
 has() { grep -q "^$1 $2 " "$TMP/us"; }
@@ -107,7 +109,7 @@ diag "inode $MANY: attr block 1 entry 3 is user.$NAME3; damaged to user.$BAD3"
 damage() { xfs_db -x -c "inode $MANY" -c "ablock 1" -c "write -d nvlist[3].name \"$BAD3\"" "$1" >/dev/null 2>&1; }
 claim() {
 	check "$LABEL: user.$NAME3 gone, the other 200 kept ($(count_of "$MANY") on inode $MANY)" \
-		[ "$(count_of "$MANY")" -eq 200 ] && ! has "$MANY" "user.$NAME3"
+		all '[ "$(count_of "$MANY")" -eq 200 ] && ! has "$MANY" "user.$NAME3"'
 	check "$LABEL: report says kept 200, dropped 1 by name" \
 		reported "inode $MANY: xattrs kept 200, dropped 1: user.$BAD3"
 	check "$LABEL: nothing else lost ($(wc -l <"$TMP/us") of $((ALL - 1)))" [ "$(wc -l <"$TMP/us")" -eq $((ALL - 1)) ]
@@ -122,7 +124,7 @@ diag "inode $REMOTE: user.big2's value starts at attr block $VBLK, fs block $VFS
 damage() { zero_fsb "$1" "$VFSB"; }
 claim() {
 	check "$LABEL: only user.big2 gone ($(count_of "$REMOTE") of 7 on inode $REMOTE)" \
-		[ "$(count_of "$REMOTE")" -eq 6 ] && ! has "$REMOTE" user.big2 && has "$REMOTE" user.big1
+		all '[ "$(count_of "$REMOTE")" -eq 6 ] && ! has "$REMOTE" user.big2 && has "$REMOTE" user.big1'
 	check "$LABEL: report says kept 6, dropped 1 by name" \
 		reported "inode $REMOTE: xattrs kept 6, dropped 1: user.big2"
 }
@@ -132,7 +134,7 @@ LABEL="every block of an attr fork destroyed"
 damage() { local b; for b in $(attr_fsbs "$base" /many); do zero_fsb "$1" "$b"; done; }
 claim() {
 	check "$LABEL: inode $MANY has no xattrs left, the others all kept" \
-		[ "$(count_of "$MANY")" -eq 0 ] && [ "$(wc -l <"$TMP/us")" -eq 10 ]
+		all '[ "$(count_of "$MANY")" -eq 0 ] && [ "$(wc -l <"$TMP/us")" -eq 10 ]'
 	check "$LABEL: report says its fork was cleared" reported "inode $MANY: attr fork cleared"
 	local fo
 	fo=$(xfs_db -r -c "inode $MANY" -c "print core.forkoff" "$1" | awk '{print $3}')
@@ -145,7 +147,7 @@ damage() { xfs_db -x -c "inode $SHORT" -c "write -d a.sfattr.list[1].root 1" \
 	-c "write -d a.sfattr.list[1].secure 1" "$1" >/dev/null 2>&1; }
 claim() {
 	check "$LABEL: user.b gone, user.a and user.c kept" \
-		[ "$(count_of "$SHORT")" -eq 2 ] && has "$SHORT" user.a && has "$SHORT" user.c
+		all '[ "$(count_of "$SHORT")" -eq 2 ] && has "$SHORT" user.a && has "$SHORT" user.c'
 	check "$LABEL: report says kept 2, dropped 1" reported "inode $SHORT: xattrs kept 2, dropped 1"
 }
 run_case "$LABEL" claim damage
