@@ -165,7 +165,7 @@ int fs_dev_open(const char *path, const struct fs_dev_opts *o, struct fs_dev **o
 		}
 	}
 
-	if (dev->direct && !dev->blockdev && !dev->writable && dev->size) {
+	if (dev->direct && !dev->blockdev && (!dev->writable || o->cached_reads) && dev->size) {
 		/* the mapping is only asked which pages are resident (mincore), never touched */
 		dev->cached_fd = open(path, O_RDONLY | O_CLOEXEC);
 		dev->cache_map = dev->cached_fd >= 0 ?

@@ -41,6 +41,14 @@ typedef void (*fs_read_patch_fn)(void *priv, void *buf, size_t len, uint64_t off
 struct fs_dev_opts {
 	bool writable;
 	bool no_direct;            /* never use O_DIRECT */
+	/*
+	 * A writable image file still serves reads whose pages are all in the
+	 * page cache from there (read-only opens always do).  Coherent with
+	 * our own writes: they are O_DIRECT, and the kernel drops the cached
+	 * pages a direct write covers.  For a caller that reads first and
+	 * writes after (xfsx_repair).
+	 */
+	bool cached_reads;
 	enum fs_io_engine engine;  /* FS_IO_AUTO: $XFSX_IO_ENGINE, else uring > aio > pread */
 	unsigned qdepth;           /* 0: default 64 */
 	fs_read_patch_fn read_patch;    /* optional: installed at open (fs_dev_set_read_patch) */

@@ -201,6 +201,8 @@ int main(int argc, char **argv)
 	fs_findings_init(&fl);
 	/* -n never writes: the device is opened read-only */
 	oo.dev.writable = !ro.dry_run;
+	/* an image file in the page cache is read from there, as by xfsx_check */
+	oo.dev.cached_reads = true;
 	/* a mounted filesystem is refused: -n as a check does (read-only mounts allowed), a repair always */
 	oo.use = ro.dry_run ? FS_TARGET_CHECK : FS_TARGET_WRITE;
 	err = fs_open(path, &oo, &fs, &fl, &ferr);
