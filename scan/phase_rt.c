@@ -119,7 +119,7 @@ static int compute(struct scan_ctx *cx)
 				break;
 		}
 		len = end - x;
-		while ((len >> (level + 1)) && level < sb->sb_rextslog)
+		while (level < sb->sb_rextslog && level < 63 && (len >> (level + 1)))
 			level++;
 		rt->summary[(uint64_t)level * sb->sb_rbmblocks + x / bits_per_block]++;
 		rt->frextents += len;
@@ -220,7 +220,7 @@ static bool geometry_ok(const struct scan_ctx *cx)
 	uint64_t bits = (uint64_t)cx->fs->g.blocksize * 8;
 	unsigned log = 0;
 
-	while ((sb->sb_rextents >> (log + 1)) && log < 63)
+	while (log < 63 && (sb->sb_rextents >> (log + 1)))
 		log++;
 	/* the expected bitmap is held whole: past RT_MAX_BITMAP the section is not judged */
 	if ((uint64_t)sb->sb_rbmblocks * cx->fs->g.blocksize > RT_MAX_BITMAP)
