@@ -202,16 +202,26 @@ int fs_attrbuild_layout(struct fs_attrbuild *ab, const struct fs_attrbuild_io *i
 	if (!ab->phys)
 		return -ENOMEM;
 	while (at < ab->nblocks) {
-		uint32_t run = at < ab->ntree ? ab->ntree : 0;
+		/* the rest of the tree's blocks, or of the remote value holding block at */
+		uint32_t run = at < ab->ntree ? ab->ntree - at : 0;
 		fs_fsblock_t fsb;
 
 		if (!run)
-			for (size_t i = 0; i < ab->n; i++)
-				if (!ab->v[i].local && ab->v[i].rmtblk == at)
-					run = fs_attr_rmt_blocks(ab->g, ab->ents[ab->v[i].idx].valuelen);
+			for (size_t i = 0; i < ab->n && !run; i++) {
+				uint32_t len = ab->v[i].local ? 0 :
+					fs_attr_rmt_blocks(ab->g, ab->ents[ab->v[i].idx].valuelen);
+
+				if (len && at >= ab->v[i].rmtblk && at - ab->v[i].rmtblk < len)
+					run = ab->v[i].rmtblk + len - at;
+			}
 		if (!run)
 			return -EINVAL;
 		rc = io->alloc(io->priv, run, &fsb);
+		/* no run that long (a repair in fragmented space): one block at a time */
+		if (rc == -ENOSPC && run > 1) {
+			run = 1;
+			rc = io->alloc(io->priv, run, &fsb);
+		}
 		if (rc)
 			return rc;
 		for (uint32_t k = 0; k < run; k++)

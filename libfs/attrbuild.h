@@ -36,7 +36,9 @@ struct fs_attrbuild_ent {
 struct fs_attrbuild_io {
 	/*
 	 * nblocks contiguous fs blocks for the next logical attr blocks (in
-	 * order, from 0): the first's fs block in *fsb.  0 or -errno.
+	 * order, from 0): the first's fs block in *fsb.  0 or -errno; on
+	 * -ENOSPC for a run of several, the layout asks again one block at a
+	 * time (the fork then maps them as separate extents).
 	 */
 	int (*alloc)(void *priv, uint32_t nblocks, fs_fsblock_t *fsb);
 	void *priv;

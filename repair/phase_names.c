@@ -1066,53 +1066,56 @@ static int write_blocks(struct repair_ctx *rx, const struct fs_dirbuild *b, fs_i
 }
 
 /*
- * A rebuilt directory whose extents do not fit its inode gets a bmbt from
- * the one bulk loader, its blocks placed like the directory's own (near the
- * inode, free before and after) and entered in the model as its bmbt blocks.
+ * A rebuilt fork (a directory's, an attr fork's) whose extents do not fit
+ * its inode gets a bmbt from the one bulk loader, its blocks placed like
+ * the fork's own (near the inode, free before and after) and entered in
+ * the model as the fork's bmbt blocks.
  */
-struct dir_bmbt {
+struct fork_bmbt {
 	struct repair_ctx *rx;
 	fs_ino_t ino;
+	uint8_t mflags;            /* MODEL_EXT_NEW, | MODEL_EXT_ATTRFORK */
 	struct fs_bload_cache_target tgt;
 };
 
-static int dir_bmbt_alloc(void *priv, uint64_t *ptr)
+static int fork_bmbt_alloc(void *priv, uint64_t *ptr)
 {
-	struct dir_bmbt *db = priv;
-	const struct fs_geom *g = &db->rx->fs->g;
+	struct fork_bmbt *fb = priv;
+	const struct fs_geom *g = &fb->rx->fs->g;
 	fs_fsblock_t fsb;
-	int err = repair_place(db->rx, db->ino, 1, &fsb);
+	int err = repair_place(fb->rx, fb->ino, 1, &fsb);
 
 	if (!err)
-		err = model_add(db->rx->sx->model, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb),
-				1, MC_BMBT, db->ino, 0, MODEL_EXT_NEW);
+		err = model_add(fb->rx->sx->model, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb),
+				1, MC_BMBT, fb->ino, 0, fb->mflags);
 	*ptr = fsb;
 	return err;
 }
 
-static int dir_bmbt_write(void *priv, uint64_t ptr, uint32_t level, const void *block)
+static int fork_bmbt_write(void *priv, uint64_t ptr, uint32_t level, const void *block)
 {
-	struct dir_bmbt *db = priv;
+	struct fork_bmbt *fb = priv;
 
-	return fs_bload_cache_writer(&db->tgt, ptr, level, block);
+	return fs_bload_cache_writer(&fb->tgt, ptr, level, block);
 }
 
-/* The extents into the data fork: a list when they fit, else a bmbt; its blocks in *bmbt. */
-static int dir_fork(struct repair_ctx *rx, fs_ino_t ino, const struct fs_bmap_ext *ext,
-		    size_t n, void *fork, size_t litsz, uint8_t *format, uint64_t *bmbt)
+int repair_fork_map(struct repair_ctx *rx, fs_ino_t ino, int whichfork,
+		    const struct fs_bmap_ext *ext, size_t n, void *fork, size_t size,
+		    uint8_t *format, uint64_t *bmbt)
 {
 	const struct fs_geom *g = &rx->fs->g;
-	struct dir_bmbt db = {
+	struct fork_bmbt fb = {
 		.rx = rx, .ino = ino,
+		.mflags = MODEL_EXT_NEW | (whichfork == XFS_ATTR_FORK ? MODEL_EXT_ATTRFORK : 0),
 		.tgt = { .cache = rx->sx->cache, .g = g, .ops = fs_btree_ops_get(FS_BTREE_BMBT),
 			 .ino = ino, .wclass = FS_WCLASS_NEW },
 	};
 	struct fs_bload b = {
-		.ops = db.tgt.ops, .g = g, .ino = ino, .nrecs = n, .alloc_block = dir_bmbt_alloc,
-		.write_block = dir_bmbt_write, .priv = &db, .fork = fork,
-		.fork_size = (uint32_t)litsz,
+		.ops = fb.tgt.ops, .g = g, .ino = ino, .nrecs = n, .alloc_block = fork_bmbt_alloc,
+		.write_block = fork_bmbt_write, .priv = &fb, .fork = fork,
+		.fork_size = (uint32_t)size,
 	};
-	unsigned char *recs = malloc(n * sizeof(struct xfs_bmbt_rec));
+	unsigned char *recs = malloc(n ? n * sizeof(struct xfs_bmbt_rec) : 1);
 	int err;
 
 	*bmbt = 0;
@@ -1188,8 +1191,8 @@ static int build_dir(struct repair_ctx *rx, struct nm_dir *d)
 			now += ext[i].blockcount;
 		}
 		if (!err)
-			err = dir_fork(rx, d->ino, ext, next, fs_dinode_dfork(dip), litsz, &format,
-				       &bmbt);
+			err = repair_fork_map(rx, d->ino, XFS_DATA_FORK, ext, next,
+					      fs_dinode_dfork(dip), litsz, &format, &bmbt);
 		if (!err)
 			err = write_blocks(rx, b, d->ino, phys);
 		if (err)

@@ -14,7 +14,8 @@
  * smallest format that holds them: short form in the inode when it fits
  * the fork, else leaf/node blocks with remote values in blocks free before
  * and after the repair (phase_names.c's allocator; the old blocks are
- * freed by the AG rebuild once the new ones are in place).  Only when no
+ * freed by the AG rebuild once the new ones are in place), mapped by an
+ * extent list or, when that does not fit, a bmbt (repair_fork_map).  Only when no
  * entry survives (or the new fork cannot be placed) is the fork cleared,
  * forkoff 0.  The report says per inode: kept K, dropped D (their names
  * where a name was there to read), or the fork cleared.
@@ -430,13 +431,14 @@ static int on_alloc(void *priv, uint32_t nblocks, fs_fsblock_t *fsb)
 static const enum fs_mtype attr_types[] = { FS_MT_ATTR_LEAF, FS_MT_DA_NODE, FS_MT_ATTR_RMT };
 
 /*
- * The survivors as blocks: placed, encoded, marked NEW; the fork's extent
- * list into afork (asize bytes).  -EFBIG when the list does not fit (no
- * bmbt is made for a rebuilt fork), -ENOSPC without room: nothing is
+ * The survivors as blocks: placed, encoded, marked NEW; the fork's extents
+ * into afork (asize bytes): a list, or a bmbt when they do not fit (its
+ * format in *format).  -ENOSPC without room for the blocks: nothing is
  * marked or added to the model then.
  */
 static int write_blocks(struct repair_ctx *rx, fs_ino_t ino, struct fs_attrbuild *ab,
-			unsigned char *afork, uint32_t asize, uint64_t *nblocks, uint32_t *next)
+			unsigned char *afork, uint32_t asize, uint64_t *nblocks, uint32_t *next,
+			uint8_t *format)
 {
 	const struct fs_geom *g = &rx->fs->g;
 	struct xa_place p = { .rx = rx, .ino = ino };
@@ -447,9 +449,9 @@ static int write_blocks(struct repair_ctx *rx, fs_ino_t ino, struct fs_attrbuild
 
 	if (!rx->nm)
 		return -ENOSPC;	/* the namespace phase did not run: no allocator */
+	uint64_t bmbt = 0;
+
 	err = fs_attrbuild_layout(ab, &io);
-	if (!err && p.n * sizeof(struct xfs_bmbt_rec) > asize)
-		err = -EFBIG;
 	nb = fs_attrbuild_nblocks(ab);
 	if (!err && !(tmp = malloc(g->blocksize)))
 		err = -ENOMEM;
@@ -477,14 +479,15 @@ static int write_blocks(struct repair_ctx *rx, fs_ino_t ino, struct fs_attrbuild
 		fs_buf_put(rx->sx->cache, b);
 	}
 	memset(afork, 0, asize);
-	for (size_t i = 0; i < p.n && !err; i++) {
-		fs_bmbt_rec_encode(&p.ext[i], afork + i * sizeof(struct xfs_bmbt_rec));
+	for (size_t i = 0; i < p.n && !err; i++)
 		err = model_add(rx->sx->model, fs_fsb_to_agno(g, p.ext[i].startblock),
 				fs_fsb_to_agbno(g, p.ext[i].startblock),
 				(uint32_t)p.ext[i].blockcount, MC_ATTR, ino, p.ext[i].startoff,
 				MODEL_EXT_NEW);
-	}
-	*nblocks = nb;
+	if (!err)
+		err = repair_fork_map(rx, ino, XFS_ATTR_FORK, p.ext, p.n, afork, asize, format,
+				      &bmbt);
+	*nblocks = nb + bmbt;
 	*next = (uint32_t)p.n;
 	free(tmp);
 	free(p.ext);
@@ -543,17 +546,19 @@ static int rebuild(struct repair_ctx *rx, struct xa_collect *c, unsigned char *d
 			d->di_aformat = XFS_DINODE_FMT_LOCAL;
 			set_anextents(d, &ip, 0);
 		} else {
-			err = write_blocks(rx, c->ino, ab, afork, asize, &now, &next);
+			uint8_t format = XFS_DINODE_FMT_EXTENTS;
+
+			err = write_blocks(rx, c->ino, ab, afork, asize, &now, &next, &format);
 			if (err == -ENOSPC || err == -EFBIG) {
 				*cleared_why = err == -ENOSPC ? "no free blocks for the new fork" :
-					       "the new fork's blocks are too scattered for the inode";
+					       "the new fork's block map would be too tall";
 				err = 0;
 				now = 0;
 				goto clear;
 			}
 			if (err)
 				goto out;
-			d->di_aformat = XFS_DINODE_FMT_EXTENTS;
+			d->di_aformat = format;
 			set_anextents(d, &ip, next);
 		}
 		rx->verdict[scan_links_slot(rx->sx, c->ino)] |= RV_ATTR_NEW;

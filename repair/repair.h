@@ -153,6 +153,14 @@ void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_
  * repair_phase_names has run: rx->nm).  0 or -ENOSPC.
  */
 int repair_place(struct repair_ctx *rx, fs_ino_t ino, uint32_t fsbs, fs_fsblock_t *fsb);
+/*
+ * A rebuilt fork's extents into its fork area (size bytes): an extent list
+ * when they fit, else a bmbt from the bulk loader in new blocks (in the
+ * model, as the fork's).  *format the fork format, *bmbt its blocks.
+ */
+int repair_fork_map(struct repair_ctx *rx, fs_ino_t ino, int whichfork,
+		    const struct fs_bmap_ext *ext, size_t n, void *fork, size_t size,
+		    uint8_t *format, uint64_t *bmbt);
 /* Remove an inode's attr fork in its core (forkoff 0, no extents); phase_inodes.c. */
 void repair_attr_fork_reset(const struct fs_geom *g, unsigned char *dip);
 /* phase_xattrs.c: per inode, what the salvage kept, dropped or cleared. */

@@ -222,6 +222,12 @@ if mkfs.xfs -q -f -m reflink=0 "$frag" >/dev/null 2>&1 && mount_img "$frag" "$mn
 		mkdir big && cd big || exit 1
 		for i in $(seq 6000); do : >"entry_with_a_fairly_long_name_to_take_room_in_blocks_$i"; done
 		cd .. || exit 1
+		# a file whose 8,000 xattrs take about 160 attr leaf blocks (more than any
+		# free run left below)
+		python3 -c 'import os
+open("xa", "w").close()
+for i in range(8000):
+    os.setxattr("xa", "user.attr_%04d" % i, b"v" * 60)' || exit 1
 		avail=$(df -B1 --output=avail . | tail -1)
 		fallocate -l $((avail - 64 * 1024)) fill || exit 1
 		# 7000 single free blocks: room for the rebuild, the new btrees, the
@@ -234,6 +240,26 @@ if mkfs.xfs -q -f -m reflink=0 "$frag" >/dev/null 2>&1 && mount_img "$frag" "$mn
 	umount "$mnt"
 	orig=$base; base=$frag
 	run_case "$LABEL" claim "path /big" "dblock 0" "fuzz -d dhdr.hdr.magic zeroes"
+	# an attr fork salvaged into the same space gets a bmbt too
+	LABEL="an attr fork salvaged into fragmented free space (bmbt)"
+	XA=$(ino_of "$base" /xa)
+	XNAME=$(xfs_db -r -c "inode $XA" -c "ablock 1" -c "print nvlist[3].name" "$base" | sed 's/.*= "\(.*\)"/\1/')
+	claim() {
+		local fmt n
+		fmt=$(xfs_db -r -c "inode $XA" -c "print core.aformat" "$1" 2>/dev/null | awk '{print $3}')
+		check "$LABEL: /xa's attr fork is a btree (format $fmt)" [ "$fmt" = 3 ]
+		n=$(mount -t xfs -o ro,nouuid "$1" "$mnt" 2>/dev/null &&
+			python3 -c 'import os, sys
+n = 0
+for i in range(8000):	# (listxattr stops at 64 KiB of names)
+    try:
+        n += os.getxattr(sys.argv[1], "user.attr_%04d" % i) == b"v" * 60
+    except OSError:
+        pass
+print(n)' "$mnt/xa"; umount "$mnt" 2>/dev/null)
+		check "$LABEL: 7,999 of its 8,000 xattrs kept (${n:-?})" [ "${n:-0}" = 7999 ]
+	}
+	run_case "$LABEL" claim "inode $XA" "ablock 1" "write -d nvlist[3].name \"${XNAME%?}X\""
 	base=$orig
 	rm -f "$frag"
 else
