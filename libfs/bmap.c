@@ -580,6 +580,17 @@ ssize_t fs_bmap_find(const struct fs_bmap *m, uint64_t off)
 	return -1;
 }
 
+bool fs_bmap_fsb(const struct fs_geom *g, const struct fs_bmap *m, uint64_t off,
+		 fs_fsblock_t *fsb)
+{
+	ssize_t i = fs_bmap_find(m, off);
+
+	if (i < 0)
+		return false;
+	*fsb = m->ext[i].startblock + (off - m->ext[i].startoff);
+	return fs_fsb_valid(g, *fsb);
+}
+
 uint64_t fs_bmap_blocks(const struct fs_bmap *m)
 {
 	uint64_t n = 0;

@@ -78,6 +78,10 @@ void fs_bmbt_rec_encode(const struct fs_bmap_ext *e, void *rec);
  */
 ssize_t fs_bmap_find(const struct fs_bmap *m, uint64_t off);
 
+/* The filesystem block holding file block off: false for a hole or a block outside the fs. */
+bool fs_bmap_fsb(const struct fs_geom *g, const struct fs_bmap *m, uint64_t off,
+		 fs_fsblock_t *fsb);
+
 /* Filesystem blocks mapped in [0, end) (a directory/xattr's logical range). */
 uint64_t fs_bmap_blocks(const struct fs_bmap *m);
 

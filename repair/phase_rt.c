@@ -35,12 +35,11 @@ static int rewrite(struct repair_ctx *rx, fs_ino_t ino, const uint8_t *want, con
 		return err;
 	*done = true;
 	for (uint64_t fb = 0; fb < nblocks && !err; fb++) {
-		ssize_t i = fs_bmap_find(&m, fb);
-		fs_fsblock_t fsb = i < 0 ? 0 : m.ext[i].startblock + (fb - m.ext[i].startoff);
+		fs_fsblock_t fsb;
 
 		if (!bad[fb])
 			continue;
-		if (i < 0 || !fs_fsb_valid(g, fsb)) {
+		if (!fs_bmap_fsb(g, &m, fb, &fsb)) {
 			*done = false;	/* a hole: nothing to write into */
 			continue;
 		}

@@ -204,16 +204,6 @@ static void collect_sf(struct xa_collect *c, const void *dip, const struct fs_in
 		c->dropped = count - (uint32_t)c->n;
 }
 
-static bool map_block(const struct fs_geom *g, const struct fs_bmap *m, uint64_t off,
-		      fs_fsblock_t *fsb)
-{
-	ssize_t i = fs_bmap_find(m, off);
-
-	if (i < 0)
-		return false;
-	*fsb = m->ext[i].startblock + (off - m->ext[i].startoff);
-	return fs_fsb_valid(g, *fsb);
-}
 
 /*
  * A remote value into out (valuelen bytes): every block mapped, read, and
@@ -236,7 +226,7 @@ static bool read_remote(struct xa_collect *c, const struct fs_bmap *m, uint32_t 
 		fs_fsblock_t fsb;
 		int n;
 
-		if (!map_block(g, m, (uint64_t)valueblk + i, &fsb) ||
+		if (!fs_bmap_fsb(g, m, (uint64_t)valueblk + i, &fsb) ||
 		    scan_read_agblock(rx->sx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), buf))
 			return false;
 		vc = scan_vctx(rx->sx, c->ino, fsb);

@@ -26,17 +26,6 @@
 
 /* ---- reading fork blocks through the shared cache ---- */
 
-/* The disk address of logical block off of a fork, or false for a hole / bad block. */
-static bool map_block(const struct fs_geom *g, const struct fs_bmap *m, uint64_t off,
-		      fs_fsblock_t *fsb)
-{
-	ssize_t i = fs_bmap_find(m, off);
-
-	if (i < 0)
-		return false;
-	*fsb = m->ext[i].startblock + (off - m->ext[i].startoff);
-	return fs_fsb_valid(g, *fsb);
-}
 
 /* ---- the attr fork's DA tree ---- */
 
@@ -62,7 +51,7 @@ static bool attr_read(struct attr_walk *w, uint32_t dablk, fs_fsblock_t *fsb, co
 	struct scan_ctx *cx = w->cx;
 	const struct fs_geom *g = &cx->fs->g;
 
-	if (!map_block(g, w->map, dablk, fsb)) {
+	if (!fs_bmap_fsb(g, w->map, dablk, fsb)) {
 		fs_report(cx->fl, w->map->bad ? "attr.unreadable" : "attr.tree", FS_NONE, FS_NONE,
 			  (int64_t)w->ino, "dablk", "a mapped block", FS_U(dablk),
 			  "inode %llu: attr fork block %u (%s) is not mapped",
@@ -120,7 +109,7 @@ static void attr_remote_value(struct attr_walk *w, const struct fs_attr_ent *e, 
 		struct fs_vctx c;
 		fs_fsblock_t fsb;
 
-		if (blk >= w->hi || !map_block(g, w->map, blk, &fsb)) {
+		if (blk >= w->hi || !fs_bmap_fsb(g, w->map, blk, &fsb)) {
 			fs_report(cx->fl, "attr.remote", FS_NONE, FS_NONE, (int64_t)w->ino, "valueblk",
 				  "mapped value blocks", FS_U(blk),
 				  "inode %llu: remote value of the entry in attr block %u misses "

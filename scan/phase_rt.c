@@ -128,17 +128,6 @@ static int compute(struct scan_ctx *cx)
 	return 0;
 }
 
-/* Whether file block fb of a map is mapped, and where. */
-static bool map_block(const struct fs_bmap *m, uint64_t fb, fs_fsblock_t *fsb)
-{
-	ssize_t i = fs_bmap_find(m, fb);
-
-	if (i < 0)
-		return false;
-	*fsb = m->ext[i].startblock + (fb - m->ext[i].startoff);
-	return true;
-}
-
 /* Compare nblocks file blocks of ino with want (mask: the bits that count in the last block). */
 static int compare_file(struct scan_ctx *cx, fs_ino_t ino, const struct fs_bmap *m,
 			const uint8_t *want, uint64_t nblocks, uint64_t want_bytes, bool bitmap,
@@ -159,7 +148,7 @@ static int compare_file(struct scan_ctx *cx, fs_ino_t ino, const struct fs_bmap 
 		struct fs_vctx c;
 		bool differ;
 
-		if (!map_block(m, fb, &fsb) || !fs_fsb_valid(g, fsb)) {
+		if (!fs_bmap_fsb(g, m, fb, &fsb)) {
 			bad[fb] = true;
 			if (++nrep <= RT_REPORTS)
 				fs_report(cx->fl, code, fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
