@@ -466,9 +466,11 @@ static uint64_t ag_free_blocks(const struct agst *a)
 }
 
 /*
- * First fit from the lowest block: up to want blocks (at least minlen, the
- * start a multiple of align) in AG a.  keep: blocks to leave for the AG's
- * own trees.  *got 0 when nothing fits.
+ * Up to want blocks (at least minlen, the start a multiple of align) in AG
+ * a: the lowest free extent that holds all of them, so a file gets one
+ * extent wherever one free extent can take it (as the kernel's allocator
+ * gives a fresh filesystem's files); else the lowest that holds minlen.
+ * keep: blocks to leave for the AG's own trees.  *got 0 when nothing fits.
  */
 static int ag_alloc(struct pop *s, struct agst *a, uint32_t want, uint32_t minlen, uint32_t align,
 		    bool keep, uint32_t *start, uint32_t *got)
@@ -482,33 +484,36 @@ static int ag_alloc(struct pop *s, struct agst *a, uint32_t want, uint32_t minle
 		if (want > fr - res)
 			want = (uint32_t)(fr - res);
 	}
-	for (size_t i = 0; i < a->nfree; i++) {
-		struct fs_alloc_rec *f = &a->free[i];
-		uint32_t st = (f->startblock + align - 1) / align * align, end = f->startblock + f->blockcount;
-		uint32_t take;
+	for (int whole = 1; whole >= 0; whole--) {
+		for (size_t i = 0; i < a->nfree; i++) {
+			struct fs_alloc_rec *f = &a->free[i];
+			uint32_t st = (f->startblock + align - 1) / align * align;
+			uint32_t end = f->startblock + f->blockcount;
+			uint32_t take;
 
-		if (st >= end || end - st < minlen)
-			continue;
-		take = end - st < want ? end - st : want;
-		/* pieces of minlen blocks stay whole (directory blocks span several fs blocks) */
-		take -= take % minlen;
-		*start = st;
-		*got = take;
-		if (st == f->startblock) {
-			f->startblock += take;
-			f->blockcount -= take;
-			if (!f->blockcount) {
-				memmove(f, f + 1, (a->nfree - i - 1) * sizeof(*f));
-				a->nfree--;
+			if (st >= end || end - st < (whole ? want : minlen))
+				continue;
+			take = end - st < want ? end - st : want;
+			/* pieces of minlen blocks stay whole (directory blocks span several fs blocks) */
+			take -= take % minlen;
+			*start = st;
+			*got = take;
+			if (st == f->startblock) {
+				f->startblock += take;
+				f->blockcount -= take;
+				if (!f->blockcount) {
+					memmove(f, f + 1, (a->nfree - i - 1) * sizeof(*f));
+					a->nfree--;
+				}
+			} else {
+				uint32_t tail = end - (st + take);
+
+				f->blockcount = st - f->startblock;
+				if (tail)
+					return free_insert(a, i + 1, st + take, tail);
 			}
-		} else {
-			uint32_t tail = end - (st + take);
-
-			f->blockcount = st - f->startblock;
-			if (tail)
-				return free_insert(a, i + 1, st + take, tail);
+			return 0;
 		}
-		return 0;
 	}
 	return 0;
 }

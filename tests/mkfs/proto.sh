@@ -11,8 +11,8 @@
 # image: xfs_repair -n and xfsx_check clean, mounted read-only by the
 # kernel and every object equal to the source (proto_tree.py compare: type,
 # mode, owner, size, link count, md5, symlink target, device numbers,
-# xattrs, mtime in ns, sparse files still sparse).  On the default image the
-# kernel then writes (create, append, delete) and it is still clean.
+# xattrs, mtime in ns, sparse files still sparse).  On the default image
+# every file without holes of up to 16 MiB is one extent, and the kernel then writes (create, append, delete) and it is still clean.
 # Protofiles: the same tree described as an mkfs.xfs protofile gives the
 # same tree as Debian's mkfs.xfs -p.  Errors exit 1: a protofile syntax error
 # (line and column, target untouched), a missing or unreadable source, a tree larger than
@@ -53,7 +53,11 @@ compare_mounted() {   # IMG SRC [compare options]
 	local img=$1 src=$2 rc
 	shift 2
 	mount_img "$img" "$TMP/dst" ro || return 1
-	python3 "$PT" compare "$src" "$TMP/dst" "$@" | tail -8
+	if [ "${1:-}" = --layout ]; then
+		python3 "$PT" layout "$src" "$TMP/dst" | tail -8
+	else
+		python3 "$PT" compare "$src" "$TMP/dst" "$@" | tail -8
+	fi
 	rc=${PIPESTATUS[0]}
 	umount "$TMP/dst"
 	return $rc
@@ -88,6 +92,11 @@ for opts in "" "-b size=1024" "-b size=65536" "-i size=2048" "-n size=65536" "-m
 	check "$name: xfsx_check clean" check_clean "$img"
 	check "$name: every object equal to the source (kernel read-only mount)" \
 		compare_mounted "$img" "$TMP/src/t"
+	if [ $n -eq 1 ]; then
+		# a fresh filesystem with room: a file without holes gets one extent, as the kernel gives
+		check "$name: every file without holes of up to 16 MiB is one extent" \
+			compare_mounted "$img" "$TMP/src/t" --layout
+	fi
 	if [ $n -eq 1 ]; then
 		# the kernel keeps writing: create, append, delete, then still clean
 		if mount_img "$img" "$TMP/dst" rw; then

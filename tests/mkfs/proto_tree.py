@@ -14,9 +14,14 @@
                               still sparse; prints one line per difference
   protofile DIR OUT [--inline-symlinks-only]
                               an mkfs.xfs protofile describing DIR
+  layout SRC DST [MAXBYTES]   every regular file of SRC without holes and of
+                              at most MAXBYTES (default 16 MiB) is one extent
+                              in DST (FIEMAP); prints each one that is not
 """
+import fcntl
 import hashlib
 import os
+import struct
 import stat
 import sys
 
@@ -159,6 +164,39 @@ def data_bytes(path):
             n += h - d
             pos = h
     return n
+
+
+FS_IOC_FIEMAP = 0xC020660B
+
+
+def nextents(path):
+    """Extents FIEMAP counts for the whole file (extent_count 0: just count)."""
+    req = bytearray(struct.pack('=QQLLLL', 0, 0xFFFFFFFFFFFFFFFF, 1, 0, 0, 0))  # FIEMAP_FLAG_SYNC
+    with open(path, 'rb') as f:
+        fcntl.ioctl(f.fileno(), FS_IOC_FIEMAP, req)
+    return struct.unpack_from('=QQLLLL', req)[3]
+
+
+def layout(src, dst, maxbytes):
+    """Files that are whole (no holes) and small enough must be contiguous."""
+    bad = whole = 0
+    for d, dirs, files in os.walk(src):
+        for name in files:
+            p = os.path.join(d, name)
+            st = os.lstat(p)
+            if not stat.S_ISREG(st.st_mode) or st.st_size == 0 or st.st_size > maxbytes:
+                continue
+            if data_bytes(p) < st.st_size:
+                continue   # holes: several extents by design
+            whole += 1
+            q = os.path.join(dst, os.path.relpath(p, src))
+            n = nextents(q)
+            if n != 1:
+                bad += 1
+                if bad <= 10:
+                    print('%s: %d bytes in %d extents' % (q, st.st_size, n))
+    print('# %d files without holes, %d of them in more than one extent' % (whole, bad))
+    return 1 if bad or not whole else 0
 
 
 def xattrs(path):
@@ -310,6 +348,8 @@ if __name__ == '__main__':
         make(a[1], n)
     elif a and a[0] == 'compare':
         sys.exit(compare(a[1], a[2], '--no-times' not in a, '--no-xattrs' not in a))
+    elif a and a[0] == 'layout':
+        sys.exit(layout(a[1], a[2], int(a[3]) if len(a) > 3 else 16 << 20))
     elif a and a[0] == 'protofile':
         protofile(a[1], a[2], '--inline-symlinks-only' in a)
     else:
