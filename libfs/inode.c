@@ -512,13 +512,15 @@ struct window {
 	uint64_t want_end;         /* end of the last range it covers (unaligned) */
 	size_t len;                /* aligned length read */
 	size_t buf_off;            /* where in the batch buffer */
+	const unsigned char *map;  /* resident in the page cache: read in place, not copied */
 };
 
 struct batch {
 	unsigned char *buf;
 	size_t used;
 	struct window *wins;
-	struct fs_io_req *reqs;
+	struct fs_io_req *reqs;    /* per window: its read (or the mapped one's length) */
+	struct fs_io_req *io;      /* the reads issued (priv: the window's index) */
 	size_t nwin, win_cap;
 	struct pending *pend;
 	size_t npend, pend_cap;
@@ -639,6 +641,7 @@ void fs_inode_scan_destroy(struct fs_inode_scan *s)
 		free(s->b[i].buf);
 		free(s->b[i].wins);
 		free(s->b[i].reqs);
+		free(s->b[i].io);
 		free(s->b[i].pend);
 	}
 	pthread_mutex_destroy(&s->lock);
@@ -674,25 +677,39 @@ static uint64_t wanted_mask(const struct fs_inode_scan *s, const struct fs_inobt
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-/* Read one batch's windows (reader thread, or in line). */
+/*
+ * Read one batch's windows (reader thread, or in line).  A window whose
+ * pages are all in the page cache is not read at all: its inodes are
+ * handed out from the device's mapping (copying them cost a third of a warm
+ * bulkstat's time); the others go to the queue in one batch.
+ */
 static void read_batch(struct fs_inode_scan *s, struct batch *b)
 {
 	struct fs_dev *dev = s->fs->dev;
+	size_t nio = 0;
 
 	for (size_t i = 0; i < b->nwin; i++) {
 		struct window *w = &b->wins[i];
+		size_t len = w->len;
 
-		b->reqs[i] = (struct fs_io_req){ .off = w->off, .len = w->len, .buf = b->buf + w->buf_off };
 		/* the device may end inside the last window */
 		if (w->off < dev->size && w->off + w->len > dev->size && w->want_end <= dev->size)
-			b->reqs[i].len = dev->size - w->off;
+			len = dev->size - w->off;
+		w->map = fs_dev_resident(dev, w->off, len);
+		b->reqs[i] = (struct fs_io_req){ .off = w->off, .len = len, .buf = b->buf + w->buf_off,
+						 .result = w->map ? (long)len : 0 };
+		if (!w->map)
+			b->io[nio++] = (struct fs_io_req){ .off = w->off, .len = len,
+							   .buf = b->buf + w->buf_off,
+							   .priv = (void *)(uintptr_t)i };
 	}
-	b->err = b->nwin ? fs_ioq_read_batch(s->q, b->reqs, b->nwin) : 0;
+	b->err = nio ? fs_ioq_read_batch(s->q, b->io, nio) : 0;
 	if (b->err)
 		return;
-	for (size_t i = 0; i < b->nwin; i++) {
-		struct fs_io_req *r = &b->reqs[i];
+	for (size_t k = 0; k < nio; k++) {
+		struct fs_io_req *r = &b->reqs[(uintptr_t)b->io[k].priv];
 
+		r->result = b->io[k].result;
 		if (r->result == -EINVAL) {
 			/* an unaligned tail: the synchronous path bounces it */
 			int e = fs_dev_read(dev, r->buf, r->len, r->off);
@@ -772,7 +789,7 @@ static int deliver(struct fs_inode_scan *s, struct batch *b)
 				it.dinode = NULL;
 				it.read_err = r->result < 0 ? (int)r->result : -EIO;
 			} else {
-				it.dinode = b->buf + w->buf_off + (at - w->off);
+				it.dinode = (w->map ? w->map : b->buf + w->buf_off) + (at - w->off);
 				it.read_err = 0;
 			}
 			ret = s->fn(s->priv, &it);
@@ -839,6 +856,10 @@ static int batch_add_window(struct batch *b, uint64_t off, size_t len, uint64_t 
 		if (!nr)
 			return -ENOMEM;
 		b->reqs = nr;
+		nr = realloc(b->io, ncap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		b->io = nr;
 		b->win_cap = ncap;
 	}
 	b->wins[b->nwin] = (struct window){ .off = off, .len = len, .want_end = want_end,

@@ -166,7 +166,10 @@ int fs_dev_open(const char *path, const struct fs_dev_opts *o, struct fs_dev **o
 	}
 
 	if (dev->direct && !dev->blockdev && (!dev->writable || o->cached_reads) && dev->size) {
-		/* the mapping is only asked which pages are resident (mincore), never touched */
+		/*
+		 * The mapping is asked which pages are resident (mincore); streamed
+		 * reads of resident ranges read it in place (fs_dev_resident).
+		 */
 		dev->cached_fd = open(path, O_RDONLY | O_CLOEXEC);
 		dev->cache_map = dev->cached_fd >= 0 ?
 			mmap(NULL, dev->size, PROT_READ, MAP_SHARED, dev->cached_fd, 0) : MAP_FAILED;
@@ -293,7 +296,8 @@ static int bounce_io(struct fs_dev *dev, void *buf, size_t len, uint64_t off, bo
  * with mincore, which starts no I/O: a buffered read that missed would
  * start readahead and read the range twice.
  */
-static bool read_cached(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
+/* Every page of [off, off + len) resident in the page cache (asked of the mapping). */
+static bool resident(struct fs_dev *dev, uint64_t off, size_t len)
 {
 	static long page;
 	unsigned char vec[256];
@@ -315,10 +319,23 @@ static bool read_cached(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
 				return false;
 		p += n;
 	}
-	if (full_io(dev->cached_fd, buf, len, off, false))
+	return true;
+}
+
+static bool read_cached(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
+{
+	if (!resident(dev, off, len) || full_io(dev->cached_fd, buf, len, off, false))
 		return false;
 	__atomic_add_fetch(&dev->cached_bytes, len, __ATOMIC_RELAXED);
 	return true;
+}
+
+const void *fs_dev_resident(struct fs_dev *dev, uint64_t off, size_t len)
+{
+	if (dev->read_patch || !resident(dev, off, len))
+		return NULL;
+	__atomic_add_fetch(&dev->cached_bytes, len, __ATOMIC_RELAXED);
+	return (const unsigned char *)dev->cache_map + off;
 }
 
 static int dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off)

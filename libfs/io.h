@@ -101,6 +101,15 @@ int  fs_io_engine_parse(const char *s, enum fs_io_engine *e);
 /* Buffers suitable for any read on this device (aligned for O_DIRECT). */
 void *fs_dev_alloc(const struct fs_dev *dev, size_t len);
 
+/*
+ * [off, off + len) in place, without a copy, when the device is an image
+ * file whose pages for it are all resident in the page cache and no read
+ * patch is installed: a pointer into a read-only mapping of the file, valid
+ * until fs_dev_close (a page evicted meanwhile is read back on touch).
+ * NULL otherwise: read it.
+ */
+const void *fs_dev_resident(struct fs_dev *dev, uint64_t off, size_t len);
+
 /* Synchronous read/write of any range; unaligned ranges go through a bounce buffer. */
 int fs_dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off);
 int fs_dev_write(struct fs_dev *dev, const void *buf, size_t len, uint64_t off);

@@ -205,28 +205,83 @@ struct stream_slot {
 	size_t win;
 };
 
-static int stream_submit(struct fs_ioq *q, struct stream_slot *sl, const struct fs_ra_window *w,
-			 size_t win)
+struct stream {
+	struct fs_dev *dev;
+	struct fs_ioq *q;
+	const struct fs_ra_extent *ext;
+	const struct fs_ra_window *w;
+	size_t nw, next, inflight;
+	fs_ra_stream_fn cb;
+	void *priv;
+	struct fs_ra_stats st;
+};
+
+/* A window's objects to the callback: data the window's bytes, or NULL (it failed). */
+static void stream_deliver(struct stream *sm, const struct fs_ra_window *win,
+			   const unsigned char *data, long result)
 {
-	sl->buf = fs_ioq_buffer(q, sl->idx, w[win].len);
-	if (!sl->buf)
-		return -ENOMEM;
-	sl->win = win;
-	sl->req = (struct fs_io_req){ .off = w[win].off, .len = w[win].len, .buf = sl->buf,
-				      .priv = sl };
-	return fs_ioq_submit(q, &sl->req);
+	if (win->count > 1)
+		sm->st.windows++;
+	else
+		sm->st.exact++;
+	if (result != (long)win->len)
+		sm->st.failed++;
+	else
+		sm->st.bytes_read += win->len;
+	for (uint32_t k = 0; k < win->count; k++) {
+		const struct fs_ra_extent *x = &sm->ext[win->first + k];
+		uint64_t at = fs_daddr_to_bytes(x->daddr) - win->off;
+		bool ok = result == (long)win->len && at + x->len <= win->len;
+
+		if (ok)
+			sm->st.bytes_kept += x->len;
+		sm->cb(sm->priv, x, ok ? data + at : NULL);
+	}
+}
+
+/*
+ * The next windows, in order: those whose pages are all in the page cache
+ * are handed out in place from the device's mapping (no read, no copy);
+ * the first that is not goes to the queue in slot sl.  0, or negative errno.
+ */
+static int stream_next(struct stream *sm, struct stream_slot *sl)
+{
+	int err;
+
+	while (sm->next < sm->nw) {
+		const struct fs_ra_window *win = &sm->w[sm->next];
+		const unsigned char *map = fs_dev_resident(sm->dev, win->off, win->len);
+
+		if (map) {
+			sm->next++;
+			stream_deliver(sm, win, map, (long)win->len);
+			continue;
+		}
+		sl->buf = fs_ioq_buffer(sm->q, sl->idx, win->len);
+		if (!sl->buf)
+			return -ENOMEM;
+		sl->win = sm->next++;
+		sl->req = (struct fs_io_req){ .off = win->off, .len = win->len, .buf = sl->buf,
+					      .priv = sl };
+		err = fs_ioq_submit(sm->q, &sl->req);
+		if (!err)
+			sm->inflight++;
+		return err;
+	}
+	return 0;
 }
 
 int fs_ra_stream(struct fs_dev *dev, struct fs_ioq *q, struct fs_ra_extent *ext, size_t n,
 		 const struct fs_ra_opts *o, fs_ra_stream_fn cb, void *priv, struct fs_ra_stats *stp)
 {
 	uint64_t align = dev->direct && dev->dio_align ? dev->dio_align : FS_BBSIZE;
-	struct fs_ra_stats st = { .extents = n };
+	struct stream sm = { .dev = dev, .q = q, .ext = ext, .cb = cb, .priv = priv,
+			     .st = { .extents = n } };
 	struct fs_ra_window *w = NULL;
 	struct stream_slot *slots = NULL;
 	uint32_t max_window, gap;
 	unsigned qdepth, nslots = 0;
-	size_t nw = 0, next = 0, done = 0;
+	size_t nw = 0;
 	int err;
 
 	opts_resolve(o, (uint32_t)align, &max_window, &gap, &qdepth);
@@ -243,6 +298,8 @@ int fs_ra_stream(struct fs_dev *dev, struct fs_ioq *q, struct fs_ra_extent *ext,
 	err = fs_ra_plan(dev, ext, &n, o, &w, &nw);
 	if (err || !nw)
 		goto out;
+	sm.w = w;
+	sm.nw = nw;
 	nslots = qdepth < fs_ioq_depth(q) ? qdepth : fs_ioq_depth(q);
 	if (nslots > nw)
 		nslots = (unsigned)nw;
@@ -251,66 +308,46 @@ int fs_ra_stream(struct fs_dev *dev, struct fs_ioq *q, struct fs_ra_extent *ext,
 		err = -ENOMEM;
 		goto out;
 	}
-	for (; next < nslots; next++) {
-		slots[next].idx = (unsigned)next;
-		err = stream_submit(q, &slots[next], w, next);
+	for (unsigned i = 0; i < nslots && sm.next < nw; i++) {
+		slots[i].idx = i;
+		err = stream_next(&sm, &slots[i]);
 		if (err)
 			goto drain;
 	}
-	while (done < nw) {
+	while (sm.inflight) {
 		struct fs_io_req *r;
 		struct stream_slot *sl;
-		const struct fs_ra_window *win;
 
 		err = fs_ioq_wait(q, &r);
 		if (err)
 			goto out;
+		sm.inflight--;
 		sl = r->priv;
-		win = &w[sl->win];
-		done++;
-		if (win->count > 1)
-			st.windows++;
-		else
-			st.exact++;
-		if (r->result != (long)win->len)
-			st.failed++;
-		else
-			st.bytes_read += win->len;
-		for (uint32_t k = 0; k < win->count; k++) {
-			const struct fs_ra_extent *x = &ext[win->first + k];
-			uint64_t at = fs_daddr_to_bytes(x->daddr) - win->off;
-			bool ok = r->result == (long)win->len && at + x->len <= win->len;
-
-			if (ok)
-				st.bytes_kept += x->len;
-			cb(priv, x, ok ? sl->buf + at : NULL);
-		}
-		if (next < nw) {
-			err = stream_submit(q, sl, w, next++);
-			if (err)
-				goto drain;
-		}
+		stream_deliver(&sm, &w[sl->win], sl->buf, r->result);
+		err = stream_next(&sm, sl);
+		if (err)
+			goto drain;
 	}
 	goto out;
 drain:
 	/* the queue must be empty before the buffers go */
-	while (done < next) {
+	while (sm.inflight) {
 		struct fs_io_req *r;
 
 		if (fs_ioq_wait(q, &r))
 			break;
-		done++;
+		sm.inflight--;
 	}
 out:
 	free(slots);
 	free(w);
 	if (stp) {
-		stp->extents += st.extents;
-		stp->windows += st.windows;
-		stp->exact += st.exact;
-		stp->bytes_read += st.bytes_read;
-		stp->bytes_kept += st.bytes_kept;
-		stp->failed += st.failed;
+		stp->extents += sm.st.extents;
+		stp->windows += sm.st.windows;
+		stp->exact += sm.st.exact;
+		stp->bytes_read += sm.st.bytes_read;
+		stp->bytes_kept += sm.st.bytes_kept;
+		stp->failed += sm.st.failed;
 	}
 	return err;
 }
