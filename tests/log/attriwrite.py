@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+# attriwrite.py IMG INO OP FILTER NAME VALUE_LEN [FUZZ]: make the clean log of
+# an unmounted XFS image dirty with one unfinished xattr intent, as a kernel
+# with logged xattrs would have left it: one new record after the head holding
+# one transaction (start, trans header, ATTRI format, name, value, commit), and
+# the log-incompat bit LOG_XATTRS set in the superblock.  The kernel's
+# recovery is the oracle for what this log means.  OP: 1 set, 2 remove,
+# 3 replace; FILTER: 0 user, 2 trusted (ROOT), 4 security (SECURE); the value
+# is VALUE_LEN bytes of a pattern.  FUZZ: opflag, namelen0, valuebig (an ATTRI
+# the kernel refuses).  Offsets and constants are those of <xfs/xfs_format.h>
+# and <xfs/xfs_log_format.h> (struct xfs_dsb, xlog_rec_header,
+# xlog_op_header, xfs_trans_header, xfs_attri_log_format).
+import struct, sys
+
+POLY = 0x82F63B78
+TABLE = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ POLY if c & 1 else c >> 1
+    TABLE.append(c)
+
+def crc32c(crc, data):
+    for b in data:
+        crc = TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc
+
+XLOG_MAGIC = 0xFEEDBABE
+HDR = 328
+XFS_LI_ATTRI = 0x1246
+TRANS_MAGIC = 0x5452414E
+START, COMMIT = 1, 2
+CLIENT = 0x69
+LOG_XATTRS = 1
+
+img, ino, op, filt, name, vlen = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5].encode(), int(sys.argv[6])
+fuzz = sys.argv[7] if len(sys.argv) > 7 else ""
+f = open(img, "r+b")
+sb = bytearray(f.read(512))
+bsize = struct.unpack(">I", sb[4:8])[0]
+logstart = struct.unpack(">Q", sb[48:56])[0]
+logblocks = struct.unpack(">I", sb[96:100])[0]
+agblocks = struct.unpack(">I", sb[84:88])[0]
+agblklog = sb[124]
+sectsize = struct.unpack(">H", sb[102:104])[0]
+off = ((logstart >> agblklog) * agblocks + (logstart & ((1 << agblklog) - 1))) * bsize
+nbbs = logblocks * bsize // 512
+
+def rd(blk, n=1):
+    f.seek(off + blk * 512)
+    return bytearray(f.read(512 * n))
+
+# the last record: the highest LSN among record headers (a log that has not wrapped)
+best = None
+for blk in range(nbbs):
+    h = rd(blk)
+    if struct.unpack(">I", h[:4])[0] != XLOG_MAGIC:
+        continue
+    lsn = struct.unpack(">Q", h[16:24])[0]
+    if best is None or lsn > best[0]:
+        best = (lsn, blk, h)
+if best is None:
+    sys.exit("no log record found")
+_, last, tmpl = best
+cycle = struct.unpack(">I", tmpl[4:8])[0]
+hsize = struct.unpack(">I", tmpl[320:324])[0]
+if struct.unpack(">I", tmpl[8:12])[0] & 2 and hsize > 32768:
+    sys.exit("log record headers of more than one sector: not handled")
+head = last + 1 + (struct.unpack(">I", tmpl[12:16])[0] + 511) // 512
+
+# the ATTRI format and its regions
+name_len = 0 if fuzz == "namelen0" else len(name)
+val = bytes((i * 7 + 3) & 0xFF for i in range(vlen))
+alen = 65537 if fuzz == "valuebig" else vlen
+opf = 9 if fuzz == "opflag" else op
+nreg = 2 + (1 if vlen else 0)
+attri = struct.pack("<HHIQQIIII", XFS_LI_ATTRI, nreg, 0, 0x5A5A0001, ino, opf, name_len, alen, filt)
+def pad4(b):
+    return b + b"\0" * (-len(b) % 4)
+tid = 0x1F2E3D4C
+ops = [(START, b""), (0, struct.pack("<IIII", TRANS_MAGIC, 0, tid, 1)), (0, attri), (0, pad4(name))]
+if vlen:
+    ops.append((0, pad4(val)))
+ops.append((COMMIT, b""))
+data = b"".join(struct.pack(">IIBBH", tid, len(p), CLIENT, fl, 0) + p for fl, p in ops)
+hlen = len(data)
+dbbs = (hlen + 511) // 512
+if head + 1 + dbbs > nbbs:
+    sys.exit("the record would wrap the log: not handled")
+if dbbs > 64:
+    sys.exit("record of more than 32 KiB: not handled")
+data = bytearray(data + b"\0" * (dbbs * 512 - hlen))
+hdr = bytearray(tmpl[:512])
+for i in range(HDR, 512):
+    hdr[i] = 0
+lsn = (cycle << 32) | head
+struct.pack_into(">IIIIQQIII", hdr, 0, XLOG_MAGIC, cycle, struct.unpack(">I", tmpl[8:12])[0], hlen, lsn, lsn, 0, last, len(ops))
+for i in range(64):
+    struct.pack_into(">I", hdr, 44 + 4 * i, 0)
+for i in range(dbbs):
+    hdr[44 + 4 * i:48 + 4 * i] = data[i * 512:i * 512 + 4]
+    struct.pack_into(">I", data, i * 512, cycle)
+c = crc32c(0xFFFFFFFF, bytes(hdr[:32]) + b"\0\0\0\0" + bytes(hdr[36:HDR]))
+c = crc32c(c, bytes(data[:hlen])) ^ 0xFFFFFFFF
+struct.pack_into("<I", hdr, 32, c)
+f.seek(off + head * 512)
+f.write(hdr + data)
+# the superblock: LOG_XATTRS, CRC over the sector
+struct.pack_into(">I", sb, 220, struct.unpack(">I", sb[220:224])[0] | LOG_XATTRS)
+f.seek(0)
+sect = bytearray(f.read(sectsize))
+sect[:512] = sb
+sect[224:228] = b"\0\0\0\0"
+struct.pack_into("<I", sect, 224, crc32c(0xFFFFFFFF, bytes(sect)) ^ 0xFFFFFFFF)
+f.seek(0)
+f.write(sect)
+f.close()
+print("record at %d, %d bytes, cycle %d" % (head, hlen, cycle))
