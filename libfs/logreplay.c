@@ -30,6 +30,7 @@
 #include "libfs/crc.h"
 #include "libfs/inode.h"
 #include "libfs/endian.h"
+#include "libfs/logattr.h"
 #include "libfs/verify.h"
 
 /* the largest buffer a log item may name: an inode cluster or a 64 KiB directory block */
@@ -936,8 +937,15 @@ static int intent_parse(struct fs_replay *rp, const struct fs_log_item *it, int 
 
 	ri->first = (uint32_t)rp->nexts;
 	ri->n = 0;
-	if (kind == FS_INTENT_ATTRI)
-		return 0;	/* not completed: named, never parsed */
+	if (kind == FS_INTENT_ATTRI) {
+		/* checked as the kernel checks it on sight; not completed */
+		struct fs_log_attri a;
+		char why[96];
+
+		if (fs_log_attri_parse(&rp->fs->g, it, &a, why, sizeof(why)))
+			return fail(rp, -EUCLEAN, "ATTRI log item: %s", why);
+		return 0;
+	}
 	err = intent_records(rp, it, fs_replay_intent_name((unsigned)kind), hsize[kind], &rsize,
 			     &n);
 	if (err)

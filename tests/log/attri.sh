@@ -12,8 +12,10 @@
 # and security namespaces.  Then xfsx_repair on a copy (completing ATTRIs is
 # a TODO: today it refuses and writes nothing) and xfsx_check on the dirty
 # image (replays in memory, names the open ATTRI).  Fuzzed ATTRIs (an
-# unknown op, an empty name, a value over 64 KiB) are refused by the
-# kernel (the mount fails) and by xfsx_repair, with nothing written.
+# unknown op, an empty name, a value over 64 KiB, an unknown filter bit, a
+# NUL in the name, a remove with a value) are refused by the kernel (the
+# mount fails) and by xfsx_repair (libfs/logattr.c's checks), with nothing
+# written.
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 . "$XFSX_SRC/tests/lib.sh"
 . "$XFSX_SRC/tests/log/log_lib.sh"
@@ -67,12 +69,12 @@ xfs_repair -n "$BASE" >/dev/null 2>&1
 check "base: xfs_repair -n clean" [ $? -eq 0 ]
 
 refused=0 cases=0 kernel_ok=0
-# attri_case NAME FILE OP FILTER PREFIX ATTRNAME VLEN
+# attri_case NAME FILE OP FILTER PREFIX ATTRNAME VLEN [ATTRIWRITE FUZZ MODE]
 attri_case() {
-	local name=$1 f=$2 op=$3 filt=$4 pfx=$5 an=$6 vlen=$7 img="$TMP/$1.img" a="$TMP/$1.A.img" out rc sum js exp got
+	local name=$1 f=$2 op=$3 filt=$4 pfx=$5 an=$6 vlen=$7 z=${8:-} img="$TMP/$1.img" a="$TMP/$1.A.img" out rc sum js exp got
 	cases=$((cases + 1))
 	cp --sparse=always "$BASE" "$img"
-	if ! out=$(python3 "$W" "$img" "${INO[$f]}" "$op" "$filt" "$an" "$vlen" 2>&1); then
+	if ! out=$(python3 "$W" "$img" "${INO[$f]}" "$op" "$filt" "$an" "$vlen" $z 2>&1); then
 		not_ok "$name: attriwrite.py wrote the ATTRI ($out)"
 		return
 	fi
@@ -129,10 +131,13 @@ attri_case remove-absent   sf   2 0 user     nosuch 0
 attri_case replace         sf   3 0 user     k2 300
 attri_case trusted         none 1 2 trusted  t1 20
 attri_case security        sf   1 4 security s1 20
+# what the kernel ignores: the INCOMPLETE filter bit, the pad word (alfi_igen) of a non-parent op
+attri_case incomplete-bit  sf   1 128 user   inc 10
+attri_case pad-word        sf   1 0 user     pad 10 igen
 diag "ATTRI cases: $cases; the kernel's recovery as expected in $kernel_ok; xfsx_repair refused $refused (completion not implemented)"
 check "ATTRI cases met: $cases > 0, all recovered by the kernel" test "$cases" -gt 0 -a "$kernel_ok" -eq "$cases"
 
-# fuzzed ATTRIs: the kernel refuses them (the mount fails), so do we
+# fuzzed ATTRIs: the kernel refuses them (the mount fails), so do we, saying why
 fuzz_case() {
 	local z=$1 img="$TMP/fz.img" a="$TMP/fz.A.img" sum out rc
 	cp --sparse=always "$BASE" "$img"
@@ -146,12 +151,13 @@ fuzz_case() {
 	fi
 	sum=$(md5sum <"$img")
 	out=$("$XFSX_REPAIR" "$img" 2>&1); rc=$?
-	check "fuzz $z: xfsx_repair refuses it (exit $rc) and writes nothing" \
-		test $rc -ge 2 -a $rc -lt 128 -a "$(md5sum <"$img")" = "$sum"
+	check "fuzz $z: xfsx_repair refuses it as a bad ATTRI (exit $rc) and writes nothing" \
+		test $rc -ge 2 -a $rc -lt 128 -a "$(md5sum <"$img")" = "$sum" -a "$(grep -c "ATTRI log item" <<<"$out")" -gt 0
+	diag "fuzz $z: $(grep -o 'ATTRI log item: [^.]*' <<<"$out")"
 	"$XFSX_CHECK" "$img" >/dev/null 2>&1; rc=$?
 	check "fuzz $z: xfsx_check does not crash (exit $rc)" test $rc -lt 128
 	rm -f "$img" "$a"
 }
-for z in opflag namelen0 valuebig; do fuzz_case "$z"; done
+for z in opflag namelen0 valuebig filter nul remval; do fuzz_case "$z"; done
 
 tap_done

@@ -8,7 +8,8 @@
 # recovery is the oracle for what this log means.  OP: 1 set, 2 remove,
 # 3 replace; FILTER: 0 user, 2 trusted (ROOT), 4 security (SECURE); the value
 # is VALUE_LEN bytes of a pattern.  FUZZ: opflag, namelen0, valuebig (an ATTRI
-# the kernel refuses).  Offsets and constants are those of <xfs/xfs_format.h>
+# the kernel refuses), filter (an unknown filter bit), nul (a NUL in the
+# name), remval (a remove with a value), igen (the pad word, alfi_igen in newer headers, not 0).  Offsets and constants are those of <xfs/xfs_format.h>
 # and <xfs/xfs_log_format.h> (struct xfs_dsb, xlog_rec_header,
 # xlog_op_header, xfs_trans_header, xfs_attri_log_format).
 import struct, sys
@@ -73,9 +74,12 @@ head = last + 1 + (struct.unpack(">I", tmpl[12:16])[0] + 511) // 512
 name_len = 0 if fuzz == "namelen0" else len(name)
 val = bytes((i * 7 + 3) & 0xFF for i in range(vlen))
 alen = 65537 if fuzz == "valuebig" else vlen
-opf = 9 if fuzz == "opflag" else op
+opf = 9 if fuzz == "opflag" else 2 if fuzz == "remval" else op
 nreg = 2 + (1 if vlen else 0)
-attri = struct.pack("<HHIQQIIII", XFS_LI_ATTRI, nreg, 0, 0x5A5A0001, ino, opf, name_len, alen, filt)
+if fuzz == "nul":
+    name = name[:1] + b"\0" + name[2:]
+attri = struct.pack("<HHIQQIIII", XFS_LI_ATTRI, nreg, 1 if fuzz == "igen" else 0, 0x5A5A0001,
+                    ino, opf, name_len, alen, 0x40 if fuzz == "filter" else filt)
 def pad4(b):
     return b + b"\0" * (-len(b) % 4)
 tid = 0x1F2E3D4C
