@@ -151,24 +151,44 @@ int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext,
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t first = 0; first < nw; first += qdepth) {
-		size_t cnt = nw - first < qdepth ? nw - first : qdepth;
+	/*
+	 * Windows whose pages are all in the page cache are chopped straight
+	 * from the device's mapping (no read, one copy fewer); the others are
+	 * read qdepth at a time.
+	 */
+	for (size_t next = 0; next < nw;) {
+		size_t cnt = 0;
+		const struct fs_ra_window *batch[64];
 
-		for (size_t i = 0; i < cnt; i++) {
-			const struct fs_ra_window *win = &w[first + i];
-			unsigned char *buf = fs_ioq_buffer(q, (unsigned)i, win->len);
+		while (next < nw && cnt < qdepth && cnt < sizeof(batch) / sizeof(batch[0])) {
+			const struct fs_ra_window *win = &w[next++];
+			const unsigned char *map = fs_dev_resident(dev, win->off, win->len);
+			unsigned char *buf;
 
+			if (map) {
+				if (win->count > 1)
+					st.windows++;
+				else
+					st.exact++;
+				st.bytes_read += win->len;
+				chop(c, ext, win, map, &st);
+				continue;
+			}
+			buf = fs_ioq_buffer(q, (unsigned)cnt, win->len);
 			if (!buf) {
 				err = -ENOMEM;
 				goto out;
 			}
-			reqs[i] = (struct fs_io_req){ .off = win->off, .len = win->len, .buf = buf };
+			batch[cnt] = win;
+			reqs[cnt++] = (struct fs_io_req){ .off = win->off, .len = win->len, .buf = buf };
 		}
+		if (!cnt)
+			continue;
 		err = fs_ioq_read_batch(q, reqs, cnt);
 		if (err)
 			goto out;
 		for (size_t i = 0; i < cnt; i++) {
-			const struct fs_ra_window *win = &w[first + i];
+			const struct fs_ra_window *win = batch[i];
 
 			if (win->count > 1)
 				st.windows++;
