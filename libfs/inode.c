@@ -756,6 +756,7 @@ static void reset_batch(struct batch *b)
 static int deliver(struct fs_inode_scan *s, struct batch *b)
 {
 	const struct fs_geom *g = &s->fs->g;
+	int ret = 0;
 
 	if (b->err)
 		return b->err;
@@ -774,7 +775,6 @@ static int deliver(struct fs_inode_scan *s, struct batch *b)
 		for (unsigned i = 0; i < XFS_INODES_PER_CHUNK; i++) {
 			struct fs_inode_scan_item it;
 			uint64_t at;
-			int ret;
 
 			if (!(m & (1ull << i)))
 				continue;
@@ -794,10 +794,16 @@ static int deliver(struct fs_inode_scan *s, struct batch *b)
 			}
 			ret = s->fn(s->priv, &it);
 			if (ret)
-				return ret;
+				break;
 		}
+		if (ret)
+			break;
 	}
-	return 0;
+	/* windows read in place: their pages leave the resident set */
+	for (size_t i = 0; i < b->nwin; i++)
+		if (b->wins[i].map)
+			fs_dev_resident_done(s->fs->dev, b->wins[i].map, b->reqs[i].len);
+	return ret;
 }
 
 /*

@@ -338,6 +338,22 @@ const void *fs_dev_resident(struct fs_dev *dev, uint64_t off, size_t len)
 	return (const unsigned char *)dev->cache_map + off;
 }
 
+void fs_dev_resident_done(struct fs_dev *dev, const void *p, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)p, e = a + len;
+
+	if (!dev->try_cache || !len || !page)
+		return;
+	/*
+	 * Unmap the range from this process: the pages stay in the page cache
+	 * (a shared file mapping), but are no longer counted as our resident
+	 * memory; a neighbour still being read refaults them from the cache.
+	 */
+	a &= ~(page - 1);
+	e = (e + page - 1) & ~(page - 1);
+	madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 static int dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
 {
 	if (off > dev->size || len > dev->size - off)

@@ -109,6 +109,8 @@ void *fs_dev_alloc(const struct fs_dev *dev, size_t len);
  * NULL otherwise: read it.
  */
 const void *fs_dev_resident(struct fs_dev *dev, uint64_t off, size_t len);
+/* Done with what fs_dev_resident gave: its pages leave the process's resident set. */
+void fs_dev_resident_done(struct fs_dev *dev, const void *p, size_t len);
 
 /* Synchronous read/write of any range; unaligned ranges go through a bounce buffer. */
 int fs_dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off);

@@ -172,6 +172,7 @@ int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext,
 					st.exact++;
 				st.bytes_read += win->len;
 				chop(c, ext, win, map, &st);
+				fs_dev_resident_done(dev, map, win->len);
 				continue;
 			}
 			buf = fs_ioq_buffer(q, (unsigned)cnt, win->len);
@@ -275,6 +276,7 @@ static int stream_next(struct stream *sm, struct stream_slot *sl)
 		if (map) {
 			sm->next++;
 			stream_deliver(sm, win, map, (long)win->len);
+			fs_dev_resident_done(sm->dev, map, win->len);
 			continue;
 		}
 		sl->buf = fs_ioq_buffer(sm->q, sl->idx, win->len);
