@@ -14,18 +14,7 @@
 # xlog_op_header, xfs_trans_header, xfs_attri_log_format).
 import struct, sys
 
-POLY = 0x82F63B78
-TABLE = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ POLY if c & 1 else c >> 1
-    TABLE.append(c)
-
-def crc32c(crc, data):
-    for b in data:
-        crc = TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc
+from logcrc import crc32c  # beside this script
 
 XLOG_MAGIC = 0xFEEDBABE
 HDR = 328
