@@ -251,33 +251,37 @@ bool fs_cache_contains(struct fs_cache *c, fs_daddr_t daddr, uint32_t len)
 	return found;
 }
 
-/* Insert a buffer whose data the cache now owns; returns the buffer that is cached. */
-static struct cbuf *insert_owned(struct fs_cache *c, fs_daddr_t daddr, uint32_t len,
-				 unsigned char *data, int *err)
+static struct cbuf *cbuf_new(fs_daddr_t daddr, uint32_t len, unsigned char *data)
 {
-	struct key k = { daddr, len };
 	struct cbuf *b = calloc(1, sizeof(*b));
-	uint64_t bytes, peak;
 
-	if (!b) {
-		free(data);
-		*err = -ENOMEM;
+	if (!b)
 		return NULL;
-	}
 	b->pub.daddr = daddr;
 	b->pub.len = len;
 	b->pub.data = data;
 	b->refs = 1;
 	cds_lfht_node_init(&b->node);
+	return b;
+}
 
-	pthread_mutex_lock(&c->lru_lock);
-	evict_locked(c, len);
+/*
+ * Under lru_lock: add b (refs 1) to the table and the FIFO, unless the key
+ * is cached already; then b is freed and the cached one returned with a
+ * reference taken.
+ */
+static struct cbuf *insert_locked(struct fs_cache *c, struct cbuf *b)
+{
+	struct key k = { b->pub.daddr, b->pub.len };
+	unsigned long hash = key_hash(k.daddr, k.len);
+	uint64_t bytes, peak;
+
 	for (;;) {
 		struct cds_lfht_node *got;
 		struct cbuf *old;
 
 		urcu_bp_read_lock();
-		got = cds_lfht_add_unique(c->ht, key_hash(daddr, len), key_match, &k, &b->node);
+		got = cds_lfht_add_unique(c->ht, hash, key_match, &k, &b->node);
 		if (got == &b->node) {
 			urcu_bp_read_unlock();
 			break;
@@ -286,7 +290,6 @@ static struct cbuf *insert_owned(struct fs_cache *c, fs_daddr_t daddr, uint32_t 
 		if (cbuf_tryget(old)) {
 			/* someone else cached it first: theirs wins */
 			urcu_bp_read_unlock();
-			pthread_mutex_unlock(&c->lru_lock);
 			cbuf_free(b);
 			return old;
 		}
@@ -297,13 +300,30 @@ static struct cbuf *insert_owned(struct fs_cache *c, fs_daddr_t daddr, uint32_t 
 	fifo_append(c, b);
 	ADD(c->st.buffers, 1);
 	ADD(c->st.inserts, 1);
-	bytes = ADD(c->st.bytes, len);
+	bytes = ADD(c->st.bytes, b->pub.len);
 	peak = LOAD(c->st.peak_bytes);
 	while (bytes > peak && !__atomic_compare_exchange_n(&c->st.peak_bytes, &peak, bytes, false,
 							     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 	if (LOAD(c->cap) && bytes > LOAD(c->cap))
 		ADD(c->st.over_cap, 1);
+	return b;
+}
+
+/* Insert a buffer whose data the cache now owns; returns the buffer that is cached. */
+static struct cbuf *insert_owned(struct fs_cache *c, fs_daddr_t daddr, uint32_t len,
+				 unsigned char *data, int *err)
+{
+	struct cbuf *b = cbuf_new(daddr, len, data);
+
+	if (!b) {
+		free(data);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&c->lru_lock);
+	evict_locked(c, len);
+	b = insert_locked(c, b);
 	pthread_mutex_unlock(&c->lru_lock);
 	return b;
 }
@@ -329,6 +349,52 @@ int fs_cache_insert(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, const vo
 	else
 		fs_buf_put(c, &b->pub);
 	return 0;
+}
+
+uint64_t fs_cache_insert_many(struct fs_cache *c, const struct fs_ra_extent *ext, size_t n,
+			      const unsigned char *base, uint64_t base_off, uint64_t base_len)
+{
+	enum { CHUNK = 64 };
+	uint64_t kept = 0;
+
+	for (size_t i = 0; i < n;) {
+		struct cbuf *v[CHUNK];
+		size_t m = 0;
+		uint64_t need = 0;
+
+		/* copies made outside the lock */
+		for (; i < n && m < CHUNK; i++) {
+			uint64_t at = fs_daddr_to_bytes(ext[i].daddr) - base_off;
+			unsigned char *copy;
+
+			if (!ext[i].len || fs_daddr_to_bytes(ext[i].daddr) < base_off ||
+			    at > base_len || ext[i].len > base_len - at)
+				continue;
+			copy = malloc(ext[i].len);
+			if (!copy)
+				continue;
+			memcpy(copy, base + at, ext[i].len);
+			v[m] = cbuf_new(ext[i].daddr, ext[i].len, copy);
+			if (!v[m]) {
+				free(copy);
+				continue;
+			}
+			need += ext[i].len;
+			m++;
+		}
+		pthread_mutex_lock(&c->lru_lock);
+		evict_locked(c, need);
+		for (size_t k = 0; k < m; k++) {
+			uint32_t len = v[k]->pub.len;
+
+			v[k] = insert_locked(c, v[k]);
+			kept += len;
+		}
+		pthread_mutex_unlock(&c->lru_lock);
+		for (size_t k = 0; k < m; k++)
+			fs_buf_put(c, &v[k]->pub);
+	}
+	return kept;
 }
 
 int fs_cache_read(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct fs_buf **out)
@@ -361,7 +427,8 @@ int fs_cache_read(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct fs_
 	return 0;
 }
 
-bool fs_cache_forget(struct fs_cache *c, fs_daddr_t daddr, uint32_t len)
+/* Under lru_lock: take (daddr, len) out of the table and the FIFO if clean and unheld. */
+static struct cbuf *forget_locked(struct fs_cache *c, fs_daddr_t daddr, uint32_t len)
 {
 	struct key k = { daddr, len };
 	struct cds_lfht_iter it;
@@ -369,7 +436,6 @@ bool fs_cache_forget(struct fs_cache *c, fs_daddr_t daddr, uint32_t len)
 	struct cbuf *b;
 	int zero = 0;
 
-	pthread_mutex_lock(&c->lru_lock);
 	urcu_bp_read_lock();
 	cds_lfht_lookup(c->ht, key_hash(daddr, len), key_match, &k, &it);
 	node = cds_lfht_iter_get_node(&it);
@@ -387,10 +453,51 @@ bool fs_cache_forget(struct fs_cache *c, fs_daddr_t daddr, uint32_t len)
 		SUB(c->st.bytes, b->pub.len);
 		SUB(c->st.buffers, 1);
 		ADD(c->st.forgotten, 1);
+	}
+	return b;
+}
+
+bool fs_cache_forget(struct fs_cache *c, fs_daddr_t daddr, uint32_t len)
+{
+	struct cbuf *b;
+
+	pthread_mutex_lock(&c->lru_lock);
+	b = forget_locked(c, daddr, len);
+	pthread_mutex_unlock(&c->lru_lock);
+	if (b)
 		urcu_bp_call_rcu(&b->rcu, cbuf_free_rcu);
+	return b != NULL;
+}
+
+size_t fs_cache_forget_many(struct fs_cache *c, const struct fs_ra_extent *ext, size_t n)
+{
+	struct cbuf *dead = NULL;
+	size_t dropped = 0;
+
+	if (!n)
+		return 0;
+	pthread_mutex_lock(&c->lru_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct cbuf *b = forget_locked(c, ext[i].daddr, ext[i].len);
+
+		if (b) {
+			b->next = dead;	/* out of the FIFO: the link is free */
+			dead = b;
+			dropped++;
+		}
 	}
 	pthread_mutex_unlock(&c->lru_lock);
-	return b != NULL;
+	if (!dead)
+		return 0;
+	/* no lookup that found one of them before it left the table still runs */
+	urcu_bp_synchronize_rcu();
+	while (dead) {
+		struct cbuf *next = dead->next;
+
+		cbuf_free(dead);
+		dead = next;
+	}
+	return dropped;
 }
 
 void fs_buf_put(struct fs_cache *c, struct fs_buf *pub)

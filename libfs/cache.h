@@ -32,6 +32,12 @@ struct fs_buf {
 	unsigned char *data;
 };
 
+/* A block range: a cache key, an object to read ahead (libfs/readahead.h). */
+struct fs_ra_extent {
+	fs_daddr_t daddr;
+	uint32_t len;                /* bytes, a multiple of 512 */
+};
+
 struct fs_cache_stats {
 	uint64_t hits, misses;       /* lookups that found / did not find the buffer */
 	uint64_t inserts;            /* buffers added (reads and readahead) */
@@ -67,12 +73,29 @@ int fs_cache_insert(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, const vo
 		    struct fs_buf **out);
 
 /*
+ * Insert copies of n blocks cut from one buffer read elsewhere: ext[i]'s
+ * bytes start at base + (its byte offset - base_off); one not wholly inside
+ * the base_len bytes is skipped.  Taking the cache's
+ * lock once for them all, not once per block.  Returns the bytes inserted
+ * (a block already cached keeps the cached copy and counts too).
+ */
+uint64_t fs_cache_insert_many(struct fs_cache *c, const struct fs_ra_extent *ext, size_t n,
+			      const unsigned char *base, uint64_t base_off, uint64_t base_len);
+
+/*
  * The reader is done with (daddr, len) for good (metadata read once): drop
  * it now if it is cached, clean and unreferenced, rather than let it push
  * out buffers that will be used again.  Whether it was dropped; a later
  * read simply reads it again.
  */
 bool fs_cache_forget(struct fs_cache *c, fs_daddr_t daddr, uint32_t len);
+
+/*
+ * fs_cache_forget for n blocks: one lock, one RCU grace period, and the
+ * memory freed by the calling thread (which, reading ahead, allocated it:
+ * its allocator reuses it at once).  Returns how many were dropped.
+ */
+size_t fs_cache_forget_many(struct fs_cache *c, const struct fs_ra_extent *ext, size_t n);
 
 /* Drop a reference taken by lookup/read/insert. */
 void fs_buf_put(struct fs_cache *c, struct fs_buf *b);

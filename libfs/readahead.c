@@ -108,15 +108,8 @@ int fs_ra_plan(const struct fs_dev *dev, struct fs_ra_extent *ext, size_t *n,
 static void chop(struct fs_cache *c, const struct fs_ra_extent *ext, const struct fs_ra_window *w,
 		 const unsigned char *buf, struct fs_ra_stats *st)
 {
-	for (uint32_t k = 0; k < w->count; k++) {
-		const struct fs_ra_extent *x = &ext[w->first + k];
-		uint64_t at = fs_daddr_to_bytes(x->daddr) - w->off;
-
-		if (at + x->len > w->len)
-			continue;	/* cannot happen for a plan made by fs_ra_plan */
-		if (fs_cache_insert(c, x->daddr, x->len, buf + at, NULL) == 0)
-			st->bytes_kept += x->len;
-	}
+	/* a plan made by fs_ra_plan keeps every object inside its window */
+	st->bytes_kept += fs_cache_insert_many(c, ext + w->first, w->count, buf, w->off, w->len);
 }
 
 int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext, size_t n,

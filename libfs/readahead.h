@@ -20,11 +20,6 @@
  * Each completed window is chopped into the objects' buffers; the bytes
  * between them are dropped.  Objects already cached are not read again.
  */
-struct fs_ra_extent {
-	fs_daddr_t daddr;
-	uint32_t len;                /* bytes, a multiple of 512 */
-};
-
 struct fs_ra_opts {
 	uint32_t max_window;         /* bytes; 0: 2 MiB */
 	uint32_t gap_max;            /* bytes of hole worth reading through; 0: 64 KiB */

@@ -107,8 +107,7 @@ void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, unsigned qdepth, struc
  */
 static void ra_forget(struct scan_ctx *cx, struct scan_ra_list *l)
 {
-	for (size_t i = 0; i < l->n; i++)
-		fs_cache_forget(cx->cache, l->v[i].daddr, l->v[i].len);
+	fs_cache_forget_many(cx->cache, l->v, l->n);
 	l->n = 0;
 	l->bytes = 0;
 }

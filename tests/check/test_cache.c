@@ -172,6 +172,64 @@ static void test_forget(void **state)
 	fs_cache_destroy(c);
 }
 
+/*
+ * The batch forms: insert_many cuts blocks out of one buffer (an existing
+ * key keeps the cached copy; a block not wholly inside the buffer is
+ * skipped), forget_many drops the clean unheld ones only.
+ */
+static void test_insert_forget_many(void **state)
+{
+	struct tfix *t = *state;
+	struct fs_cache *c;
+	struct fs_cache_stats st;
+	struct fs_buf *b, *held;
+	unsigned char *win = malloc(16 * FS_BBSIZE);
+	const uint64_t base = 100;	/* the buffer holds sectors 100..115 */
+	struct fs_ra_extent ext[] = {
+		{ 100, 1024 }, { 104, 512 }, { 110, 4096 },	/* the last runs past the end */
+		{ 112, 2048 }, { 90, 512 },			/* before the buffer */
+	};
+
+	assert_non_null(win);
+	for (uint64_t s = 0; s < 16; s++)
+		stamp(win + s * FS_BBSIZE, base + s);
+	assert_int_equal(fs_cache_create(t->dev, 0, &c), 0);
+	/* 104 is cached already with other bytes: the cached copy wins */
+	assert_int_equal(fs_cache_insert(c, 104, 512, win + 8 * FS_BBSIZE, &held), 0);
+	assert_int_equal(fs_cache_insert_many(c, ext, 5, win, base * FS_BBSIZE, 16 * FS_BBSIZE),
+			 1024 + 512 + 2048);
+	assert_true(fs_cache_contains(c, 100, 1024));
+	assert_true(fs_cache_contains(c, 112, 2048));
+	assert_false(fs_cache_contains(c, 110, 4096));
+	assert_false(fs_cache_contains(c, 90, 512));
+	assert_int_equal(fs_cache_read(c, 100, 1024, &b), 0);
+	assert_true(buf_ok(b));
+	fs_buf_put(c, b);
+	assert_int_equal(fs_cache_read(c, 112, 2048, &b), 0);
+	assert_true(buf_ok(b));
+	fs_buf_put(c, b);
+	assert_false(buf_ok(held));	/* sector 108's bytes under key 104: not replaced */
+	fs_cache_get_stats(c, &st);
+	assert_int_equal(st.buffers, 3);
+	assert_int_equal(st.bytes, 1024 + 512 + 2048);
+	/* 104 is held: forget_many drops the two others and leaves it */
+	assert_int_equal(fs_cache_forget_many(c, ext, 5), 2);
+	assert_false(fs_cache_contains(c, 100, 1024));
+	assert_false(fs_cache_contains(c, 112, 2048));
+	assert_true(fs_cache_contains(c, 104, 512));
+	fs_cache_get_stats(c, &st);
+	assert_int_equal(st.buffers, 1);
+	assert_int_equal(st.forgotten, 2);
+	fs_buf_put(c, held);
+	assert_int_equal(fs_cache_forget_many(c, ext, 5), 1);
+	assert_int_equal(fs_cache_forget_many(c, ext, 0), 0);
+	fs_cache_get_stats(c, &st);
+	assert_int_equal(st.buffers, 0);
+	assert_int_equal(st.bytes, 0);
+	fs_cache_destroy(c);
+	free(win);
+}
+
 static void test_cap_evict_reread(void **state)
 {
 	struct tfix *t = *state;
@@ -529,6 +587,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hit_miss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_existing_wins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_insert_forget_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cap_evict_reread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_plan, setup, teardown),
