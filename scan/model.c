@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The in-core model: per-AG block ownership as extents and per-AG inode
- * chunk records.  Extents are appended as scans find them (any thread, a
- * mutex per AG), then sorted once per AG; overlaps and gaps come from one
+ * chunk records.  Extents are appended as scans find them (any thread, into
+ * per-thread stripes of the AG), then gathered and sorted once per AG; overlaps and gaps come from one
  * sweep over the sorted array, so the cost is O(n log n) in extents, not
  * in blocks, and a large volume fits in memory.
  */
@@ -51,13 +51,19 @@ int model_create(const struct fs_geom *g, struct model **out)
 		return -ENOMEM;
 	m->g = g;
 	m->agcount = g->agcount;
-	m->ag = calloc(g->agcount ? g->agcount : 1, sizeof(*m->ag));
+	/* aligned: the struct's cache-line groups must start on cache lines */
+	m->ag = aligned_alloc(_Alignof(struct model_ag), (g->agcount ? g->agcount : 1) * sizeof(*m->ag));
+	if (m->ag)
+		memset(m->ag, 0, (g->agcount ? g->agcount : 1) * sizeof(*m->ag));
 	if (!m->ag) {
 		free(m);
 		return -ENOMEM;
 	}
-	for (fs_agnumber_t a = 0; a < m->agcount; a++)
+	for (fs_agnumber_t a = 0; a < m->agcount; a++) {
 		pthread_mutex_init(&m->ag[a].lock, NULL);
+		for (unsigned k = 0; k < MODEL_STRIPES - 1; k++)
+			pthread_mutex_init(&m->ag[a].stripe[k].lock, NULL);
+	}
 	*out = m;
 	return 0;
 }
@@ -71,30 +77,83 @@ void model_destroy(struct model *m)
 		free(m->ag[a].icidx);
 		free(m->ag[a].ic);
 		pthread_mutex_destroy(&m->ag[a].lock);
+		for (unsigned k = 0; k < MODEL_STRIPES - 1; k++) {
+			free(m->ag[a].stripe[k].ext);
+			pthread_mutex_destroy(&m->ag[a].stripe[k].lock);
+		}
 	}
 	free(m->ag);
 	free(m);
+}
+
+/* This thread's stripe: threads are numbered as they first add; the first one uses ext itself. */
+static unsigned thread_stripe(void)
+{
+	static unsigned next;
+	static _Thread_local unsigned mine;	/* stripe + 1; 0: not numbered yet */
+
+	if (!mine)
+		mine = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % MODEL_STRIPES + 1;
+	return mine - 1;
 }
 
 int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len,
 	      enum model_class cls, uint64_t owner, uint64_t offset, uint8_t flags)
 {
 	struct model_ag *ag;
+	struct model_stripe *st;
+	const struct model_ext e = { .agbno = agbno, .len = len, .owner = owner,
+				     .offset = offset, .cls = (uint8_t)cls, .flags = flags };
+	unsigned k;
 	int err;
 
 	if (agno >= m->agcount || !len || cls >= MC_NR || agbno >= fs_ag_blocks(m->g, agno) ||
 	    len > fs_ag_blocks(m->g, agno) - agbno)
 		return -EINVAL;
 	ag = &m->ag[agno];
-	pthread_mutex_lock(&ag->lock);
-	err = FS_VEC_ROOM(ag->ext, ag->n, ag->cap, 256);
-	if (!err) {
-		ag->ext[ag->n++] = (struct model_ext){ .agbno = agbno, .len = len, .owner = owner,
-						       .offset = offset, .cls = (uint8_t)cls,
-						       .flags = flags };
-		ag->sorted = false;
+	k = thread_stripe();
+	if (!k) {
+		pthread_mutex_lock(&ag->lock);
+		err = FS_VEC_ROOM(ag->ext, ag->n, ag->cap, 256);
+		if (!err) {
+			ag->ext[ag->n++] = e;
+			ag->sorted = false;
+		}
+		pthread_mutex_unlock(&ag->lock);
+		return err;
 	}
-	pthread_mutex_unlock(&ag->lock);
+	st = &ag->stripe[k - 1];
+	pthread_mutex_lock(&st->lock);
+	err = FS_VEC_ROOM(st->ext, st->n, st->cap, 256);
+	if (!err)
+		st->ext[st->n++] = e;
+	pthread_mutex_unlock(&st->lock);
+	return err;
+}
+
+/* Move the stripes' extents into ext (under ag->lock). */
+static int gather_stripes(struct model_ag *ag)
+{
+	int err = 0;
+
+	for (unsigned k = 0; k < MODEL_STRIPES - 1 && !err; k++) {
+		struct model_stripe *st = &ag->stripe[k];
+
+		pthread_mutex_lock(&st->lock);
+		if (st->n) {
+			err = fs_vec_reserve(&ag->ext, &ag->cap, ag->n + st->n,
+					     sizeof(*ag->ext), 256);
+			if (!err) {
+				memcpy(ag->ext + ag->n, st->ext, st->n * sizeof(*st->ext));
+				ag->n += st->n;
+				ag->sorted = false;
+				free(st->ext);
+				st->ext = NULL;
+				st->n = st->cap = 0;
+			}
+		}
+		pthread_mutex_unlock(&st->lock);
+	}
 	return err;
 }
 
@@ -127,12 +186,14 @@ int model_ag_finish(struct model *m, fs_agnumber_t agno)
 {
 	struct model_ag *ag;
 	size_t w = 0;
+	int err;
 
 	if (agno >= m->agcount)
 		return -EINVAL;
 	ag = &m->ag[agno];
 	pthread_mutex_lock(&ag->lock);
-	if (!ag->sorted) {
+	err = gather_stripes(ag);
+	if (!err && !ag->sorted) {
 		if (ag->n && fs_sort_u32_cmp(ag->ext, ag->n, sizeof(*ag->ext),
 					     offsetof(struct model_ext, agbno), cmp_ext))
 			qsort(ag->ext, ag->n, sizeof(*ag->ext), cmp_ext);	/* no memory for the radix sort's copy */
@@ -151,7 +212,7 @@ int model_ag_finish(struct model *m, fs_agnumber_t agno)
 		ag->sorted = true;
 	}
 	pthread_mutex_unlock(&ag->lock);
-	return 0;
+	return err;
 }
 
 const struct model_ext *model_ag_extents(const struct model *m, fs_agnumber_t agno, size_t *n)

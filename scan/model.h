@@ -80,11 +80,26 @@ enum {
 };
 #define MODEL_IC_UNCERTAIN (MODEL_IC_RMAP | MODEL_IC_DIRENT)
 
-struct model_ag {
-	pthread_mutex_t lock;
+/*
+ * Extents added by other threads wait in stripes (one per thread, by a
+ * thread number modulo MODEL_STRIPES) until model_ag_finish moves them
+ * into ext: AG workers add fork extents to every AG, so one lock per AG
+ * would have them queue on each other.  Each on its own cache line.
+ */
+#define MODEL_STRIPES 8
+struct model_stripe {
+	_Alignas(64) pthread_mutex_t lock;
 	struct model_ext *ext;
 	size_t n, cap;
-	bool sorted;
+};
+
+/*
+ * The chunk fields come first and are only read once the inode btree
+ * phase is done; the fields extents are added through start on cache
+ * lines of their own, so adding an extent never evicts a line another
+ * worker's chunk lookups (scan_links_slot) are reading.
+ */
+struct model_ag {
 	struct model_ichunk *ic;
 	size_t nic, capic;
 	bool ic_sorted;
@@ -96,6 +111,11 @@ struct model_ag {
 	uint32_t *icidx;
 	size_t nicidx;
 	unsigned int icshift;
+	_Alignas(64) pthread_mutex_t lock;
+	struct model_ext *ext;       /* stripe 0, and every stripe once finished */
+	size_t n, cap;
+	bool sorted;
+	struct model_stripe stripe[MODEL_STRIPES - 1];
 };
 
 struct model {

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -354,6 +355,62 @@ static void test_ichunk_index(void **state)
 	}
 }
 
+/*
+ * Extents added from many threads (each into its own stripe) all reach
+ * the sorted array once the AG is finished, and adds after a finish are
+ * picked up by the next one.
+ */
+struct adder {
+	struct model *m;
+	unsigned id;
+};
+
+static void *add_many(void *p)
+{
+	struct adder *a = p;
+
+	for (unsigned i = 0; i < 100; i++)	/* owner id: never merged with a neighbour */
+		if (model_add(a->m, 0, (fs_agblock_t)(i * 9 + a->id), 1, MC_DATA, a->id + 1, i, 0))
+			return p;
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	const struct fs_geom g = geom();
+	struct model *m;
+	pthread_t th[9];
+	struct adder a[9];
+	const struct model_ext *e;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(model_create(&g, &m), 0);
+	for (unsigned i = 0; i < 9; i++) {
+		a[i] = (struct adder){ m, i };
+		assert_int_equal(pthread_create(&th[i], NULL, add_many, &a[i]), 0);
+	}
+	for (unsigned i = 0; i < 9; i++) {
+		void *r;
+
+		assert_int_equal(pthread_join(th[i], &r), 0);
+		assert_null(r);
+	}
+	assert_int_equal(model_ag_finish(m, 0), 0);
+	e = model_ag_extents(m, 0, &n);
+	assert_int_equal(n, 900);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(e[i].agbno, i);
+		assert_int_equal(e[i].owner, i % 9 + 1);
+	}
+	assert_int_equal(model_add(m, 0, 950, 10, MC_AGHDR, 0, 0, 0), 0);
+	assert_int_equal(model_ag_finish(m, 0), 0);
+	e = model_ag_extents(m, 0, &n);
+	assert_int_equal(n, 901);
+	assert_int_equal(e[900].agbno, 950);
+	model_destroy(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_free_records_not_merged),
 		cmocka_unit_test(test_ichunks),
 		cmocka_unit_test(test_ichunk_index),
+		cmocka_unit_test(test_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
