@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "scan/scan.h"
+#include "scan/links.h"
 #include "libfs/bmap.h"
 #include "libfs/inode.h"
 #include "libfs/vec.h"
@@ -74,7 +75,7 @@ int scan_defer(struct scan_ag *s, const struct scan_inode *ci, uint8_t what)
 	q->v[q->n] = (struct scan_deferred){ ci->slot, ci->ino, ci->daddr, what };
 	memcpy(q->dips + q->n * isz, ci->dip, isz);
 	q->n++;
-	__atomic_add_fetch(&cx->deferred, 1, __ATOMIC_RELAXED);
+	s->deferred++;
 	if (what & ~DEFER_DIR)
 		q->nondir++;
 	return 0;
@@ -341,6 +342,10 @@ static int blocks_item(void *priv, uint32_t item, unsigned worker)
 	pthread_mutex_lock(&cx->ra_lock);
 	cx->fork_extents += s.extents;
 	cx->bmbt_blocks += s.bmbt;
+	if (cx->links) {
+		cx->links->dirs_walked += s.dirs;
+		cx->links->entries += s.entries;
+	}
 	if (s.incomplete || err)
 		cx->forks_complete = false;
 	pthread_mutex_unlock(&cx->ra_lock);

@@ -200,8 +200,8 @@ static int dir_walk(struct scan_ag *s, const struct scan_inode *ci, const struct
 	r->dotdot = dc.parent;
 	if (n == 0)
 		r->flags |= LR_WALKED;
-	__atomic_add_fetch(&cx->links->dirs_walked, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&cx->links->entries, dc.entries, __ATOMIC_RELAXED);
+	s->dirs++;
+	s->entries += dc.entries;
 	return 0;
 }
 

@@ -270,6 +270,7 @@ static int inodes_item(void *priv, uint32_t item, unsigned worker)
 	scan_ra_account(cx, &st);
 	pthread_mutex_lock(&cx->ra_lock);
 	cx->inodes_checked += s.checked;
+	cx->deferred += s.deferred;
 	cx->fork_extents += s.extents;
 	cx->bmbt_blocks += s.bmbt;
 	if (s.incomplete || err || s.err)

@@ -143,6 +143,13 @@ struct scan_ag {
 	int err;                   /* first hard error (-ENOMEM): the run stops */
 	uint64_t checked;          /* inodes read and verified */
 	uint64_t extents, bmbt;    /* fork extents and bmbt blocks mapped */
+	/*
+	 * Tallies kept here and added to the run's at the item's end: an
+	 * atomic add per inode or directory would bounce a cache line the
+	 * other workers read for every entry (cx, cx->links).
+	 */
+	uint64_t deferred;         /* inodes deferred to phase 5 */
+	uint64_t dirs, entries;    /* directories walked, their entries */
 	bool incomplete;           /* some in-use inode's forks are unknown */
 	bool deferring;            /* the inode scan: block reads wait for phase 5 */
 	struct fs_findings scratch;/* one inode's verifier findings */
