@@ -230,6 +230,14 @@ static __be64 enc_time(int64_t sec, uint32_t nsec, bool bigtime)
 	return to_be64(((uint64_t)(uint32_t)(int32_t)sec << 32) | nsec);
 }
 
+void fs_enc_dinode_set_ctime(void *buf, const struct fs_dinode_time *t)
+{
+	struct xfs_dinode *d = buf;
+
+	d->di_ctime = enc_time(t->sec, t->nsec,
+			       (be64(d->di_flags2) & XFS_DIFLAG2_BIGTIME) != 0);
+}
+
 void fs_enc_dinode(void *buf, size_t inodesize, fs_ino_t ino, const unsigned char uuid[16],
 		   const struct fs_dinode_init *in)
 {

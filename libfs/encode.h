@@ -73,6 +73,12 @@ struct fs_dinode_time {
 	uint32_t nsec;
 };
 
+/*
+ * Set an inode's change time, encoded as its own bigtime flag says (the
+ * caller refreshes the CRC: fs_enc_dinode_finish).
+ */
+void fs_enc_dinode_set_ctime(void *buf, const struct fs_dinode_time *t);
+
 /* Fields of an inode in use (times in seconds/nanoseconds since the epoch). */
 struct fs_dinode_init {
 	uint16_t mode;

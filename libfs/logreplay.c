@@ -31,6 +31,7 @@
 #include "libfs/inode.h"
 #include "libfs/endian.h"
 #include "libfs/logattr.h"
+#include "libfs/vec.h"
 #include "libfs/verify.h"
 
 /* the largest buffer a log item may name: an inode cluster or a 64 KiB directory block */
@@ -150,6 +151,10 @@ struct fs_replay {
 	size_t nexts, capexts;
 	struct fs_intent_ext *open; /* the unfinished intents' extents, checked */
 	size_t nopen;
+	struct fs_log_attri *attris; /* every ATTRI (rintent.first), name and value copied */
+	size_t nattris, capattris;
+	struct fs_log_attri *open_attris; /* the unfinished ones, in log order */
+	size_t nopen_attris;
 	struct rbuf *bufs;
 	size_t nbufs, capbufs;
 	struct rinode *inos;
@@ -917,6 +922,34 @@ static int intent_records(struct fs_replay *rp, const struct fs_log_item *it, co
 	return 0;
 }
 
+/*
+ * An ATTRI, checked as the kernel checks it on sight, and kept (its name
+ * and value copied out of the transaction, which the walk frees) in case
+ * no done item follows: its index in rp->attris goes to ri->first.
+ */
+static int attri_keep(struct fs_replay *rp, const struct fs_log_item *it, struct rintent *ri)
+{
+	struct fs_log_attri a;
+	unsigned char *copy;
+	char why[96];
+
+	if (fs_log_attri_parse(&rp->fs->g, it, &a, why, sizeof(why)))
+		return fail(rp, -EUCLEAN, "ATTRI log item: %s", why);
+	if (FS_VEC_ROOM(rp->attris, rp->nattris, rp->capattris, 16))
+		return -ENOMEM;
+	copy = malloc(a.namelen + a.valuelen);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, a.name, a.namelen);
+	if (a.valuelen)
+		memcpy(copy + a.namelen, a.value, a.valuelen);
+	a.name = copy;
+	a.value = a.valuelen ? copy + a.namelen : NULL;
+	ri->first = (uint32_t)rp->nattris;
+	rp->attris[rp->nattris++] = a;
+	return 0;
+}
+
 /* Parse an intent item's extents (their checks wait until it is known unfinished). */
 static int intent_parse(struct fs_replay *rp, const struct fs_log_item *it, int kind,
 			struct rintent *ri)
@@ -937,15 +970,8 @@ static int intent_parse(struct fs_replay *rp, const struct fs_log_item *it, int 
 
 	ri->first = (uint32_t)rp->nexts;
 	ri->n = 0;
-	if (kind == FS_INTENT_ATTRI) {
-		/* checked as the kernel checks it on sight; not completed */
-		struct fs_log_attri a;
-		char why[96];
-
-		if (fs_log_attri_parse(&rp->fs->g, it, &a, why, sizeof(why)))
-			return fail(rp, -EUCLEAN, "ATTRI log item: %s", why);
-		return 0;
-	}
+	if (kind == FS_INTENT_ATTRI)
+		return attri_keep(rp, it, ri);
 	err = intent_records(rp, it, fs_replay_intent_name((unsigned)kind), hsize[kind], &rsize,
 			     &n);
 	if (err)
@@ -1068,13 +1094,16 @@ static bool intent_ext_ok(const struct fs_geom *g, const struct fs_intent_ext *x
 static int collect_open(struct fs_replay *rp)
 {
 	const struct fs_geom *g = &rp->fs->g;
-	size_t n = 0;
+	size_t n = 0, na = 0;
 
 	for (size_t i = 0; i < rp->nints; i++)
-		if (!rp->ints[i].done)
+		if (!rp->ints[i].done) {
 			n += rp->ints[i].n;
+			na += rp->ints[i].kind == FS_INTENT_ATTRI;
+		}
 	rp->open = malloc((n ? n : 1) * sizeof(*rp->open));
-	if (!rp->open)
+	rp->open_attris = malloc((na ? na : 1) * sizeof(*rp->open_attris));
+	if (!rp->open || !rp->open_attris)
 		return -ENOMEM;
 	for (size_t i = 0; i < rp->nints; i++) {
 		const struct rintent *ri = &rp->ints[i];
@@ -1082,6 +1111,8 @@ static int collect_open(struct fs_replay *rp)
 		if (ri->done)
 			continue;
 		rp->st.intents_open[ri->kind]++;
+		if (ri->kind == FS_INTENT_ATTRI)
+			rp->open_attris[rp->nopen_attris++] = rp->attris[ri->first];
 		if (ri->kind == FS_INTENT_BUI && ri->n != 1)
 			return fail(rp, -EUCLEAN, "an unfinished BUI log item (id %#llx) holds %u "
 				    "mappings; the kernel takes exactly one", (unsigned long long)ri->id,
@@ -1298,6 +1329,12 @@ size_t fs_replay_open_extents(const struct fs_replay *rp, const struct fs_intent
 {
 	*out = rp->open;
 	return rp->nopen;
+}
+
+size_t fs_replay_open_attris(const struct fs_replay *rp, const struct fs_log_attri **out)
+{
+	*out = rp->open_attris;
+	return rp->nopen_attris;
 }
 
 /* ---- the passes ---- */
@@ -1581,15 +1618,52 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/*
+ * The log-incompat feature bits (LOG_XATTRS among them) say what the log
+ * may hold; the kernel clears them when it leaves a clean log behind
+ * (xfs_clear_incompat_log_features at unmount), so the replay that resets
+ * the log clears them in the primary superblock too.
+ */
+static int clear_log_incompat(struct fs_replay *rp)
+{
+	uint32_t bbs = rp->fs->g.sectsize >> BBSHIFT;
+	struct xfs_dsb *d;
+	unsigned char *b;
+	int err;
+
+	if (!bbs)
+		return -EUCLEAN;
+	err = buf_get(rp, XFS_SB_DADDR, bbs, &b);
+	if (err)
+		return err;
+	d = (struct xfs_dsb *)b;
+	err = 0;
+	if (be32(d->sb_magicnum) == XFS_SB_MAGIC && d->sb_features_log_incompat) {
+		d->sb_features_log_incompat = 0;
+		fs_crc_update(b, bbs << BBSHIFT, FS_SB_CRC_OFF);
+		err = buf_put(rp, XFS_SB_DADDR, bbs, b);
+	}
+	free(b);
+	return err;
+}
+
 int fs_replay_write(struct fs *fs, struct fs_replay *rp, const struct fs_log_info *li, char *msg,
 		    size_t ml)
 {
 	const struct fs_geom *g = &fs->g;
-	uint64_t *secs = malloc((rp->ndata ? rp->ndata : 1) * sizeof(*secs));
+	uint64_t *secs;
 	unsigned char *run = NULL;
 	size_t n = 0;
-	int err = 0;
+	int err;
 
+	rp->msg = msg;
+	rp->ml = ml;
+	err = clear_log_incompat(rp);
+	rp->msg = NULL;
+	rp->ml = 0;
+	if (err)
+		return err;
+	secs = malloc((rp->ndata ? rp->ndata : 1) * sizeof(*secs));
 	if (!secs)
 		return -ENOMEM;
 	for (size_t i = 0; i < rp->sect.cap; i++)
@@ -1647,6 +1721,10 @@ void fs_replay_free(struct fs_replay *rp)
 	free(rp->ints);
 	free(rp->exts);
 	free(rp->open);
+	for (size_t i = 0; i < rp->nattris; i++)
+		free((void *)rp->attris[i].name);
+	free(rp->attris);
+	free(rp->open_attris);
 	free(rp->data);
 	free(rp->bufs);
 	free(rp->inos);

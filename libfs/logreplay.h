@@ -2,6 +2,7 @@
 #ifndef XFSX_LOGREPLAY_H
 #define XFSX_LOGREPLAY_H
 
+#include "libfs/logattr.h"
 #include "libfs/logread.h"
 
 /*
@@ -69,6 +70,14 @@ const char *fs_replay_intent_name(unsigned kind);
 const char *fs_replay_bui_unapplied(const struct fs_replay *rp);
 /* The extents the unfinished intents name, in log order (ATTRI: none). */
 size_t fs_replay_open_extents(const struct fs_replay *rp, const struct fs_intent_ext **out);
+/*
+ * The unfinished xattr intents, in log order, checked (fs_log_attri_parse;
+ * name and value owned by rp).  Recovery completes each on its inode's
+ * attributes after the replay: set (creates or replaces), remove (of an
+ * absent name: nothing), replace; the replay leaves that to its caller
+ * (xfsx_repair's xattr phase re-encodes the fork).
+ */
+size_t fs_replay_open_attris(const struct fs_replay *rp, const struct fs_log_attri **out);
 
 /*
  * Show the overlay to every later read of dev (readahead, cache, inode

@@ -233,7 +233,6 @@ int main(int argc, char **argv)
 		const char *options = "Mounting the filesystem may replay it (the kernel's own "
 			"recovery; unmount and run xfsx_repair again), or -L throws the log away (its "
 			"last transactions are lost).  Nothing was written.";
-		const struct fs_replay_stats *st;
 		const char *bui_why;
 		char what[512];
 
@@ -257,17 +256,13 @@ int main(int argc, char **argv)
 		/*
 		 * Unfinished intents: the replay applied the BUIs it could to their
 		 * forks; EFI, RUI and CUI are completed after the scan by rebuilding
-		 * the AGs they name from the forks (scan_log_account).  A BUI on a
-		 * block map btree, and xattr intents, are not done by this version:
-		 * refused before anything is written.
+		 * the AGs they name from the forks (scan_log_account); xattr intents
+		 * (ATTRI) by the xattr phase re-encoding their inodes' attr forks.  A
+		 * BUI on a block map btree is not done by this version: refused before
+		 * anything is written.
 		 */
-		st = fs_replay_stats(sl.rp);
 		bui_why = fs_replay_bui_unapplied(sl.rp);
-		if (st->intents_open[FS_INTENT_ATTRI])
-			snprintf(what, sizeof(what), "%" PRIu64 " unfinished xattr intent(s) (ATTRI): "
-				 "recovery sets or removes those attributes, which this version does "
-				 "not do", st->intents_open[FS_INTENT_ATTRI]);
-		else if (bui_why)
+		if (bui_why)
 			snprintf(what, sizeof(what), "%s; recovery makes that change, this version "
 				 "does not", bui_why);
 		else
@@ -353,6 +348,8 @@ early_out:
 	rx.sx = &sx;
 	rx.o = &ro;
 	rx.path = path;
+	if (sl.rp)
+		rx.nattris = fs_replay_open_attris(sl.rp, &rx.attris);
 	sx.fs = fs;
 	sx.fl = &fl;
 	sx.opts = &ro.scan;
@@ -415,6 +412,14 @@ early_out:
 	if (!err)
 		err = repair_phase_counters(&rx);
 	rx.phase_seconds[5] = now() - t0;
+	if (!err && rx.nattris && !ro.quiet && !ro.json)
+		printf("%s: the log's unfinished xattr intents (ATTRI): %" PRIu64 " of %zu %s as "
+		       "recovery completes them, on their inodes' attr forks\n", path, rx.attris_done,
+		       rx.nattris, ro.dry_run ? "would be completed" : "completed");
+	if (!err && rx.attris_done < rx.nattris)
+		fprintf(stderr, "xfsx_repair: %s: %zu unfinished xattr intent(s) not completed: "
+			"their inode is not in use, is cleared, or its attr fork could not be "
+			"rebuilt\n", path, rx.nattris - (size_t)rx.attris_done);
 	if (err) {
 		fprintf(stderr, "xfsx_repair: %s: planning the repair failed: %s; nothing was "
 			"written\n", path, strerror(-err));

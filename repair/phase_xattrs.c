@@ -19,12 +19,21 @@
  * entry survives (or the new fork cannot be placed) is the fork cleared,
  * forkoff 0.  The report says per inode: kept K, dropped D (their names
  * where a name was there to read), or the fork cleared.
+ *
+ * The same collect-and-encode completes a replayed log's unfinished xattr
+ * intents (ATTRI), as the kernel's recovery completes them after the
+ * replay: each inode an ATTRI names has its attributes collected, the
+ * intents applied in log order (set: the name created or its value
+ * replaced; replace: the same; remove: the name gone, nothing when it is
+ * absent), and its fork re-encoded; the AG rebuild then frees the old
+ * blocks and accounts the new ones.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "libfs/attr.h"
 #include "libfs/attrbuild.h"
@@ -33,6 +42,7 @@
 #include "libfs/encode.h"
 #include "libfs/endian.h"
 #include "libfs/inode.h"
+#include "libfs/logattr.h"
 #include "libfs/vec.h"
 #include "repair/repair.h"
 #include "scan/links.h"
@@ -49,6 +59,7 @@ struct xa_row {
 	bool cleared;
 	const char *why;           /* (cleared) why nothing was kept */
 	size_t names, nnames;      /* dropped names: offsets in xa->text, NUL-separated */
+	uint32_t attris;           /* the log's unfinished xattr intents completed here */
 };
 
 struct repair_xattrs {
@@ -572,6 +583,54 @@ out:
 	return err;
 }
 
+/* A log's unfinished xattr intent, naming this inode. */
+struct attri_ref {
+	fs_ino_t ino;
+	size_t i;                  /* its index in rx->attris: log order */
+};
+
+static int cmp_attri_ref(const void *pa, const void *pb)
+{
+	const struct attri_ref *a = pa, *b = pb;
+
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+/* The entry of this namespace and name among those collected, or c->n. */
+static size_t find_ent(const struct xa_collect *c, uint8_t flags, const uint8_t *name,
+		       uint32_t namelen)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].flags == flags && c->v[i].namelen == namelen &&
+		    !memcmp(c->arena + c->v[i].name, name, namelen))
+			return i;
+	return c->n;
+}
+
+/*
+ * The intents on the collected entries, in log order, as the kernel's
+ * recovery applies them (xfs_attr_set with its recovery flag): a set or a
+ * replace leaves the name with the logged value whether or not it was
+ * there; a remove of an absent name changes nothing.
+ */
+static void apply_attris(struct xa_collect *c, const struct attri_ref *refs, size_t nrefs)
+{
+	for (size_t k = 0; k < nrefs && !c->err; k++) {
+		const struct fs_log_attri *a = &c->rx->attris[refs[k].i];
+		uint8_t flags = (uint8_t)(a->filter & XFS_ATTR_NSP_ONDISK_MASK);
+		size_t at = find_ent(c, flags, a->name, a->namelen);
+
+		if (at < c->n) {
+			memmove(c->v + at, c->v + at + 1, (c->n - at - 1) * sizeof(*c->v));
+			c->n--;
+		}
+		if (a->op != XFS_ATTRI_OP_FLAGS_REMOVE)
+			keep(c, flags, a->name, (uint8_t)a->namelen, a->value, a->valuelen);
+	}
+}
+
 static struct xa_row *new_row(struct repair_xattrs *xa, fs_ino_t ino)
 {
 	if (FS_VEC_ROOM(xa->rows, xa->nrows, xa->caprows, 16))
@@ -580,7 +639,8 @@ static struct xa_row *new_row(struct repair_xattrs *xa, fs_ino_t ino)
 	return &xa->rows[xa->nrows++];
 }
 
-static int salvage(struct repair_ctx *rx, fs_ino_t ino)
+static int salvage(struct repair_ctx *rx, fs_ino_t ino, const struct attri_ref *refs,
+		   size_t nrefs)
 {
 	const struct fs_geom *g = &rx->fs->g;
 	struct xa_collect c = { .rx = rx, .ino = ino };
@@ -588,6 +648,7 @@ static int salvage(struct repair_ctx *rx, fs_ino_t ino)
 	struct fs_buf *b;
 	struct fs_inode ip;
 	const char *why = NULL;
+	bool was_sf, set = false;
 	int err;
 
 	if (!new_row(rx->xa, ino))
@@ -598,6 +659,11 @@ static int salvage(struct repair_ctx *rx, fs_ino_t ino)
 	if (err)
 		return err;
 	fs_inode_decode(b->data, &ip);
+	/* short form to the kernel (xfs_attr_is_shortform): local, or extents without one */
+	was_sf = !ip.forkoff || ip.aformat == XFS_DINODE_FMT_LOCAL ||
+		 (ip.aformat == XFS_DINODE_FMT_EXTENTS && !ip.anextents);
+	for (size_t k = 0; k < nrefs; k++)
+		set |= rx->attris[refs[k].i].op != XFS_ATTRI_OP_FLAGS_REMOVE;
 	if (ip.forkoff && ip.aformat == XFS_DINODE_FMT_LOCAL) {
 		collect_sf(&c, b->data, &ip);
 	} else if (ip.forkoff) {
@@ -613,14 +679,36 @@ static int salvage(struct repair_ctx *rx, fs_ino_t ino)
 	if (!err)
 		dedupe(&c);
 	if (!err)
+		apply_attris(&c, refs, nrefs);
+	if (!err)
 		err = c.err;
 	c.row = &rx->xa->rows[rowix];	/* drop() may have grown the text, not the rows */
 	if (!err)
 		err = rebuild(rx, &c, b->data, &why);
+	if (!err && nrefs && !c.row->cleared && was_sf && set &&
+	    ((const struct xfs_dinode *)b->data)->di_aformat == XFS_DINODE_FMT_LOCAL) {
+		/*
+		 * The kernel's short form add (xfs_attr_try_sf_addname) stamps the
+		 * change time, recovery's included; a set that goes to leaf
+		 * blocks, and a remove, do not.  (Several intents on one inode:
+		 * stamped when the fork was and stays short form.)
+		 */
+		struct timespec ts;
+		struct fs_dinode_time t;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		t = (struct fs_dinode_time){ .sec = ts.tv_sec, .nsec = (uint32_t)ts.tv_nsec };
+		fs_enc_dinode_set_ctime(b->data, &t);
+	}
 	if (!err) {
 		c.row->dropped = c.dropped;
 		if (!c.row->cleared)
 			rx->xa->rebuilt++;
+		/* a remove of the last name leaves no fork, as the kernel's does */
+		if (!c.row->cleared || !c.dropped) {
+			c.row->attris = (uint32_t)nrefs;
+			rx->attris_done += nrefs;
+		}
 		fs_enc_dinode_finish(b->data, g->inodesize);
 		err = repair_mark(rx, b, FS_MT_INODE, fs_ino_to_agno(g, ino), ino,
 				  FS_WCLASS_HEADERS);
@@ -637,6 +725,8 @@ int repair_phase_xattrs(struct repair_ctx *rx)
 {
 	struct scan_links *lk = rx->sx->links;
 	const struct fs_geom *g = &rx->fs->g;
+	struct attri_ref *refs = NULL;
+	size_t at = 0;
 	int err = 0;
 
 	if (!lk || !rx->verdict)
@@ -644,15 +734,42 @@ int repair_phase_xattrs(struct repair_ctx *rx)
 	rx->xa = calloc(1, sizeof(*rx->xa));
 	if (!rx->xa)
 		return -ENOMEM;
+	if (rx->nattris) {
+		refs = malloc(rx->nattris * sizeof(*refs));
+		if (!refs)
+			return -ENOMEM;
+		for (size_t i = 0; i < rx->nattris; i++)
+			refs[i] = (struct attri_ref){ .ino = rx->attris[i].ino, .i = i };
+		qsort(refs, rx->nattris, sizeof(*refs), cmp_attri_ref);
+	}
 	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
 		uint8_t v = rx->verdict[s];
 		fs_agnumber_t agno;
 		fs_ino_t ino;
 		struct xa_row *r;
+		size_t nrefs = 0;
 
+		ino = scan_slot_ino(rx->sx, s, &agno);
+		if (rx->nattris) {
+			size_t lo = 0, hi = rx->nattris;
+
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (refs[mid].ino < ino)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			at = lo;
+			while (at + nrefs < rx->nattris && refs[at + nrefs].ino == ino)
+				nrefs++;
+		}
 		if (v & (RV_CLEAR | RV_NEW))
 			continue;
-		ino = scan_slot_ino(rx->sx, s, &agno);
+		/* no allocator (the namespace phase did not run): a fork is not placed, so not touched */
+		if (!rx->nm && !(v & RV_ATTR_SALVAGE))
+			nrefs = 0;
 		if (v & RV_ATTR_RESET) {
 			/* phase 3 removed it (its block map is beyond use): say so */
 			r = new_row(rx->xa, ino);
@@ -662,11 +779,12 @@ int repair_phase_xattrs(struct repair_ctx *rx)
 			r->why = "its block map is damaged";
 			continue;
 		}
-		if (v & RV_ATTR_SALVAGE) {
+		if ((v & RV_ATTR_SALVAGE) || nrefs) {
 			rx->verdict[s] &= (uint8_t)~RV_ATTR_SALVAGE;
-			err = salvage(rx, ino);
+			err = salvage(rx, ino, refs + at, nrefs);
 		}
 	}
+	free(refs);
 	for (fs_agnumber_t a = 0; a < g->agcount && !err; a++)
 		err = model_ag_finish(rx->sx->model, a);
 	return err;
@@ -710,8 +828,8 @@ void repair_xattrs_print(const struct repair_ctx *rx, FILE *out, bool json)
 
 		if (json) {
 			fprintf(out, "%s{\"ino\":%" PRIu64 ",\"kept\":%u,\"dropped\":%u,"
-				"\"cleared\":%s", i ? "," : "", (uint64_t)r->ino, r->kept, r->dropped,
-				r->cleared ? "true" : "false");
+				"\"cleared\":%s,\"log_attris\":%u", i ? "," : "", (uint64_t)r->ino,
+				r->kept, r->dropped, r->cleared ? "true" : "false", r->attris);
 			if (r->cleared) {
 				fputs(",\"why\":", out);
 				fs_json_string(out, r->why);
@@ -725,12 +843,17 @@ void repair_xattrs_print(const struct repair_ctx *rx, FILE *out, bool json)
 			fputs("]}", out);
 			continue;
 		}
-		if (r->cleared)
+		if (r->attris && !r->dropped)
+			fprintf(out, "%-9s inode %" PRIu64 ": the log's %u unfinished xattr intent(s) "
+				"completed (%u xattrs now)", rx->o->dry_run ? "would do" : "done",
+				(uint64_t)r->ino, r->attris, r->cleared ? 0 : r->kept);
+		else if (r->cleared)
 			fprintf(out, "%-9s inode %" PRIu64 ": attr fork cleared (%s)", done,
 				(uint64_t)r->ino, r->why);
 		else
-			fprintf(out, "%-9s inode %" PRIu64 ": xattrs kept %u, dropped %u", done,
-				(uint64_t)r->ino, r->kept, r->dropped);
+			fprintf(out, "%-9s inode %" PRIu64 ": xattrs kept %u, dropped %u%s", done,
+				(uint64_t)r->ino, r->kept, r->dropped,
+				r->attris ? " (the log's unfinished xattr intents completed)" : "");
 		for (size_t k = 0; k < r->nnames; k++, nm += strlen(nm) + 1) {
 			fputs(k ? ", " : ": ", out);
 			print_name(out, nm);

@@ -78,6 +78,8 @@ struct repair_field_fix {
 enum { RF_NBLOCKS, RF_ONLINK, RF_EXTSIZE, RF_COWEXTSIZE, RF_FLAGS, RF_TIMESTAMP, RF_LSN,
        RF_UNLINKED };
 
+struct fs_log_attri;
+
 struct repair_ctx {
 	struct fs *fs;
 	struct fs_findings *fl;
@@ -107,6 +109,10 @@ struct repair_ctx {
 	bool planned_writes;       /* anything to write at all */
 	/* after a replay: the AGs the unfinished intents name, rebuilt (scan/log.h) */
 	const bool *intent_ags;
+	/* after a replay: its unfinished xattr intents, completed by phase_xattrs.c */
+	const struct fs_log_attri *attris;
+	size_t nattris;
+	uint64_t attris_done;      /* completed on their inode's attr fork */
 
 	/* results */
 	struct xfs_sb newsb;       /* the primary as it will be written */

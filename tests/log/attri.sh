@@ -8,10 +8,13 @@
 # with one ATTRI, its name and value) and the kernel's recovery is the
 # oracle: it mounts, and the xattr op took effect exactly as the case says.
 # Cases: set on an inode without an attr fork, with a short form fork, with
-# a leaf fork; a remote (10 KiB) value; remove; replace; the user, trusted
-# and security namespaces.  Then xfsx_repair on a copy (completing ATTRIs is
-# a TODO: today it refuses and writes nothing) and xfsx_check on the dirty
-# image (replays in memory, names the open ATTRI).  Fuzzed ATTRIs (an
+# a leaf fork; a remote (10 KiB) value; remove; replace (of a present and
+# of an absent name); the user, trusted and security namespaces.
+# xfsx_check on the dirty image replays in memory, names the open ATTRI and
+# finds nothing; xfsx_repair -n says it would complete it; xfsx_repair (B)
+# replays and completes it, and B equals the kernel's copy A: every xattr
+# (tree.py), xfsx_bulkstat, features_log_incompat (cleared), xfs_repair -n
+# and xfsx_check clean.  Fuzzed ATTRIs (an
 # unknown op, an empty name, a value over 64 KiB, an unknown filter bit, a
 # NUL in the name, a remove with a value) are refused by the kernel (the
 # mount fails) and by xfsx_repair (libfs/logattr.c's checks), with nothing
@@ -44,31 +47,67 @@ print(json.dumps(d, sort_keys=True))
 PY
 }
 
+# bs_compare A B BASE: xfsx_bulkstat of A and B equal but for two things the
+# oracle cannot share.  ctime: the kernel's short form add stamps it with the
+# time of the recovery (xfs_attr_try_sf_addname), ours with the repair's, so
+# it must have changed from BASE in B exactly where it did in A.  aextents:
+# the kernel inserts into the leaf blocks it has, the repair re-encodes the
+# fork into new blocks, so a leaf fork's extent count may differ (its block
+# count may not).
+bs_compare() {
+	python3 - "$@" <<'PY'
+import json, sys
+def load(p):
+    return {d["ino"]: d for d in map(json.loads, open(p))}
+a, b, base = (load(p) for p in sys.argv[1:4])
+bad, stamped, ext = [], 0, 0
+if sorted(a) != sorted(b):
+    bad.append("inode sets differ")
+for ino in sorted(set(a) & set(b)):
+    x, y, z = a[ino], b[ino], base.get(ino, {})
+    for k in sorted(set(x) | set(y)):
+        if k in ("ctime", "ctime_nsec"):
+            ca, cb, c0 = (x["ctime"], x["ctime_nsec"]), (y["ctime"], y["ctime_nsec"]), (z.get("ctime"), z.get("ctime_nsec"))
+            if (ca != c0) != (cb != c0):
+                bad.append("inode %d: ctime changed in %s only" % (ino, "A" if ca != c0 else "B"))
+            elif k == "ctime" and ca != c0:
+                stamped += 1
+        elif k == "aextents" and x.get(k) != y.get(k):
+            ext += 1
+        elif x.get(k) != y.get(k):
+            bad.append("inode %d: %s %s vs %s" % (ino, k, x.get(k), y.get(k)))
+print("\n".join(bad) if bad else "%d inodes; ctime stamped in both: %d; attr extent counts differing: %d" % (len(a), stamped, ext))
+sys.exit(1 if bad else 0)
+PY
+}
+
 # the base: files with no xattr, a short form fork, a leaf fork
 BASE="$TMP/base.img"
 truncate -s 300M "$BASE"
 mkfs.xfs -q -f "$BASE" >/dev/null 2>&1 || { not_ok "mkfs.xfs made the base"; tap_done; exit; }
 mount_img "$BASE" "$M" || { not_ok "mounted the base"; tap_done; exit; }
-touch "$M/none" "$M/sf" "$M/leaf"
+touch "$M/none" "$M/sf" "$M/leaf" "$M/one"
 python3 - "$M" <<'PY'
 import os, sys
 m = sys.argv[1]
 for i in range(1, 3):
     os.setxattr(m + "/sf", "user.k%d" % i, b"v%d" % i)
 os.setxattr(m + "/sf", "trusted.t0", b"tv")
+os.setxattr(m + "/one", "user.only", b"o" * 20)
 for i in range(80):
     os.setxattr(m + "/leaf", "user.leafname%03d" % i, b"x" * 40)
 PY
 declare -A INO BEFORE
-for f in none sf leaf; do
+for f in none sf leaf one; do
 	INO[$f]=$(stat -c %i "$M/$f")
 	BEFORE[$f]=$(xa_dump "$M/$f")
 done
 umount "$M"
 xfs_repair -n "$BASE" >/dev/null 2>&1
 check "base: xfs_repair -n clean" [ $? -eq 0 ]
+"$XFSX_BULKSTAT" "$BASE" >"$TMP/base.bs" 2>&1
 
-refused=0 cases=0 kernel_ok=0
+completed=0 cases=0 kernel_ok=0
 # attri_case NAME FILE OP FILTER PREFIX ATTRNAME VLEN [ATTRIWRITE FUZZ MODE]
 attri_case() {
 	local name=$1 f=$2 op=$3 filt=$4 pfx=$5 an=$6 vlen=$7 z=${8:-} img="$TMP/$1.img" a="$TMP/$1.A.img" out rc sum js exp got
@@ -96,27 +135,60 @@ attri_case() {
 	fi
 	xfs_repair -n "$a" >/dev/null 2>&1; rc=$?
 	check "$name: xfs_repair -n clean after the kernel's recovery (exit $rc)" [ $rc -eq 0 ]
-	# xfsx_check on the dirty image: replays in memory, names the open ATTRI, writes nothing
+	# xfsx_check on the dirty image: replays in memory, names the open ATTRI, writes
+	# nothing, and finds nothing (the ATTRI is what mounting completes, not damage)
 	sum=$(md5sum <"$img")
 	js=$("$XFSX_CHECK" -j "$img" 2>"$TMP/ck.err"); rc=$?
-	check "$name: xfsx_check replays the dirty log in memory (exit $rc)" \
-		test $rc -lt 128 -a "$(json_field "$js" "d['log']['dirty']")" = True
+	check "$name: xfsx_check replays the dirty log in memory, zero findings (exit $rc)" \
+		test $rc -eq 0 -a "$(json_field "$js" "d['log']['dirty']")" = True -a "$(json_field "$js" "len(d['findings'])")" = 0
 	check "$name: xfsx_check names the unfinished ATTRI, writes nothing" \
 		test "$(json_field "$js" "d['log']['replay']['intents_open']['ATTRI']")" = 1 -a "$(md5sum <"$img")" = "$sum"
+	# xfsx_repair -n: replays in memory, says it would complete the ATTRI, writes nothing
+	out=$("$XFSX_REPAIR" -n "$img" 2>&1); rc=$?
+	check "$name: xfsx_repair -n would complete the ATTRI, writes nothing (exit $rc)" \
+		test $rc -eq 0 -a "$(md5sum <"$img")" = "$sum" -a "$(grep -c ': 1 of 1 would be completed' <<<"$out")" = 1
 	# B: ours
 	out=$("$XFSX_REPAIR" "$img" 2>&1); rc=$?
-	if [ $rc -eq 0 ] || [ $rc -eq 1 ]; then
-		ok "$name: xfsx_repair completes the ATTRI (exit $rc)"
+	if [ $rc -eq 0 ] && grep -q ': 1 of 1 completed' <<<"$out"; then
+		ok "$name: xfsx_repair replays the log and completes the ATTRI (exit $rc)"
+		completed=$((completed + 1))
 	else
-		not_ok "$name: xfsx_repair completes the ATTRI (exit $rc) # TODO completing xattr intents is not implemented"
-		if grep -q "ATTRI" <<<"$out" && [ "$(md5sum <"$img")" = "$sum" ]; then
-			ok "$name: xfsx_repair refuses the ATTRI by name and writes nothing"
-			refused=$((refused + 1))
-		else
-			not_ok "$name: xfsx_repair refuses the ATTRI by name and writes nothing"
-			printf '%s\n' "$out" | head -4 | sed 's/^/#   /'
-		fi
+		not_ok "$name: xfsx_repair replays the log and completes the ATTRI (exit $rc)"
+		printf '%s\n' "$out" | head -6 | sed 's/^/#   /'
 	fi
+	xfs_repair -n "$img" >"$TMP/xr" 2>&1; rc=$?
+	check "$name: xfs_repair -n clean on B (exit $rc)" [ $rc -eq 0 ]
+	[ $rc -eq 0 ] || head -6 "$TMP/xr" | sed 's/^/#   /'
+	js=$("$XFSX_CHECK" -j "$img" 2>/dev/null); rc=$?
+	check "$name: xfsx_check clean on B, log clean (exit $rc)" \
+		test $rc -eq 0 -a "$(json_field "$js" "len(d['findings'])")" = 0 -a "$(json_field "$js" "d['log']['dirty']")" = False
+	# the kernel clears the log-incompat bits (LOG_XATTRS) when it leaves a clean log: so do we
+	lia=$(xfs_db -r -c "sb 0" -c "p features_log_incompat" "$a" 2>&1)
+	lib=$(xfs_db -r -c "sb 0" -c "p features_log_incompat" "$img" 2>&1)
+	check "$name: features_log_incompat of A and B equal, 0 ($lib)" test "$lia" = "$lib" -a "$lib" = "features_log_incompat = 0"
+	"$XFSX_BULKSTAT" "$a" >"$TMP/a.bs" 2>&1
+	"$XFSX_BULKSTAT" "$img" >"$TMP/b.bs" 2>&1
+	if out=$(bs_compare "$TMP/a.bs" "$TMP/b.bs" "$TMP/base.bs"); then
+		ok "$name: xfsx_bulkstat of A and B equal ($out)"
+	else
+		not_ok "$name: xfsx_bulkstat of A and B equal"
+		printf '%s\n' "$out" | head -6 | cut -c1-300 | sed 's/^/#   /'
+	fi
+	# every inode's xattrs (tree.py: paths, modes, contents, every xattr's value) of A and B
+	if mount_img "$a" "$TMP/ma" ro && mount_img "$img" "$TMP/mb" ro,nouuid; then
+		python3 "$TREE" "$TMP/ma" >"$TMP/a.tree"
+		python3 "$TREE" "$TMP/mb" >"$TMP/b.tree"
+		if cmp -s "$TMP/a.tree" "$TMP/b.tree" && [ "$(xa_dump "$TMP/mb/$f")" = "$exp" ]; then
+			ok "$name: trees and xattrs of A and B equal ($(wc -l <"$TMP/a.tree") paths)"
+		else
+			not_ok "$name: trees and xattrs of A and B equal"
+			diff "$TMP/a.tree" "$TMP/b.tree" | head -6 | cut -c1-200 | sed 's/^/#   /'
+		fi
+	else
+		not_ok "$name: both copies mount read-only"
+	fi
+	umount "$TMP/ma" 2>/dev/null
+	umount "$TMP/mb" 2>/dev/null
 	rm -f "$img" "$a"
 }
 
@@ -128,14 +200,18 @@ attri_case set-existing    sf   1 0 user     k1 30
 attri_case remove          sf   2 0 user     k1 0
 attri_case remove-leaf     leaf 2 0 user     leafname007 0
 attri_case remove-absent   sf   2 0 user     nosuch 0
+attri_case remove-last     one  2 0 user     only 0
 attri_case replace         sf   3 0 user     k2 300
+attri_case replace-absent  sf   3 0 user     nosuch 40
+attri_case replace-leaf    leaf 3 0 user     leafname011 500
 attri_case trusted         none 1 2 trusted  t1 20
 attri_case security        sf   1 4 security s1 20
 # what the kernel ignores: the INCOMPLETE filter bit, the pad word (alfi_igen) of a non-parent op
 attri_case incomplete-bit  sf   1 128 user   inc 10
 attri_case pad-word        sf   1 0 user     pad 10 igen
-diag "ATTRI cases: $cases; the kernel's recovery as expected in $kernel_ok; xfsx_repair refused $refused (completion not implemented)"
+diag "ATTRI cases: $cases; the kernel's recovery as expected in $kernel_ok; xfsx_repair completed $completed"
 check "ATTRI cases met: $cases > 0, all recovered by the kernel" test "$cases" -gt 0 -a "$kernel_ok" -eq "$cases"
+check "ATTRIs completed by xfsx_repair: $completed of $cases" test "$completed" -gt 0 -a "$completed" -eq "$cases"
 
 # fuzzed ATTRIs: the kernel refuses them (the mount fails), so do we, saying why
 fuzz_case() {
