@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libfs/bmap.h"
 #include "libfs/encode.h"
 #include "libfs/endian.h"
 
@@ -431,4 +432,32 @@ int fs_bload_cache_writer(void *priv, uint64_t ptr, uint32_t level, const void *
 	err = fs_buf_mark_dirty(t->cache, bp, &di);
 	fs_buf_put(t->cache, bp);
 	return err;
+}
+
+int fs_bload_fork(const struct fs_geom *g, fs_ino_t ino, const struct fs_bmap_ext *ext, size_t n,
+		  void *fork, uint32_t fork_size, int (*alloc_block)(void *priv, uint64_t *ptr),
+		  int (*write_block)(void *priv, uint64_t ptr, uint32_t level, const void *block),
+		  void *priv, uint8_t *format, uint64_t *blocks)
+{
+	struct fs_bload b = {
+		.ops = fs_btree_ops_get(FS_BTREE_BMBT), .g = g, .ino = ino, .nrecs = n,
+		.alloc_block = alloc_block, .write_block = write_block, .priv = priv, .fork = fork,
+		.fork_size = fork_size,
+	};
+	unsigned char *recs = malloc(n ? n * sizeof(struct xfs_bmbt_rec) : 1);
+	int err;
+
+	*blocks = 0;
+	if (!recs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		fs_bmbt_rec_encode(&ext[i], recs + i * sizeof(struct xfs_bmbt_rec));
+	b.recs = recs;
+	err = fs_bload_build(&b);
+	free(recs);
+	if (err)
+		return err;
+	*format = b.fork_format;
+	*blocks = b.blocks_written;
+	return 0;
 }

@@ -119,6 +119,21 @@ struct fs_bload {
 int fs_bload_build(struct fs_bload *b);
 
 /*
+ * An inode fork rewritten from its extents (file-offset order, n of them):
+ * into the fork area (fork_size bytes) as an extent list when they fit,
+ * else as a bmbt from the bulk loader, blocks packed full (slack 0), each
+ * from alloc_block and handed to write_block (fs_bload's callbacks, priv
+ * theirs).  Shared by repair's rebuilt forks and the log replay's
+ * completed BUIs.  *format the fork format, *blocks the bmbt blocks
+ * written.  0 or fs_bload_build's errors.
+ */
+struct fs_bmap_ext;
+int fs_bload_fork(const struct fs_geom *g, fs_ino_t ino, const struct fs_bmap_ext *ext, size_t n,
+		  void *fork, uint32_t fork_size, int (*alloc_block)(void *priv, uint64_t *ptr),
+		  int (*write_block)(void *priv, uint64_t ptr, uint32_t level, const void *block),
+		  void *priv, uint8_t *format, uint64_t *blocks);
+
+/*
  * A write_block for fs_bload that puts each block in a dirty cache buffer
  * of the tree's metadata type (fs_cache_get_new + fs_buf_mark_dirty), to
  * be flushed with fs_cache_flush.  priv is a struct fs_bload_cache_target.

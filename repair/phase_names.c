@@ -1110,27 +1110,9 @@ int repair_fork_map(struct repair_ctx *rx, fs_ino_t ino, int whichfork,
 		.tgt = { .cache = rx->sx->cache, .g = g, .ops = fs_btree_ops_get(FS_BTREE_BMBT),
 			 .ino = ino, .wclass = FS_WCLASS_NEW },
 	};
-	struct fs_bload b = {
-		.ops = fb.tgt.ops, .g = g, .ino = ino, .nrecs = n, .alloc_block = fork_bmbt_alloc,
-		.write_block = fork_bmbt_write, .priv = &fb, .fork = fork,
-		.fork_size = (uint32_t)size,
-	};
-	unsigned char *recs = malloc(n ? n * sizeof(struct xfs_bmbt_rec) : 1);
-	int err;
 
-	*bmbt = 0;
-	if (!recs)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		fs_bmbt_rec_encode(&ext[i], recs + i * sizeof(struct xfs_bmbt_rec));
-	b.recs = recs;
-	err = fs_bload_build(&b);
-	free(recs);
-	if (err)
-		return err;
-	*format = b.fork_format;
-	*bmbt = b.blocks_written;
-	return 0;
+	return fs_bload_fork(g, ino, ext, n, fork, (uint32_t)size, fork_bmbt_alloc,
+			     fork_bmbt_write, &fb, format, bmbt);
 }
 
 /* Encode one rebuilt directory: new blocks (NEW class), its inode (with the headers). */
