@@ -369,7 +369,8 @@ early_out:
 	 * are rebuilt from the forks, which completes them as recovery would.
 	 * Only when the rebuild can happen: else those findings stay (left).
 	 */
-	if (sl.rp && fs_replay_intents_open(sl.rp) && !repair_model_incomplete(&rx)) {
+	/* (xattr intents name no blocks: the xattr phase completes them, and says so) */
+	if (sl.rp && fs_replay_intents_open(sl.rp) > rx.nattris && !repair_model_incomplete(&rx)) {
 		char what[512];
 
 		err = scan_log_account(&sl, fs, &fl, true);
