@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "libfs/bload.h"
 #include "libfs/bmap.h"
 #include "libfs/crc.h"
 #include "libfs/inode.h"
@@ -1134,6 +1135,89 @@ static int collect_open(struct fs_replay *rp)
 	return 0;
 }
 
+/* bmbt blocks read for a BUI's fork: through the replay's view of the device */
+static int bui_read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
+{
+	struct fs_replay *rp = priv;
+	const struct fs_geom *g = &rp->fs->g;
+	unsigned char *b;
+	int err = buf_get(rp, fs_fsb_to_daddr(g, fsb), g->blocksize >> BBSHIFT, &b);
+
+	if (err)
+		return err;
+	memcpy(buf, b, g->blocksize);
+	free(b);
+	return 0;
+}
+
+/*
+ * The rebuilt bmbt of a BUI's fork goes into the fork's own old bmbt
+ * blocks (the caller checked there are enough), each block verified and
+ * put in the replay's view as any replayed block.
+ */
+struct bui_bmbt {
+	struct fs_replay *rp;
+	fs_ino_t ino;
+	const fs_fsblock_t *old;
+	size_t nold, used;
+};
+
+static int bui_bmbt_alloc(void *priv, uint64_t *ptr)
+{
+	struct bui_bmbt *bb = priv;
+
+	if (bb->used >= bb->nold)
+		return -ENOSPC;
+	*ptr = bb->old[bb->used++];
+	return 0;
+}
+
+static int bui_bmbt_write(void *priv, uint64_t ptr, uint32_t level, const void *block)
+{
+	struct bui_bmbt *bb = priv;
+	const struct fs_geom *g = &bb->rp->fs->g;
+	uint64_t daddr = fs_fsb_to_daddr(g, ptr);
+	struct fs_vctx vc = { .g = g, .daddr = daddr, .ino = bb->ino,
+			      .agno = fs_fsb_to_agno(g, ptr) };
+	struct fs_findings fl;
+	int err = 0;
+
+	(void)level;
+	fs_findings_init(&fl);
+	vc.fl = &fl;
+	fs_verify(FS_MT_BMBT, &vc, block, g->blocksize);
+	if (fl.n)
+		err = fail(bb->rp, -EUCLEAN, "a bmbt block of inode %llu rebuilt for its unfinished "
+			   "BUI fails its check: %s: %s", (unsigned long long)bb->ino,
+			   fl.v[0].def->code, fl.v[0].message);
+	fs_findings_free(&fl);
+	return err ? err : buf_put(bb->rp, daddr, g->blocksize >> BBSHIFT, block);
+}
+
+/*
+ * The old bmbt blocks a completed BUI no longer uses are free, as the
+ * kernel frees them (an EFI of its own): they join the open extents, so
+ * the caller's AG rebuild covers their AGs and what the scan finds about
+ * them is accounted to the completion.
+ */
+static int bui_free_blocks(struct fs_replay *rp, const fs_fsblock_t *v, size_t n)
+{
+	const struct fs_geom *g = &rp->fs->g;
+	struct fs_intent_ext *o;
+
+	if (!n)
+		return 0;
+	o = realloc(rp->open, (rp->nopen + n) * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	rp->open = o;
+	for (size_t i = 0; i < n; i++)
+		o[rp->nopen++] = (struct fs_intent_ext){
+			.kind = FS_INTENT_EFI, .fsb = v[i], .len = 1,
+			.agno = fs_fsb_to_agno(g, v[i]), .agbno = fs_fsb_to_agbno(g, v[i]) };
+	return 0;
+}
+
 /*
  * An unfinished BUI's mapping applied to its inode's fork, as the kernel's
  * recovery finishes it (xfs_bmap_finish_one): map puts the extent into a
@@ -1141,21 +1225,32 @@ static int collect_open(struct fs_replay *rp)
  * xfs_bmap_add_extent_hole_real merges), unmap takes the range out
  * (__xfs_bunmapi with XFS_BMAPI_REMAP: the blocks' fate is the refcount
  * and free intents', which the caller's rebuild derives from the forks);
- * di_nblocks and the extent count follow.  Only forks in extents format
- * that stay so: 1 applied, 0 not (why in *why), negative errno.
+ * di_nblocks and the extent count follow.  The fork, a list of extents or
+ * a block map btree, is read whole, changed as a list and written back:
+ * a list in the inode when it fits (the kernel's btree-to-extents rule),
+ * else a bmbt packed full by the bulk loader in the fork's old bmbt
+ * blocks; the kernel splits and joins blocks one by one, so its tree may
+ * use more blocks than ours (never fewer: it keeps blocks at least half
+ * full and ours are full), the mappings are the same.  A fork that needs
+ * more bmbt blocks than it had (a list that must become a btree) is not
+ * changed, as new blocks are not allocated here.  1 applied, 0 not (why
+ * in *why), negative errno.
  */
 static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *why, size_t wl)
 {
 	const struct fs_geom *g = &rp->fs->g;
 	int whichfork = (x->flags & XFS_BMAP_EXTENT_ATTR_FORK) ? XFS_ATTR_FORK : XFS_DATA_FORK;
+	const char *fname = whichfork == XFS_DATA_FORK ? "data" : "attr";
 	uint32_t bbs = (g->inodesize + BBSIZE - 1) >> BBSHIFT, fsize;
-	uint64_t daddr = fs_ino_to_daddr(g, x->owner), n, nn = 0, nblocks, end;
+	uint64_t daddr = fs_ino_to_daddr(g, x->owner), n, nn = 0, nblocks, end, nbmbt = 0;
 	struct fs_bmap_ext *v = NULL, nw = { .startoff = x->startoff, .startblock = x->fsb,
 					     .blockcount = x->len,
 					     .unwritten = (x->flags & XFS_BMAP_EXTENT_UNWRITTEN) != 0 };
+	struct fs_bmap m = { 0 };
 	struct xfs_dinode *d;
 	struct fs_inode ip;
 	unsigned char *b, *fork;
+	uint8_t fmt, newfmt = XFS_DINODE_FMT_EXTENTS;
 	int err;
 
 	err = buf_get(rp, daddr, bbs, &b);
@@ -1164,32 +1259,49 @@ static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *
 	d = (struct xfs_dinode *)b;
 	fs_inode_decode(b, &ip);
 	n = whichfork == XFS_DATA_FORK ? ip.nextents : ip.anextents;
+	fmt = whichfork == XFS_DATA_FORK ? ip.format : ip.aformat;
 	fsize = fs_inode_fork_size(g, &ip, whichfork);
 	err = 0;
 	if (be16(d->di_magic) != XFS_DINODE_MAGIC || ip.version != 3 || ip.ino != x->owner) {
 		snprintf(why, wl, "inode %llu is not an inode core", (unsigned long long)x->owner);
 		goto out;
 	}
-	if ((whichfork == XFS_DATA_FORK ? ip.format : ip.aformat) != XFS_DINODE_FMT_EXTENTS ||
-	    n > fsize / sizeof(struct xfs_bmbt_rec)) {
-		snprintf(why, wl, "inode %llu's %s fork is not a list of extents in the inode (a "
-			 "block map btree is not changed by this version)", (unsigned long long)x->owner,
-			 whichfork == XFS_DATA_FORK ? "data" : "attr");
+	if ((fmt != XFS_DINODE_FMT_EXTENTS && fmt != XFS_DINODE_FMT_BTREE) ||
+	    (fmt == XFS_DINODE_FMT_EXTENTS && n > fsize / sizeof(struct xfs_bmbt_rec))) {
+		snprintf(why, wl, "inode %llu's %s fork is neither a list of extents in the inode "
+			 "nor a block map btree", (unsigned long long)x->owner, fname);
 		goto out;
+	}
+	fork = (unsigned char *)fs_inode_fork_ptr(b, &ip, whichfork);
+	{
+		/* the whole fork as a list: the bmbt walker check uses, reading the replayed view */
+		struct fs_findings fl;
+		struct fs_bmap_ctx c = { .g = g, .read_fsblock = bui_read_fsblock, .priv = rp };
+
+		fs_findings_init(&fl);
+		c.fl = &fl;
+		err = fs_bmap_load(&c, b, &ip, whichfork, &m);
+		if (!err && (m.bad || fl.n))
+			snprintf(why, wl, "inode %llu's %s fork fails its check before the BUI: %s: %.100s",
+				 (unsigned long long)x->owner, fname,
+				 fl.n ? fl.v[0].def->code : "bmap", fl.n ? fl.v[0].message : "damaged");
+		fs_findings_free(&fl);
+		if (err || why[0])
+			goto out;
+		n = m.n;
+		nbmbt = m.nbmbt;
 	}
 	v = calloc(n + 2, sizeof(*v));
 	if (!v) {
 		err = -ENOMEM;
 		goto out;
 	}
-	fork = (unsigned char *)fs_inode_fork_ptr(b, &ip, whichfork);
 	nblocks = ip.nblocks;
 	end = x->startoff + x->len;
 	for (uint64_t i = 0; i < n; i++) {
-		struct fs_bmap_ext e;
+		struct fs_bmap_ext e = m.ext[i];
 		uint64_t eend, cut;
 
-		fs_bmbt_rec_decode(fork + i * sizeof(struct xfs_bmbt_rec), &e);
 		eend = e.startoff + e.blockcount;
 		if (x->type == 1 || eend <= x->startoff || e.startoff >= end) {
 			if (x->type == 1 && eend > x->startoff && e.startoff < end) {
@@ -1253,14 +1365,45 @@ static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *
 		nblocks += x->len;
 	}
 	if (nn * sizeof(struct xfs_bmbt_rec) > fsize) {
-		snprintf(why, wl, "inode %llu's %s fork would need %llu extents, more than the inode "
-			 "holds (the kernel makes a block map btree then)", (unsigned long long)x->owner,
-			 whichfork == XFS_DATA_FORK ? "data" : "attr", (unsigned long long)nn);
-		goto out;
+		struct fs_bload_geom geo;
+		struct fs_bload_slack full = { 0, 0 };
+
+		err = fs_bload_compute_geometry(fs_btree_ops_get(FS_BTREE_BMBT), g->blocksize, nn,
+						&full, fsize, &geo);
+		if (err) {
+			snprintf(why, wl, "inode %llu's %s fork of %llu extents has no block map "
+				 "btree shape (%s)", (unsigned long long)x->owner, fname,
+				 (unsigned long long)nn, strerror(-err));
+			err = 0;
+			goto out;
+		}
+		if (geo.nblocks > nbmbt) {
+			snprintf(why, wl, "inode %llu's %s fork would need %llu extents, a block map "
+				 "btree of %llu blocks where it has %llu (new blocks are not allocated "
+				 "by this version)", (unsigned long long)x->owner, fname,
+				 (unsigned long long)nn, (unsigned long long)geo.nblocks,
+				 (unsigned long long)nbmbt);
+			goto out;
+		}
 	}
-	memset(fork, 0, fsize);
-	for (uint64_t i = 0; i < nn; i++)
-		fs_bmbt_rec_encode(&v[i], fork + i * sizeof(struct xfs_bmbt_rec));
+	{
+		struct bui_bmbt bb = { .rp = rp, .ino = x->owner, .old = m.bmbt, .nold = m.nbmbt };
+		uint64_t written = 0;
+
+		memset(fork, 0, fsize);
+		err = fs_bload_fork(g, x->owner, v, nn, fork, fsize, bui_bmbt_alloc, bui_bmbt_write,
+				    &bb, &newfmt, &written);
+		if (err)
+			goto out;
+		err = bui_free_blocks(rp, m.bmbt + bb.used, m.nbmbt - bb.used);
+		if (err)
+			goto out;
+		nblocks = nblocks - nbmbt + written;
+	}
+	if (whichfork == XFS_DATA_FORK)
+		d->di_format = newfmt;
+	else
+		d->di_aformat = newfmt;
 	d->di_nblocks = to_be64(nblocks);
 	if (whichfork == XFS_DATA_FORK && ip.nrext64)
 		d->di_big_nextents = to_be64(nn);
@@ -1290,6 +1433,7 @@ static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *
 			err = 1;
 	}
 out:
+	fs_bmap_free(&m);
 	free(v);
 	free(b);
 	return err;
@@ -1299,12 +1443,13 @@ out:
 static int apply_buis(struct fs_replay *rp)
 {
 	for (size_t i = 0; i < rp->nopen; i++) {
+		struct fs_intent_ext x = rp->open[i];	/* a copy: apply_bui may grow rp->open */
 		char why[200] = "";
 		int r;
 
-		if (rp->open[i].kind != FS_INTENT_BUI)
+		if (x.kind != FS_INTENT_BUI)
 			continue;
-		r = apply_bui(rp, &rp->open[i], why, sizeof(why));
+		r = apply_bui(rp, &x, why, sizeof(why));
 		if (r < 0)
 			return r;
 		if (r) {
