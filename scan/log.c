@@ -66,6 +66,8 @@ void scan_log_describe(const struct scan_log *sl, char *buf, size_t len)
 static const char *const intent_codes[] = {
 	"block.leak", "rmap.extra", "rmap.missing", "rmap.mismatch", "refcount.extra",
 	"refcount.missing", "refcount.mismatch",
+	/* an unfinished CUI: file data still against its CoW staging extent */
+	"block.dup", "refcount.cow_leftover",
 };
 
 struct acct {
@@ -80,7 +82,8 @@ static bool explained(void *priv, const struct fs_finding *f)
 	const struct fs_geom *g = &a->fs->g;
 	bool code = false;
 	fs_agblock_t agbno;
-	unsigned rs, rl, len;
+	unsigned rs, rl;
+	uint64_t lo, hi;
 
 	for (size_t i = 0; i < sizeof(intent_codes) / sizeof(intent_codes[0]) && !code; i++)
 		code = !strcmp(f->def->code, intent_codes[i]);
@@ -88,16 +91,24 @@ static bool explained(void *priv, const struct fs_finding *f)
 	    (uint64_t)f->daddr < fs_ag_daddr(g, (fs_agnumber_t)f->ag))
 		return false;
 	agbno = fs_daddr_to_agbno(g, (fs_agnumber_t)f->ag, f->daddr);
-	len = 1;
-	/* a record's whole range when the finding states it ("start+len ..."): it may begin before */
-	if (sscanf(f->found, "%u+%u", &rs, &rl) == 2 && rs == agbno && rl)
-		len = rl;
-	if (sscanf(f->expected, "%u+%u", &rs, &rl) == 2 && rs == agbno && rl > len)
-		len = rl;
+	lo = agbno;
+	hi = (uint64_t)agbno + 1;
+	/*
+	 * A record's whole range when the finding states it ("start+len ...")
+	 * and the range holds the finding's block: it may begin before it (the
+	 * rest of a mapping an unmap split).
+	 */
+	for (int k = 0; k < 2; k++)
+		if (sscanf(k ? f->expected : f->found, "%u+%u", &rs, &rl) == 2 && rl &&
+		    rs <= agbno && agbno < (uint64_t)rs + rl) {
+			if (rs < lo)
+				lo = rs;
+			if ((uint64_t)rs + rl > hi)
+				hi = (uint64_t)rs + rl;
+		}
 	for (size_t i = 0; i < a->n; i++)
 		if (a->x[i].agno == (fs_agnumber_t)f->ag &&
-		    (uint64_t)agbno < (uint64_t)a->x[i].agbno + a->x[i].len &&
-		    (uint64_t)a->x[i].agbno < (uint64_t)agbno + len)
+		    lo < (uint64_t)a->x[i].agbno + a->x[i].len && (uint64_t)a->x[i].agbno < hi)
 			return true;
 	return false;
 }
