@@ -341,7 +341,7 @@ int main(int argc, char **argv)
 				"mounting completes after the replay: %" PRIu64 " finding(s) about the "
 				"blocks they name are that completion, not counted%s%s%s\n", path, what,
 				sl.accounted, fs_replay_stats(sl.rp)->intents_open[FS_INTENT_ATTRI] ?
-				" (xattr intents are not judged: findings about their files may follow)" :
+				" (xattr intents are named, not applied here: their files are checked as they stand; xfsx_repair completes them)" :
 				"", fs_replay_bui_unapplied(sl.rp) ? "; not applied: " : "",
 				fs_replay_bui_unapplied(sl.rp) ? fs_replay_bui_unapplied(sl.rp) : "");
 	}
