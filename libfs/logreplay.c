@@ -1140,7 +1140,7 @@ static int bui_read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
 {
 	struct fs_replay *rp = priv;
 	const struct fs_geom *g = &rp->fs->g;
-	unsigned char *b;
+	unsigned char *b = NULL;
 	int err = buf_get(rp, fs_fsb_to_daddr(g, fsb), g->blocksize >> BBSHIFT, &b);
 
 	if (err)
