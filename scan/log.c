@@ -67,13 +67,14 @@ static const char *const intent_codes[] = {
 	"block.leak", "rmap.extra", "rmap.missing", "rmap.mismatch", "refcount.extra",
 	"refcount.missing", "refcount.mismatch",
 	/* an unfinished CUI: file data still against its CoW staging extent */
-	"block.dup", "refcount.cow_leftover",
+	"block.dup",
 };
 
 struct acct {
 	const struct fs *fs;
 	const struct fs_intent_ext *x;
 	size_t n;
+	bool *ags;                 /* sl->intent_ags */
 };
 
 static bool explained(void *priv, const struct fs_finding *f)
@@ -85,6 +86,17 @@ static bool explained(void *priv, const struct fs_finding *f)
 	unsigned rs, rl;
 	uint64_t lo, hi;
 
+	/*
+	 * A CoW staging extent left over: the kernel's mount frees every one
+	 * after recovery (xfs_reflink_recover_cow), wherever it is, and a
+	 * chain cut between its remap and its CUI leaves one no intent names.
+	 * Its AG is rebuilt with the intents' AGs, which frees it.
+	 */
+	if (!strcmp(f->def->code, "refcount.cow_leftover") && f->ag >= 0 &&
+	    f->ag < g->agcount) {
+		a->ags[f->ag] = true;
+		return true;
+	}
 	for (size_t i = 0; i < sizeof(intent_codes) / sizeof(intent_codes[0]) && !code; i++)
 		code = !strcmp(f->def->code, intent_codes[i]);
 	if (!code || f->ag < 0 || f->ag >= g->agcount || f->daddr < 0 ||
@@ -130,6 +142,7 @@ int scan_log_account(struct scan_log *sl, const struct fs *fs, struct fs_finding
 		return -ENOMEM;
 	for (size_t i = 0; i < a.n; i++)
 		sl->intent_ags[a.x[i].agno] = true;
+	a.ags = sl->intent_ags;
 	sl->accounted += fs_findings_drop(fl, explained, &a);
 	return 0;
 }
