@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,8 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "libfs/da.h"
 
 static int terr(char *err, size_t el, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int terr(char *err, size_t el, const char *fmt, ...)
@@ -520,12 +523,21 @@ static int read_dir(const char *path, struct proto_tree *t, char *err, size_t el
 
 /* ---- protofile source ---- */
 
+/* A regular file's source, stat'ed once the whole protofile is read. */
+struct src_stat {
+	uint32_t idx;              /* the tree inode */
+	unsigned line, col;        /* where the protofile names it */
+	int err;                   /* errno, -1 not a regular file, 0 fine */
+};
+
 struct lexer {
 	const char *path;
 	char *buf;
 	size_t len, pos;
 	unsigned line, col;        /* of the current position */
 	unsigned tline, tcol;      /* of the last token */
+	struct src_stat *srcs;     /* the regular files' sources, in file order */
+	size_t nsrcs, capsrcs;
 };
 
 /* The next whitespace-separated token; ':' starts a comment to the end of the line. */
@@ -635,39 +647,115 @@ static int lx_mode(struct lexer *lx, uint32_t *mode, char *err, size_t el)
 static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int depth, char *err,
 		       size_t el);
 
+/*
+ * A directory's names so far, to refuse one used twice: open addressing on
+ * the name's hash, holding entry index + 1 (a directory of 100,000 names
+ * is checked in linear time, not quadratic).
+ */
+struct nameset {
+	uint32_t *v;
+	uint32_t mask, n;
+};
+
+/* 1 if dir's entry of that name exists, 0 once entry k is recorded, -1 out of memory */
+static int nameset_add(struct nameset *h, const struct proto_inode *dir, uint32_t k)
+{
+	const struct proto_dent *e = &dir->ents[k];
+	uint32_t i;
+
+	if (2 * (h->n + 1) > h->mask + 1 || !h->v) {
+		uint32_t cap = h->v ? 2 * (h->mask + 1) : 64;
+		uint32_t *nv = calloc(cap, sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		for (uint32_t j = 0; h->v && j <= h->mask; j++) {
+			if (!h->v[j])
+				continue;
+			const struct proto_dent *o = &dir->ents[h->v[j] - 1];
+
+			i = fs_da_hashname((const unsigned char *)o->name, o->namelen) & (cap - 1);
+			while (nv[i])
+				i = (i + 1) & (cap - 1);
+			nv[i] = h->v[j];
+		}
+		free(h->v);
+		h->v = nv;
+		h->mask = cap - 1;
+	}
+	i = fs_da_hashname((const unsigned char *)e->name, e->namelen) & h->mask;
+	for (; h->v[i]; i = (i + 1) & h->mask) {
+		const struct proto_dent *o = &dir->ents[h->v[i] - 1];
+
+		if (o->namelen == e->namelen && !memcmp(o->name, e->name, e->namelen))
+			return 1;
+	}
+	h->v[i] = k + 1;
+	h->n++;
+	return 0;
+}
+
 /* Entries of directory didx up to its "$". */
 static int proto_dir(struct lexer *lx, struct proto_tree *t, uint32_t didx, int depth, char *err,
 		     size_t el)
 {
+	struct nameset names = { 0 };
+	int rc = -1;
+
 	if (depth > 4096)
 		return terr(err, el, "%s:%u: directories nested too deep", lx->path, lx->line);
 	for (;;) {
 		size_t len;
 		const char *name = next_token(lx, &len);
 		uint32_t idx;
+		int dup;
 
-		if (!name)
-			return lx_err(lx, err, el, "expected a name or $ ending the directory", NULL, 0);
-		if (len == 1 && name[0] == '$')
-			return 0;
-		if (len > 255)
-			return lx_err(lx, err, el, "name longer than 255 bytes", name, len);
+		if (!name) {
+			lx_err(lx, err, el, "expected a name or $ ending the directory", NULL, 0);
+			break;
+		}
+		if (len == 1 && name[0] == '$') {
+			rc = 0;
+			break;
+		}
+		if (len > 255) {
+			lx_err(lx, err, el, "name longer than 255 bytes", name, len);
+			break;
+		}
 		if (memchr(name, '/', len) || (len == 1 && name[0] == '.') ||
-		    (len == 2 && name[0] == '.' && name[1] == '.'))
-			return lx_err(lx, err, el, "a name cannot hold '/' or be . or ..", name, len);
-		for (uint32_t k = 0; k < t->v[didx].nents; k++)
-			if (t->v[didx].ents[k].namelen == len &&
-			    !memcmp(t->v[didx].ents[k].name, name, len))
-				return lx_err(lx, err, el, "name already used in this directory", name,
-					      len);
-		if (new_inode(t, &idx) || add_dent(&t->v[didx], idx, name, len))
-			return terr(err, el, "out of memory");
+		    (len == 2 && name[0] == '.' && name[1] == '.')) {
+			lx_err(lx, err, el, "a name cannot hold '/' or be . or ..", name, len);
+			break;
+		}
+		if (add_dent(&t->v[didx], 0, name, len)) {
+			terr(err, el, "out of memory");
+			break;
+		}
+		dup = nameset_add(&names, &t->v[didx], t->v[didx].nents - 1);
+		if (dup) {
+			struct proto_inode *d = &t->v[didx];
+
+			/* the entry goes again: it names no inode */
+			free(d->ents[--d->nents].name);
+			if (dup < 0)
+				terr(err, el, "out of memory");
+			else
+				lx_err(lx, err, el, "name already used in this directory", name, len);
+			break;
+		}
+		if (new_inode(t, &idx)) {
+			terr(err, el, "out of memory");
+			break;
+		}
+		t->v[didx].ents[t->v[didx].nents - 1].child = idx;
 		t->v[idx].parent = didx;
 		if (proto_entry(lx, t, idx, depth, err, el))
-			return -1;
+			break;
 		if (S_ISDIR(t->v[idx].mode))
 			t->v[didx].nlink++;
 	}
+	free(names.v);
+	return rc;
 }
 
 static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int depth, char *err,
@@ -693,20 +781,24 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 	case S_IFREG: {
 		size_t len;
 		const char *src = next_token(lx, &len);
-		struct stat st;
 
 		if (!src)
 			return lx_err(lx, err, el, "expected the file to copy", NULL, 0);
 		in->src = strndup(src, len);
 		if (!in->src)
 			return terr(err, el, "out of memory");
-		if (stat(in->src, &st) || !S_ISREG(st.st_mode))
-			return terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, lx->tline,
-				    lx->tcol, in->src, errno && !S_ISREG(st.st_mode) ?
-				    strerror(errno) : "not a regular file");
-		in->size = (uint64_t)st.st_size;
-		in->src_blocks = (uint64_t)st.st_blocks;
-		t->data_bytes += (uint64_t)st.st_size;
+		/* stat'ed after the parse, side by side (stat_sources) */
+		if (lx->nsrcs == lx->capsrcs) {
+			size_t cap = lx->capsrcs ? 2 * lx->capsrcs : 1024;
+			struct src_stat *nv = realloc(lx->srcs, cap * sizeof(*nv));
+
+			if (!nv)
+				return terr(err, el, "out of memory");
+			lx->srcs = nv;
+			lx->capsrcs = cap;
+		}
+		lx->srcs[lx->nsrcs++] = (struct src_stat){ .idx = idx, .line = lx->tline,
+							   .col = lx->tcol };
 		return 0;
 	}
 	case S_IFBLK:
@@ -739,6 +831,69 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 	default:
 		return 0;
 	}
+}
+
+/*
+ * The sources a protofile names, stat'ed by a few threads side by side: a
+ * full path costs a lookup per component, and a tree of 100,000 files is
+ * 100,000 of them.  The first failure in file order is the one reported.
+ */
+struct stat_job {
+	struct proto_tree *t;
+	struct src_stat *v;
+	size_t n, next;            /* next: taken atomically, 64 at a time */
+};
+
+static void *stat_worker(void *arg)
+{
+	struct stat_job *j = arg;
+
+	for (;;) {
+		size_t i = __atomic_fetch_add(&j->next, 64, __ATOMIC_RELAXED);
+
+		if (i >= j->n)
+			return NULL;
+		for (size_t e = i + 64 < j->n ? i + 64 : j->n; i < e; i++) {
+			struct proto_inode *in = &j->t->v[j->v[i].idx];
+			struct stat st;
+
+			if (stat(in->src, &st))
+				j->v[i].err = errno ? errno : EIO;
+			else if (!S_ISREG(st.st_mode))
+				j->v[i].err = -1;
+			else {
+				in->size = (uint64_t)st.st_size;
+				in->src_blocks = (uint64_t)st.st_blocks;
+			}
+		}
+	}
+}
+
+static int stat_sources(struct lexer *lx, struct proto_tree *t, char *err, size_t el)
+{
+	struct stat_job j = { .t = t, .v = lx->srcs, .n = lx->nsrcs };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned nthr = ncpu > 4 ? 4 : ncpu > 1 ? (unsigned)ncpu : 1, started = 0;
+	pthread_t thr[4];
+
+	if (j.n < 512)
+		nthr = 1;
+	for (unsigned i = 1; i < nthr; i++)
+		if (!pthread_create(&thr[started], NULL, stat_worker, &j))
+			started++;
+	stat_worker(&j);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(thr[i], NULL);
+	for (size_t i = 0; i < j.n; i++) {
+		const struct src_stat *x = &j.v[i];
+
+		if (x->err)
+			return terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, x->line,
+				    x->col, t->v[x->idx].src,
+				    x->err > 0 ? strerror(x->err) : "not a regular file");
+		t->data_bytes += t->v[x->idx].size;
+	}
+	return 0;
 }
 
 static int read_protofile(const char *path, struct proto_tree *t, char *err, size_t el)
@@ -789,9 +944,10 @@ static int read_protofile(const char *path, struct proto_tree *t, char *err, siz
 			if (!S_ISDIR(t->v[root].mode))
 				terr(err, el, "%s: the root must be a directory (d--755 ...)", path);
 			else
-				rc = 0;
+				rc = stat_sources(&lx, t, err, el);
 		}
 	}
+	free(lx.srcs);
 	free(lx.buf);
 	return rc;
 }
