@@ -23,8 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libfs/da.h"
-
 static int terr(char *err, size_t el, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int terr(char *err, size_t el, const char *fmt, ...)
 {
@@ -649,13 +647,23 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 
 /*
  * A directory's names so far, to refuse one used twice: open addressing on
- * the name's hash, holding entry index + 1 (a directory of 100,000 names
- * is checked in linear time, not quadratic).
+ * a hash of the name, holding entry index + 1 (a directory of 100,000
+ * names is checked in linear time, not quadratic).
  */
 struct nameset {
 	uint32_t *v;
 	uint32_t mask, n;
 };
+
+/* FNV-1a: the da name hash's low bits collide for names alike ("f000001", "f000002") */
+static uint32_t name_hash(const char *name, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 16777619u;
+	return h;
+}
 
 /* 1 if dir's entry of that name exists, 0 once entry k is recorded, -1 out of memory */
 static int nameset_add(struct nameset *h, const struct proto_inode *dir, uint32_t k)
@@ -674,7 +682,7 @@ static int nameset_add(struct nameset *h, const struct proto_inode *dir, uint32_
 				continue;
 			const struct proto_dent *o = &dir->ents[h->v[j] - 1];
 
-			i = fs_da_hashname((const unsigned char *)o->name, o->namelen) & (cap - 1);
+			i = name_hash(o->name, o->namelen) & (cap - 1);
 			while (nv[i])
 				i = (i + 1) & (cap - 1);
 			nv[i] = h->v[j];
@@ -683,7 +691,7 @@ static int nameset_add(struct nameset *h, const struct proto_inode *dir, uint32_
 		h->v = nv;
 		h->mask = cap - 1;
 	}
-	i = fs_da_hashname((const unsigned char *)e->name, e->namelen) & h->mask;
+	i = name_hash(e->name, e->namelen) & h->mask;
 	for (; h->v[i]; i = (i + 1) & h->mask) {
 		const struct proto_dent *o = &dir->ents[h->v[i] - 1];
 

@@ -189,6 +189,39 @@ printf '/dev/null\n0 0\nd--755 0 0\n%s ---644 0 0 /etc/hostname\n$\n' "$(printf 
 "$XFSX_MKFS" -q -f -p "$TMP/long.proto" "$TMP/e.img" 2>"$TMP/err"; rc=$?
 check "protofile with a 256-byte name: exit 1 naming the limit" \
 	bash -c '[ "$0" -eq 1 ] && grep -q 255 "$1"' "$rc" "$TMP/err"
+# a name twice in one directory: line and column of the second
+printf '/dev/null\n0 0\nd--755 0 0\na ---644 0 0 /etc/hostname\nb ---644 0 0 /etc/hostname\na ---644 0 0 /etc/hostname\n$\n' >"$TMP/dup.proto"
+"$XFSX_MKFS" -q -f -p "$TMP/dup.proto" "$TMP/e.img" 2>"$TMP/err"; rc=$?
+diag "$(cat "$TMP/err")"
+check "protofile naming one name twice in a directory: exit 1 at line 6, column 1" \
+	bash -c '[ "$0" -eq 1 ] && grep -q "dup.proto:6:1: name already used" "$1"' "$rc" "$TMP/err"
+# a protofile directory of $ENTRIES names (its duplicate check was quadratic): the same tree as mkfs.xfs -p
+python3 - "$ENTRIES" "$TMP/src/small" "$TMP/flat.proto" <<'PY'
+import os, sys
+n, src, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+f = next(os.path.join(r, x) for r, _, fs in os.walk(src) for x in sorted(fs)
+         if os.path.isfile(os.path.join(r, x)) and not os.path.islink(os.path.join(r, x)))
+with open(out, "w") as o:
+    o.write("/dev/null\n0 0\nd--755 0 0\nflat d--755 0 0\n")
+    for i in range(n):
+        o.write("name-%07d ---644 %d %d %s\n" % (i, i % 7, i % 5, f))
+    o.write("$\n$\n")
+PY
+truncate -s 1G "$TMP/flat.img" "$TMP/flat2.img"
+if "$XFSX_MKFS" -q -f -p "$TMP/flat.proto" "$TMP/flat.img" 2>"$TMP/err"; then
+	check "-p PROTOFILE with a $ENTRIES-entry directory: xfs_repair -n clean" repair_clean "$TMP/flat.img"
+	if mkfs.xfs -q -f -p "$TMP/flat.proto" "$TMP/flat2.img" >"$TMP/err2" 2>&1; then
+		mount_img "$TMP/flat2.img" "$TMP/theirs" ro
+		check "-p PROTOFILE with a $ENTRIES-entry directory: the same tree as mkfs.xfs -p (all but times)" \
+			compare_mounted "$TMP/flat.img" "$TMP/theirs" --no-times --no-xattrs
+		umount "$TMP/theirs"
+	else
+		skip "-p PROTOFILE with a $ENTRIES-entry directory: compared with mkfs.xfs -p" "mkfs.xfs -p failed: $(head -c 200 "$TMP/err2")"
+	fi
+else
+	not_ok "-p PROTOFILE with a $ENTRIES-entry directory: made ($(head -c 300 "$TMP/err"))"
+fi
+rm -f "$TMP/flat.img" "$TMP/flat2.img"
 # a tree larger than the filesystem
 mkdir -p "$TMP/src/huge"
 head -c 400M /dev/zero | tr '\0' 'z' >"$TMP/src/huge/f"
