@@ -88,7 +88,7 @@ make_aged() {
 	mkfs.xfs -q -f "$img"
 	mount -o loop "$img" "$mnt"
 	python3 - "$mnt" "$want" <<'PY'
-import os, sys
+import os, subprocess, sys
 root, want = sys.argv[1], int(sys.argv[2])
 n = 0
 # fragmented files: a 4 KiB write every other block, round robin, so the
@@ -100,7 +100,7 @@ for b in range(0, 1024, 2):
     for fd in fds:
         os.pwrite(fd, blk, b * 4096)
     if b % 64 == 0:
-        os.sync()
+        subprocess.run(["sync", "-f", root], check=True)
 for fd in fds:
     os.close(fd)
 n += 65

@@ -147,4 +147,4 @@ for i in range(300):
         pass
 for i in range(0, 300, 3):
     os.unlink(p("churn", "f%d" % i))
-os.sync()
+subprocess.run(["sync", "-f", mnt], check=True)

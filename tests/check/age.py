@@ -68,7 +68,7 @@ def fragment(mnt, bsize):
     resblks(mnt, 0)
     # speculative preallocation past other files' EOF would be trimmed
     # later, freeing long extents: trim it now, before filling
-    os.sync()
+    subprocess.run(["sync", "-f", mnt], check=True)
     subprocess.run(["xfs_spaceman", "-c", "prealloc -s", mnt], check=True,
                    stdout=subprocess.DEVNULL)
     path = os.path.join(mnt, "fragmenter")
@@ -271,7 +271,7 @@ def main():
     for f in range(500 * scale + (4000 if frag else 0)):
         open(os.path.join(again, "n%05d" % f), "w").close()
         counts["files"] += 1
-    os.sync()
+    subprocess.run(["sync", "-f", mnt], check=True)
     print(" ".join("%s=%d" % kv for kv in counts.items()))
     return 0
 

@@ -250,7 +250,7 @@ if mount_img "$img" "$mnt" loop; then
 	# crash it: a dirty log is a warning, not corruption
 	if mount_img "$img" "$mnt" loop; then
 		for i in $(seq 1 100); do echo "$i" >"$mnt/d/g$i"; done
-		sync
+		sync -f "$mnt"
 		if xfs_io -x -c "shutdown -f" "$mnt" >/dev/null 2>&1; then
 			umount "$mnt"
 			"$XFSX_CHECK" --json "$img" >"$TMP/dirty.json" 2>/dev/null; rc=$?

@@ -91,7 +91,7 @@ for opts in "-b size=1024" "-b size=4096"; do
 		head -c 3000000 /dev/urandom > "$TMP/mnt/new" && rm "$TMP/mnt/d1/f1" && \
 			cp --reflink=always "$TMP/mnt/d2/f2" "$TMP/mnt/clone-new" && \
 			dd if=/dev/urandom of="$TMP/mnt/holey" bs=1k seek=4001 count=300 conv=notrunc \
-				status=none && sync
+				status=none && sync -f "$TMP/mnt"
 		check "$opts: the kernel writes (into the holey file's holes too), removes and reflinks on it" [ $? -eq 0 ]
 		unmount_dir "$TMP/mnt"
 		xfs_repair -n "$img" >/dev/null 2>&1; rc=$?

@@ -111,7 +111,7 @@ wl_creates() {
 }
 wl_renames() {
 	wl_creates "$1"
-	sync
+	sync -f "$1"
 	for d in $(seq 1 20); do
 		mv "$1/d$d/f5" "$1/d$((d % 7 + 1))/moved$d"
 		rm -f "$1/d$d/f6" "$1/d$d/f7" "$1/d$d/hard1"
@@ -158,7 +158,7 @@ wl_data() {
 wl_reflink() {
 	mkdir "$1/r"
 	head -c 6M /dev/urandom >"$1/r/orig"
-	sync
+	sync -f "$1"
 	for i in 1 2 3; do cp --reflink=always "$1/r/orig" "$1/r/clone$i"; done
 	xfs_io -c "pwrite -S 0x63 1m 128k" "$1/r/clone1" >/dev/null
 	xfs_io -c "pwrite -S 0x64 0 4k" "$1/r/orig" >/dev/null
@@ -169,7 +169,7 @@ wl_bigdir() {
 	local n=$(( FULL ? 12000 : 4000 ))
 	mkdir "$1/big"
 	for i in $(seq 1 "$n"); do : >"$1/big/name-with-some-length-$i"; done
-	sync
+	sync -f "$1"
 	for i in $(seq 1 3 "$n"); do rm "$1/big/name-with-some-length-$i"; done
 }
 wl_wrap() {
@@ -191,7 +191,7 @@ wl_fragdir() {
 	# free space in single 1 KiB holes, then a directory whose 4 KiB blocks
 	# are pieced from them (logged one piece per item)
 	python3 - "$1" <<'PY'
-import os, sys
+import os, subprocess, sys
 root = sys.argv[1]
 os.mkdir(root + "/fill")
 n = 0
@@ -202,10 +202,10 @@ try:
         n += 1
 except OSError:
     pass
-os.sync()
+subprocess.run(["sync", "-f", root], check=True)
 for i in range(0, n, 2):
     os.unlink(root + "/fill/%d" % i)
-os.sync()
+subprocess.run(["sync", "-f", root], check=True)
 os.mkdir(root + "/frag")
 for i in range(3000):
     open(root + "/frag/a-fairly-long-name-to-fill-directory-blocks-%06d" % i, "w").close()
@@ -229,7 +229,7 @@ wl_unlinked() {
 
 wl_noflush() {
 	wl_creates "$1"
-	sync
+	sync -f "$1"
 	wl_xattrs "$1"
 }
 

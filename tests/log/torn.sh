@@ -117,7 +117,7 @@ for i in range(30000):
     os.pwrite(fd, b"x" * 4096, i * 8192)
 os.close(fd)
 PY
-	sync
+	sync -f "$1"
 	rm "$1/frag" & sleep 0.05
 }
 if [ "$FULL" != 1 ]; then

@@ -35,6 +35,7 @@ import os
 import stat
 import queue
 import re
+import subprocess
 import sys
 import time
 
@@ -124,7 +125,7 @@ def mount_cycle(img, mnt):
         for k in range(40):
             with open(os.path.join(d, "f%d" % k), "wb") as f:
                 f.write(os.urandom(512 + 3000 * k))
-        os.sync()
+        subprocess.run(["sync", "-f", mnt], check=True)
         for k in range(40):
             os.unlink(os.path.join(d, "f%d" % k))
         os.rmdir(d)

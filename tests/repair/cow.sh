@@ -27,7 +27,7 @@ for rmap in 1 0; do
 	ok=1
 	{
 		head -c 8M /dev/urandom >"$mnt/f" && cp --reflink=always "$mnt/f" "$mnt/g" &&
-		xfs_io -c "cowextsize 4m" "$mnt/g" && sync &&
+		xfs_io -c "cowextsize 4m" "$mnt/g" && sync -f "$mnt" &&
 		xfs_io -c "pwrite -S 0x55 100k 8k" -c fsync "$mnt/g" &&
 		xfs_io -c "pwrite -S 0x55 3000k 8k" -c fsync "$mnt/g" &&
 		xfs_freeze -f "$mnt" && cp --sparse=always "$img" "$copy"

@@ -97,7 +97,7 @@ mkxfs
 dev=$(loop_attach "$img") || { not_ok "losetup failed"; tap_done; exit; }
 _LOOPS+=("$dev")	# loop_attach ran in a subshell: register it here for the trap
 mount_img "$dev" "$TMP/mnt" || { not_ok "mount of $dev failed"; tap_done; exit; }
-echo data >"$TMP/mnt/file"; sync
+echo data >"$TMP/mnt/file"; sync -f "$TMP/mnt"
 # frozen: the kernel writes nothing (log covering, inode flushes) while we hash
 fsfreeze -f "$TMP/mnt"
 refused "mounted: the loop device" 8 "$img" "$dev"
