@@ -12,7 +12,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -521,21 +520,12 @@ static int read_dir(const char *path, struct proto_tree *t, char *err, size_t el
 
 /* ---- protofile source ---- */
 
-/* A regular file's source, stat'ed once the whole protofile is read. */
-struct src_stat {
-	uint32_t idx;              /* the tree inode */
-	unsigned line, col;        /* where the protofile names it */
-	int err;                   /* errno, -1 not a regular file, 0 fine */
-};
-
 struct lexer {
 	const char *path;
 	char *buf;
 	size_t len, pos;
 	unsigned line, col;        /* of the current position */
 	unsigned tline, tcol;      /* of the last token */
-	struct src_stat *srcs;     /* the regular files' sources, in file order */
-	size_t nsrcs, capsrcs;
 };
 
 /* The next whitespace-separated token; ':' starts a comment to the end of the line. */
@@ -789,24 +779,20 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 	case S_IFREG: {
 		size_t len;
 		const char *src = next_token(lx, &len);
+		struct stat st;
 
 		if (!src)
 			return lx_err(lx, err, el, "expected the file to copy", NULL, 0);
 		in->src = strndup(src, len);
 		if (!in->src)
 			return terr(err, el, "out of memory");
-		/* stat'ed after the parse, side by side (stat_sources) */
-		if (lx->nsrcs == lx->capsrcs) {
-			size_t cap = lx->capsrcs ? 2 * lx->capsrcs : 1024;
-			struct src_stat *nv = realloc(lx->srcs, cap * sizeof(*nv));
-
-			if (!nv)
-				return terr(err, el, "out of memory");
-			lx->srcs = nv;
-			lx->capsrcs = cap;
-		}
-		lx->srcs[lx->nsrcs++] = (struct src_stat){ .idx = idx, .line = lx->tline,
-							   .col = lx->tcol };
+		if (stat(in->src, &st) || !S_ISREG(st.st_mode))
+			return terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, lx->tline,
+				    lx->tcol, in->src, errno && !S_ISREG(st.st_mode) ?
+				    strerror(errno) : "not a regular file");
+		in->size = (uint64_t)st.st_size;
+		in->src_blocks = (uint64_t)st.st_blocks;
+		t->data_bytes += (uint64_t)st.st_size;
 		return 0;
 	}
 	case S_IFBLK:
@@ -839,69 +825,6 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 	default:
 		return 0;
 	}
-}
-
-/*
- * The sources a protofile names, stat'ed by a few threads side by side: a
- * full path costs a lookup per component, and a tree of 100,000 files is
- * 100,000 of them.  The first failure in file order is the one reported.
- */
-struct stat_job {
-	struct proto_tree *t;
-	struct src_stat *v;
-	size_t n, next;            /* next: taken atomically, 64 at a time */
-};
-
-static void *stat_worker(void *arg)
-{
-	struct stat_job *j = arg;
-
-	for (;;) {
-		size_t i = __atomic_fetch_add(&j->next, 64, __ATOMIC_RELAXED);
-
-		if (i >= j->n)
-			return NULL;
-		for (size_t e = i + 64 < j->n ? i + 64 : j->n; i < e; i++) {
-			struct proto_inode *in = &j->t->v[j->v[i].idx];
-			struct stat st;
-
-			if (stat(in->src, &st))
-				j->v[i].err = errno ? errno : EIO;
-			else if (!S_ISREG(st.st_mode))
-				j->v[i].err = -1;
-			else {
-				in->size = (uint64_t)st.st_size;
-				in->src_blocks = (uint64_t)st.st_blocks;
-			}
-		}
-	}
-}
-
-static int stat_sources(struct lexer *lx, struct proto_tree *t, char *err, size_t el)
-{
-	struct stat_job j = { .t = t, .v = lx->srcs, .n = lx->nsrcs };
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned nthr = ncpu > 4 ? 4 : ncpu > 1 ? (unsigned)ncpu : 1, started = 0;
-	pthread_t thr[4];
-
-	if (j.n < 512)
-		nthr = 1;
-	for (unsigned i = 1; i < nthr; i++)
-		if (!pthread_create(&thr[started], NULL, stat_worker, &j))
-			started++;
-	stat_worker(&j);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(thr[i], NULL);
-	for (size_t i = 0; i < j.n; i++) {
-		const struct src_stat *x = &j.v[i];
-
-		if (x->err)
-			return terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, x->line,
-				    x->col, t->v[x->idx].src,
-				    x->err > 0 ? strerror(x->err) : "not a regular file");
-		t->data_bytes += t->v[x->idx].size;
-	}
-	return 0;
 }
 
 static int read_protofile(const char *path, struct proto_tree *t, char *err, size_t el)
@@ -952,10 +875,9 @@ static int read_protofile(const char *path, struct proto_tree *t, char *err, siz
 			if (!S_ISDIR(t->v[root].mode))
 				terr(err, el, "%s: the root must be a directory (d--755 ...)", path);
 			else
-				rc = stat_sources(&lx, t, err, el);
+				rc = 0;
 		}
 	}
-	free(lx.srcs);
 	free(lx.buf);
 	return rc;
 }
