@@ -809,27 +809,33 @@ static int places(struct repair_ctx *rx, const fs_ino_t *inos, size_t n, char **
 	struct scan_links *lk = rx->sx->links;
 	struct mv *v;
 	uint64_t *named_by;        /* per inode: a directory slot that named it, + 1 */
+	uint8_t *want;             /* per slot: one of inos (the edges' quick test) */
 	int err = 0;
 
 	if (!n)
 		return 0;
 	v = malloc(n * sizeof(*v));
 	named_by = calloc(n, sizeof(*named_by));
-	if (!v || !named_by) {
+	want = calloc(lk->nslots + 1, 1);
+	if (!v || !named_by || !want) {
 		free(v);
 		free(named_by);
+		free(want);
 		return -ENOMEM;
 	}
 	/* by slot, to find the directories that named the files */
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		v[i] = (struct mv){ scan_links_slot(rx->sx, inos[i]), inos[i], i };
+		if (v[i].key < lk->nslots)
+			want[v[i].key] = 1;
+	}
 	qsort(v, n, sizeof(*v), cmp_mv);
 	for (uint64_t p = 0; p < lk->nslots; p++)
 		for (uint64_t e = lk->gfirst[p]; e < lk->gfirst[p + 1]; e++) {
 			uint64_t c = lk->gedge[e].child;
 			size_t lo = 0, hi = n;
 
-			if (is_dir(rx, c))
+			if (!want[c] || is_dir(rx, c))
 				continue;
 			while (lo < hi) {
 				size_t mid = (lo + hi) / 2;
@@ -861,6 +867,7 @@ static int places(struct repair_ctx *rx, const fs_ino_t *inos, size_t n, char **
 	}
 	free(v);
 	free(named_by);
+	free(want);
 	return err;
 }
 
