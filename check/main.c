@@ -14,6 +14,7 @@
 #include <uuid/uuid.h>
 
 #include "check/geometry.h"
+#include "libfs/logattr.h"
 #include "scan/log.h"
 #include "scan/scan.h"
 
@@ -122,6 +123,16 @@ static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 	for (unsigned ph = 0; ph < SCAN_PH_NR; ph++)
 		fprintf(out, "%s\"%s\":%.3f", ph ? "," : "", scan_phase_name(ph), cx->phase_seconds[ph]);
 	fputs("}}", out);
+}
+
+/* A log.attri finding: an unfinished xattr intent the kernel's recovery stops at. */
+static void on_attri_bad(void *priv, const struct fs_log_attri *a, const char *why)
+{
+	char what[400];
+
+	fs_log_attri_describe(a, what, sizeof(what));
+	fs_report(priv, "log.attri", FS_NONE, FS_NONE, (int64_t)a->ino, "log", "completed",
+		  "stops recovery", "%s cannot be completed: %s", what, why);
 }
 
 int main(int argc, char **argv)
@@ -319,6 +330,20 @@ int main(int argc, char **argv)
 		return EXIT_OPERATIONAL;
 	}
 
+	/*
+	 * An xattr intent the kernel's recovery stops at (its inode free, not
+	 * an inode, or damaged: logattr.c): the mount fails; xfsx_repair
+	 * refuses such a log.  Said as a finding each.
+	 */
+	if (sl.rp && fs_replay_stats(sl.rp)->intents_open[FS_INTENT_ATTRI] &&
+	    fs_replay_judge_attris(fs, sl.rp, on_attri_bad, &fl) < 0) {
+		fprintf(stderr, "xfsx_check: %s: judging the log's xattr intents failed\n", path);
+		scan_teardown(&cx);
+		fs_close(fs);
+		scan_log_free(&sl);
+		fs_findings_free(&fl);
+		return finish_output(EXIT_OPERATIONAL);
+	}
 	/*
 	 * Unfinished intents: mounting completes them after the replay, so what
 	 * the scan finds about the blocks they name is that completion still to

@@ -392,6 +392,7 @@ static const struct fs_finding_def table[] = {
 	{ "bmbt.loop",          E, F_FORK,   "block map btree block is reached twice (loop or shared subtree)" },
 	{ "log.unreadable",     E, F_LOG,    "log could not be read" },
 	{ "log.dirty",          W, F_LOG,    "log is dirty: mount the filesystem to replay it; later findings may be spurious" },
+	{ "log.attri",          E, F_LOG,    "an unfinished xattr intent in the log cannot be completed: the kernel's recovery stops there and the mount fails" },
 };
 
 #undef E

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
+#include "libfs/logattr.h"
 #include "libfs/undo.h"
 #include "repair/repair.h"
 #include "scan/log.h"
@@ -81,6 +82,28 @@ static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *o
 	fputs("}}", out);
 }
 
+/* The first xattr intent the kernel's recovery would stop at (and, with -n, each named). */
+struct attri_bad {
+	const char *path;
+	bool show;
+	char first[400], why[400];
+};
+
+static void on_attri_bad(void *priv, const struct fs_log_attri *a, const char *why)
+{
+	struct attri_bad *ab = priv;
+	char what[400];
+
+	fs_log_attri_describe(a, what, sizeof(what));
+	if (!ab->first[0]) {
+		snprintf(ab->first, sizeof(ab->first), "%s", what);
+		snprintf(ab->why, sizeof(ab->why), "%s", why);
+	}
+	if (ab->show)
+		printf("%s: the log's unfinished %s cannot be completed: %s; a repair refuses such "
+		       "a log\n", ab->path, what, why);
+}
+
 static int fail_open(const struct repair_opts *o, const char *path, struct fs_findings *fl,
 		     const char *msg)
 {
@@ -126,7 +149,7 @@ int main(int argc, char **argv)
 	const char *undo_path = NULL;
 	char msg[1024];
 	const char *path;
-	size_t left;
+	size_t left, attris_refused = 0;
 	double t0;
 	int c, err, rc;
 
@@ -275,6 +298,31 @@ int main(int argc, char **argv)
 		if (*what && !ro.quiet && !ro.json)
 			printf("%s: %s (a repair refuses such a log): findings about that file may "
 			       "follow\n", path, what);
+		/*
+		 * An xattr intent the kernel's recovery stops at (its inode free,
+		 * not an inode, or damaged: logattr.c): the mount fails, and a
+		 * repair refuses before anything is written.
+		 */
+		{
+			struct attri_bad ab = { .path = path, .show = ro.dry_run && !ro.quiet && !ro.json };
+
+			err = fs_replay_judge_attris(fs, sl.rp, on_attri_bad, &ab);
+			if (err < 0) {
+				snprintf(msg, sizeof(msg), "%s: judging the log's xattr intents failed: %s.  "
+					 "Nothing was written.", path, strerror(-err));
+				goto refuse;
+			}
+			if (err && !ro.dry_run) {
+				snprintf(msg, sizeof(msg), "%s: the log cannot be completed: its unfinished "
+					 "%s cannot be completed: %s%s.  -L throws the log away (its last "
+					 "transactions are lost).  Nothing was written.", path, ab.first, ab.why,
+					 err > 1 ? " (and more intents: xfsx_repair -n names them all)" : "");
+				goto refuse;
+			}
+			/* -n: what a repair would refuse is left, whatever the scan finds */
+			attris_refused = (size_t)err;
+			err = 0;
+		}
 		scan_log_describe(&sl, what, sizeof(what));
 		if (!ro.dry_run) {
 			/* the replay is the run's first write: the undo file covers it too */
@@ -485,6 +533,8 @@ early_out:
 		rc = REPAIR_EXIT_LEFT;
 	else
 		rc = ro.dry_run ? REPAIR_EXIT_LEFT : REPAIR_EXIT_FIXED;
+	if (attris_refused)
+		rc = REPAIR_EXIT_LEFT;
 out:
 	/* a run stopped by an error still leaves a finished undo file of what it wrote */
 	if (undo && (err = fs_undo_finish(undo, msg, sizeof(msg))) < 0)

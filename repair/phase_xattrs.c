@@ -381,6 +381,19 @@ static void dedupe(struct xa_collect *c)
 	c->n = w;
 }
 
+/* The collected entries as the encoder takes them (pointing into c's arena); NULL: -ENOMEM. */
+static struct fs_attrbuild_ent *build_ents(const struct xa_collect *c)
+{
+	struct fs_attrbuild_ent *ents = calloc(c->n ? c->n : 1, sizeof(*ents));
+
+	for (size_t i = 0; ents && i < c->n; i++)
+		ents[i] = (struct fs_attrbuild_ent){
+			.flags = c->v[i].flags, .namelen = c->v[i].namelen,
+			.name = c->arena + c->v[i].name, .valuelen = c->v[i].valuelen,
+			.value = c->arena + c->v[i].name + c->v[i].namelen };
+	return ents;
+}
+
 /* ---- the new fork ---- */
 
 /* The blocks the attr fork maps now (extents and bmbt blocks). */
@@ -524,14 +537,9 @@ static int rebuild(struct repair_ctx *rx, struct xa_collect *c, unsigned char *d
 	afork = (unsigned char *)fs_inode_fork_ptr(dip, &ip, XFS_ATTR_FORK);
 	*cleared_why = "no entry survived";
 	if (c->n) {
-		ents = calloc(c->n, sizeof(*ents));
+		ents = build_ents(c);
 		if (!ents)
 			return -ENOMEM;
-		for (size_t i = 0; i < c->n; i++)
-			ents[i] = (struct fs_attrbuild_ent){
-				.flags = c->v[i].flags, .namelen = c->v[i].namelen,
-				.name = c->arena + c->v[i].name, .valuelen = c->v[i].valuelen,
-				.value = c->arena + c->v[i].name + c->v[i].namelen };
 		err = fs_attrbuild_plan(g, c->ino, ents, c->n, &ab);
 		if (err == -ENOMEM)
 			goto out;
@@ -609,14 +617,45 @@ static size_t find_ent(const struct xa_collect *c, uint8_t flags, const uint8_t 
 	return c->n;
 }
 
+/* The collected entries fit a short form fork of asize bytes (the rule rebuild() follows). */
+static bool sf_fits(struct xa_collect *c, uint32_t asize)
+{
+	struct fs_attrbuild_ent *ents;
+	struct fs_attrbuild *ab = NULL;
+	uint32_t sf = 0;
+
+	if (!c->n)
+		return true;
+	ents = build_ents(c);
+	if (!ents) {
+		c->err = -ENOMEM;
+		return false;
+	}
+	if (!fs_attrbuild_plan(&c->rx->fs->g, c->ino, ents, c->n, &ab))
+		sf = fs_attrbuild_sf_size(ab);
+	fs_attrbuild_free(ab);
+	free(ents);
+	return sf && sf <= asize;
+}
+
 /*
  * The intents on the collected entries, in log order, as the kernel's
  * recovery applies them (xfs_attr_set with its recovery flag): a set or a
  * replace leaves the name with the logged value whether or not it was
- * there; a remove of an absent name changes nothing.
+ * there; a remove of an absent name changes nothing.  Returns whether the
+ * chain stamps the change time: the kernel's short form add
+ * (xfs_attr_try_sf_addname) does, recovery's included; a set that goes
+ * to leaf blocks, and a remove, do not.  So the fork's form is followed
+ * from intent to intent (sf: short form, or no fork, at the start): a set
+ * that does not fit the short form turns it into blocks, a remove after
+ * which all fit turns it back (the kernel's leaf shrink), and only a set
+ * made while it is short form stamps.
  */
-static void apply_attris(struct xa_collect *c, const struct attri_ref *refs, size_t nrefs)
+static bool apply_attris(struct xa_collect *c, const struct attri_ref *refs, size_t nrefs,
+			 bool sf, uint32_t asize)
 {
+	bool stamp = false;
+
 	for (size_t k = 0; k < nrefs && !c->err; k++) {
 		const struct fs_log_attri *a = &c->rx->attris[refs[k].i];
 		uint8_t flags = (uint8_t)(a->filter & XFS_ATTR_NSP_ONDISK_MASK);
@@ -626,9 +665,17 @@ static void apply_attris(struct xa_collect *c, const struct attri_ref *refs, siz
 			memmove(c->v + at, c->v + at + 1, (c->n - at - 1) * sizeof(*c->v));
 			c->n--;
 		}
-		if (a->op != XFS_ATTRI_OP_FLAGS_REMOVE)
+		if (a->op != XFS_ATTRI_OP_FLAGS_REMOVE) {
 			keep(c, flags, a->name, (uint8_t)a->namelen, a->value, a->valuelen);
+			if (sf && sf_fits(c, asize))
+				stamp = true;
+			else
+				sf = false;
+		} else if (!sf && sf_fits(c, asize)) {
+			sf = true;
+		}
 	}
+	return stamp;
 }
 
 static struct xa_row *new_row(struct repair_xattrs *xa, fs_ino_t ino)
@@ -648,22 +695,30 @@ static int salvage(struct repair_ctx *rx, fs_ino_t ino, const struct attri_ref *
 	struct fs_buf *b;
 	struct fs_inode ip;
 	const char *why = NULL;
-	bool was_sf, set = false;
+	bool was_sf, stamp = false;
 	int err;
 
-	if (!new_row(rx->xa, ino))
-		return -ENOMEM;
-	rowix = rx->xa->nrows - 1;
-	c.row = &rx->xa->rows[rowix];
 	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
 	if (err)
 		return err;
 	fs_inode_decode(b->data, &ip);
+	/*
+	 * A free inode an intent names (-n only: a repair refused the log
+	 * before the scan, as the kernel's recovery stops there): nothing to do.
+	 */
+	if (!ip.mode) {
+		fs_buf_put(rx->sx->cache, b);
+		return 0;
+	}
+	if (!new_row(rx->xa, ino)) {
+		fs_buf_put(rx->sx->cache, b);
+		return -ENOMEM;
+	}
+	rowix = rx->xa->nrows - 1;
+	c.row = &rx->xa->rows[rowix];
 	/* short form to the kernel (xfs_attr_is_shortform): local, or extents without one */
 	was_sf = !ip.forkoff || ip.aformat == XFS_DINODE_FMT_LOCAL ||
 		 (ip.aformat == XFS_DINODE_FMT_EXTENTS && !ip.anextents);
-	for (size_t k = 0; k < nrefs; k++)
-		set |= rx->attris[refs[k].i].op != XFS_ATTRI_OP_FLAGS_REMOVE;
 	if (ip.forkoff && ip.aformat == XFS_DINODE_FMT_LOCAL) {
 		collect_sf(&c, b->data, &ip);
 	} else if (ip.forkoff) {
@@ -679,20 +734,15 @@ static int salvage(struct repair_ctx *rx, fs_ino_t ino, const struct attri_ref *
 	if (!err)
 		dedupe(&c);
 	if (!err)
-		apply_attris(&c, refs, nrefs);
+		stamp = apply_attris(&c, refs, nrefs, was_sf,
+				     fs_inode_fork_size(g, &ip, XFS_ATTR_FORK));
 	if (!err)
 		err = c.err;
 	c.row = &rx->xa->rows[rowix];	/* drop() may have grown the text, not the rows */
 	if (!err)
 		err = rebuild(rx, &c, b->data, &why);
-	if (!err && nrefs && !c.row->cleared && was_sf && set &&
-	    ((const struct xfs_dinode *)b->data)->di_aformat == XFS_DINODE_FMT_LOCAL) {
-		/*
-		 * The kernel's short form add (xfs_attr_try_sf_addname) stamps the
-		 * change time, recovery's included; a set that goes to leaf
-		 * blocks, and a remove, do not.  (Several intents on one inode:
-		 * stamped when the fork was and stays short form.)
-		 */
+	if (!err && nrefs && !c.row->cleared && stamp) {
+		/* a short form add in the chain (apply_attris): the kernel stamps the change time */
 		struct timespec ts;
 		struct fs_dinode_time t;
 
