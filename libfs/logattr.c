@@ -22,8 +22,9 @@
  * recovery, so the mount fails.  What makes that fetch fail: the inode's
  * block does not hold inode cores (magic, version, next-unlinked pointer of
  * every inode in it, the buffer verifier), the core fails its checks (CRC,
- * inode number, fields), the inode is free (mode 0: -ENOENT), or its short
- * form attr fork fails its check.  Past the fetch, an attr fork in blocks
+ * inode number, fields), the inode is free (mode 0: -ENOENT), a record of
+ * its data fork's extent list is bad (a btree's blocks are not read then),
+ * or its short form attr fork fails its check.  Past the fetch, an attr fork in blocks
  * the op walks that fail their checks stop it too; which ones it walks
  * depends on the name's hash, so every block of the fork is judged (a
  * refusal where the kernel might pass: the user is told both options).
@@ -284,6 +285,24 @@ int fs_log_attri_judge(struct fs *fs, const struct fs_log_attri *a, char *why, s
 		}
 	}
 	fs_findings_free(&fl);
+	if (!err && ip.format == XFS_DINODE_FMT_EXTENTS) {
+		/*
+		 * The fetch reads an extent list into memory checking every
+		 * record (xfs_iformat_extents); a btree's blocks it does not read
+		 */
+		struct fs_bmap m = { 0 };
+		struct fs_bmap_ctx bc = { .g = g, .fl = &fl, .read_fsblock = judge_read_fsblock,
+					  .priv = &j };
+		char what[64];
+
+		fs_findings_init(&fl);
+		err = fs_bmap_load(&bc, dip, &ip, XFS_DATA_FORK, &m);
+		snprintf(what, sizeof(what), "inode %llu's data fork", (unsigned long long)a->ino);
+		if (!err && first_error(&fl, what, why, wl))
+			err = -EUCLEAN;
+		fs_bmap_free(&m);
+		fs_findings_free(&fl);
+	}
 	if (!err && ip.forkoff &&
 	    (ip.aformat == XFS_DINODE_FMT_EXTENTS || ip.aformat == XFS_DINODE_FMT_BTREE))
 		err = judge_fork_blocks(&j, a->ino, dip, &ip, why, wl);

@@ -22,7 +22,8 @@
 #    before writing; the kernel's outcome is checked where it mounts.
 #  - Intents the kernel's recovery stops at (the mount fails): on a free
 #    inode, on a block that holds no inodes, on an inode whose short form
-#    attr fork fails its check, whose attr leaf block fails its CRC.
+#    attr fork fails its check, whose attr leaf block fails its CRC, whose
+#    data fork's extent list has a record outside the filesystem.
 #    xfsx_repair refuses before writing anything, naming the intent (id,
 #    op, name, inode) and why, and the options; -n names it and exits 4;
 #    xfsx_check reports log.attri.
@@ -170,6 +171,10 @@ WHAT="0x5a5a0001 $NM" KERNEL="" refuse_case sf-fork-bad "$TMP/r.img" "${INO[sf]}
 cp --sparse=always "$BASE" "$TMP/r.img"
 xfs_db -x -c "inode ${INO[leaf]}" -c "ablock 0" -c "write -c hdr.info.hdr.forw 7" "$TMP/r.img" >/dev/null 2>&1
 WHAT="0x5a5a0001 $NM" KERNEL="" refuse_case leaf-block-bad "$TMP/r.img" "${INO[leaf]}:1:0:nm:10"
+# a data fork extent outside the filesystem: the fetch checks the extent list
+cp --sparse=always "$BASE" "$TMP/r.img"
+xfs_db -x -c "inode ${INO[data]}" -c "write -d u3.bmx[0].startblock 99999999" "$TMP/r.img" >/dev/null 2>&1
+WHAT="0x5a5a0001 $NM" KERNEL="" refuse_case data-fork-bad "$TMP/r.img" "${INO[data]}:1:0:nm:10"
 # one good intent before the bad one: still nothing written
 cp --sparse=always "$BASE" "$TMP/r.img"
 WHAT="0x5a5a0002 $NM" KERNEL="" refuse_case good-then-free "$TMP/r.img" "${INO[one]}:1:0:ok:5" "$((INO[none] + 40)):1:0:nm:10"

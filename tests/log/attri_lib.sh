@@ -63,12 +63,13 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# the base: files with no xattr, a short form fork, a leaf fork
+# the base: files with no xattr, a short form fork, a leaf fork; one with data
 BASE="$TMP/base.img"
 truncate -s 300M "$BASE"
 mkfs.xfs -q -f "$BASE" >/dev/null 2>&1 || { not_ok "mkfs.xfs made the base"; tap_done; exit; }
 mount_img "$BASE" "$M" || { not_ok "mounted the base"; tap_done; exit; }
 touch "$M/none" "$M/sf" "$M/leaf" "$M/one"
+head -c 100000 /dev/urandom >"$M/data"
 python3 - "$M" <<'PY'
 import os, sys
 m = sys.argv[1]
@@ -80,7 +81,7 @@ for i in range(80):
     os.setxattr(m + "/leaf", "user.leafname%03d" % i, b"x" * 40)
 PY
 declare -A INO BEFORE
-for f in none sf leaf one; do
+for f in none sf leaf one data; do
 	INO[$f]=$(stat -c %i "$M/$f")
 	BEFORE[$f]=$(xa_dump "$M/$f")
 done
