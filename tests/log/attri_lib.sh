@@ -63,6 +63,20 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# bulkstat_equal NAME A B: one test line, xfsx_bulkstat of A (the kernel's
+# recovery) and B (ours) equal as bs_compare says, against $TMP/base.bs
+bulkstat_equal() {
+	local out
+	"$XFSX_BULKSTAT" "$2" >"$TMP/a.bs" 2>&1
+	"$XFSX_BULKSTAT" "$3" >"$TMP/b.bs" 2>&1
+	if out=$(bs_compare "$TMP/a.bs" "$TMP/b.bs" "$TMP/base.bs"); then
+		ok "$1: xfsx_bulkstat of A and B equal ($out)"
+	else
+		not_ok "$1: xfsx_bulkstat of A and B equal"
+		printf '%s\n' "$out" | head -6 | cut -c1-300 | sed 's/^/#   /'
+	fi
+}
+
 # the base: files with no xattr, a short form fork, a leaf fork; one with data
 BASE="$TMP/base.img"
 truncate -s 300M "$BASE"
