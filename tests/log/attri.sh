@@ -85,21 +85,7 @@ attri_case() {
 	lib=$(xfs_db -r -c "sb 0" -c "p features_log_incompat" "$img" 2>&1)
 	check "$name: features_log_incompat of A and B equal, 0 ($lib)" test "$lia" = "$lib" -a "$lib" = "features_log_incompat = 0"
 	bulkstat_equal "$name" "$a" "$img"
-	# every inode's xattrs (tree.py: paths, modes, contents, every xattr's value) of A and B
-	if mount_img "$a" "$TMP/ma" ro && mount_img "$img" "$TMP/mb" ro,nouuid; then
-		python3 "$TREE" "$TMP/ma" >"$TMP/a.tree"
-		python3 "$TREE" "$TMP/mb" >"$TMP/b.tree"
-		if cmp -s "$TMP/a.tree" "$TMP/b.tree" && [ "$(xa_dump "$TMP/mb/$f")" = "$exp" ]; then
-			ok "$name: trees and xattrs of A and B equal ($(wc -l <"$TMP/a.tree") paths)"
-		else
-			not_ok "$name: trees and xattrs of A and B equal"
-			diff "$TMP/a.tree" "$TMP/b.tree" | head -6 | cut -c1-200 | sed 's/^/#   /'
-		fi
-	else
-		not_ok "$name: both copies mount read-only"
-	fi
-	umount "$TMP/ma" 2>/dev/null
-	umount "$TMP/mb" 2>/dev/null
+	trees_equal "$name" "$a" "$img" "$f" "$exp"
 	rm -f "$img" "$a"
 }
 

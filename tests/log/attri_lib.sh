@@ -77,6 +77,29 @@ bulkstat_equal() {
 	fi
 }
 
+# trees_equal NAME A B [FILE EXPECTED]: one test line, every inode's xattrs
+# (tree.py: paths, modes, contents, every xattr's value) of A and B equal,
+# both mounted read-only; with FILE, B's xattrs of FILE dump as EXPECTED
+trees_equal() {
+	local ok=1
+	if mount_img "$2" "$TMP/ma" ro && mount_img "$3" "$TMP/mb" ro,nouuid; then
+		python3 "$TREE" "$TMP/ma" >"$TMP/a.tree"
+		python3 "$TREE" "$TMP/mb" >"$TMP/b.tree"
+		cmp -s "$TMP/a.tree" "$TMP/b.tree" || ok=0
+		[ $# -lt 4 ] || [ "$(xa_dump "$TMP/mb/$4")" = "$5" ] || ok=0
+		if [ $ok = 1 ]; then
+			ok "$1: trees and xattrs of A and B equal ($(wc -l <"$TMP/a.tree") paths)"
+		else
+			not_ok "$1: trees and xattrs of A and B equal"
+			diff "$TMP/a.tree" "$TMP/b.tree" | head -6 | cut -c1-200 | sed 's/^/#   /'
+		fi
+	else
+		not_ok "$1: both copies mount read-only"
+	fi
+	umount "$TMP/ma" 2>/dev/null
+	umount "$TMP/mb" 2>/dev/null
+}
+
 # the base: files with no xattr, a short form fork, a leaf fork; one with data
 BASE="$TMP/base.img"
 truncate -s 300M "$BASE"
