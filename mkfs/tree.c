@@ -12,6 +12,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,12 +175,11 @@ static int acl_to_xfs(const unsigned char *v, size_t len, unsigned char **out, u
 }
 
 /* at: the name the xattr calls use (relative to the working directory); path: for messages */
-static int read_xattrs(struct proto_tree *t, uint32_t idx, const char *at, const char *path,
+static int read_xattrs(struct proto_inode *in, bool *warned, const char *at, const char *path,
 		       char *err, size_t el)
 {
 	ssize_t len = llistxattr(at, NULL, 0);
 	char *names;
-	struct proto_inode *in;
 
 	if (len < 0)
 		return errno == ENOTSUP || errno == ENOSYS ? 0 :
@@ -228,10 +229,9 @@ static int read_xattrs(struct proto_tree *t, uint32_t idx, const char *at, const
 			rest = "SGI_ACL_DEFAULT";
 			x.flags = XFS_ATTR_ROOT;
 		} else {
-			if (!t->warned_system_xattr)
+			if (!__atomic_exchange_n(warned, true, __ATOMIC_RELAXED))
 				fprintf(stderr, "xfsx_mkfs: warning: %s: xattr %s has no XFS namespace; "
 					"not copied (said once)\n", path, nm);
-			t->warned_system_xattr = true;
 			continue;
 		}
 		if (!*rest || strlen(rest) > 255) {
@@ -275,7 +275,6 @@ static int read_xattrs(struct proto_tree *t, uint32_t idx, const char *at, const
 		x.namelen = (uint8_t)strlen(rest);
 		x.value = val;
 		x.valuelen = (uint32_t)vl;
-		in = &t->v[idx];
 		{
 			struct proto_xattr *nv = realloc(in->xattrs, (in->nxattrs + 1) * sizeof(*nv));
 
@@ -304,216 +303,438 @@ static void stat_times(struct proto_inode *in, const struct statx *sx)
 		in->t[3] = in->t[2];
 }
 
-static int cmp_name(const void *a, const void *b)
+/*
+ * -p DIR is read in two steps.  First the directories are scanned, each
+ * by one thread of a small pool (a directory at a time per thread, so no
+ * two threads look up names in one directory: that contends on its
+ * dentry): readdir, the names sorted, statx, readlink and the xattr calls
+ * for each entry, and the subdirectories queued for the pool.  Then one
+ * thread walks the result depth first, in name order, and builds the tree:
+ * inode indexes, hard links (by device and inode number), link counts,
+ * and the first error met in that order, so the tree and the error do not
+ * depend on which thread scanned what.
+ *
+ * Entries are looked up by their names in the directory, not by full
+ * paths: statx and readlink relative to the directory's descriptor, the
+ * xattr calls (which have no such form in glibc) relative to the working
+ * directory, which the scanning thread moves into the directory (each
+ * pool thread has its own working directory: unshare(CLONE_FS)).  A full
+ * path costs a lookup per component, and three calls per entry.
+ */
+struct sdir;
+
+/* One entry as the scan found it. */
+struct sent {
+	char *name;
+	size_t len;
+	struct proto_inode in;     /* what statx, readlink and the xattr calls gave */
+	uint64_t dev, ino, nlink;  /* of the source: hard links */
+	struct sdir *sub;          /* a directory: its scan */
+	char *err;                 /* what failed at this entry (the scan of its directory
+				    * stopped there), or NULL */
+	bool late;                 /* err came after statx: a second name of a hard link
+				    * has nothing more read, so it does not count there */
+};
+
+struct sdir {
+	char *path;                /* as given (relative to the caller's working directory) */
+	bool follow;               /* the root: may be reached through a symlink */
+	struct sent *e;
+	size_t n;
+	char *err;                 /* the directory could not be read */
+};
+
+struct scan {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct sdir **q;           /* directories to scan */
+	size_t nq, capq, active;
+	int cwd;                   /* the caller's working directory */
+	bool warned;               /* the "no XFS namespace" warning was given */
+	bool nomem;
+};
+
+static void nomem(struct scan *s)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	__atomic_store_n(&s->nomem, true, __ATOMIC_RELAXED);
 }
 
-/*
- * Entries are looked up by their names in the directory, not by full paths:
- * statx and readlink relative to the directory's descriptor, the xattr
- * calls (which have no such form in glibc) relative to the working
- * directory, which is the directory being scanned (read_dir restores it).
- * A full path costs a lookup per component, and three calls per entry.
- */
-static int scan_dir(struct proto_tree *t, struct linkmap *lm, int pfd, const char *name,
-		    const char *path, uint32_t didx, char *err, size_t el)
+/* A message for err into *where (a copy); the scan goes on without one when memory is out. */
+static void scan_err(struct scan *s, char **where, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void scan_err(struct scan *s, char **where, const char *fmt, ...)
 {
-	/* the root may be reached through a symlink; below it, what statx saw is opened */
-	int dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
-			 (pfd == AT_FDCWD ? 0 : O_NOFOLLOW));
-	DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
-	struct dirent *de;
-	char **names = NULL;
-	size_t nn = 0, cap = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(where, fmt, ap) < 0) {
+		*where = NULL;
+		nomem(s);
+	}
+	va_end(ap);
+}
+
+static int cmp_sent(const void *a, const void *b)
+{
+	return strcmp(((const struct sent *)a)->name, ((const struct sent *)b)->name);
+}
+
+static void sdir_free(struct sdir *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->n; i++) {
+		struct sent *e = &d->e[i];
+
+		free(e->name);
+		free(e->in.src);
+		for (uint32_t k = 0; k < e->in.nxattrs; k++) {
+			free(e->in.xattrs[k].name);
+			free(e->in.xattrs[k].value);
+		}
+		free(e->in.xattrs);
+		free(e->err);
+		sdir_free(e->sub);
+	}
+	free(d->e);
+	free(d->path);
+	free(d->err);
+	free(d);
+}
+
+static int scan_push(struct scan *s, struct sdir *d)
+{
 	int rc = 0;
 
-	if (!d) {
-		rc = -errno;
-		if (dfd >= 0)
-			close(dfd);
-		return terr(err, el, "cannot read directory %s: %s", path, strerror(-rc));
-	}
-	if (fchdir(dfd)) {
-		rc = terr(err, el, "cannot enter directory %s: %s", path, strerror(errno));
-		goto out;
-	}
-	errno = 0;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (nn == cap) {
-			char **nv = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*nv));
+	pthread_mutex_lock(&s->lock);
+	if (s->nq == s->capq) {
+		size_t cap = s->capq ? s->capq * 2 : 64;
+		struct sdir **v = realloc(s->q, cap * sizeof(*v));
 
-			if (!nv) {
-				rc = terr(err, el, "out of memory");
-				goto out;
-			}
-			names = nv;
-		}
-		names[nn] = strdup(de->d_name);
-		if (!names[nn++]) {
-			rc = terr(err, el, "out of memory");
-			goto out;
+		if (v) {
+			s->q = v;
+			s->capq = cap;
 		}
 	}
-	if (errno) {
-		rc = terr(err, el, "cannot read directory %s: %s", path, strerror(errno));
-		goto out;
+	if (s->nq < s->capq) {
+		s->q[s->nq++] = d;
+		pthread_cond_signal(&s->cond);
+	} else {
+		rc = -ENOMEM;
 	}
-	if (nn)
-		qsort(names, nn, sizeof(*names), cmp_name);
-	for (size_t i = 0; i < nn && !rc; i++) {
-		size_t len = strlen(names[i]);
-		char *full;
-		struct statx sx;
-		uint32_t idx;
-		bool found = false;
-		uint32_t *slot = NULL;
-
-		if (len > 255) {
-			rc = terr(err, el, "%s/%s: name longer than 255 bytes", path, names[i]);
-			break;
-		}
-		if (asprintf(&full, "%s/%s", path, names[i]) < 0) {
-			rc = terr(err, el, "out of memory");
-			break;
-		}
-		if (statx(dfd, names[i], AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &sx)) {
-			rc = terr(err, el, "cannot stat %s: %s", full, strerror(errno));
-			free(full);
-			break;
-		}
-		if (!S_ISDIR(sx.stx_mode) && sx.stx_nlink > 1) {
-			slot = lm_find(lm, makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino,
-				       &found);
-			if (!slot) {
-				free(full);
-				rc = terr(err, el, "out of memory");
-				break;
-			}
-		}
-		if (found) {
-			idx = *slot;
-			t->v[idx].nlink++;
-			if (add_dent(&t->v[didx], idx, names[i], len))
-				rc = terr(err, el, "out of memory");
-			free(full);
-			continue;
-		}
-		if (new_inode(t, &idx) || add_dent(&t->v[didx], idx, names[i], len)) {
-			free(full);
-			rc = terr(err, el, "out of memory");
-			break;
-		}
-		if (slot)
-			*slot = idx;
-		{
-			struct proto_inode *in = &t->v[idx];
-
-			in->mode = sx.stx_mode;
-			in->uid = sx.stx_uid;
-			in->gid = sx.stx_gid;
-			in->nlink = 1;
-			in->parent = didx;
-			stat_times(in, &sx);
-			switch (sx.stx_mode & S_IFMT) {
-			case S_IFREG:
-				in->size = sx.stx_size;
-				in->src_blocks = sx.stx_blocks;
-				in->src = full;
-				full = NULL;
-				t->data_bytes += sx.stx_blocks * 512 < sx.stx_size ?
-						 sx.stx_blocks * 512 : sx.stx_size;
-				break;
-			case S_IFLNK: {
-				char buf[XFS_SYMLINK_MAXLEN + 1];
-				ssize_t n = readlinkat(dfd, names[i], buf, sizeof(buf));
-
-				if (n < 0 || n > XFS_SYMLINK_MAXLEN) {
-					rc = n < 0 ? terr(err, el, "cannot read symlink %s: %s", full,
-							  strerror(errno)) :
-						     terr(err, el, "symlink %s: target longer than %d "
-							  "bytes", full, XFS_SYMLINK_MAXLEN);
-					break;
-				}
-				in->src = malloc((size_t)n + 1);
-				if (!in->src) {
-					rc = terr(err, el, "out of memory");
-					break;
-				}
-				memcpy(in->src, buf, (size_t)n);
-				in->srclen = (uint32_t)n;
-				in->size = (uint64_t)n;
-				break;
-			}
-			case S_IFCHR:
-			case S_IFBLK:
-				in->rdev = (sx.stx_rdev_major << 18) | (sx.stx_rdev_minor & 0x3ffff);
-				break;
-			case S_IFIFO:
-			case S_IFSOCK:
-			case S_IFDIR:
-				break;
-			default:
-				rc = terr(err, el, "%s: file type %#o cannot be stored", full,
-					  sx.stx_mode & S_IFMT);
-			}
-		}
-		if (!rc) {
-			const char *p = full ? full : t->v[idx].src;
-
-			rc = read_xattrs(t, idx, names[i], p, err, el);
-		}
-		if (!rc && S_ISDIR(sx.stx_mode)) {
-			t->v[didx].nlink++;
-			t->v[idx].nlink = 2;
-			rc = scan_dir(t, lm, dfd, names[i], full, idx, err, el);
-			/* back in this directory for the next names */
-			if (!rc && fchdir(dfd))
-				rc = terr(err, el, "cannot enter directory %s: %s", path,
-					  strerror(errno));
-		}
-		free(full);
-	}
-out:
-	for (size_t i = 0; i < nn; i++)
-		free(names[i]);
-	free(names);
-	closedir(d);
+	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
 
+/* One entry of directory d (descriptor dfd, the working directory): statx, readlink, xattrs. */
+static void scan_entry(struct scan *s, struct sdir *d, int dfd, struct sent *e)
+{
+	struct proto_inode *in = &e->in;
+	struct statx sx;
+	char msg[512];
+	char *full;
+
+	if (e->len > 255) {
+		scan_err(s, &e->err, "%s/%s: name longer than 255 bytes", d->path, e->name);
+		return;
+	}
+	if (asprintf(&full, "%s/%s", d->path, e->name) < 0) {
+		nomem(s);
+		return;
+	}
+	if (statx(dfd, e->name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &sx)) {
+		scan_err(s, &e->err, "cannot stat %s: %s", full, strerror(errno));
+		free(full);
+		return;
+	}
+	e->late = true;
+	e->dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	e->ino = sx.stx_ino;
+	e->nlink = sx.stx_nlink;
+	in->mode = sx.stx_mode;
+	in->uid = sx.stx_uid;
+	in->gid = sx.stx_gid;
+	stat_times(in, &sx);
+	switch (sx.stx_mode & S_IFMT) {
+	case S_IFREG:
+		in->size = sx.stx_size;
+		in->src_blocks = sx.stx_blocks;
+		in->src = full;
+		full = NULL;
+		break;
+	case S_IFLNK: {
+		char buf[XFS_SYMLINK_MAXLEN + 1];
+		ssize_t n = readlinkat(dfd, e->name, buf, sizeof(buf));
+
+		if (n < 0 || n > XFS_SYMLINK_MAXLEN) {
+			if (n < 0)
+				scan_err(s, &e->err, "cannot read symlink %s: %s", full, strerror(errno));
+			else
+				scan_err(s, &e->err, "symlink %s: target longer than %d bytes", full,
+					 XFS_SYMLINK_MAXLEN);
+			free(full);
+			return;
+		}
+		in->src = malloc((size_t)n + 1);
+		if (!in->src) {
+			nomem(s);
+			free(full);
+			return;
+		}
+		memcpy(in->src, buf, (size_t)n);
+		in->srclen = (uint32_t)n;
+		in->size = (uint64_t)n;
+		break;
+	}
+	case S_IFCHR:
+	case S_IFBLK:
+		in->rdev = (sx.stx_rdev_major << 18) | (sx.stx_rdev_minor & 0x3ffff);
+		break;
+	case S_IFIFO:
+	case S_IFSOCK:
+	case S_IFDIR:
+		break;
+	default:
+		scan_err(s, &e->err, "%s: file type %#o cannot be stored", full,
+			 sx.stx_mode & S_IFMT);
+		free(full);
+		return;
+	}
+	if (read_xattrs(in, &s->warned, e->name, full ? full : in->src, msg, sizeof(msg))) {
+		scan_err(s, &e->err, "%s", msg);
+	} else if (S_ISDIR(sx.stx_mode)) {
+		/* queued whole: another thread may take it at once */
+		e->sub = calloc(1, sizeof(*e->sub));
+		if (e->sub)
+			e->sub->path = full;
+		if (!e->sub || scan_push(s, e->sub)) {
+			free(e->sub);
+			e->sub = NULL;
+			nomem(s);
+		} else {
+			full = NULL;
+		}
+	}
+	free(full);
+}
+
+/* Directory d: its names, sorted, and each entry scanned until the first that fails. */
+static void scan_one(struct scan *s, struct sdir *d)
+{
+	int dfd = openat(s->cwd, d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+			 (d->follow ? 0 : O_NOFOLLOW));
+	DIR *dir = dfd < 0 ? NULL : fdopendir(dfd);
+	struct dirent *de;
+	size_t cap = 0;
+
+	if (!dir) {
+		scan_err(s, &d->err, "cannot read directory %s: %s", d->path, strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	if (fchdir(dfd)) {
+		scan_err(s, &d->err, "cannot enter directory %s: %s", d->path, strerror(errno));
+		goto out;
+	}
+	errno = 0;
+	while ((de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (d->n == cap) {
+			struct sent *v = realloc(d->e, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!v) {
+				nomem(s);
+				goto out;
+			}
+			d->e = v;
+		}
+		memset(&d->e[d->n], 0, sizeof(d->e[0]));
+		d->e[d->n].len = strlen(de->d_name);
+		d->e[d->n].name = strdup(de->d_name);
+		if (!d->e[d->n++].name) {
+			nomem(s);
+			goto out;
+		}
+		errno = 0;
+	}
+	if (errno) {
+		scan_err(s, &d->err, "cannot read directory %s: %s", d->path, strerror(errno));
+		goto out;
+	}
+	if (d->n)
+		qsort(d->e, d->n, sizeof(*d->e), cmp_sent);
+	for (size_t i = 0; i < d->n && !__atomic_load_n(&s->nomem, __ATOMIC_RELAXED); i++) {
+		struct sent *e = &d->e[i];
+
+		scan_entry(s, d, dfd, e);
+		/* past a failure nothing more counts, unless it may be a hard link's second name */
+		if (e->err && !(e->late && !S_ISDIR(e->in.mode) && e->nlink > 1)) {
+			for (size_t k = i + 1; k < d->n; k++)
+				free(d->e[k].name);
+			d->n = i + 1;
+		}
+	}
+out:
+	closedir(dir);
+}
+
+static void *scan_main(void *arg)
+{
+	struct scan *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		if (s->nq) {
+			struct sdir *d = s->q[--s->nq];
+
+			s->active++;
+			pthread_mutex_unlock(&s->lock);
+			scan_one(s, d);
+			pthread_mutex_lock(&s->lock);
+			if (!--s->active && !s->nq)
+				pthread_cond_broadcast(&s->cond);
+			continue;
+		}
+		if (!s->active)
+			break;
+		pthread_cond_wait(&s->cond, &s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* A pool thread: its own working directory first (else it leaves the work to the others). */
+static void *scan_helper(void *arg)
+{
+	if (unshare(CLONE_FS))
+		return NULL;
+	return scan_main(arg);
+}
+
+/* The scanned directory d into t as the children of didx, depth first in name order. */
+static int build_dir(struct proto_tree *t, struct linkmap *lm, struct sdir *d, uint32_t didx,
+		     char *err, size_t el)
+{
+	if (d->err)
+		return terr(err, el, "%s", d->err);
+	for (size_t i = 0; i < d->n; i++) {
+		struct sent *e = &d->e[i];
+		uint32_t idx, *slot = NULL;
+		bool found = false;
+
+		if (e->err && !e->late)
+			return terr(err, el, "%s", e->err);
+		if (!S_ISDIR(e->in.mode) && e->nlink > 1) {
+			slot = lm_find(lm, e->dev, e->ino, &found);
+			if (!slot)
+				return terr(err, el, "out of memory");
+		}
+		if (found) {
+			t->v[*slot].nlink++;
+			if (add_dent(&t->v[didx], *slot, e->name, e->len))
+				return terr(err, el, "out of memory");
+			continue;
+		}
+		if (e->err)
+			return terr(err, el, "%s", e->err);
+		if (new_inode(t, &idx) || add_dent(&t->v[didx], idx, e->name, e->len))
+			return terr(err, el, "out of memory");
+		if (slot)
+			*slot = idx;
+		/* the strings and xattrs move to the tree */
+		t->v[idx] = e->in;
+		memset(&e->in, 0, sizeof(e->in));
+		t->v[idx].nlink = 1;
+		t->v[idx].parent = didx;
+		if (S_ISREG(t->v[idx].mode))
+			t->data_bytes += t->v[idx].src_blocks * 512 < t->v[idx].size ?
+					 t->v[idx].src_blocks * 512 : t->v[idx].size;
+		if (S_ISDIR(t->v[idx].mode)) {
+			int rc;
+
+			t->v[didx].nlink++;
+			t->v[idx].nlink = 2;
+			if (!e->sub)
+				return terr(err, el, "out of memory");
+			rc = build_dir(t, lm, e->sub, idx, err, el);
+			if (rc)
+				return rc;
+			/* what is left of it (names, messages) is not needed any more */
+			sdir_free(e->sub);
+			e->sub = NULL;
+		}
+	}
+	return 0;
+}
+
+#define SCAN_THREADS_MAX 4
+
 static int read_dir(const char *path, struct proto_tree *t, char *err, size_t el)
 {
+	struct scan s = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 	struct linkmap lm = { 0 };
+	struct sdir *top = calloc(1, sizeof(*top));
+	pthread_t th[SCAN_THREADS_MAX];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned nth = 0;
 	struct statx sx;
 	uint32_t root;
 	int rc;
 
-	if (statx(AT_FDCWD, path, 0, STATX_BASIC_STATS | STATX_BTIME, &sx))
-		return terr(err, el, "cannot stat %s: %s", path, strerror(errno));
-	if (new_inode(t, &root))
+	if (!top || !(top->path = strdup(path))) {
+		free(top);
 		return terr(err, el, "out of memory");
+	}
+	top->follow = true;
+	if (statx(AT_FDCWD, path, 0, STATX_BASIC_STATS | STATX_BTIME, &sx)) {
+		rc = terr(err, el, "cannot stat %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (new_inode(t, &root)) {
+		rc = terr(err, el, "out of memory");
+		goto out;
+	}
 	t->v[root].mode = sx.stx_mode;
 	t->v[root].uid = sx.stx_uid;
 	t->v[root].gid = sx.stx_gid;
 	t->v[root].nlink = 2;
 	stat_times(&t->v[root], &sx);
-	rc = read_xattrs(t, root, path, path, err, el);
-	if (!rc) {
-		/* scan_dir moves the working directory; the caller's relative paths need it back */
-		int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-		if (cwd < 0)
-			return terr(err, el, "cannot open the working directory: %s",
-				    strerror(errno));
-		rc = scan_dir(t, &lm, AT_FDCWD, path, path, root, err, el);
-		if (fchdir(cwd) && !rc)
-			rc = terr(err, el, "cannot return to the working directory: %s",
-				  strerror(errno));
-		close(cwd);
+	rc = read_xattrs(&t->v[root], &s.warned, path, path, err, el);
+	if (rc)
+		goto out;
+	/* the scan moves this thread's working directory; the caller's relative paths need it back */
+	s.cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s.cwd < 0) {
+		rc = terr(err, el, "cannot open the working directory: %s", strerror(errno));
+		goto out;
 	}
+	s.q = malloc(sizeof(*s.q));
+	if (!s.q) {
+		rc = terr(err, el, "out of memory");
+		goto out;
+	}
+	s.q[s.nq++] = top;
+	s.capq = 1;
+	while (nth + 1 < (ncpu > 0 ? (unsigned long)ncpu : 1) && nth + 1 < SCAN_THREADS_MAX &&
+	       !pthread_create(&th[nth], NULL, scan_helper, &s))
+		nth++;
+	scan_main(&s);
+	for (unsigned i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	if (fchdir(s.cwd))
+		rc = terr(err, el, "cannot return to the working directory: %s", strerror(errno));
+	else if (s.nomem)
+		rc = terr(err, el, "out of memory");
+	else
+		rc = build_dir(t, &lm, top, root, err, el);
+out:
+	t->warned_system_xattr = s.warned;
+	if (s.cwd > 0)
+		close(s.cwd);
+	free(s.q);
+	sdir_free(top);
 	free(lm.v);
 	return rc;
 }

@@ -178,6 +178,22 @@ if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 		bash -c '[ "$0" -eq 1 ] && grep -q "unreadable: Permission denied" "$1"' "$rc" "$TMP/err"
 	check "as user nobody: an unreadable source file: no XFS left (blkid finds none)" \
 		bash -c '! blkid -p "$0" 2>/dev/null | grep -q xfs' "$TMP/nr/img"
+	# directories it cannot read: the scan runs on several threads, the error is the
+	# first in depth-first name order (a/zz_locked before b_locked), every time
+	mkdir -p "$TMP/nr/tree/a/zz_locked" "$TMP/nr/tree/b_locked"
+	chmod 000 "$TMP/nr/tree/a/zz_locked" "$TMP/nr/tree/b_locked"
+	sum0=$(sha256sum <"$TMP/nr/img")
+	bad=""
+	for try in 1 2 3; do
+		setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+			"$XFSX_MKFS" -q -f -p "$TMP/nr/tree" "$TMP/nr/img" 2>"$TMP/err"; rc=$?
+		grep -q "cannot read directory $TMP/nr/tree/a/zz_locked: Permission denied" "$TMP/err" &&
+			[ $rc -eq 1 ] || bad="$bad try $try: exit $rc, $(head -c 200 "$TMP/err");"
+	done
+	check "as user nobody: two unreadable directories: exit 1 naming the first in depth-first order, 3 of 3 runs${bad:+:$bad}" [ -z "$bad" ]
+	check "as user nobody: an unreadable directory: the target untouched (the tree is read first)" \
+		[ "$(sha256sum <"$TMP/nr/img")" = "$sum0" ]
+	chmod 755 "$TMP/nr/tree/a/zz_locked" "$TMP/nr/tree/b_locked"
 else
 	skip "-p DIR as an ordinary user" "setpriv or user nobody missing"
 fi
