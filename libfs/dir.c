@@ -198,6 +198,7 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 	off = (uint32_t)DATA_HDR + fs_dir_entsize(g, 1) + fs_dir_entsize(g, 2);
 	for (uint32_t i = 0; i < count; i++) {
 		uint32_t namelen, eoff, elen;
+		bool name_bad;
 		struct fs_dirent d;
 		char field[32];
 
@@ -229,12 +230,17 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 				     : get_be32(e + 3 + namelen + (g->ftype ? 1 : 0));
 		i8seen += d.ino > XFS_DIR2_MAX_SHORT_INUM;
 		e += elen;
-		if (!fs_dir_name_ok(d.name, namelen) || is_dot(d.name, namelen) ||
-		    is_dotdot(d.name, namelen)) {
+		/*
+		 * The name's rules are not the kernel's fork verifier's
+		 * (xfs_dir2_sf_verify checks the file type and inode number of
+		 * every entry, not its name): a bad name does not hide them
+		 */
+		name_bad = !fs_dir_name_ok(d.name, namelen) || is_dot(d.name, namelen) ||
+			   is_dotdot(d.name, namelen);
+		if (name_bad) {
 			REPORT(c, 0, "dir.name", field, "no '/' or NUL, not . or ..", NULL,
 			       "short form directory entry %u has an invalid name", i);
 			n++;
-			continue;
 		}
 		if (d.ftype >= XFS_DIR3_FT_MAX) {
 			REPORT(c, 0, "dir.ftype", field, "< " "9", FS_U(d.ftype),
@@ -248,6 +254,8 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 			n++;
 			continue;
 		}
+		if (name_bad)
+			continue;
 		for (uint32_t k = 0; k < nlive; k++)
 			if (live[k][0] == namelen && same_name(live[k] + 3, d.name, namelen, g->asciici)) {
 				char name[64];
@@ -275,6 +283,12 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 	if (e != end) {
 		REPORT(c, 0, "dir.sf", "di_size", FS_U(e - p), FS_U(size),
 		       "short form directory size is not the end of its last entry");
+		n++;
+	}
+	/* the entries' offsets must fit one directory block (the kernel's rule) */
+	if (off > g->dirblksize) {
+		REPORT(c, 0, "dir.sf", "offset", FS_U(g->dirblksize), FS_U(off),
+		       "short form directory entries' offsets run past a directory block");
 		n++;
 	}
 	return n;
