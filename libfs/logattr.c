@@ -22,9 +22,12 @@
  * recovery, so the mount fails.  What makes that fetch fail: the inode's
  * block does not hold inode cores (magic, version, next-unlinked pointer of
  * every inode in it, the buffer verifier), the core fails its checks (CRC,
- * inode number, fields), the inode is free (mode 0: -ENOENT), a record of
- * its data fork's extent list is bad (a btree's blocks are not read then),
- * or its short form attr fork fails its check.  Past the fetch, an attr fork in blocks
+ * inode number, fields, with them a symlink's inline target and a btree
+ * fork's root in the inode: level, record count), the inode is free (mode
+ * 0: -ENOENT), a short form directory's entries fail the fork verifier
+ * (xfs_dir2_sf_verify: sizes, offsets, inode numbers, file types, not
+ * names), a record of its data fork's extent list is bad (a btree's blocks
+ * are not read then), or its short form attr fork fails its check.  Past the fetch, an attr fork in blocks
  * the op walks that fail their checks stop it too; which ones it walks
  * depends on the name's hash, so every block of the fork is judged (a
  * refusal where the kernel might pass: the user is told both options).
@@ -35,12 +38,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <xfs/xfs_da_format.h>
 #include <xfs/xfs_log_format.h>
 
 #include "libfs/attr.h"
 #include "libfs/bmap.h"
+#include "libfs/dir.h"
 #include "libfs/endian.h"
 #include "libfs/findings.h"
 #include "libfs/fs.h"
@@ -143,19 +148,51 @@ static int judge_read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
 			   (uint64_t)fs_fsb_to_daddr(g, fsb) << FS_BBSHIFT);
 }
 
-/* The first error finding of fl as "what: code (message)"; true when there was one. */
-static bool first_error(const struct fs_findings *fl, const char *what, char *why, size_t wl)
+/*
+ * The first error finding of fl as "what: code (message)", codes in skip
+ * (NULL-terminated, or NULL) left out; true when there was one.
+ */
+static bool first_error_but(const struct fs_findings *fl, const char *const *skip,
+			    const char *what, char *why, size_t wl)
 {
 	for (size_t i = 0; i < fl->n; i++) {
 		const struct fs_finding *f = &fl->v[i];
+		bool skipped = false;
 
-		if (f->def->sev != FS_SEV_ERROR)
+		for (size_t k = 0; skip && skip[k] && !skipped; k++)
+			skipped = !strcmp(f->def->code, skip[k]);
+		if (f->def->sev != FS_SEV_ERROR || skipped)
 			continue;
 		snprintf(why, wl, "%s fails its check: %s (%s)", what, f->def->code,
 			 f->message[0] ? f->message : f->def->summary);
 		return true;
 	}
 	return false;
+}
+
+static bool first_error(const struct fs_findings *fl, const char *what, char *why, size_t wl)
+{
+	return first_error_but(fl, NULL, what, why, wl);
+}
+
+/*
+ * A short form directory's data fork as the fetch checks it
+ * (xfs_iformat_data_fork: xfs_dir2_sf_verify): the walker's rules but for
+ * those about names (characters, "." and "..", one entry per name), which
+ * the kernel's fork verifier does not apply.
+ */
+static bool judge_sf_dir(const struct fs_vctx *vc, const unsigned char *dip,
+			 const struct fs_inode *ip, char *why, size_t wl)
+{
+	static const char *const not_the_kernels[] = { "dir.name", "dir.dup_name", NULL };
+	struct fs_dir_ctx dc = { .g = vc->g, .fl = vc->fl, .ino = vc->ino, .agno = vc->agno };
+	char what[64];
+
+	fs_dir_sf_walk(&dc, fs_inode_fork_ptr(dip, ip, XFS_DATA_FORK),
+		       fs_inode_fork_size(vc->g, ip, XFS_DATA_FORK), ip->size);
+	snprintf(what, sizeof(what), "inode %llu's short form directory",
+		 (unsigned long long)vc->ino);
+	return first_error_but(vc->fl, not_the_kernels, what, why, wl);
 }
 
 /* Every block of an extents or btree attr fork: a leaf, node or remote value block that verifies. */
@@ -273,6 +310,19 @@ int fs_log_attri_judge(struct fs *fs, const struct fs_log_attri *a, char *why, s
 		fs_verify(FS_MT_INODE, &vc, dip, g->inodesize);
 		if (first_error(&fl, what, why, wl))
 			err = -EUCLEAN;
+		/*
+		 * A local data fork: a symlink's target was judged with the
+		 * core (fs_inode_verify_fields applies xfs_symlink_shortform_verify's
+		 * rules), a directory's entries are judged here; a btree data
+		 * fork's root was too (the bmdr checks of xfs_iformat_btree),
+		 * its blocks are not read by the fetch
+		 */
+		if (!err && S_ISDIR(ip.mode) && ip.format == XFS_DINODE_FMT_LOCAL) {
+			fs_findings_free(&fl);
+			fs_findings_init(&fl);
+			if (judge_sf_dir(&vc, dip, &ip, why, wl))
+				err = -EUCLEAN;
+		}
 		if (!err && ip.forkoff && ip.aformat == XFS_DINODE_FMT_LOCAL) {
 			fs_findings_free(&fl);
 			fs_findings_init(&fl);
