@@ -27,7 +27,7 @@ XLOG_MAGIC = 0xFEEDBABE
 HDR = 328
 XFS_LI_ATTRI = 0x1246
 TRANS_MAGIC = 0x5452414E
-START, COMMIT = 1, 2
+START, COMMIT, UNMOUNT = 1, 2, 0x20
 CLIENT = 0x69
 LOG_XATTRS = 1
 
@@ -113,7 +113,12 @@ hdr = bytearray(tmpl[:512])
 for i in range(HDR, 512):
     hdr[i] = 0
 lsn = (cycle << 32) | head
-struct.pack_into(">IIIIQQIII", hdr, 0, XLOG_MAGIC, cycle, struct.unpack(">I", tmpl[8:12])[0], hlen, lsn, lsn, 0, last, len(ops))
+# the tail: the new record itself after an unmount record (a clean log: its
+# first op is the unmount transaction); after a kernel's dirty log, that log's
+# tail, so its transactions are recovered before the intents
+unmount = rd(last + 1)[9] & UNMOUNT
+tail = lsn if unmount else struct.unpack(">Q", tmpl[24:32])[0]
+struct.pack_into(">IIIIQQIII", hdr, 0, XLOG_MAGIC, cycle, struct.unpack(">I", tmpl[8:12])[0], hlen, lsn, tail, 0, last, len(ops))
 for i in range(64):
     struct.pack_into(">I", hdr, 44 + 4 * i, 0)
 for i in range(dbbs):
