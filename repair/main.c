@@ -87,6 +87,8 @@ struct attri_bad {
 	const char *path;
 	bool show;
 	char first[400], why[400];
+	const struct fs_log_attri *v; /* the replay's open ATTRIs: refused[] is indexed as they are */
+	bool *refused;
 };
 
 static void on_attri_bad(void *priv, const struct fs_log_attri *a, const char *why)
@@ -95,6 +97,8 @@ static void on_attri_bad(void *priv, const struct fs_log_attri *a, const char *w
 	char what[400];
 
 	fs_log_attri_describe(a, what, sizeof(what));
+	if (ab->refused)
+		ab->refused[a - ab->v] = true;
 	if (!ab->first[0]) {
 		snprintf(ab->first, sizeof(ab->first), "%s", what);
 		snprintf(ab->why, sizeof(ab->why), "%s", why);
@@ -150,6 +154,7 @@ int main(int argc, char **argv)
 	char msg[1024];
 	const char *path;
 	size_t left, attris_refused = 0;
+	bool *attri_refused = NULL;   /* per open ATTRI: judged as stopping recovery (-n) */
 	double t0;
 	int c, err, rc;
 
@@ -305,8 +310,10 @@ int main(int argc, char **argv)
 		 */
 		{
 			struct attri_bad ab = { .path = path, .show = ro.dry_run && !ro.quiet && !ro.json };
+			size_t na = fs_replay_open_attris(sl.rp, &ab.v);
 
-			err = fs_replay_judge_attris(fs, sl.rp, on_attri_bad, &ab);
+			attri_refused = ab.refused = calloc(na ? na : 1, sizeof(bool));
+			err = ab.refused ? fs_replay_judge_attris(fs, sl.rp, on_attri_bad, &ab) : -ENOMEM;
 			if (err < 0) {
 				snprintf(msg, sizeof(msg), "%s: judging the log's xattr intents failed: %s.  "
 					 "Nothing was written.", path, strerror(-err));
@@ -381,6 +388,7 @@ early_out:
 			fprintf(stderr, "xfsx_repair: %s: %s\n", undo_path, msg);
 		fs_undo_free(undo);
 		scan_log_free(&sl);
+		free(attri_refused);
 		fs_close(fs);
 		fs_findings_free(&fl);
 		return rc;
@@ -398,6 +406,7 @@ early_out:
 	rx.path = path;
 	if (sl.rp)
 		rx.nattris = fs_replay_open_attris(sl.rp, &rx.attris);
+	rx.attri_refused = attri_refused;
 	sx.fs = fs;
 	sx.fl = &fl;
 	sx.opts = &ro.scan;
@@ -461,14 +470,36 @@ early_out:
 	if (!err)
 		err = repair_phase_counters(&rx);
 	rx.phase_seconds[5] = now() - t0;
-	if (!err && rx.nattris && !ro.quiet && !ro.json)
+	if (!err && rx.nattris && !ro.quiet && !ro.json) {
+		/*
+		 * Each refused one was named as the judge found it (-n only: a
+		 * repair stops before writing): the count says what the rest
+		 * come to, and that a repair completes none of them then
+		 */
+		char freed[160] = "", refused[200] = "";
+
+		if (rx.attris_freed)
+			snprintf(freed, sizeof(freed), "; %" PRIu64 " on unlinked inodes (no links, "
+				 "on an AGI unlinked list), which %s freed as recovery frees them after "
+				 "completing them", rx.attris_freed, ro.dry_run ? "would be" : "are");
+		if (rx.attris_refused)
+			snprintf(refused, sizeof(refused), "; %" PRIu64 " cannot be (on the inode%s "
+				 "named above), so a repair refuses the log and completes none of the %zu",
+				 rx.attris_refused, attris_refused > 1 ? "s" : "", rx.nattris);
 		printf("%s: the log's unfinished xattr intents (ATTRI): %" PRIu64 " of %zu %s as "
-		       "recovery completes them, on their inodes' attr forks\n", path, rx.attris_done,
-		       rx.nattris, ro.dry_run ? "would be completed" : "completed");
-	if (!err && rx.attris_done < rx.nattris)
-		fprintf(stderr, "xfsx_repair: %s: %zu unfinished xattr intent(s) not completed: "
-			"their inode is not in use, is cleared, or its attr fork could not be "
-			"rebuilt\n", path, rx.nattris - (size_t)rx.attris_done);
+		       "recovery completes them, on their inodes' attr forks%s%s\n", path,
+		       rx.attris_done, rx.nattris, rx.attris_refused ? "can be completed" :
+		       ro.dry_run ? "would be completed" : "completed", freed, refused);
+	}
+	{
+		uint64_t rest = rx.nattris - rx.attris_done - rx.attris_freed - rx.attris_refused;
+
+		if (!err && rest)
+			fprintf(stderr, "xfsx_repair: %s: %" PRIu64 " unfinished xattr intent%s not "
+				"completed: %s inode is not in use, is cleared, or %s attr fork could "
+				"not be rebuilt\n", path, rest, rest > 1 ? "s" : "",
+				rest > 1 ? "their" : "its", rest > 1 ? "their" : "its");
+	}
 	if (err) {
 		fprintf(stderr, "xfsx_repair: %s: planning the repair failed: %s; nothing was "
 			"written\n", path, strerror(-err));
@@ -558,6 +589,7 @@ out:
 	scan_teardown(&sx);
 	fs_close(fs);
 	scan_log_free(&sl);
+	free(attri_refused);
 	fs_findings_free(&fl);
 	return rc;
 }

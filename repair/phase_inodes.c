@@ -580,6 +580,14 @@ static int finish_model(struct repair_ctx *rx)
  * lists are emptied (the AG rebuild writes empty buckets).  An inode with
  * no links on no list is an orphan: phase_names.c names it in lost+found.
  */
+bool repair_unlinked_frees(const struct repair_ctx *rx, uint64_t s)
+{
+	const struct link_rec *r = &rx->sx->links->rec[s];
+
+	return (r->flags & (LR_SEEN | LR_ON_UNLINKED)) == (LR_SEEN | LR_ON_UNLINKED) &&
+	       r->nlink == 0 && r->refs == 0;
+}
+
 static int plan_unlinked(struct repair_ctx *rx)
 {
 	struct scan_links *lk = rx->sx->links;
@@ -597,7 +605,7 @@ static int plan_unlinked(struct repair_ctx *rx)
 		if ((r->flags & (LR_SEEN | LR_ON_UNLINKED)) != (LR_SEEN | LR_ON_UNLINKED))
 			continue;
 		/* still named by a directory: kept, its link count set by phase_names.c */
-		if (r->nlink == 0 && r->refs == 0) {
+		if (repair_unlinked_frees(rx, s)) {
 			rx->verdict[s] |= RV_CLEAR;
 		} else {
 			rx->verdict[s] |= RV_FIELDS;

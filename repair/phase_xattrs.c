@@ -771,6 +771,19 @@ static int salvage(struct repair_ctx *rx, fs_ino_t ino, const struct attri_ref *
 	return err;
 }
 
+/*
+ * One of an inode's intents stops the kernel's recovery (-n only: a repair
+ * refused the log before the scan): none of them is completed, the run
+ * only says what a repair would refuse.
+ */
+static bool refused(const struct repair_ctx *rx, const struct attri_ref *refs, size_t nrefs)
+{
+	for (size_t k = 0; rx->attri_refused && k < nrefs; k++)
+		if (rx->attri_refused[refs[k].i])
+			return true;
+	return false;
+}
+
 int repair_phase_xattrs(struct repair_ctx *rx)
 {
 	struct scan_links *lk = rx->sx->links;
@@ -814,6 +827,22 @@ int repair_phase_xattrs(struct repair_ctx *rx)
 			at = lo;
 			while (at + nrefs < rx->nattris && refs[at + nrefs].ino == ino)
 				nrefs++;
+		}
+		/*
+		 * An inode the unlinked lists' processing frees: the kernel's
+		 * recovery completes its intents (xlog_recover_iget marks it
+		 * XFS_IRECOVERY, so it is not freed on release), then frees it
+		 * with its attr fork.  The fork is gone either way: nothing to
+		 * build, with -n too (the lists are processed by the real run,
+		 * after the replay is written).
+		 */
+		if (nrefs && refused(rx, refs + at, nrefs)) {
+			rx->attris_refused += nrefs;
+			continue;
+		}
+		if (nrefs && repair_unlinked_frees(rx, s)) {
+			rx->attris_freed += nrefs;
+			continue;
 		}
 		if (v & (RV_CLEAR | RV_NEW))
 			continue;

@@ -113,6 +113,10 @@ struct repair_ctx {
 	const struct fs_log_attri *attris;
 	size_t nattris;
 	uint64_t attris_done;      /* completed on their inode's attr fork */
+	uint64_t attris_freed;     /* on an inode the unlinked lists' processing frees */
+	/* -n: per intent, judged as stopping the kernel's recovery (logattr.c); NULL: none */
+	const bool *attri_refused;
+	uint64_t attris_refused;   /* on an inode with such an intent: not completed */
 
 	/* results */
 	struct xfs_sb newsb;       /* the primary as it will be written */
@@ -167,6 +171,11 @@ int repair_place(struct repair_ctx *rx, fs_ino_t ino, uint32_t fsbs, fs_fsblock_
 int repair_fork_map(struct repair_ctx *rx, fs_ino_t ino, int whichfork,
 		    const struct fs_bmap_ext *ext, size_t n, void *fork, size_t size,
 		    uint8_t *format, uint64_t *bmbt);
+/*
+ * The inode in links slot s is one the AGI unlinked lists' processing frees
+ * (on a list, no links, no directory names it); phase_inodes.c.
+ */
+bool repair_unlinked_frees(const struct repair_ctx *rx, uint64_t s);
 /* Remove an inode's attr fork in its core (forkoff 0, no extents); phase_inodes.c. */
 void repair_attr_fork_reset(const struct fs_geom *g, unsigned char *dip);
 /* phase_xattrs.c: per inode, what the salvage kept, dropped or cleared. */
