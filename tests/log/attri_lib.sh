@@ -100,7 +100,9 @@ trees_equal() {
 	umount "$TMP/mb" 2>/dev/null
 }
 
-# the base: files with no xattr, a short form fork, a leaf fork; one with data
+# the base: files with no xattr, a short form fork, a leaf fork; one with data;
+# for the data forks the fetch of an intent's inode checks (attri_edge.sh): a
+# short form directory, an inline symlink, a file whose extents need a btree
 BASE="$TMP/base.img"
 truncate -s 300M "$BASE"
 mkfs.xfs -q -f "$BASE" >/dev/null 2>&1 || { not_ok "mkfs.xfs made the base"; tap_done; exit; }
@@ -117,9 +119,17 @@ os.setxattr(m + "/one", "user.only", b"o" * 20)
 for i in range(80):
     os.setxattr(m + "/leaf", "user.leafname%03d" % i, b"x" * 40)
 PY
+mkdir "$M/d" && touch "$M/d/a" "$M/d/b"
+ln -s none "$M/sl"
+# one extent every other block: more than the inode's fork holds
+bt_cmds=()
+for i in $(seq 0 2 100); do bt_cmds+=(-c "pwrite -q $((i * 4096)) 4096"); done
+xfs_io -f "${bt_cmds[@]}" "$M/bt"
 declare -A INO BEFORE
-for f in none sf leaf one data; do
+for f in none sf leaf one data d sl bt; do
 	INO[$f]=$(stat -c %i "$M/$f")
+done
+for f in none sf leaf one data; do
 	BEFORE[$f]=$(xa_dump "$M/$f")
 done
 umount "$M"
