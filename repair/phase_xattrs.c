@@ -710,6 +710,18 @@ static int salvage(struct repair_ctx *rx, fs_ino_t ino, const struct attri_ref *
 		fs_buf_put(rx->sx->cache, b);
 		return 0;
 	}
+	/*
+	 * No attr fork (forkoff 0: a symlink, an O_TMPFILE file): the
+	 * kernel's recovery completes the intents doing nothing (its state
+	 * machine starts at xfs_attr_init_add_state, done without a fork; the
+	 * fork is added by xfs_attr_set before the intent is logged, not by
+	 * recovery), and so does this.
+	 */
+	if (!ip.forkoff && nrefs) {
+		fs_buf_put(rx->sx->cache, b);
+		rx->attris_done += nrefs;
+		return 0;
+	}
 	if (!new_row(rx->xa, ino)) {
 		fs_buf_put(rx->sx->cache, b);
 		return -ENOMEM;
