@@ -34,6 +34,8 @@
 #  - Four intents, two of them bad: xfsx_repair -n names both, says 2 of 4
 #    can be completed and that a repair completes none; xfsx_repair refuses
 #    naming the first; xfsx_check reports log.attri twice.
+#  - A set on a symlink, which has no attr fork: the kernel's recovery does
+#    nothing with it, nor does xfsx_repair; B equals A.
 #  - An intent on an O_TMPFILE inode left on the AGI unlinked list by the
 #    kernel's own dirty log: the kernel completes it, then frees the inode;
 #    so does xfsx_repair (said as such), and B equals A.
@@ -229,6 +231,29 @@ for c in "set-remove sf=trusted.t0,user.a,user.k1,user.k2 sf:1:0:a:30 sf:2:0:a:0
 	WHAT="0x5a5a0001 (.*on inode ${INO[$f1]})" KERNEL=$kern \
 		refuse_case "$name" "$TMP/r.img" "${INO[$f1]}:${s1#*:}" "${INO[$f2]}:${s2#*:}"
 done
+
+# intents on an inode without an attr fork (a symlink: forkoff 0): the
+# kernel's recovery completes them doing nothing (the fork is added before
+# an intent is logged, never by recovery); so does xfsx_repair
+img="$TMP/nofork.img" a="$TMP/nofork.A.img"
+cp --sparse=always "$BASE" "$img"
+python3 "$W" "$img" "${INO[sl]}:1:0:nm:3000" >/dev/null
+cp --sparse=always "$img" "$a"
+if mount_img "$a" "$TMP/ma"; then
+	got=$(python3 -c 'import os, sys; print(os.listxattr(sys.argv[1], follow_symlinks=False))' "$TMP/ma/sl")
+	umount "$TMP/ma"
+	check "no-fork: the kernel recovers a set on a symlink without an attr fork, which stays without xattrs (got $got)" [ "$got" = "[]" ]
+else
+	not_ok "no-fork: the kernel recovers a set on a symlink without an attr fork (the mount failed)"
+fi
+out=$("$XFSX_REPAIR" "$img" 2>&1); rc=$?
+check "no-fork: xfsx_repair completes it as the kernel does (exit $rc)" \
+	test $rc -eq 0 -a "$(grep -c ': 1 of 1 completed' <<<"$out")" = 1
+xfs_repair -n "$img" >/dev/null 2>&1; rc=$?
+check "no-fork: xfs_repair -n clean on B (exit $rc)" [ $rc -eq 0 ]
+bulkstat_equal no-fork "$a" "$img"
+trees_equal no-fork "$a" "$img"
+rm -f "$img" "$a"
 
 # several intents, some the kernel's recovery stops at, some fine: xfsx_repair -n
 # names each bad one and counts the rest as what they are (a repair completes
