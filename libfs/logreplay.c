@@ -26,8 +26,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "libfs/ag.h"
 #include "libfs/bload.h"
 #include "libfs/bmap.h"
+#include "libfs/btree_ag.h"
 #include "libfs/crc.h"
 #include "libfs/inode.h"
 #include "libfs/endian.h"
@@ -1152,23 +1154,26 @@ static int bui_read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
 
 /*
  * The rebuilt bmbt of a BUI's fork goes into the fork's own old bmbt
- * blocks (the caller checked there are enough), each block verified and
- * put in the replay's view as any replayed block.
+ * blocks, then into the new ones the caller took for it (bui_take_blocks),
+ * each block verified and put in the replay's view as any replayed block.
  */
 struct bui_bmbt {
 	struct fs_replay *rp;
 	fs_ino_t ino;
-	const fs_fsblock_t *old;
-	size_t nold, used;
+	const fs_fsblock_t *old, *fresh;
+	size_t nold, used, nfresh, usedfresh;
 };
 
 static int bui_bmbt_alloc(void *priv, uint64_t *ptr)
 {
 	struct bui_bmbt *bb = priv;
 
-	if (bb->used >= bb->nold)
+	if (bb->used < bb->nold)
+		*ptr = bb->old[bb->used++];
+	else if (bb->usedfresh < bb->nfresh)
+		*ptr = bb->fresh[bb->usedfresh++];
+	else
 		return -ENOSPC;
-	*ptr = bb->old[bb->used++];
 	return 0;
 }
 
@@ -1195,12 +1200,14 @@ static int bui_bmbt_write(void *priv, uint64_t ptr, uint32_t level, const void *
 }
 
 /*
- * The old bmbt blocks a completed BUI no longer uses are free, as the
- * kernel frees them (an EFI of its own): they join the open extents, so
- * the caller's AG rebuild covers their AGs and what the scan finds about
- * them is accounted to the completion.
+ * Blocks a completed BUI changed the fate of, single blocks joining the
+ * open extents as kind EFI: the old bmbt blocks it no longer uses are
+ * free (flags 0), as the kernel frees them (an EFI of its own), and the
+ * new ones it took are in use (FS_INTENT_EXT_TAKEN).  Either way the
+ * caller's AG rebuild covers their AGs and what the scan finds about them
+ * is accounted to the completion.
  */
-static int bui_free_blocks(struct fs_replay *rp, const fs_fsblock_t *v, size_t n)
+static int bui_open_blocks(struct fs_replay *rp, const fs_fsblock_t *v, size_t n, uint32_t flags)
 {
 	const struct fs_geom *g = &rp->fs->g;
 	struct fs_intent_ext *o;
@@ -1213,9 +1220,185 @@ static int bui_free_blocks(struct fs_replay *rp, const fs_fsblock_t *v, size_t n
 	rp->open = o;
 	for (size_t i = 0; i < n; i++)
 		o[rp->nopen++] = (struct fs_intent_ext){
-			.kind = FS_INTENT_EFI, .fsb = v[i], .len = 1,
+			.kind = FS_INTENT_EFI, .flags = flags, .fsb = v[i], .len = 1,
 			.agno = fs_fsb_to_agno(g, v[i]), .agbno = fs_fsb_to_agbno(g, v[i]) };
 	return 0;
+}
+
+/*
+ * New bmbt blocks for a BUI whose fork needs more than it had, taken as
+ * the kernel's bmbt allocator takes them (near the inode: its AG first,
+ * then the others in order) from the space free after the replay: each
+ * AG's bno btree read through the replay's view, skipping the blocks on
+ * its AGFL and every block an open extent names (an unfinished intent's,
+ * whose fate is still pending, or one an earlier BUI freed or took).  The
+ * AGF, the AGFL and every bno btree block walked must pass their
+ * verifiers, and each record its own rules, before a block is taken.
+ */
+struct bui_take {
+	struct fs_replay *rp;
+	fs_agnumber_t agno;
+	const uint32_t *agfl;      /* the AG's active AGFL entries */
+	uint32_t nagfl;
+	fs_fsblock_t *out;
+	size_t need, got;
+	char *why;                 /* set when a block read is bad */
+	size_t wl;
+};
+
+static int bui_take_read(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
+{
+	struct bui_take *t = priv;
+
+	return bui_read_fsblock(t->rp, fs_agbno_to_fsb(&t->rp->fs->g, agno, agbno), buf);
+}
+
+/* The first block at or past b that neither the AGFL nor an open extent holds. */
+static uint64_t bui_take_skip(const struct bui_take *t, uint64_t b)
+{
+	bool moved = true;
+
+	while (moved) {
+		moved = false;
+		for (uint32_t i = 0; i < t->nagfl; i++)
+			if (t->agfl[i] == b) {
+				b++;
+				moved = true;
+			}
+		for (size_t i = 0; i < t->rp->nopen; i++) {
+			const struct fs_intent_ext *o = &t->rp->open[i];
+
+			if (o->kind != FS_INTENT_ATTRI && o->agno == t->agno && o->agbno <= b &&
+			    b < (uint64_t)o->agbno + o->len) {
+				b = (uint64_t)o->agbno + o->len;
+				moved = true;
+			}
+		}
+	}
+	return b;
+}
+
+static int bui_take_rec(void *priv, const void *rec)
+{
+	struct bui_take *t = priv;
+	const struct fs_geom *g = &t->rp->fs->g;
+	struct fs_alloc_rec r;
+	const char *bad;
+	uint64_t end;
+
+	fs_alloc_rec_decode(rec, &r);
+	bad = fs_alloc_rec_problem(g, t->agno, &r);
+	if (bad) {
+		snprintf(t->why, t->wl, "AG %u's free space record %u+%u is bad: %s", t->agno,
+			 r.startblock, r.blockcount, bad);
+		return 1;
+	}
+	end = (uint64_t)r.startblock + r.blockcount;
+	/* the blocks this BUI took are not open yet: records ascend, so they lie before b */
+	for (uint64_t b = bui_take_skip(t, r.startblock); b < end && t->got < t->need;
+	     b = bui_take_skip(t, b + 1))
+		t->out[t->got++] = fs_agbno_to_fsb(g, t->agno, (fs_agblock_t)b);
+	return t->got == t->need;
+}
+
+/* Free blocks of AG t->agno into t->out: 0 (t->why set when something read was bad), or negative errno. */
+static int bui_take_ag(struct bui_take *t)
+{
+	const struct fs_geom *g = &t->rp->fs->g;
+	uint32_t sbbs = g->sectsize >> BBSHIFT, *agfl = NULL, n = 0;
+	unsigned char *agf_b = NULL, *agfl_b = NULL;
+	struct fs_findings fl;
+	struct fs_vctx vc = { .g = g, .agno = t->agno };
+	struct fs_btree_walk w;
+	struct fs_agf agf;
+	const char *what = "AGF";
+	int err;
+
+	fs_findings_init(&fl);
+	vc.fl = &fl;
+	vc.daddr = (fs_daddr_t)(fs_ag_agf_offset(g, t->agno) >> BBSHIFT);
+	err = buf_get(t->rp, (uint64_t)vc.daddr, sbbs, &agf_b);
+	if (err)
+		goto out;
+	fs_verify(FS_MT_AGF, &vc, agf_b, g->sectsize);
+	if (fl.n)
+		goto bad;
+	fs_agf_decode(agf_b, &agf);
+	if (!agf.freeblks)
+		goto out;	/* nothing free here, as the AGF says; another AG may have some */
+	what = "AGFL";
+	vc.daddr = (fs_daddr_t)(fs_ag_agfl_offset(g, t->agno) >> BBSHIFT);
+	err = buf_get(t->rp, (uint64_t)vc.daddr, sbbs, &agfl_b);
+	if (err)
+		goto out;
+	fs_verify(FS_MT_AGFL, &vc, agfl_b, g->sectsize);
+	if (!fl.n && (agf.flfirst >= g->agfl_size || agf.fllast >= g->agfl_size ||
+		      agf.flcount != fs_agfl_active_count(g, &agf))) {
+		snprintf(t->why, t->wl, "AG %u's AGF free list bounds are bad (first %u, last %u, "
+			 "count %u)", t->agno, agf.flfirst, agf.fllast, agf.flcount);
+		goto out;
+	}
+	if (!fl.n)
+		fs_agfl_check_active(&vc, agfl_b, &agf);
+	if (fl.n)
+		goto bad;
+	agfl = calloc(agf.flcount + 1, sizeof(*agfl));
+	if (!agfl) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (; n < agf.flcount; n++)
+		agfl[n] = get_be32(agfl_b + sizeof(struct xfs_agfl) +
+				   fs_agfl_slot(g, &agf, n) * sizeof(__be32));
+	t->agfl = agfl;
+	t->nagfl = n;
+	what = "free space btree";
+	w = (struct fs_btree_walk){ .ops = fs_btree_ag_ops(FS_BTREE_AG_BNO), .g = g, .fl = &fl,
+				    .vc = { .g = g, .agno = t->agno }, .root = agf.bno_root,
+				    .nlevels = agf.bno_level, .read_block = bui_take_read,
+				    .visit_rec = bui_take_rec, .priv = t };
+	err = fs_btree_walk(&w);
+	t->agfl = NULL;
+	t->nagfl = 0;
+	if (err > 0)
+		err = 0;	/* stopped: enough blocks, or a bad record (t->why) */
+	if (err || !fl.n)
+		goto out;
+bad:
+	snprintf(t->why, t->wl, "AG %u's %s (daddr %lld) fails its check: %s: %.80s", t->agno, what,
+		 (long long)fl.v[0].daddr, fl.v[0].def->code, fl.v[0].message);
+out:
+	fs_findings_free(&fl);
+	free(agfl);
+	free(agf_b);
+	free(agfl_b);
+	return err;
+}
+
+/* need new bmbt blocks for inode ino into out: 1 taken, 0 not (why says why), negative errno */
+static int bui_take_blocks(struct fs_replay *rp, fs_ino_t ino, size_t need, fs_fsblock_t *out,
+			   char *why, size_t wl)
+{
+	const struct fs_geom *g = &rp->fs->g;
+	fs_agnumber_t first = fs_ino_to_agno(g, ino);
+	struct bui_take t = { .rp = rp, .out = out, .need = need, .why = why, .wl = wl };
+
+	for (fs_agnumber_t k = 0; k < g->agcount && t.got < need; k++) {
+		int err;
+
+		t.agno = (first + k) % g->agcount;
+		err = bui_take_ag(&t);
+		if (err)
+			return err;
+		if (why[0])
+			return 0;
+	}
+	if (t.got < need) {
+		snprintf(why, wl, "no free block for the new bmbt block of inode %llu (%zu needed, "
+			 "%zu free)", (unsigned long long)ino, need, t.got);
+		return 0;
+	}
+	return 1;
 }
 
 /*
@@ -1232,9 +1415,12 @@ static int bui_free_blocks(struct fs_replay *rp, const fs_fsblock_t *v, size_t n
  * blocks; the kernel splits and joins blocks one by one, so its tree may
  * use more blocks than ours (never fewer: it keeps blocks at least half
  * full and ours are full), the mappings are the same.  A fork that needs
- * more bmbt blocks than it had (a list that must become a btree) is not
- * changed, as new blocks are not allocated here.  1 applied, 0 not (why
- * in *why), negative errno.
+ * more bmbt blocks than it had (a list that must become a btree, a btree
+ * that needs another leaf) takes the new ones from the space free after
+ * the replay (bui_take_blocks), as the kernel's bmbt allocator does; only
+ * a filesystem with no free block left (or whose free space records are
+ * damaged) leaves the BUI unapplied.  1 applied, 0 not (why in *why),
+ * negative errno.
  */
 static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *why, size_t wl)
 {
@@ -1247,6 +1433,8 @@ static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *
 					     .blockcount = x->len,
 					     .unwritten = (x->flags & XFS_BMAP_EXTENT_UNWRITTEN) != 0 };
 	struct fs_bmap m = { 0 };
+	fs_fsblock_t *fresh = NULL;
+	size_t nfresh = 0;
 	struct xfs_dinode *d;
 	struct fs_inode ip;
 	unsigned char *b, *fork;
@@ -1378,16 +1566,22 @@ static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *
 			goto out;
 		}
 		if (geo.nblocks > nbmbt) {
-			snprintf(why, wl, "inode %llu's %s fork would need %llu extents, a block map "
-				 "btree of %llu blocks where it has %llu (new blocks are not allocated "
-				 "by this version)", (unsigned long long)x->owner, fname,
-				 (unsigned long long)nn, (unsigned long long)geo.nblocks,
-				 (unsigned long long)nbmbt);
-			goto out;
+			/* more bmbt blocks than the fork had: new ones from free space */
+			nfresh = geo.nblocks - nbmbt;
+			fresh = calloc(nfresh, sizeof(*fresh));
+			if (!fresh) {
+				err = -ENOMEM;
+				goto out;
+			}
+			err = bui_take_blocks(rp, x->owner, nfresh, fresh, why, wl);
+			if (err <= 0)
+				goto out;
+			err = 0;
 		}
 	}
 	{
-		struct bui_bmbt bb = { .rp = rp, .ino = x->owner, .old = m.bmbt, .nold = m.nbmbt };
+		struct bui_bmbt bb = { .rp = rp, .ino = x->owner, .old = m.bmbt, .nold = m.nbmbt,
+				       .fresh = fresh, .nfresh = nfresh };
 		uint64_t written = 0;
 
 		memset(fork, 0, fsize);
@@ -1395,9 +1589,13 @@ static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *
 				    &bb, &newfmt, &written);
 		if (err)
 			goto out;
-		err = bui_free_blocks(rp, m.bmbt + bb.used, m.nbmbt - bb.used);
+		err = bui_open_blocks(rp, m.bmbt + bb.used, m.nbmbt - bb.used, 0);
+		if (!err)
+			err = bui_open_blocks(rp, fresh, bb.usedfresh, FS_INTENT_EXT_TAKEN);
 		if (err)
 			goto out;
+		if (bb.usedfresh)
+			rp->st.bui_bmbt_taken++;
 		nblocks = nblocks - nbmbt + written;
 	}
 	if (whichfork == XFS_DATA_FORK)
@@ -1434,6 +1632,7 @@ static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *
 	}
 out:
 	fs_bmap_free(&m);
+	free(fresh);
 	free(v);
 	free(b);
 	return err;

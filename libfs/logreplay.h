@@ -27,6 +27,7 @@ struct fs_replay_stats {
 	uint64_t intents_open[FS_INTENT_NR];  /* unfinished at the head */
 	uint64_t buis_applied;         /* unfinished BUIs whose mapping the replay made */
 	uint64_t buis_unapplied;       /* and those it could not (fs_replay_bui_unapplied) */
+	uint64_t bui_bmbt_taken;       /* applied ones whose fork took new bmbt blocks */
 	uint64_t sectors;              /* sectors the overlay holds */
 	double seconds;
 };
@@ -35,8 +36,14 @@ struct fs_replay_stats {
  * One extent an unfinished intent names, as logged (host order) and
  * checked as the kernel's recovery checks it.  type is the item's type
  * code (XFS_RMAP_EXTENT_*, the refcount intent types 1..4, XFS_BMAP
- * map 1 / unmap 2; 0 for an EFI), flags its whole flags word.
+ * map 1 / unmap 2; 0 for an EFI), flags its whole flags word.  The
+ * replay adds single blocks of kind EFI for the BUIs it applied: the old
+ * bmbt blocks a fork no longer uses (flags 0: free, as the kernel's own
+ * EFI frees them) and the new ones it took from free space
+ * (FS_INTENT_EXT_TAKEN: in use, owned by the inode's bmbt, where the AG's
+ * free space btrees still say free).
  */
+#define FS_INTENT_EXT_TAKEN (1u << 31)
 struct fs_intent_ext {
 	uint8_t kind;              /* FS_INTENT_* */
 	uint8_t type;
@@ -64,8 +71,12 @@ uint64_t fs_replay_intents_open(const struct fs_replay *rp);
 const char *fs_replay_intent_name(unsigned kind);
 /*
  * Unfinished BUIs are applied to their inode's fork by the replay, as
- * recovery applies them, when the fork is a list of extents in the inode
- * that stays one; NULL when every one was, else why the first was not.
+ * recovery applies them: a list of extents in the inode or a block map
+ * btree, new bmbt blocks taken from free space when the fork needs more;
+ * one is left unapplied only when its fork is damaged, when no block is
+ * free for its new bmbt blocks, or when the free space it would take them
+ * from fails its check.  NULL when every one was applied, else why the
+ * first was not.
  */
 const char *fs_replay_bui_unapplied(const struct fs_replay *rp);
 /* The extents the unfinished intents name, in log order (ATTRI: none). */

@@ -286,8 +286,8 @@ int main(int argc, char **argv)
 		 * forks; EFI, RUI and CUI are completed after the scan by rebuilding
 		 * the AGs they name from the forks (scan_log_account); xattr intents
 		 * (ATTRI) by the xattr phase re-encoding their inodes' attr forks.  A
-		 * BUI on a block map btree is not done by this version: refused before
-		 * anything is written.
+		 * BUI the replay could not apply (its fork damaged, or no free block
+		 * for a new bmbt block) is refused before anything is written.
 		 */
 		bui_why = fs_replay_bui_unapplied(sl.rp);
 		if (bui_why)
