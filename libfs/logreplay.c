@@ -1596,6 +1596,8 @@ static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *
 			goto out;
 		if (bb.usedfresh)
 			rp->st.bui_bmbt_taken++;
+		if (m.nbmbt > bb.used)
+			rp->st.bui_bmbt_freed++;
 		nblocks = nblocks - nbmbt + written;
 	}
 	if (whichfork == XFS_DATA_FORK)

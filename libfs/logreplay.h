@@ -28,6 +28,7 @@ struct fs_replay_stats {
 	uint64_t buis_applied;         /* unfinished BUIs whose mapping the replay made */
 	uint64_t buis_unapplied;       /* and those it could not (fs_replay_bui_unapplied) */
 	uint64_t bui_bmbt_taken;       /* applied ones whose fork took new bmbt blocks */
+	uint64_t bui_bmbt_freed;       /* applied ones whose fork freed bmbt blocks */
 	uint64_t sectors;              /* sectors the overlay holds */
 	double seconds;
 };

@@ -436,6 +436,8 @@ early_out:
 			goto out;
 		}
 		rx.intent_ags = sl.intent_ags;
+		rx.replay_bmbt_changed = fs_replay_stats(sl.rp)->bui_bmbt_taken ||
+					 fs_replay_stats(sl.rp)->bui_bmbt_freed;
 		scan_log_intents(&sl, what, sizeof(what));
 		if (!ro.quiet && !ro.json)
 			printf("%s: the log's unfinished intents (%s) %s completed as recovery "

@@ -7,7 +7,9 @@
  * records that verify are kept.  And when this repair changes what users
  * use (inodes cleared, forks removed, directories rebuilt) or a dquot was
  * rewritten, the superblock's quota CHKD flags are cleared, so the kernel
- * counts usage afresh at the next mount, as xfs_repair leaves it.
+ * counts usage afresh at the next mount, as xfs_repair leaves it.  So
+ * too when the log replay's BUIs took or freed block map btree blocks:
+ * the kernel's recovery charges those to the inode's dquots, ours does not.
  * A quota inode the superblock names that is not an in-use regular file
  * (or that this repair clears) is no longer named: its superblock field
  * becomes NULLFSINO and its type's CHKD flag is cleared, so a quota mount
@@ -180,7 +182,8 @@ int repair_phase_quota(struct repair_ctx *rx)
 			rx->dquot_blocks[rx->ndquot++] = (fs_daddr_t)f->daddr;
 		rx->planned_writes = true;
 	}
-	if (!err && (rx->fs->sb.sb_qflags & acct) && (rx->drops || rx->ndquot))
+	if (!err && (rx->fs->sb.sb_qflags & acct) &&
+	    (rx->drops || rx->ndquot || rx->replay_bmbt_changed))
 		rx->quota_recount = true;
 	if (!err)
 		unhook_quota_inodes(rx);

@@ -109,6 +109,11 @@ struct repair_ctx {
 	bool planned_writes;       /* anything to write at all */
 	/* after a replay: the AGs the unfinished intents name, rebuilt (scan/log.h) */
 	const bool *intent_ags;
+	/*
+	 * after a replay: its BUIs took or freed block map btree blocks, which
+	 * the kernel's recovery charges to the inode's dquots and we do not
+	 */
+	bool replay_bmbt_changed;
 	/* after a replay: its unfinished xattr intents, completed by phase_xattrs.c */
 	const struct fs_log_attri *attris;
 	size_t nattris;

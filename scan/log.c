@@ -190,8 +190,9 @@ void scan_log_json(const struct scan_log *sl, FILE *out)
 		/* what became of them: completed by this run, or left to recovery and accounted */
 		fprintf(out, "},\"intents_completed\":%s,\"intent_findings_accounted\":%" PRIu64
 			",\"buis_applied\":%" PRIu64 ",\"buis_unapplied\":%" PRIu64
-			",\"bui_bmbt_taken\":%" PRIu64 "}", sl->completing ? "true" : "false",
-			sl->accounted, st->buis_applied, st->buis_unapplied, st->bui_bmbt_taken);
+			",\"bui_bmbt_taken\":%" PRIu64 ",\"bui_bmbt_freed\":%" PRIu64 "}",
+			sl->completing ? "true" : "false", sl->accounted, st->buis_applied,
+			st->buis_unapplied, st->bui_bmbt_taken, st->bui_bmbt_freed);
 	}
 	if (sl->err) {
 		fputs(",\"error\":", out);
