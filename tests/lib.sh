@@ -34,6 +34,10 @@ skip()    { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $1 # SKIP ${2:-}"; }
 diag()    { echo "# $*"; }
 # check NAME CMD...: ok if CMD succeeds
 check()   { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; fi; }
+# COND1 && COND2 ...; ok_if NAME: ok or not_ok by the exit status of the
+# command list just run (check takes one command: "check N [ a ] && [ b ]"
+# would test only a)
+ok_if()   { local rc=$?; if [ $rc -eq 0 ]; then ok "$1"; else not_ok "$1"; fi; }
 tap_done() { echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]; }
 
 have_root() { [ "$(id -u)" -eq 0 ]; }

@@ -88,20 +88,24 @@ else
 	skip "populated images" "needs root and a loop device"
 fi
 
-# engine options must not change the verdict or the findings
+# engine options must not change the verdict or the findings (the
+# summary's elapsed time aside)
+untimed() { sed -E 's/ in [0-9]+\.[0-9]+ s: / in T s: /'; }
 rm -f "$img"; truncate -s 2G "$img"
 mkfs.xfs -q -f -d agcount=16 -m rmapbt=1 "$img"
-ref=$("$XFSX_CHECK" "$img"); rc=$?
+ref=$("$XFSX_CHECK" "$img" | untimed); rc=${PIPESTATUS[0]}
 check "reference run clean" [ $rc -eq 0 ]
 for o in "-t 1" "-t 2" "-t 64" "-t 2 -o ag_stride=4" "-o ag_stride=100" "-m 16" "--no-direct" \
 	 "--io-engine=pread" "--io-engine=aio" "--queue-depth=1" "--queue-depth=200" \
 	 "--io-engine=aio --queue-depth=3"; do
 	# shellcheck disable=SC2086
-	got=$("$XFSX_CHECK" $o "$img"); rc=$?
-	check "option $o: same result" [ $rc -eq 0 ] && [ "$got" = "$ref" ]
+	got=$("$XFSX_CHECK" $o "$img" | untimed); rc=${PIPESTATUS[0]}
+	[ $rc -eq 0 ] && [ "$got" = "$ref" ] && grep -q " in T s: 0 errors" <<<"$got"
+	ok_if "option $o: same result"
 done
-got=$("$XFSX_CHECK" --progress "$img" 2>"$TMP/progress"); rc=$?
-check "--progress writes phases to stderr only" [ $rc -eq 0 ] && [ "$got" = "$ref" ] && grep -q "phase 2: free space" "$TMP/progress"
+got=$("$XFSX_CHECK" --progress "$img" 2>"$TMP/progress" | untimed); rc=${PIPESTATUS[0]}
+[ $rc -eq 0 ] && [ "$got" = "$ref" ] && grep -q "phase 2: free space" "$TMP/progress"
+ok_if "--progress writes phases to stderr only"
 "$XFSX_CHECK" -o nonsense=1 "$img" >/dev/null 2>&1; rc=$?
 check "unknown -o option is a usage error (16)" [ $rc -eq 16 ]
 "$XFSX_CHECK" -m 1 "$img" >/dev/null 2>&1; rc=$?
@@ -120,7 +124,8 @@ if have_loop_xfs && command -v xfs_io >/dev/null; then
 	sum=$(imgsum "$img")
 	out=$("$XFSX_CHECK" -j "$img"); rc=$?
 	first=$(python3 -c 'import json,sys; d=json.load(sys.stdin); f=d["findings"]; print((f[0]["code"] if f else "none") + " replayed=" + str(d["log"]["replayed"]))' <<<"$out")
-	check "dirty log replayed in memory (got $first, exit $rc)" [ "$first" = "none replayed=True" ] && [ $rc -eq 0 ]
+	[ "$first" = "none replayed=True" ] && [ $rc -eq 0 ]
+	ok_if "dirty log replayed in memory (got $first, exit $rc)"
 	check "dirty log: check wrote nothing" [ "$(imgsum "$img")" = "$sum" ]
 else
 	skip "dirty log detection" "needs root and a loop device"

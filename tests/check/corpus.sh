@@ -29,7 +29,8 @@ fi
 diag "base: 320 MiB, 2 AGs, rmapbt+reflink, aged: $(cat "$TMP/age.out")"
 xfs_repair -n "$base" >/dev/null 2>&1; rrc=$?
 "$XFSX_CHECK" -q "$base"; xrc=$?
-check "base image clean (xfs_repair -n exit $rrc, xfsx_check exit $xrc)" [ $rrc -eq 0 ] && [ $xrc -eq 0 ]
+[ $rrc -eq 0 ] && [ $xrc -eq 0 ]
+ok_if "base image clean (xfs_repair -n exit $rrc, xfsx_check exit $xrc)"
 XFSX_CORPUS_FIELDS=${XFSX_CORPUS_FIELDS:-16} \
 	python3 "$XFSX_SRC/tests/check/corpus.py" "$base" "$TMP/age.inos" "$XFSX_CHECK" "$TMP" >"$TMP/corpus.tap"
 rc=$?

@@ -69,8 +69,8 @@ for opts in "-b size=1024" "-b size=4096"; do
 	check "$opts: rebuild_tool exit 0 (got $rc)" [ $rc -eq 0 ]
 	rebuilt=$(grep -c 'levels' <<<"$out")
 	multi=$(grep -cE 'levels [2-9]' <<<"$out")
-	check "$opts: trees rebuilt ($rebuilt of 13; $multi with two levels or more)" \
-		[ "$rebuilt" -ge 11 ] && [ "$multi" -ge 4 ]
+	[ "$rebuilt" -ge 11 ] && [ "$multi" -ge 4 ]
+	ok_if "$opts: trees rebuilt ($rebuilt of 13; $multi with two levels or more)"
 	check "$opts: the holey file's block map btree rebuilt" grep -q "^bmbt $holey: .*levels" <<<"$out"
 	after=$(sha256sum < "$img")
 	check "$opts: the image changed" [ "$before" != "$after" ]

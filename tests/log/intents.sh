@@ -222,28 +222,28 @@ agsum() {
 
 # after compare's checks, before it removes the copies.  fdblocks counts the
 # AGFs' freeblks + flcount + btreeblks (the non-root bno/cnt/rmap blocks) but
-# not the refcount btree's blocks.  The rebuilt AG's rmap and refcount btrees
-# are packed by the bulk loader, not shaped by the kernel's inserts (seen:
-# rmapbt 65 blocks for the kernel's 68, refcountbt 11 for its 9, freeblks
-# one higher, fdblocks two lower), so the exact rule is fdblocks + the
-# refcount btrees' blocks equal: free space plus every AG btree block, which
-# a leaked or doubly used block would break.
+# not the refcount btree's blocks nor the files' bmbt blocks.  The rebuilt
+# AG's rmap and refcount btrees are packed by the bulk loader, not shaped by
+# the kernel's inserts (seen: rmapbt 65 blocks for the kernel's 68,
+# refcountbt 11 for its 9, freeblks one higher, fdblocks two lower), and a
+# fork the replay rebuilt as a packed bmbt may hold fewer bmbt blocks than
+# the kernel's, which splits block by block (seen: 6 for its 7, fdblocks one
+# higher).  So the exact rule is fdblocks + the refcount btrees' blocks +
+# the files' bmbt blocks equal: free space plus every btree block, which a
+# leaked or doubly used block would break.  Per inode, the blocks the forks
+# map (xfs_db bmap) are equal and bulkstat's "blocks" no higher than the
+# kernel's.
 intent_extra() {
 	local fa fb ra rb
 	fa=$(fdblocks "$1"); fb=$(fdblocks "$2")
 	ra=$(agsum "$1" refcntblocks); rb=$(agsum "$2" refcntblocks)
 	"$XFSX_CHECK" "$2" >/dev/null 2>&1
 	check "$CASE: xfsx_check calls the repaired image clean" [ $? -eq 0 ]
-	check "$CASE: free blocks + refcount btree blocks equal (kernel $fa + $ra, ours $fb + $rb)" \
-		[ -n "$fa" ] && [ -n "$ra" ] && [ $((fa + ra)) -eq $((fb + rb)) ]
-	# a fork the replay rebuilt as a packed bmbt may hold fewer bmbt blocks
-	# than the kernel's (which splits block by block): bulkstat's "blocks"
-	# is compared here, per inode: the mapped blocks (xfs_db bmap) equal,
-	# ours no higher
-	local ino ba bb ma mb bad=""
+	local ino ba bb ma mb bad="" bta=0 btb=0
 	while read -r ino ba bb; do
 		ma=$(forkblocks "$1" "$ino"); mb=$(forkblocks "$2" "$ino")
 		[ "$ma" = "$mb" ] && [ "$bb" -le "$ba" ] || bad="$bad $ino($ba/$bb, mapped $ma/$mb)"
+		bta=$((bta + ba - ma)); btb=$((btb + bb - mb))
 		[ "$ba" = "$bb" ] || diag "$CASE: inode $ino: kernel $ba blocks, ours $bb (mapped $ma both: bmbt blocks $((ba - ma)) and $((bb - mb)))"
 	done < <(python3 - "$1" "$2" "$XFSX_BULKSTAT" <<'PY'
 import json, subprocess, sys
@@ -256,6 +256,8 @@ for ino in sorted(a):
 PY
 )
 	check "$CASE: per inode, the blocks mapped equal and ours no more in all (bmbt packed)${bad:+:$bad}" [ -z "$bad" ]
+	[ -n "$fa" ] && [ -n "$ra" ] && [ $((fa + ra + bta)) -eq $((fb + rb + btb)) ]
+	ok_if "$CASE: free blocks + refcount btree blocks + bmbt blocks equal (kernel $fa + $ra + $bta, ours $fb + $rb + $btb)"
 	diag "$CASE: fdblocks kernel $fa ours $fb; AGF btreeblks kernel $(agsum "$1" btreeblks) ours $(agsum "$2" btreeblks), rmapblocks kernel $(agsum "$1" rmapblocks) ours $(agsum "$2" rmapblocks), refcntblocks kernel $ra ours $rb"
 }
 COMPARE_EXTRA=intent_extra
@@ -329,14 +331,14 @@ cut_cases() {
 		acc=$(json_field "$js" "d['log']['replay']['intent_findings_accounted']")
 		CASE="$name@$b"
 		kinds="$kinds $(json_field "$js" "' '.join(k for k, v in d['log']['replay']['intents_open'].items() if v)")"
-		check "$CASE: xfsx_check on the cut log replays in memory and finds nothing (exit $rc; $open unfinished intents, $acc findings accounted to them)" \
-			[ "$rc" -eq 0 ] && [ "$(json_field "$js" "len(d['findings'])")" = 0 ]
+		[ "$rc" -eq 0 ] && [ "$(json_field "$js" "len(d['findings'])")" = 0 ]
+		ok_if "$CASE: xfsx_check on the cut log replays in memory and finds nothing (exit $rc; $open unfinished intents, $acc findings accounted to them)"
 		if [ "$bui" -gt 0 ]; then
 			local sum out
 			sum=$(sha256sum <"$IMG")
 			out=$("$XFSX_REPAIR" "$IMG" 2>&1); rc=$?
-			check "$CASE: a BUI the replay cannot apply: xfsx_repair refuses (exit $rc), naming it, nothing written" \
-				[ $rc -eq 8 ] && grep -q "BUI" <<<"$out" && [ "$(sha256sum <"$IMG")" = "$sum" ]
+			[ $rc -eq 8 ] && grep -q "BUI" <<<"$out" && [ "$(sha256sum <"$IMG")" = "$sum" ]
+			ok_if "$CASE: a BUI the replay cannot apply: xfsx_repair refuses (exit $rc), naming it, nothing written"
 			refused=$((refused + 1))
 			[ "$FULL" = 1 ] || [ $refused -lt 2 ] || [ $n -lt 3 ] || break
 			continue
@@ -408,7 +410,7 @@ check "BUIs completed that took a new bmbt block: $t_convert made an extent list
 diag "kinds of unfinished intents met:$(tr ' ' '\n' <<<"$kinds" | sort | uniq -c | tr '\n' ' ')"
 check "intents completed: $completed across $cases cases, $buis of them BUIs applied to forks" \
 	[ "$completed" -gt 0 ]
-check "BUIs completed on block map btree forks: $btbuis (remapbtree); cuts refused for a BUI: $refused" \
-	[ "$btbuis" -gt 0 ] && [ "$refused" -eq 0 ]
+[ "$btbuis" -gt 0 ] && [ "$refused" -eq 0 ]
+ok_if "BUIs completed on block map btree forks: $btbuis (remapbtree); cuts refused for a BUI: $refused"
 
 tap_done

@@ -31,8 +31,8 @@ judge() {
 	# the other options change how it runs, not what it decides
 	"$XFSX_REPAIR" -t 1 -o ag_stride=2 -m 256 --no-progress -q "$img" >"$TMP/out" 2>&1; rc=$?
 	after=$(img_sha "$img")
-	check "$what: xfsx_repair -t 1 -o ag_stride=2 -m 256 -q exit 0 (got $rc), byte-identical" \
-		[ $rc -eq 0 ] && [ "$before" = "$after" ]
+	[ $rc -eq 0 ] && [ "$before" = "$after" ]
+	ok_if "$what: xfsx_repair -t 1 -o ag_stride=2 -m 256 -q exit 0 (got $rc), byte-identical"
 }
 
 matrix=(

@@ -48,17 +48,17 @@ for rmap in 1 0; do
 
 	s0=$(img_sha "$copy")
 	"$XFSX_REPAIR" -n "$copy" >"$TMP/rn.out" 2>&1; rc=$?
-	check "$what: xfsx_repair -n says it would free them (exit $rc)" \
-		[ $rc -eq 4 ] && grep -q 'would fix *refcount.cow_leftover' "$TMP/rn.out"
+	[ $rc -eq 4 ] && grep -q 'would fix *refcount.cow_leftover' "$TMP/rn.out"
+	ok_if "$what: xfsx_repair -n says it would free them (exit $rc)"
 	check "$what: xfsx_repair -n wrote nothing" [ "$(img_sha "$copy")" = "$s0" ]
 	"$XFSX_REPAIR" "$copy" >"$TMP/rep.out" 2>&1; rc=$?
-	check "$what: xfsx_repair freed them in one run (exit $rc)" \
-		[ $rc -eq 1 ] && grep -q '^fixed *refcount.cow_leftover' "$TMP/rep.out"
+	[ $rc -eq 1 ] && grep -q '^fixed *refcount.cow_leftover' "$TMP/rep.out"
+	ok_if "$what: xfsx_repair freed them in one run (exit $rc)"
 	[ $rc -eq 1 ] || sed 's/^/#   /' "$TMP/rep.out" | head -5
 	after_repair "$copy" "$what"
 	mount -t xfs -o ro,nouuid "$copy" "$mnt" 2>/dev/null && _MOUNTS+=("$mnt")
-	check "$what: both files hold what the kernel last wrote" \
-		[ "$(md5sum <"$mnt/f" 2>/dev/null)" = "$md5_f" ] && [ "$(md5sum <"$mnt/g" 2>/dev/null)" = "$md5_g" ]
+	[ "$(md5sum <"$mnt/f" 2>/dev/null)" = "$md5_f" ] && [ "$(md5sum <"$mnt/g" 2>/dev/null)" = "$md5_g" ]
+	ok_if "$what: both files hold what the kernel last wrote"
 	umount "$mnt" 2>/dev/null
 	rm -f "$img" "$copy"
 done

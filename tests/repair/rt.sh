@@ -71,8 +71,8 @@ for ext in 4k 16k; do
 		s1=$(img_sha "$img")
 		"$XFSX_REPAIR" "$img" >/dev/null 2>&1; rc=$?
 		s2=$(img_sha "$img")
-		check "$label: a second xfsx_repair exits 0 and changes nothing (exit $rc)" \
-			[ $rc -eq 0 ] && [ "$s1" = "$s2" ]
+		[ $rc -eq 0 ] && [ "$s1" = "$s2" ]
+		ok_if "$label: a second xfsx_repair exits 0 and changes nothing (exit $rc)"
 		got=$(xfs_db -r -c "sb 0" -c "print frextents" "$img" | awk '{print $3}')
 		check "$label: sb_frextents $got, as xfs_repair counts (${want:-$frext})" \
 			[ "$got" = "${want:-$frext}" ]
@@ -95,8 +95,8 @@ if [ -n "$l" ] && mount -t xfs -o ro,rtdev="$l" "$base" "$TMP/mnt" 2>/dev/null; 
 	umount "$TMP/mnt"
 	mount -t xfs -o ro,rtdev="$l" "$TMP/case.img" "$TMP/mnt" 2>/dev/null; rc=$?
 	[ $rc -eq 0 ] && _MOUNTS+=("$TMP/mnt")
-	check "the kernel mounts the last repaired image (exit $rc) and lists it" \
-		[ $rc -eq 0 ] && ls "$TMP/mnt/a" >/dev/null
+	[ $rc -eq 0 ] && ls "$TMP/mnt/a" >/dev/null
+	ok_if "the kernel mounts the last repaired image (exit $rc) and lists it"
 	[ $rc -eq 0 ] && umount "$TMP/mnt"
 else
 	skip "kernel mount of a repaired realtime filesystem" "this kernel does not mount realtime filesystems (or no root/loop device)"
