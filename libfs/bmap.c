@@ -500,10 +500,7 @@ size_t fs_bmap_root_children(const struct fs_geom *g, const void *dinode,
 int fs_bmap_load(const struct fs_bmap_ctx *c, const void *dinode, const struct fs_inode *ip,
 		 int whichfork, struct fs_bmap *out)
 {
-	struct loader l = {
-		.c = c, .g = c->g, .ip = ip, .whichfork = whichfork, .out = out,
-		.fork = whichfork == XFS_DATA_FORK ? "data" : "attr",
-	};
+	struct loader l;
 	uint8_t fmt = whichfork == XFS_DATA_FORK ? ip->format : ip->aformat;
 	uint64_t claimed = whichfork == XFS_DATA_FORK ? ip->nextents : ip->anextents;
 	uint32_t fsize;
@@ -517,6 +514,13 @@ int fs_bmap_load(const struct fs_bmap_ctx *c, const void *dinode, const struct f
 		return 0;
 	if (fmt != XFS_DINODE_FMT_EXTENTS && fmt != XFS_DINODE_FMT_BTREE)
 		return 0;	/* local, device, or a format the inode verifier reports */
+	/* an empty list (most small files' attr forks, empty files): nothing to load */
+	if (fmt == XFS_DINODE_FMT_EXTENTS && !claimed)
+		return 0;
+	l = (struct loader){
+		.c = c, .g = c->g, .ip = ip, .whichfork = whichfork, .out = out,
+		.fork = whichfork == XFS_DATA_FORK ? "data" : "attr",
+	};
 	fsize = fs_inode_fork_size(c->g, ip, whichfork);
 	fork = fs_inode_fork_ptr(dinode, ip, whichfork);
 	l.rt = whichfork == XFS_DATA_FORK && (ip->flags & XFS_DIFLAG_REALTIME);

@@ -366,6 +366,8 @@ int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 	if (len < sizeof(struct xfs_dinode) || len < g->inodesize)
 		return 0;	/* the common checks already said the buffer is short */
 	fs_inode_decode(buf, &ip);
+	if (c->decoded)
+		*c->decoded = ip;
 
 	if (ip.version != 3) {
 		bad(&v, "inode.version", "di_version", "3", FS_U(ip.version),

@@ -35,6 +35,8 @@ enum fs_mtype {
 };
 
 /* What a verifier is told about the block it is looking at. */
+struct fs_inode;
+
 struct fs_vctx {
 	const struct fs_geom *g;
 	struct fs_findings *fl;
@@ -43,6 +45,12 @@ struct fs_vctx {
 	bool have_log_head;        /* head_lsn is the log's current head */
 	uint64_t head_lsn;
 	uint64_t ino;              /* FS_MT_INODE: the inode number the buffer should hold */
+	/*
+	 * FS_MT_INODE: when set, the core as fs_inode_decode gives it, stored
+	 * once the field rules ran (left as it was when they did not: a bad
+	 * magic or CRC), so a caller need not decode the inode again.
+	 */
+	struct fs_inode *decoded;
 };
 
 /*

@@ -108,7 +108,8 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 		.agno = s->agno, .agino = c->startino + i, .daddr = daddr, .dip = dip, .slot = slot,
 	};
 	struct fs_vctx vc = { .g = g, .fl = &s->scratch, .agno = s->agno, .daddr = daddr,
-			      .have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn };
+			      .have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn,
+			      .decoded = &ci.ip };
 	bool free_disk, free_btree, uncertain = !(c->where & MODEL_IC_INOBT);
 
 	ci.ino = fs_agino_to_ino(g, s->agno, ci.agino);
@@ -139,7 +140,9 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 			ci.forks_ok = false;
 	if (fs_findings_move(cx->fl, &s->scratch) == -ENOMEM && !s->err)
 		s->err = -ENOMEM;
-	fs_inode_decode(dip, &ci.ip);
+	/* the verifier decoded the core (version 0: it stopped before, or disk says 0) */
+	if (!ci.ip.version)
+		fs_inode_decode(dip, &ci.ip);
 	scan_links_note_slot(cx, slot, &ci.ip, !ci.core_ok);
 	if (!ci.forks_ok && ci.ip.mode && cx->links && slot < cx->links->nslots)
 		cx->links->rec[slot].flags |= LR_FORKS_UNREAD;
