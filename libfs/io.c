@@ -330,6 +330,13 @@ static bool read_cached(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
 	return true;
 }
 
+int fs_dev_read_resident(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
+{
+	if (dev->read_patch || !read_cached(dev, buf, len, off))
+		return -EAGAIN;
+	return 0;
+}
+
 const void *fs_dev_resident(struct fs_dev *dev, uint64_t off, size_t len)
 {
 	if (dev->read_patch || !resident(dev, off, len))

@@ -111,6 +111,15 @@ void *fs_dev_alloc(const struct fs_dev *dev, size_t len);
 const void *fs_dev_resident(struct fs_dev *dev, uint64_t off, size_t len);
 /* Done with what fs_dev_resident gave: its pages leave the process's resident set. */
 void fs_dev_resident_done(struct fs_dev *dev, const void *p, size_t len);
+/*
+ * [off, off + len) copied into buf from the page cache, when the device is
+ * an image file whose pages for it are all resident and no read patch is
+ * installed: 0.  -EAGAIN otherwise (nothing read, no I/O started: read it
+ * from the device).  One copy into a reused buffer costs less than mapping
+ * the pages in place (fs_dev_resident: a page fault per 64 KiB, then
+ * unmapping them again); the scan's readahead reads this way.
+ */
+int fs_dev_read_resident(struct fs_dev *dev, void *buf, size_t len, uint64_t off);
 
 /* Synchronous read/write of any range; unaligned ranges go through a bounce buffer. */
 int fs_dev_read(struct fs_dev *dev, void *buf, size_t len, uint64_t off);

@@ -145,9 +145,9 @@ int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext,
 		goto out;
 	}
 	/*
-	 * Windows whose pages are all in the page cache are chopped straight
-	 * from the device's mapping (no read, one copy fewer); the others are
-	 * read qdepth at a time.
+	 * Windows whose pages are all in the page cache are copied from there
+	 * into the next free slot and chopped at once (no device read); the
+	 * others are read qdepth at a time.
 	 */
 	for (size_t next = 0; next < nw;) {
 		size_t cnt = 0;
@@ -155,23 +155,20 @@ int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext,
 
 		while (next < nw && cnt < qdepth && cnt < sizeof(batch) / sizeof(batch[0])) {
 			const struct fs_ra_window *win = &w[next++];
-			const unsigned char *map = fs_dev_resident(dev, win->off, win->len);
-			unsigned char *buf;
+			unsigned char *buf = fs_ioq_buffer(q, (unsigned)cnt, win->len);
 
-			if (map) {
+			if (!buf) {
+				err = -ENOMEM;
+				goto out;
+			}
+			if (!fs_dev_read_resident(dev, buf, win->len, win->off)) {
 				if (win->count > 1)
 					st.windows++;
 				else
 					st.exact++;
 				st.bytes_read += win->len;
-				chop(c, ext, win, map, &st);
-				fs_dev_resident_done(dev, map, win->len);
+				chop(c, ext, win, buf, &st);
 				continue;
-			}
-			buf = fs_ioq_buffer(q, (unsigned)cnt, win->len);
-			if (!buf) {
-				err = -ENOMEM;
-				goto out;
 			}
 			batch[cnt] = win;
 			reqs[cnt++] = (struct fs_io_req){ .off = win->off, .len = win->len, .buf = buf };
@@ -255,8 +252,9 @@ static void stream_deliver(struct stream *sm, const struct fs_ra_window *win,
 
 /*
  * The next windows, in order: those whose pages are all in the page cache
- * are handed out in place from the device's mapping (no read, no copy);
- * the first that is not goes to the queue in slot sl.  0, or negative errno.
+ * are copied from there into slot sl's buffer and handed out (no device
+ * read); the first that is not goes to the queue in slot sl.  0, or
+ * negative errno.
  */
 static int stream_next(struct stream *sm, struct stream_slot *sl)
 {
@@ -264,17 +262,15 @@ static int stream_next(struct stream *sm, struct stream_slot *sl)
 
 	while (sm->next < sm->nw) {
 		const struct fs_ra_window *win = &sm->w[sm->next];
-		const unsigned char *map = fs_dev_resident(sm->dev, win->off, win->len);
 
-		if (map) {
-			sm->next++;
-			stream_deliver(sm, win, map, (long)win->len);
-			fs_dev_resident_done(sm->dev, map, win->len);
-			continue;
-		}
 		sl->buf = fs_ioq_buffer(sm->q, sl->idx, win->len);
 		if (!sl->buf)
 			return -ENOMEM;
+		if (!fs_dev_read_resident(sm->dev, sl->buf, win->len, win->off)) {
+			sm->next++;
+			stream_deliver(sm, win, sl->buf, (long)win->len);
+			continue;
+		}
 		sl->win = sm->next++;
 		sl->req = (struct fs_io_req){ .off = win->off, .len = win->len, .buf = sl->buf,
 					      .priv = sl };
