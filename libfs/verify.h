@@ -34,9 +34,9 @@ enum fs_mtype {
 	FS_MT_NR
 };
 
-/* What a verifier is told about the block it is looking at. */
 struct fs_inode;
 
+/* What a verifier is told about the block it is looking at. */
 struct fs_vctx {
 	const struct fs_geom *g;
 	struct fs_findings *fl;
