@@ -852,30 +852,20 @@ static void refresh_overlapping(struct fs_cache *c, struct cbuf **v, size_t n)
 	}
 }
 
-int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_flush_result *res)
+/*
+ * Every dirty buffer, referenced (dirty ones are never evicted anyway),
+ * sorted by address; overlaps are refused across classes, or flushing one
+ * class then another would overwrite the first's bytes with stale ones.
+ * 0 with the list in *out and its length in *count (the caller puts and frees them), -ENOMEM, or
+ * -EEXIST naming the overlap in res.
+ */
+static int collect_dirty(struct fs_cache *c, struct cbuf ***out, size_t *count,
+			 struct fs_flush_result *res)
 {
-	struct fs_flush_result dummy;
 	struct cbuf **v = NULL, *b;
-	struct wgroup *gr = NULL;
-	size_t n = 0, cap = 0, ngr = 0;
-	uint64_t align, max_write;
+	size_t n = 0, cap = 0;
 	int err = 0;
 
-	if (!res)
-		res = &dummy;
-	memset(res, 0, sizeof(*res));
-	if (!o || !o->g)
-		return -EINVAL;
-	align = c->dev->direct ? c->dev->dio_align : FS_BBSIZE;
-	max_write = o->max_write ? o->max_write : 2u << 20;
-	if (max_write < align)
-		max_write = align;
-
-	/*
-	 * Every dirty buffer, referenced (dirty ones are never evicted
-	 * anyway): overlaps are judged across classes, or flushing one class
-	 * then another would overwrite the first's bytes with stale ones.
-	 */
 	pthread_mutex_lock(&c->lru_lock);
 	for (b = c->head; b; b = b->next) {
 		if (!b->marked)
@@ -895,20 +885,122 @@ int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_
 			v[n++] = b;
 	}
 	pthread_mutex_unlock(&c->lru_lock);
+	if (!err && n) {
+		qsort(v, n, sizeof(*v), cmp_cbuf_daddr);
+		for (size_t i = 1; i < n; i++)
+			if (buf_start(v[i]) < buf_end(v[i - 1])) {
+				name_object(res, v[i]);
+				snprintf(res->message, sizeof(res->message),
+					 "dirty buffers overlap: daddr %llu (+%u bytes) and daddr %llu",
+					 (unsigned long long)v[i - 1]->pub.daddr, v[i - 1]->pub.len,
+					 (unsigned long long)v[i]->pub.daddr);
+				err = -EEXIST;
+				break;
+			}
+	}
+	*out = v;
+	*count = n;
+	return err;
+}
+
+struct fs_dirty_set {
+	struct fs_cache *c;
+	struct cbuf **v;           /* sorted by address, no two overlapping */
+	size_t n;
+};
+
+int fs_cache_dirty_set(struct fs_cache *c, const struct fs_flush_opts *o,
+		       struct fs_dirty_set **out, struct fs_flush_result *res)
+{
+	struct fs_flush_result dummy;
+	struct fs_dirty_set *s;
+	int err;
+
+	if (!res)
+		res = &dummy;
+	memset(res, 0, sizeof(*res));
+	*out = NULL;
+	if (!o || !o->g)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->c = c;
+	err = collect_dirty(c, &s->v, &s->n, res);
+	for (size_t i = 0; !err && i < s->n; i++)
+		if (o->wclass == FS_WCLASS_ALL || s->v[i]->dinfo.wclass == o->wclass)
+			err = finish_and_verify(o, s->v[i], res);
+	if (err) {
+		fs_dirty_set_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+size_t fs_dirty_set_count(const struct fs_dirty_set *s)
+{
+	return s ? s->n : 0;
+}
+
+void fs_dirty_set_patch(void *priv, void *buf, size_t len, uint64_t off)
+{
+	const struct fs_dirty_set *s = priv;
+	size_t lo = 0, hi;
+
+	if (!s || !s->n || !len)
+		return;
+	/* the first buffer ending after off (ends ascend: no two overlap) */
+	hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (buf_end(s->v[mid]) <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < s->n && buf_start(s->v[i]) < off + len; i++) {
+		uint64_t bs = buf_start(s->v[i]), be = buf_end(s->v[i]);
+		uint64_t from = bs > off ? bs : off, to = be < off + len ? be : off + len;
+
+		memcpy((unsigned char *)buf + (from - off), s->v[i]->pub.data + (from - bs),
+		       to - from);
+	}
+}
+
+void fs_dirty_set_free(struct fs_dirty_set *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		fs_buf_put(s->c, &s->v[i]->pub);
+	free(s->v);
+	free(s);
+}
+
+int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_flush_result *res)
+{
+	struct fs_flush_result dummy;
+	struct cbuf **v = NULL;
+	struct wgroup *gr = NULL;
+	size_t n = 0, ngr = 0;
+	uint64_t align, max_write;
+	int err = 0;
+
+	if (!res)
+		res = &dummy;
+	memset(res, 0, sizeof(*res));
+	if (!o || !o->g)
+		return -EINVAL;
+	align = c->dev->direct ? c->dev->dio_align : FS_BBSIZE;
+	max_write = o->max_write ? o->max_write : 2u << 20;
+	if (max_write < align)
+		max_write = align;
+
+	err = collect_dirty(c, &v, &n, res);
 	if (err || !n)
 		goto out;
-	qsort(v, n, sizeof(*v), cmp_cbuf_daddr);
-
-	for (size_t i = 1; i < n; i++)
-		if (buf_start(v[i]) < buf_end(v[i - 1])) {
-			name_object(res, v[i]);
-			snprintf(res->message, sizeof(res->message),
-				 "dirty buffers overlap: daddr %llu (+%u bytes) and daddr %llu",
-				 (unsigned long long)v[i - 1]->pub.daddr, v[i - 1]->pub.len,
-				 (unsigned long long)v[i]->pub.daddr);
-			err = -EEXIST;
-			goto out;
-		}
 	/* the class's buffers are written; the others wait for their flush */
 	{
 		size_t w = 0;

@@ -217,4 +217,21 @@ struct fs_flush_result {
  */
 int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_flush_result *res);
 
+/*
+ * The plan as it will be written, before anything is: every dirty buffer
+ * referenced and sorted (overlaps refused as by a flush: -EEXIST), and
+ * those of o->wclass (FS_WCLASS_ALL: all) given their CRCs and judged by
+ * their read verifier (-EUCLEAN naming the first that fails, as a flush
+ * would).  fs_dirty_set_patch is a read patch (fs_dev_opts.read_patch):
+ * reads through it see the dirty bytes, so a scan of the result can run
+ * before the first write.  The buffers must not change while the set
+ * lives; fs_dirty_set_free puts them (they stay dirty).
+ */
+struct fs_dirty_set;
+int fs_cache_dirty_set(struct fs_cache *c, const struct fs_flush_opts *o,
+		       struct fs_dirty_set **out, struct fs_flush_result *res);
+size_t fs_dirty_set_count(const struct fs_dirty_set *s);
+void fs_dirty_set_patch(void *priv, void *buf, size_t len, uint64_t off);
+void fs_dirty_set_free(struct fs_dirty_set *s);
+
 #endif

@@ -332,8 +332,10 @@ static bool read_cached(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
 
 int fs_dev_read_resident(struct fs_dev *dev, void *buf, size_t len, uint64_t off)
 {
-	if (dev->read_patch || !read_cached(dev, buf, len, off))
+	if (!read_cached(dev, buf, len, off))
 		return -EAGAIN;
+	if (dev->read_patch)
+		dev->read_patch(dev->read_patch_priv, buf, len, off);
 	return 0;
 }
 

@@ -113,9 +113,9 @@ const void *fs_dev_resident(struct fs_dev *dev, uint64_t off, size_t len);
 void fs_dev_resident_done(struct fs_dev *dev, const void *p, size_t len);
 /*
  * [off, off + len) copied into buf from the page cache, when the device is
- * an image file whose pages for it are all resident and no read patch is
- * installed: 0.  -EAGAIN otherwise (nothing read, no I/O started: read it
- * from the device).  One copy into a reused buffer costs less than mapping
+ * an image file whose pages for it are all resident: 0 (a read patch
+ * applied, as to any read).  -EAGAIN otherwise (nothing read, no I/O
+ * started: read it from the device).  One copy into a reused buffer costs less than mapping
  * the pages in place (fs_dev_resident: a page fault per 64 KiB, then
  * unmapping them again); the scan's readahead reads this way.
  */

@@ -108,31 +108,84 @@ size_t repair_decide(struct repair_ctx *rx)
 	return left + rx->fl->dropped;
 }
 
+static void report_line(const struct repair_ctx *rx, const char *what, const struct fs_finding *f,
+			bool action, FILE *out)
+{
+	fprintf(out, "%-9s %s", what, f->def->code);
+	if (f->ag >= 0)
+		fprintf(out, " ag %lld", (long long)f->ag);
+	if (f->ino >= 0) {
+		const char *path = repair_names_path(rx, f->ino);
+
+		fprintf(out, " ino %lld", (long long)f->ino);
+		if (path)
+			fprintf(out, " (%s)", path);
+	}
+	if (f->daddr >= 0)
+		fprintf(out, " daddr %lld", (long long)f->daddr);
+	fprintf(out, ": %s", f->message[0] ? f->message : f->def->summary);
+	if (action)
+		fprintf(out, " [%s]", fs_fix_name(f->def->fix));
+	fputc('\n', out);
+}
+
 void repair_report_text(const struct repair_ctx *rx, FILE *out)
 {
 	const char *done = rx->o->dry_run ? "would fix" : "fixed";
+	const struct repair_verified *vf = &rx->verified;
 
 	for (size_t i = 0; i < rx->fl->n; i++) {
-		const struct fs_finding *f = &rx->fl->v[i];
 		bool fixed = rx->fixed && rx->fixed[i];
 
-		fprintf(out, "%-9s %s", fixed ? done : "left", f->def->code);
-		if (f->ag >= 0)
-			fprintf(out, " ag %lld", (long long)f->ag);
-		if (f->ino >= 0) {
-			const char *path = repair_names_path(rx, f->ino);
-
-			fprintf(out, " ino %lld", (long long)f->ino);
-			if (path)
-				fprintf(out, " (%s)", path);
-		}
-		if (f->daddr >= 0)
-			fprintf(out, " daddr %lld", (long long)f->daddr);
-		fprintf(out, ": %s", f->message[0] ? f->message : f->def->summary);
-		if (fixed)
-			fprintf(out, " [%s]", fs_fix_name(f->def->fix));
-		fputc('\n', out);
+		report_line(rx, fixed ? done : "left", &rx->fl->v[i], fixed, out);
 	}
+	/* what the plan's result would have that was not there: why nothing is written */
+	for (size_t i = 0; vf->ran && vf->introduced && i < vf->after.n; i++)
+		if (vf->after_new[i])
+			report_line(rx, "new", &vf->after.v[i], false, out);
+	repair_report_cleared(rx, out, false);
+}
+
+/* Whether links slot s is an inode in use that the plan frees: its data is lost. */
+static bool lost(const struct repair_ctx *rx, uint64_t s)
+{
+	return rx->verdict && (rx->verdict[s] & RV_CLEAR) && !(rx->verdict[s] & RV_NEW) &&
+	       (rx->sx->links->rec[s].flags & LR_SEEN) && !repair_unlinked_frees(rx, s);
+}
+
+void repair_report_cleared(const struct repair_ctx *rx, FILE *out, bool json)
+{
+	const char *done = rx->o->dry_run ? "would clear" : "cleared";
+	bool first = true;
+
+	if (json)
+		fputc('[', out);
+	for (uint64_t s = 0; rx->sx->links && rx->verdict && !rx->verified.introduced &&
+	     s < rx->sx->links->nslots; s++) {
+		fs_ino_t ino;
+		const char *path;
+
+		if (!lost(rx, s))
+			continue;
+		ino = scan_slot_ino(rx->sx, s, &(fs_agnumber_t){ 0 });
+		path = repair_names_path(rx, (int64_t)ino);
+		if (json) {
+			fprintf(out, "%s{\"ino\":%llu,\"path\":", first ? "" : ",",
+				(unsigned long long)ino);
+			if (path)
+				fs_json_string(out, path);
+			else
+				fputs("null", out);
+			fputc('}', out);
+		} else {
+			fprintf(out, "%-9s ino %llu%s%s%s: nothing shows what it held; its data is "
+				"lost\n", done, (unsigned long long)ino, path ? " (" : "",
+				path ? path : "", path ? ")" : "");
+		}
+		first = false;
+	}
+	if (json)
+		fputc(']', out);
 }
 
 static void json_fixed(void *priv, size_t i, FILE *out)
@@ -151,4 +204,20 @@ static void json_fixed(void *priv, size_t i, FILE *out)
 void repair_report_json(const struct repair_ctx *rx, FILE *out)
 {
 	fs_findings_write_json_array_ex(rx->fl, out, json_fixed, (void *)rx);
+}
+
+static void json_new(void *priv, size_t i, FILE *out)
+{
+	const struct repair_ctx *rx = priv;
+
+	fprintf(out, ",\"new\":%s", rx->verified.after_new[i] ? "true" : "false");
+}
+
+void repair_report_after_json(const struct repair_ctx *rx, FILE *out)
+{
+	if (!rx->verified.ran || !rx->verified.after_new) {
+		fputs("null", out);
+		return;
+	}
+	fs_findings_write_json_array_ex(&rx->verified.after, out, json_new, (void *)rx);
 }

@@ -60,7 +60,7 @@ static double now(void)
 static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *out)
 {
 	static const char *names[] = { "scan", "superblocks", "inodes", "names", "rebuild",
-				       "counters", "commit" };
+				       "counters", "commit", "verify" };
 	uint32_t rebuilt = 0;
 	uint64_t dirs, moved, nlinks;
 
@@ -73,10 +73,12 @@ static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *o
 		",\"directories_rebuilt\":%" PRIu64
 		",\"moved_to_lost_found\":%" PRIu64 ",\"link_counts_set\":%" PRIu64
 		",\"blocks_written\":%" PRIu64
-		",\"writes\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"phase_seconds\":{",
+		",\"writes\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"verified\":%s"
+		",\"introduced\":%zu,\"phase_seconds\":{",
 		rx->fl->n, left, rx->o->dry_run ? "true" : "false", rebuilt, rx->cleared,
 		rx->attr_resets, repair_xattrs_rebuilt(rx), rx->field_fixes, dirs, moved, nlinks,
-		rx->blocks_written, rx->writes, rx->bytes_written);
+		rx->blocks_written, rx->writes, rx->bytes_written,
+		rx->verified.ran ? "true" : "false", rx->verified.introduced);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		fprintf(out, "%s\"%s\":%.3f", i ? "," : "", names[i], rx->phase_seconds[i]);
 	fputs("}}", out);
@@ -510,8 +512,36 @@ early_out:
 	/* sorted once, before the decisions index it */
 	fs_findings_sort(&fl);
 	left = repair_decide(&rx);
+	/*
+	 * "fixed" is what the scan of the planned result no longer finds: the
+	 * plan is judged before anything is written (verify.c), and a plan
+	 * that would bring in problems that were not there is not written.
+	 */
+	if (rx.planned_writes || ro.zero_log) {
+		t0 = now();
+		err = repair_verify_plan(&rx, msg, sizeof(msg));
+		rx.phase_seconds[7] = now() - t0;
+		if (err) {
+			fprintf(stderr, "xfsx_repair: %s: %s\n", path, msg);
+			goto out;
+		}
+		left = rx.verified.left;
+		if (rx.verified.introduced) {
+			memset(rx.fixed, 0, (fl.n ? fl.n : 1) * sizeof(*rx.fixed));
+			left = fs_findings_count(&fl, FS_SEV_WARNING) + fl.dropped;
+			fprintf(stderr, "xfsx_repair: %s: the repair's plan would leave %zu problem(s) "
+				"that were not there before (listed as \"new\"), so %s; this is a "
+				"defect of xfsx_repair, please report it\n", path,
+				rx.verified.introduced, ro.dry_run ? "a repair would write nothing" :
+				"nothing was written");
+		}
+	} else {
+		/* nothing to write: nothing changes */
+		memset(rx.fixed, 0, (fl.n ? fl.n : 1) * sizeof(*rx.fixed));
+		left = fs_findings_count(&fl, FS_SEV_WARNING) + fl.dropped;
+	}
 
-	if (!ro.dry_run && (rx.planned_writes || ro.zero_log)) {
+	if (!ro.dry_run && (rx.planned_writes || ro.zero_log) && !rx.verified.introduced) {
 		t0 = now();
 		err = repair_commit(&rx, msg, sizeof(msg));
 		rx.phase_seconds[6] = now() - t0;
@@ -547,6 +577,10 @@ early_out:
 		repair_names_print_moves(&rx, stdout, true);
 		fputs(",\"xattrs\":", stdout);
 		repair_xattrs_print(&rx, stdout, true);
+		fputs(",\"cleared\":", stdout);
+		repair_report_cleared(&rx, stdout, true);
+		fputs(",\"after\":", stdout);
+		repair_report_after_json(&rx, stdout);
 		fputc(',', stdout);
 		print_summary_json(&rx, left, stdout);
 		fputs("}\n", stdout);
@@ -554,11 +588,17 @@ early_out:
 		repair_report_text(&rx, stdout);
 		repair_names_print_moves(&rx, stdout, false);
 		repair_xattrs_print(&rx, stdout, false);
+		size_t nfixed = 0;
+
+		for (size_t i = 0; rx.fixed && i < fl.n; i++)
+			nfixed += rx.fixed[i];
 		if (!fl.n)
 			printf("%s: no problems found\n", path);
 		else
-			printf("%s: %zu problem(s): %zu %s, %zu left uncorrected\n", path, fl.n,
-			       fl.n - left, ro.dry_run ? "would be fixed" : "fixed", left);
+			printf("%s: %zu problem(s): %zu %s, %zu left uncorrected%s%s\n", path, fl.n,
+			       nfixed, ro.dry_run ? "would be fixed" : "fixed", left,
+			       rx.verified.ran ? " (the result was checked before writing)" : "",
+			       rx.cleared ? "; inodes whose data is lost are listed as cleared" : "");
 	}
 	if (!fl.by_sev[FS_SEV_ERROR] && !fl.by_sev[FS_SEV_WARNING])
 		rc = REPAIR_EXIT_CLEAN;
@@ -582,6 +622,7 @@ out:
 	}
 	repair_names_free(&rx);
 	repair_xattrs_free(&rx);
+	repair_verified_free(&rx);
 	free(rx.dquot_blocks);
 	free(rx.verdict);
 	free(rx.fixed);

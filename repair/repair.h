@@ -80,6 +80,15 @@ enum { RF_NBLOCKS, RF_ONLINK, RF_EXTSIZE, RF_COWEXTSIZE, RF_FLAGS, RF_TIMESTAMP,
 
 struct fs_log_attri;
 
+/* verify.c: the scan of the planned result, before anything is written. */
+struct repair_verified {
+	bool ran;                  /* the plan was judged (it changes something) */
+	struct fs_findings after;  /* the scan of the planned result */
+	bool *after_new;           /* per finding in after: matches none from before the plan */
+	size_t left;               /* errors and warnings in after */
+	size_t introduced;         /* ... of which the plan would bring in (after_new) */
+};
+
 struct repair_ctx {
 	struct fs *fs;
 	struct fs_findings *fl;
@@ -123,6 +132,9 @@ struct repair_ctx {
 	const bool *attri_refused;
 	uint64_t attris_refused;   /* on an inode with such an intent: not completed */
 
+	/* the plan's result as the scan judged it (verify.c): rx->fixed comes from it */
+	struct repair_verified verified;
+
 	/* results */
 	struct xfs_sb newsb;       /* the primary as it will be written */
 	uint64_t icount, ifree, fdblocks;
@@ -138,6 +150,13 @@ size_t repair_decide(struct repair_ctx *rx);
 /* Print the fixes: "fixed" / "would fix" / "left", one line per finding. */
 void repair_report_text(const struct repair_ctx *rx, FILE *out);
 void repair_report_json(const struct repair_ctx *rx, FILE *out);
+/*
+ * The inodes in use that the plan frees (nothing showed what they held):
+ * "cleared ino N (PATH): ... data is lost" lines, or a JSON array of {ino, path}.
+ */
+void repair_report_cleared(const struct repair_ctx *rx, FILE *out, bool json);
+/* The scan of the planned result's findings, each with "new" (none before), or null. */
+void repair_report_after_json(const struct repair_ctx *rx, FILE *out);
 
 /*
  * NULL when the model knows every block owner (the AG rebuild and new
@@ -199,6 +218,15 @@ int repair_phase_rt(struct repair_ctx *rx);
 bool repair_rt_covers(const struct repair_ctx *rx, const struct fs_finding *f);
 int repair_phase_rebuild(struct repair_ctx *rx);
 int repair_phase_counters(struct repair_ctx *rx);
+
+/*
+ * verify.c: open the filesystem again with the plan shown to its reads and
+ * run the scan over it; rx->fixed[i] is then whether finding i is gone,
+ * rx->verified what is left and what the plan would bring in.  0, or a
+ * negative errno with msg saying why (nothing written either way).
+ */
+int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml);
+void repair_verified_free(struct repair_ctx *rx);
 
 /* commit.c: write the plan (crash protocol); -L's clean log. */
 int repair_commit(struct repair_ctx *rx, char *err, size_t errlen);

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The plan judged before the first write: "fixed" means the result was
+ * verified.  Once the phases have planned (every change a dirty buffer of
+ * the scan's cache, the superblocks as commit.c will encode them), the
+ * filesystem is opened a second time, read-only, with a read patch that
+ * shows it the plan (the dirty buffers, CRCs stamped and each judged by its
+ * read verifier; then the superblocks: secondaries, and the primary with
+ * NEEDSREPAIR cleared), on top of whatever the first open showed (a log
+ * replayed in memory under -n).  The shared scan runs over that view with
+ * every rule it has.  A finding from before the plan that the scan of the
+ * result no longer makes is fixed; one it still makes is left; one it makes
+ * that nothing before matched (same code and object) is a problem the plan
+ * would bring in, and then nothing is written at all (main.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libfs/crc.h"
+#include "libfs/encode.h"
+#include "libfs/sb.h"
+#include "repair/repair.h"
+#include "scan/links.h"
+
+struct plan_view {
+	fs_read_patch_fn base;     /* what the first open already showed (a replay) */
+	void *base_priv;
+	struct fs_dirty_set *ds;
+	struct sb_image {
+		uint64_t off;
+		unsigned char *data;
+	} *sb;
+	size_t nsb;
+	uint32_t sectsize;
+};
+
+static void plan_patch(void *priv, void *buf, size_t len, uint64_t off)
+{
+	const struct plan_view *pv = priv;
+
+	if (pv->base)
+		pv->base(pv->base_priv, buf, len, off);
+	fs_dirty_set_patch(pv->ds, buf, len, off);
+	/* commit.c writes the superblocks last, over any buffer of the same sector */
+	for (size_t i = 0; i < pv->nsb; i++) {
+		uint64_t s = pv->sb[i].off, e = s + pv->sectsize;
+		uint64_t from = s > off ? s : off, to = e < off + len ? e : off + len;
+
+		if (from < to)
+			memcpy((unsigned char *)buf + (from - off), pv->sb[i].data + (from - s),
+			       to - from);
+	}
+}
+
+/* A superblock as commit.c will write it into AG agno's first sector. */
+static int add_sb(struct plan_view *pv, const struct fs_geom *g, fs_agnumber_t agno,
+		  const struct xfs_sb *sb)
+{
+	struct sb_image *v = realloc(pv->sb, (pv->nsb + 1) * sizeof(*v));
+	unsigned char *d;
+
+	if (!v)
+		return -ENOMEM;
+	pv->sb = v;
+	d = malloc(g->sectsize);
+	if (!d)
+		return -ENOMEM;
+	fs_enc_sb(d, g->sectsize, sb);
+	pv->sb[pv->nsb++] = (struct sb_image){ .off = fs_ag_sb_offset(g, agno), .data = d };
+	return 0;
+}
+
+static void view_free(struct plan_view *pv)
+{
+	for (size_t i = 0; i < pv->nsb; i++)
+		free(pv->sb[i].data);
+	free(pv->sb);
+	fs_dirty_set_free(pv->ds);
+}
+
+/* Findings are the same problem when their code and their object agree. */
+static int key_cmp(const struct fs_finding *a, const struct fs_finding *b)
+{
+	if (a->def != b->def)
+		return a->def < b->def ? -1 : 1;
+	if (a->ag != b->ag)
+		return a->ag < b->ag ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	if (a->daddr != b->daddr)
+		return a->daddr < b->daddr ? -1 : 1;
+	return 0;
+}
+
+static int key_qsort(const void *x, const void *y)
+{
+	return key_cmp(*(const struct fs_finding *const *)x, *(const struct fs_finding *const *)y);
+}
+
+static bool judged(const struct fs_finding *f)
+{
+	return f->def->sev != FS_SEV_INFO;
+}
+
+/* The index in the sorted keys v[0..n) of a finding with f's key, or SIZE_MAX. */
+static size_t key_find(const struct fs_finding *const *v, size_t n, const struct fs_finding *f)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = key_cmp(v[mid], f);
+
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !key_cmp(v[lo], f) ? lo : SIZE_MAX;
+}
+
+/* What the scan of the result says of each finding from before, and what it adds. */
+static int compare(struct repair_ctx *rx)
+{
+	struct repair_verified *vf = &rx->verified;
+	size_t nb = rx->fl->n, na = vf->after.n;
+	const struct fs_finding **before = malloc((nb ? nb : 1) * sizeof(*before));
+	const struct fs_finding **after = malloc((na ? na : 1) * sizeof(*after));
+
+	vf->after_new = calloc(na ? na : 1, sizeof(*vf->after_new));
+	if (!before || !after || !vf->after_new) {
+		free(before);
+		free(after);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nb; i++)
+		before[i] = &rx->fl->v[i];
+	for (size_t i = 0; i < na; i++)
+		after[i] = &vf->after.v[i];
+	qsort(before, nb, sizeof(*before), key_qsort);
+	qsort(after, na, sizeof(*after), key_qsort);
+	for (size_t i = 0; i < nb; i++)
+		rx->fixed[i] = key_find(after, na, &rx->fl->v[i]) == SIZE_MAX;
+	vf->left = vf->introduced = 0;
+	for (size_t i = 0; i < na; i++) {
+		const struct fs_finding *f = &vf->after.v[i];
+
+		if (!judged(f))
+			continue;
+		vf->left++;
+		if (key_find(before, nb, f) == SIZE_MAX) {
+			vf->after_new[i] = true;
+			vf->introduced++;
+		}
+	}
+	/* records the scan could not keep are problems nobody can say were fixed */
+	vf->left += vf->after.dropped;
+	free(before);
+	free(after);
+	return 0;
+}
+
+int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct repair_verified *vf = &rx->verified;
+	struct plan_view pv = {
+		.base = rx->fs->dev->read_patch, .base_priv = rx->fs->dev->read_patch_priv,
+		.sectsize = g->sectsize,
+	};
+	struct fs_flush_opts fo = {
+		.g = g, .wclass = FS_WCLASS_ALL,
+		.have_log_head = rx->fs->have_log_head, .head_lsn = rx->fs->log_head_lsn,
+	};
+	struct fs_flush_result res = { 0 };
+	struct fs_open_opts oo = {
+		.allow_secondary = true, .use = FS_TARGET_INSPECT,
+		.dev = { .cached_reads = true, .read_patch = plan_patch, .read_patch_priv = &pv },
+	};
+	struct scan_opts so = rx->o->scan;
+	struct scan_ctx sx = { 0 };
+	struct fs_error ferr = { 0 };
+	struct fs *fs = NULL;
+	struct xfs_sb primary = rx->newsb;
+	int err;
+
+	fs_findings_init(&vf->after);
+	vf->ran = true;
+	err = fs_cache_dirty_set(rx->sx->cache, &fo, &pv.ds, &res);
+	if (err == -EUCLEAN) {
+		/* a bug of a phase: caught here, before the first write, not half-way */
+		snprintf(msg, ml, "BUG: the repair's plan holds a %s block at daddr %llu (AG %u, "
+			 "inode %llu) that fails its verifier (%s: %s); nothing was written",
+			 fs_verifier_get(res.type) ? fs_verifier_get(res.type)->name : "metadata",
+			 (unsigned long long)res.daddr, res.agno, (unsigned long long)res.ino,
+			 res.code, res.message);
+		return err;
+	}
+	if (err) {
+		snprintf(msg, ml, "judging the repair's plan failed: %s%s%s; nothing was written",
+			 strerror(-err), res.message[0] ? ": " : "", res.message);
+		return err;
+	}
+	/* the superblocks as commit.c writes them: secondaries, then the primary */
+	for (fs_agnumber_t a = 1; a < g->agcount && !err; a++)
+		if (rx->rewrite_sb[a])
+			err = add_sb(&pv, g, a, &rx->newsb);
+	primary.sb_features_incompat &= ~(uint32_t)XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR;
+	if (!err)
+		err = add_sb(&pv, g, 0, &primary);
+	if (err) {
+		snprintf(msg, ml, "judging the repair's plan: %s; nothing was written",
+			 strerror(-err));
+		view_free(&pv);
+		return err;
+	}
+
+	err = fs_open(rx->path, &oo, &fs, &vf->after, &ferr);
+	if (err) {
+		/* the planned superblock is not one the tools can open: nothing is fixed */
+		snprintf(msg, ml, "the repair's planned result cannot be opened (%s); nothing was "
+			 "written", ferr.msg);
+		view_free(&pv);
+		return -EUCLEAN;
+	}
+	/* what the first open was told about the log holds for the result too */
+	fs->log_replayed = rx->fs->log_replayed;
+	if (rx->o->zero_log)
+		fs->log_clean = true;	/* commit.c writes a clean log */
+	else
+		fs->log_clean = rx->fs->log_clean;
+	if (!rx->counters)
+		fs->sb_counters_stale = fs->sb_counters_stale || rx->fs->sb_counters_stale;
+	so.progress = 0;
+	sx.fs = fs;
+	sx.fl = &vf->after;
+	sx.opts = &so;
+	err = scan_run(&sx);
+	scan_teardown(&sx);
+	fs_close(fs);
+	view_free(&pv);
+	if (err) {
+		snprintf(msg, ml, "the scan of the repair's planned result failed: %s; nothing was "
+			 "written", strerror(-err));
+		return err;
+	}
+	fs_findings_sort(&vf->after);
+	err = compare(rx);
+	if (err)
+		snprintf(msg, ml, "judging the repair's plan: %s; nothing was written",
+			 strerror(-err));
+	return err;
+}
+
+void repair_verified_free(struct repair_ctx *rx)
+{
+	if (!rx->verified.ran)
+		return;
+	fs_findings_free(&rx->verified.after);
+	free(rx->verified.after_new);
+	rx->verified.after_new = NULL;
+}
