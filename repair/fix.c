@@ -146,6 +146,7 @@ void repair_report_text(const struct repair_ctx *rx, FILE *out)
 	repair_report_cleared(rx, out, false);
 }
 
+
 /* Whether links slot s is an inode in use that the plan frees: its data is lost. */
 static bool lost(const struct repair_ctx *rx, uint64_t s)
 {
@@ -153,10 +154,20 @@ static bool lost(const struct repair_ctx *rx, uint64_t s)
 	       (rx->sx->links->rec[s].flags & LR_SEEN) && !repair_unlinked_frees(rx, s);
 }
 
-void repair_report_cleared(const struct repair_ctx *rx, FILE *out, bool json)
+size_t repair_count_cleared(const struct repair_ctx *rx)
+{
+	size_t n = 0;
+
+	for (uint64_t s = 0; rx->sx->links && rx->verdict && !rx->verified.introduced &&
+	     s < rx->sx->links->nslots; s++)
+		n += lost(rx, s);
+	return n;
+}
+
+size_t repair_report_cleared(const struct repair_ctx *rx, FILE *out, bool json)
 {
 	const char *done = rx->o->dry_run ? "would clear" : "cleared";
-	bool first = true;
+	size_t n = 0;
 
 	if (json)
 		fputc('[', out);
@@ -170,7 +181,7 @@ void repair_report_cleared(const struct repair_ctx *rx, FILE *out, bool json)
 		ino = scan_slot_ino(rx->sx, s, &(fs_agnumber_t){ 0 });
 		path = repair_names_path(rx, (int64_t)ino);
 		if (json) {
-			fprintf(out, "%s{\"ino\":%llu,\"path\":", first ? "" : ",",
+			fprintf(out, "%s{\"ino\":%llu,\"path\":", n ? "," : "",
 				(unsigned long long)ino);
 			if (path)
 				fs_json_string(out, path);
@@ -182,10 +193,11 @@ void repair_report_cleared(const struct repair_ctx *rx, FILE *out, bool json)
 				"lost\n", done, (unsigned long long)ino, path ? " (" : "",
 				path ? path : "", path ? ")" : "");
 		}
-		first = false;
+		n++;
 	}
 	if (json)
 		fputc(']', out);
+	return n;
 }
 
 static void json_fixed(void *priv, size_t i, FILE *out)

@@ -125,6 +125,211 @@ static int fail_open(const struct repair_opts *o, const char *path, struct fs_fi
 	return REPAIR_EXIT_OPERATIONAL;
 }
 
+/*
+ * One plan: the scan, the unfinished intents accounted (the first round,
+ * after a replay: sl), the phases, the decisions, and the judgement of the
+ * planned result (verify.c).  Messages are printed; a negative errno when
+ * the plan could not be made (nothing written).  *left: what the plan
+ * leaves.
+ */
+static int plan_round(struct repair_ctx *rx, struct scan_log *sl, size_t attris_refused,
+		      size_t *left)
+{
+	const struct repair_opts *ro = rx->o;
+	const char *path = rx->path;
+	char msg[1024];
+	double t0;
+	size_t left_;
+	int err;
+
+	t0 = now();
+	err = scan_run(rx->sx);
+	rx->phase_seconds[0] = now() - t0;
+	if (err) {
+		fprintf(stderr, "xfsx_repair: %s: scan failed: %s\n", path, strerror(-err));
+		return err;
+	}
+	/*
+	 * The replayed log's unfinished EFI/RUI/CUI intents: what the scan found
+	 * about their blocks is the completion still to come; the AGs they name
+	 * are rebuilt from the forks, which completes them as recovery would.
+	 * Only when the rebuild can happen: else those findings stay (left).
+	 */
+	/* (xattr intents name no blocks: the xattr phase completes them, and says so) */
+	if (sl->rp && fs_replay_intents_open(sl->rp) > rx->nattris && !repair_model_incomplete(rx)) {
+		char what[512];
+
+		err = scan_log_account(sl, rx->fs, rx->fl, true);
+		if (err) {
+			fprintf(stderr, "xfsx_repair: %s: %s\n", path, strerror(-err));
+			return err;
+		}
+		rx->intent_ags = sl->intent_ags;
+		rx->replay_bmbt_changed = fs_replay_stats(sl->rp)->bui_bmbt_taken ||
+					 fs_replay_stats(sl->rp)->bui_bmbt_freed;
+		scan_log_intents(sl, what, sizeof(what));
+		if (!ro->quiet && !ro->json)
+			printf("%s: the log's unfinished intents (%s) %s completed as recovery "
+			       "completes them: the AGs they name rebuilt from the file forks (%"
+			       PRIu64 " finding(s) about their blocks were that completion)\n", path,
+			       what, ro->dry_run ? "would be" : "are", sl->accounted);
+	}
+	/* the phases only plan: every buffer they change stays dirty in the cache */
+	t0 = now();
+	err = repair_phase_sb(rx);
+	rx->phase_seconds[1] = now() - t0;
+	t0 = now();
+	if (!err)
+		err = repair_phase_inodes(rx);
+	rx->phase_seconds[2] = now() - t0;
+	t0 = now();
+	if (!err)
+		err = repair_phase_names(rx);
+	/* after the namespace: its allocator places the rebuilt attr forks too */
+	if (!err)
+		err = repair_phase_xattrs(rx);
+	rx->phase_seconds[3] = now() - t0;
+	t0 = now();
+	if (!err)
+		err = repair_phase_quota(rx);
+	if (!err)
+		err = repair_phase_rt(rx);
+	if (!err)
+		err = repair_phase_rebuild(rx);
+	rx->phase_seconds[4] = now() - t0;
+	t0 = now();
+	if (!err)
+		err = repair_phase_counters(rx);
+	rx->phase_seconds[5] = now() - t0;
+	if (!err && rx->nattris && !ro->quiet && !ro->json) {
+		/*
+		 * Each refused one was named as the judge found it (-n only: a
+		 * repair stops before writing): the count says what the rest
+		 * come to, and that a repair completes none of them then
+		 */
+		char freed[160] = "", refused[200] = "";
+
+		if (rx->attris_freed)
+			snprintf(freed, sizeof(freed), "; %" PRIu64 " on unlinked inodes (no links, "
+				 "on an AGI unlinked list), which %s freed as recovery frees them after "
+				 "completing them", rx->attris_freed, ro->dry_run ? "would be" : "are");
+		if (rx->attris_refused)
+			snprintf(refused, sizeof(refused), "; %" PRIu64 " cannot be (on the inode%s "
+				 "named above), so a repair refuses the log and completes none of the %zu",
+				 rx->attris_refused, attris_refused > 1 ? "s" : "", rx->nattris);
+		printf("%s: the log's unfinished xattr intents (ATTRI): %" PRIu64 " of %zu %s as "
+		       "recovery completes them, on their inodes' attr forks%s%s\n", path,
+		       rx->attris_done, rx->nattris, rx->attris_refused ? "can be completed" :
+		       ro->dry_run ? "would be completed" : "completed", freed, refused);
+	}
+	{
+		uint64_t rest = rx->nattris - rx->attris_done - rx->attris_freed - rx->attris_refused;
+
+		if (!err && rest)
+			fprintf(stderr, "xfsx_repair: %s: %" PRIu64 " unfinished xattr intent%s not "
+				"completed: %s inode is not in use, is cleared, or %s attr fork could "
+				"not be rebuilt\n", path, rest, rest > 1 ? "s" : "",
+				rest > 1 ? "their" : "its", rest > 1 ? "their" : "its");
+	}
+	if (err) {
+		fprintf(stderr, "xfsx_repair: %s: planning the repair failed: %s; nothing was "
+			"written\n", path, strerror(-err));
+		return err;
+	}
+	/* sorted once, before the decisions index it */
+	fs_findings_sort(rx->fl);
+	left_ = repair_decide(rx);
+	/*
+	 * "fixed" is what the scan of the planned result no longer finds: the
+	 * plan is judged before anything is written (verify.c), and a plan
+	 * that would bring in problems that were not there is not written.
+	 */
+	if (rx->planned_writes || ro->zero_log) {
+		t0 = now();
+		err = repair_verify_plan(rx, msg, sizeof(msg));
+		rx->phase_seconds[7] = now() - t0;
+		if (err) {
+			fprintf(stderr, "xfsx_repair: %s: %s\n", path, msg);
+			return err;
+		}
+		left_ = rx->verified.left;
+		if (rx->verified.introduced) {
+			memset(rx->fixed, 0, (rx->fl->n ? rx->fl->n : 1) * sizeof(*rx->fixed));
+			left_ = fs_findings_count(rx->fl, FS_SEV_WARNING) + rx->fl->dropped;
+			fprintf(stderr, "xfsx_repair: %s: the repair's plan would leave %zu problem(s) "
+				"that were not there before (listed as \"new\"), so %s; this is a "
+				"defect of xfsx_repair, please report it\n", path,
+				rx->verified.introduced, ro->dry_run ? "a repair would write nothing" :
+				"nothing was written");
+		}
+	} else {
+		/* nothing to write: nothing changes */
+		memset(rx->fixed, 0, (rx->fl->n ? rx->fl->n : 1) * sizeof(*rx->fixed));
+		left_ = fs_findings_count(rx->fl, FS_SEV_WARNING) + rx->fl->dropped;
+	}
+
+	*left = left_;
+	return 0;
+}
+
+/* What a plan holds (not its scan, filesystem or findings). */
+static void plan_free(struct repair_ctx *rx)
+{
+	repair_names_free(rx);
+	repair_xattrs_free(rx);
+	repair_verified_free(rx);
+	free(rx->dquot_blocks);
+	free(rx->verdict);
+	free(rx->fixed);
+	free(rx->ag);
+	free(rx->rewrite_sb);
+	free(rx->ffix);
+}
+
+/*
+ * A later round: when the verified result of a plan that was written still
+ * has findings (and the plan fixed some), the filesystem as written is
+ * scanned and planned again, at most REPAIR_ROUNDS times in all, so one run
+ * finishes what one plan could not.  Each round is a whole plan: judged
+ * before its first write, written under the crash protocol.
+ */
+enum { REPAIR_ROUNDS = 3 };
+struct round {
+	struct fs *fs;
+	struct fs_findings fl;
+	struct scan_ctx sx;
+	struct repair_ctx rx;
+	size_t left;
+	bool written;
+};
+
+static size_t count_fixed(const struct repair_ctx *rx)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; rx->fixed && i < rx->fl->n; i++)
+		n += rx->fixed[i];
+	return n;
+}
+
+/* One later round's lists and summary, for --json's "later_rounds". */
+static void print_round_json(const struct round *r, FILE *out)
+{
+	fputs("{\"findings\":", out);
+	repair_report_json(&r->rx, out);
+	fputs(",\"moved\":", out);
+	repair_names_print_moves(&r->rx, out, true);
+	fputs(",\"xattrs\":", out);
+	repair_xattrs_print(&r->rx, out, true);
+	fputs(",\"cleared\":", out);
+	repair_report_cleared(&r->rx, out, true);
+	fputs(",\"after\":", out);
+	repair_report_after_json(&r->rx, out);
+	fputc(',', out);
+	print_summary_json(&r->rx, r->left, out);
+	fputc('}', out);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -150,6 +355,8 @@ int main(int argc, char **argv)
 	struct fs_error ferr = { 0 };
 	struct fs *fs = NULL;
 	struct scan_log sl = { 0 };
+	struct round more[REPAIR_ROUNDS - 1] = { 0 };
+	int nmore = 0;
 	bool no_replay = false;
 	struct fs_undo *undo = NULL;
 	const char *undo_path = NULL;
@@ -415,131 +622,9 @@ early_out:
 	sx.keep_graph = true;	/* the namespace phase works on the directory graph */
 	rc = REPAIR_EXIT_OPERATIONAL;
 
-	t0 = now();
-	err = scan_run(&sx);
-	rx.phase_seconds[0] = now() - t0;
-	if (err) {
-		fprintf(stderr, "xfsx_repair: %s: scan failed: %s\n", path, strerror(-err));
+	err = plan_round(&rx, &sl, attris_refused, &left);
+	if (err)
 		goto out;
-	}
-	/*
-	 * The replayed log's unfinished EFI/RUI/CUI intents: what the scan found
-	 * about their blocks is the completion still to come; the AGs they name
-	 * are rebuilt from the forks, which completes them as recovery would.
-	 * Only when the rebuild can happen: else those findings stay (left).
-	 */
-	/* (xattr intents name no blocks: the xattr phase completes them, and says so) */
-	if (sl.rp && fs_replay_intents_open(sl.rp) > rx.nattris && !repair_model_incomplete(&rx)) {
-		char what[512];
-
-		err = scan_log_account(&sl, fs, &fl, true);
-		if (err) {
-			fprintf(stderr, "xfsx_repair: %s: %s\n", path, strerror(-err));
-			goto out;
-		}
-		rx.intent_ags = sl.intent_ags;
-		rx.replay_bmbt_changed = fs_replay_stats(sl.rp)->bui_bmbt_taken ||
-					 fs_replay_stats(sl.rp)->bui_bmbt_freed;
-		scan_log_intents(&sl, what, sizeof(what));
-		if (!ro.quiet && !ro.json)
-			printf("%s: the log's unfinished intents (%s) %s completed as recovery "
-			       "completes them: the AGs they name rebuilt from the file forks (%"
-			       PRIu64 " finding(s) about their blocks were that completion)\n", path,
-			       what, ro.dry_run ? "would be" : "are", sl.accounted);
-	}
-	/* the phases only plan: every buffer they change stays dirty in the cache */
-	t0 = now();
-	err = repair_phase_sb(&rx);
-	rx.phase_seconds[1] = now() - t0;
-	t0 = now();
-	if (!err)
-		err = repair_phase_inodes(&rx);
-	rx.phase_seconds[2] = now() - t0;
-	t0 = now();
-	if (!err)
-		err = repair_phase_names(&rx);
-	/* after the namespace: its allocator places the rebuilt attr forks too */
-	if (!err)
-		err = repair_phase_xattrs(&rx);
-	rx.phase_seconds[3] = now() - t0;
-	t0 = now();
-	if (!err)
-		err = repair_phase_quota(&rx);
-	if (!err)
-		err = repair_phase_rt(&rx);
-	if (!err)
-		err = repair_phase_rebuild(&rx);
-	rx.phase_seconds[4] = now() - t0;
-	t0 = now();
-	if (!err)
-		err = repair_phase_counters(&rx);
-	rx.phase_seconds[5] = now() - t0;
-	if (!err && rx.nattris && !ro.quiet && !ro.json) {
-		/*
-		 * Each refused one was named as the judge found it (-n only: a
-		 * repair stops before writing): the count says what the rest
-		 * come to, and that a repair completes none of them then
-		 */
-		char freed[160] = "", refused[200] = "";
-
-		if (rx.attris_freed)
-			snprintf(freed, sizeof(freed), "; %" PRIu64 " on unlinked inodes (no links, "
-				 "on an AGI unlinked list), which %s freed as recovery frees them after "
-				 "completing them", rx.attris_freed, ro.dry_run ? "would be" : "are");
-		if (rx.attris_refused)
-			snprintf(refused, sizeof(refused), "; %" PRIu64 " cannot be (on the inode%s "
-				 "named above), so a repair refuses the log and completes none of the %zu",
-				 rx.attris_refused, attris_refused > 1 ? "s" : "", rx.nattris);
-		printf("%s: the log's unfinished xattr intents (ATTRI): %" PRIu64 " of %zu %s as "
-		       "recovery completes them, on their inodes' attr forks%s%s\n", path,
-		       rx.attris_done, rx.nattris, rx.attris_refused ? "can be completed" :
-		       ro.dry_run ? "would be completed" : "completed", freed, refused);
-	}
-	{
-		uint64_t rest = rx.nattris - rx.attris_done - rx.attris_freed - rx.attris_refused;
-
-		if (!err && rest)
-			fprintf(stderr, "xfsx_repair: %s: %" PRIu64 " unfinished xattr intent%s not "
-				"completed: %s inode is not in use, is cleared, or %s attr fork could "
-				"not be rebuilt\n", path, rest, rest > 1 ? "s" : "",
-				rest > 1 ? "their" : "its", rest > 1 ? "their" : "its");
-	}
-	if (err) {
-		fprintf(stderr, "xfsx_repair: %s: planning the repair failed: %s; nothing was "
-			"written\n", path, strerror(-err));
-		goto out;
-	}
-	/* sorted once, before the decisions index it */
-	fs_findings_sort(&fl);
-	left = repair_decide(&rx);
-	/*
-	 * "fixed" is what the scan of the planned result no longer finds: the
-	 * plan is judged before anything is written (verify.c), and a plan
-	 * that would bring in problems that were not there is not written.
-	 */
-	if (rx.planned_writes || ro.zero_log) {
-		t0 = now();
-		err = repair_verify_plan(&rx, msg, sizeof(msg));
-		rx.phase_seconds[7] = now() - t0;
-		if (err) {
-			fprintf(stderr, "xfsx_repair: %s: %s\n", path, msg);
-			goto out;
-		}
-		left = rx.verified.left;
-		if (rx.verified.introduced) {
-			memset(rx.fixed, 0, (fl.n ? fl.n : 1) * sizeof(*rx.fixed));
-			left = fs_findings_count(&fl, FS_SEV_WARNING) + fl.dropped;
-			fprintf(stderr, "xfsx_repair: %s: the repair's plan would leave %zu problem(s) "
-				"that were not there before (listed as \"new\"), so %s; this is a "
-				"defect of xfsx_repair, please report it\n", path,
-				rx.verified.introduced, ro.dry_run ? "a repair would write nothing" :
-				"nothing was written");
-		}
-	} else {
-		/* nothing to write: nothing changes */
-		memset(rx.fixed, 0, (fl.n ? fl.n : 1) * sizeof(*rx.fixed));
-		left = fs_findings_count(&fl, FS_SEV_WARNING) + fl.dropped;
-	}
 
 	if (!ro.dry_run && (rx.planned_writes || ro.zero_log) && !rx.verified.introduced) {
 		t0 = now();
@@ -552,6 +637,65 @@ early_out:
 					fs_undo_error(undo));
 			goto out;
 		}
+	}
+	/* later rounds over what was written, while they make progress */
+	for (struct repair_ctx *last = &rx; !ro.dry_run && nmore < REPAIR_ROUNDS - 1 &&
+	     last->verified.ran && !last->verified.introduced && last->verified.left &&
+	     count_fixed(last);) {
+		struct round *r = &more[nmore];
+		struct scan_log none = { 0 };
+
+		fs_findings_init(&r->fl);
+		nmore++;
+		err = fs_open(path, &oo, &r->fs, &r->fl, &ferr);
+		if (err) {
+			fprintf(stderr, "xfsx_repair: %s: opening the filesystem again for round %d: "
+				"%s\n", path, nmore + 1, ferr.msg);
+			goto out;
+		}
+		if (undo) {
+			fs_undo_detach(undo);
+			if (fs_undo_attach(undo, r->fs->dev)) {
+				fprintf(stderr, "xfsx_repair: %s: the device changed size while it was "
+					"open\n", path);
+				err = -EIO;
+				goto out;
+			}
+		}
+		r->rx.fs = r->fs;
+		r->rx.fl = &r->fl;
+		r->rx.sx = &r->sx;
+		r->rx.o = &ro;
+		r->rx.path = path;
+		r->sx.fs = r->fs;
+		r->sx.fl = &r->fl;
+		r->sx.opts = &ro.scan;
+		r->sx.keep_graph = true;
+		if (!ro.quiet && !ro.json)
+			printf("%s: round %d: %zu problem(s) left after the last round's writes; "
+			       "planning again over the result\n", path, nmore + 1, last->verified.left);
+		err = plan_round(&r->rx, &none, 0, &r->left);
+		if (err)
+			goto out;
+		if (!r->rx.planned_writes || r->rx.verified.introduced)
+			break;
+		t0 = now();
+		err = repair_commit(&r->rx, msg, sizeof(msg));
+		r->rx.phase_seconds[6] = now() - t0;
+		if (err) {
+			fprintf(stderr, "xfsx_repair: %s: %s\n", path, msg);
+			if (undo && *fs_undo_error(undo))
+				fprintf(stderr, "xfsx_repair: %s: %s\n", undo_path,
+					fs_undo_error(undo));
+			goto out;
+		}
+		r->written = true;
+		left = r->left;
+		last = &r->rx;
+		/* the first round's findings, judged by the newest result */
+		for (size_t i = 0; i < fl.n; i++)
+			if (!rx.fixed[i])
+				rx.fixed[i] = !repair_verified_has(&last->verified, &fl.v[i]);
 	}
 	if (undo) {
 		err = fs_undo_finish(undo, msg, sizeof(msg));
@@ -581,24 +725,41 @@ early_out:
 		repair_report_cleared(&rx, stdout, true);
 		fputs(",\"after\":", stdout);
 		repair_report_after_json(&rx, stdout);
+		fputs(",\"later_rounds\":[", stdout);
+		for (int i = 0; i < nmore; i++) {
+			if (i)
+				fputc(',', stdout);
+			print_round_json(&more[i], stdout);
+		}
+		fputc(']', stdout);
 		fputc(',', stdout);
 		print_summary_json(&rx, left, stdout);
 		fputs("}\n", stdout);
 	} else if (!ro.quiet) {
+		uint64_t cleared = repair_count_cleared(&rx);
+		char rounds[64] = "";
+
 		repair_report_text(&rx, stdout);
 		repair_names_print_moves(&rx, stdout, false);
 		repair_xattrs_print(&rx, stdout, false);
-		size_t nfixed = 0;
-
-		for (size_t i = 0; rx.fixed && i < fl.n; i++)
-			nfixed += rx.fixed[i];
+		for (int i = 0; i < nmore; i++) {
+			repair_names_print_moves(&more[i].rx, stdout, false);
+			repair_xattrs_print(&more[i].rx, stdout, false);
+			cleared += repair_report_cleared(&more[i].rx, stdout, false);
+		}
+		if (nmore)
+			snprintf(rounds, sizeof(rounds), "in %d rounds; ", 1 + nmore);
 		if (!fl.n)
 			printf("%s: no problems found\n", path);
 		else
-			printf("%s: %zu problem(s): %zu %s, %zu left uncorrected%s%s\n", path, fl.n,
-			       nfixed, ro.dry_run ? "would be fixed" : "fixed", left,
-			       rx.verified.ran ? " (the result was checked before writing)" : "",
-			       rx.cleared ? "; inodes whose data is lost are listed as cleared" : "");
+			printf("%s: %zu problem(s): %zu %s, %zu left uncorrected%s%s%s\n", path, fl.n,
+			       count_fixed(&rx), ro.dry_run ? "would be fixed" : "fixed", left,
+			       rx.verified.ran ? " (" : "", rx.verified.ran ? rounds : "",
+			       rx.verified.ran ? "the result was checked before writing)" : "");
+		if (cleared)
+			printf("%s: %" PRIu64 " inode(s) in use could not be mended and %s cleared "
+			       "(listed above): their data is lost\n", path, cleared,
+			       ro.dry_run ? "would be" : "were");
 	}
 	if (!fl.by_sev[FS_SEV_ERROR] && !fl.by_sev[FS_SEV_WARNING])
 		rc = REPAIR_EXIT_CLEAN;
@@ -620,15 +781,13 @@ out:
 			strerror(-err));
 		rc = REPAIR_EXIT_OPERATIONAL;
 	}
-	repair_names_free(&rx);
-	repair_xattrs_free(&rx);
-	repair_verified_free(&rx);
-	free(rx.dquot_blocks);
-	free(rx.verdict);
-	free(rx.fixed);
-	free(rx.ag);
-	free(rx.rewrite_sb);
-	free(rx.ffix);
+	for (int i = 0; i < nmore; i++) {
+		plan_free(&more[i].rx);
+		scan_teardown(&more[i].sx);
+		fs_close(more[i].fs);
+		fs_findings_free(&more[i].fl);
+	}
+	plan_free(&rx);
 	scan_teardown(&sx);
 	fs_close(fs);
 	scan_log_free(&sl);

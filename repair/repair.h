@@ -154,7 +154,9 @@ void repair_report_json(const struct repair_ctx *rx, FILE *out);
  * The inodes in use that the plan frees (nothing showed what they held):
  * "cleared ino N (PATH): ... data is lost" lines, or a JSON array of {ino, path}.
  */
-void repair_report_cleared(const struct repair_ctx *rx, FILE *out, bool json);
+size_t repair_report_cleared(const struct repair_ctx *rx, FILE *out, bool json);
+/* How many such inodes. */
+size_t repair_count_cleared(const struct repair_ctx *rx);
 /* The scan of the planned result's findings, each with "new" (none before), or null. */
 void repair_report_after_json(const struct repair_ctx *rx, FILE *out);
 
@@ -227,6 +229,8 @@ int repair_phase_counters(struct repair_ctx *rx);
  */
 int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml);
 void repair_verified_free(struct repair_ctx *rx);
+/* Whether the scan of the planned result still makes finding f (its code, its object). */
+bool repair_verified_has(const struct repair_verified *vf, const struct fs_finding *f);
 
 /* commit.c: write the plan (crash protocol); -L's clean log. */
 int repair_commit(struct repair_ctx *rx, char *err, size_t errlen);

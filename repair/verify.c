@@ -253,6 +253,14 @@ int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
 	return err;
 }
 
+bool repair_verified_has(const struct repair_verified *vf, const struct fs_finding *f)
+{
+	for (size_t i = 0; vf->ran && i < vf->after.n; i++)
+		if (judged(&vf->after.v[i]) && !key_cmp(&vf->after.v[i], f))
+			return true;
+	return false;
+}
+
 void repair_verified_free(struct repair_ctx *rx)
 {
 	if (!rx->verified.ran)
