@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "libfs/crc.h"
+#include "libfs/endian.h"
 #include "libfs/encode.h"
 #include "libfs/sb.h"
 #include "repair/repair.h"
@@ -161,6 +162,32 @@ static int compare(struct repair_ctx *rx)
 	return 0;
 }
 
+/*
+ * A test switch: XFSX_TEST_FAULT=plan-new-finding makes the plan a faulty
+ * one (the root directory's link count raised by 7 in a dirty buffer), so
+ * the tests can show that such a plan is caught and nothing is written.
+ */
+static int test_fault(struct repair_ctx *rx)
+{
+	const char *f = getenv("XFSX_TEST_FAULT");
+	const struct fs_geom *g = &rx->fs->g;
+	struct xfs_dinode *d;
+	struct fs_buf *b;
+	int err;
+
+	if (!f || strcmp(f, "plan-new-finding"))
+		return 0;
+	err = repair_get_buf(rx, repair_inode_daddr(g, g->rootino), g->inodesize, false, &b);
+	if (err)
+		return err;
+	d = (struct xfs_dinode *)b->data;
+	d->di_nlink = to_be32(be32(d->di_nlink) + 7);
+	err = repair_mark(rx, b, FS_MT_INODE, fs_ino_to_agno(g, g->rootino), g->rootino,
+			  FS_WCLASS_HEADERS);
+	fs_buf_put(rx->sx->cache, b);
+	return err;
+}
+
 int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
 {
 	const struct fs_geom *g = &rx->fs->g;
@@ -187,7 +214,9 @@ int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
 
 	fs_findings_init(&vf->after);
 	vf->ran = true;
-	err = fs_cache_dirty_set(rx->sx->cache, &fo, &pv.ds, &res);
+	err = test_fault(rx);
+	if (!err)
+		err = fs_cache_dirty_set(rx->sx->cache, &fo, &pv.ds, &res);
 	if (err == -EUCLEAN) {
 		/* a bug of a phase: caught here, before the first write, not half-way */
 		snprintf(msg, ml, "BUG: the repair's plan holds a %s block at daddr %llu (AG %u, "

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# "Fixed" means the result was verified (repair/verify.c): xfsx_repair runs
+# the scan over its planned result before the first write.  On an image
+# made by xfsx_mkfs -p (no kernel needed):
+#  - damage it fixes: every finding "fixed", --json's "verified" true,
+#    "introduced" 0, "after" empty, and xfsx_check / xfs_repair -n agree;
+#  - a plan made faulty by a test switch (XFSX_TEST_FAULT=plan-new-finding:
+#    the root's link count raised in a dirty buffer): the result's new
+#    problem is listed as "new", every finding stays "left", exit 4, and
+#    the image is byte-identical (with -n too);
+#  - an inode nothing shows to be one (magic, number and UUID gone): listed
+#    as "cleared ... its data is lost" with its path (--json "cleared"),
+#    never as a field fix, and Debian xfs_repair loses it too;
+#  - a clean image: nothing planned, nothing judged ("verified" false).
+[ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
+. "$XFSX_SRC/tests/lib.sh"
+. "$XFSX_SRC/tests/check/aged_lib.sh"
+. "$XFSX_SRC/tests/repair/repair_lib.sh"
+
+need_repair "verified repairs"
+have_xfsprogs || { skip "verified repairs" "xfsprogs not installed"; tap_done; exit; }
+
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): d=d[int(k)] if isinstance(d,list) else d[k]
+print(json.dumps(d) if isinstance(d,(dict,list,bool)) or d is None else d)' "$@"; }
+
+src="$TMP/src"
+mkdir -p "$src/d" "$src/e"
+for i in $(seq 1 40); do echo "file $i" >"$src/d/f$i"; done
+head -c 200000 /dev/urandom >"$src/victim"
+head -c 100000 /dev/urandom >"$src/e/big"
+base="$TMP/base.img"
+truncate -s 512M "$base"
+"$XFSX_MKFS" -q -p "$src" "$base" >/dev/null 2>&1
+check "xfsx_mkfs -p made the base image" "$XFSX_CHECK" -q "$base"
+
+# 1. a fix that verifies
+img="$TMP/a.img"
+cp --sparse=always "$base" "$img"
+xfs_db -x -c 'agf 1' -c 'addr bnoroot' -c 'write -d magic 0' "$img" >/dev/null 2>&1
+"$XFSX_REPAIR" --json "$img" >"$TMP/a.json" 2>"$TMP/a.err"; rc=$?
+check "bnobt root damaged: repair exit 1 (got $rc)" [ $rc -eq 1 ]
+check "bnobt root damaged: --json verified true" [ "$(jget "$TMP/a.json" summary.verified)" = true ]
+check "bnobt root damaged: nothing introduced" [ "$(jget "$TMP/a.json" summary.introduced)" = 0 ]
+check "bnobt root damaged: the scan of the result found nothing" [ "$(jget "$TMP/a.json" after)" = "[]" ]
+python3 - "$TMP/a.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = [f["code"] for f in d["findings"] if not f["fixed"]]
+sys.exit(1 if bad or not d["findings"] else 0)
+PY
+ok_if "bnobt root damaged: every finding fixed"
+after_repair "$img" "bnobt root damaged"
+
+# 2. a faulty plan is caught before the first write
+img="$TMP/b.img"
+cp --sparse=always "$base" "$img"
+xfs_db -x -c 'agf 1' -c 'addr bnoroot' -c 'write -d magic 0' "$img" >/dev/null 2>&1
+s1=$(img_sha "$img")
+XFSX_TEST_FAULT=plan-new-finding "$XFSX_REPAIR" -n "$img" >"$TMP/bn.out" 2>"$TMP/bn.err"; rc=$?
+check "faulty plan, -n: exit 4 (got $rc)" [ $rc -eq 4 ]
+check "faulty plan, -n: the new problem is listed" grep -q '^new .*inode.nlink.*ino 128' "$TMP/bn.out"
+check "faulty plan, -n: no finding said to be fixed" bash -c "! grep -q '^would fix' '$TMP/bn.out'"
+check "faulty plan, -n: says a repair would write nothing" grep -q 'a repair would write nothing' "$TMP/bn.err"
+XFSX_TEST_FAULT=plan-new-finding "$XFSX_REPAIR" --json "$img" >"$TMP/b.json" 2>"$TMP/b.err"; rc=$?
+s2=$(img_sha "$img")
+check "faulty plan: exit 4 (got $rc)" [ $rc -eq 4 ]
+check "faulty plan: the image is byte-identical" [ "$s1" = "$s2" ]
+check "faulty plan: --json introduced 1" [ "$(jget "$TMP/b.json" summary.introduced)" = 1 ]
+python3 - "$TMP/b.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+fixed = [f for f in d["findings"] if f["fixed"]]
+new = [f for f in d["after"] if f["new"]]
+sys.exit(1 if fixed or len(new) != 1 or new[0]["code"] != "inode.nlink" else 0)
+PY
+ok_if "faulty plan: no finding fixed, one new (inode.nlink)"
+check "faulty plan: says nothing was written" grep -q 'nothing was written' "$TMP/b.err"
+"$XFSX_REPAIR" "$img" >/dev/null 2>&1; rc=$?
+check "without the fault the same image is repaired (exit $rc)" [ $rc -eq 1 ]
+
+# 3. data lost is said as such
+img="$TMP/c.img"
+cp --sparse=always "$base" "$img"
+ino=$(xfs_db -r -c 'path /victim' -c 'print core.magic v3.inumber' "$img" 2>/dev/null | awk '/v3.inumber/ {print $3}')
+xfs_db -x -c 'path /victim' -c 'write -d core.magic 0' -c 'write -d v3.inumber 0' \
+	-c 'write -d v3.uuid 00000000-0000-0000-0000-000000000000' "$img" >/dev/null 2>&1
+cp --sparse=always "$img" "$TMP/c-xfs.img"
+"$XFSX_REPAIR" "$img" >"$TMP/c.out" 2>&1; rc=$?
+check "identity gone: repair exit 1 (got $rc)" [ $rc -eq 1 ]
+check "identity gone: 'cleared ino $ino (/victim) ... data is lost'" \
+	grep -q "^cleared   ino $ino (/victim): .*data is lost" "$TMP/c.out"
+check "identity gone: the summary counts it" grep -q '1 inode(s) in use could not be mended' "$TMP/c.out"
+cp --sparse=always "$TMP/c-xfs.img" "$TMP/c2.img"
+"$XFSX_REPAIR" -n --json "$TMP/c2.img" >"$TMP/c.json" 2>/dev/null
+check "identity gone: --json cleared names /victim" \
+	[ "$(jget "$TMP/c.json" cleared.0.path)" = /victim ]
+after_repair "$img" "identity gone"
+xfs_repair "$TMP/c-xfs.img" >"$TMP/c-xfs.out" 2>&1
+xfs_db -r -c 'path /victim' "$TMP/c-xfs.img" >"$TMP/c-xfs.db" 2>&1
+check "identity gone: Debian xfs_repair clears it too" grep -q 'No such file' "$TMP/c-xfs.db"
+
+# 4. nothing to do: nothing judged
+"$XFSX_REPAIR" --json "$base" >"$TMP/d.json" 2>/dev/null; rc=$?
+check "clean image: exit 0 (got $rc)" [ $rc -eq 0 ]
+check "clean image: verified false (nothing planned)" [ "$(jget "$TMP/d.json" summary.verified)" = false ]
+tap_done
