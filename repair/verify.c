@@ -163,9 +163,11 @@ static int compare(struct repair_ctx *rx)
 }
 
 /*
- * A test switch: XFSX_TEST_FAULT=plan-new-finding makes the plan a faulty
- * one (the root directory's link count raised by 7 in a dirty buffer), so
- * the tests can show that such a plan is caught and nothing is written.
+ * A test switch: XFSX_TEST_FAULT makes the plan a faulty one, so the tests
+ * can show that such a plan is caught and nothing is written:
+ * plan-new-finding raises the root directory's link count by 7 in a dirty
+ * buffer (the scan of the result finds it), plan-bad-block zeroes its magic
+ * (the buffer fails its verifier before the scan).
  */
 static int test_fault(struct repair_ctx *rx)
 {
@@ -175,13 +177,16 @@ static int test_fault(struct repair_ctx *rx)
 	struct fs_buf *b;
 	int err;
 
-	if (!f || strcmp(f, "plan-new-finding"))
+	if (!f || (strcmp(f, "plan-new-finding") && strcmp(f, "plan-bad-block")))
 		return 0;
 	err = repair_get_buf(rx, repair_inode_daddr(g, g->rootino), g->inodesize, false, &b);
 	if (err)
 		return err;
 	d = (struct xfs_dinode *)b->data;
-	d->di_nlink = to_be32(be32(d->di_nlink) + 7);
+	if (!strcmp(f, "plan-bad-block"))
+		d->di_magic = 0;
+	else
+		d->di_nlink = to_be32(be32(d->di_nlink) + 7);
 	err = repair_mark(rx, b, FS_MT_INODE, fs_ino_to_agno(g, g->rootino), g->rootino,
 			  FS_WCLASS_HEADERS);
 	fs_buf_put(rx->sx->cache, b);
@@ -218,13 +223,28 @@ int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
 	if (!err)
 		err = fs_cache_dirty_set(rx->sx->cache, &fo, &pv.ds, &res);
 	if (err == -EUCLEAN) {
-		/* a bug of a phase: caught here, before the first write, not half-way */
-		snprintf(msg, ml, "BUG: the repair's plan holds a %s block at daddr %llu (AG %u, "
-			 "inode %llu) that fails its verifier (%s: %s); nothing was written",
-			 fs_verifier_get(res.type) ? fs_verifier_get(res.type)->name : "metadata",
-			 (unsigned long long)res.daddr, res.agno, (unsigned long long)res.ino,
-			 res.code, res.message);
-		return err;
+		/*
+		 * A block the plan would write fails its verifier: a problem the
+		 * plan brings in, caught before the first write (not half-way
+		 * through the commit); the run writes nothing and says so.
+		 */
+		const struct fs_finding_def *def = fs_finding_lookup(res.code);
+
+		if (!def || fs_report(&vf->after, res.code, res.agno, res.daddr,
+				      res.ino ? (int64_t)res.ino : FS_NONE, NULL, NULL, NULL,
+				      "the repair's plan would write this %s block so: %s",
+				      fs_verifier_get(res.type) ? fs_verifier_get(res.type)->name :
+				      "metadata", res.message) ||
+		    !(vf->after_new = calloc(1, sizeof(*vf->after_new)))) {
+			snprintf(msg, ml, "the repair's plan holds a %s block at daddr %llu that "
+				 "fails its verifier (%s: %s); nothing was written",
+				 fs_verifier_get(res.type) ? fs_verifier_get(res.type)->name :
+				 "metadata", (unsigned long long)res.daddr, res.code, res.message);
+			return err;
+		}
+		vf->after_new[0] = true;
+		vf->left = vf->introduced = 1;
+		return 0;
 	}
 	if (err) {
 		snprintf(msg, ml, "judging the repair's plan failed: %s%s%s; nothing was written",

@@ -77,6 +77,13 @@ sys.exit(1 if fixed or len(new) != 1 or new[0]["code"] != "inode.nlink" else 0)
 PY
 ok_if "faulty plan: no finding fixed, one new (inode.nlink)"
 check "faulty plan: says nothing was written" grep -q 'nothing was written' "$TMP/b.err"
+XFSX_TEST_FAULT=plan-bad-block "$XFSX_REPAIR" "$img" >"$TMP/bb.out" 2>"$TMP/bb.err"; rc=$?
+s2=$(img_sha "$img")
+[ $rc -eq 4 ] && ! grep -q BUG "$TMP/bb.out" "$TMP/bb.err"
+ok_if "plan with a block failing its verifier: exit 4, no BUG (got $rc)"
+check "plan with a block failing its verifier: listed as new (inode.magic)" \
+	grep -q '^new .*inode.magic.*ino 128' "$TMP/bb.out"
+check "plan with a block failing its verifier: the image is byte-identical" [ "$s1" = "$s2" ]
 "$XFSX_REPAIR" "$img" >/dev/null 2>&1; rc=$?
 check "without the fault the same image is repaired (exit $rc)" [ $rc -eq 1 ]
 
