@@ -38,6 +38,7 @@ static void usage(FILE *out)
 		"      --queue-depth=N     reads in flight per worker (default 16)\n"
 		"  -q, --quiet             print no findings or summary; the exit code tells\n"
 		"                          (operational errors still go to stderr)\n"
+		"  -n                      accepted (as xfs_repair -n); checking never writes\n"
 		"  -h, --help              this text\n"
 		"  -V, --version           print the version\n\n"
 		"A filesystem mounted read-write is refused (exit 8); a read-only mount is\n"
@@ -163,8 +164,9 @@ int main(int argc, char **argv)
 	const char *path;
 	int c, err, rc;
 
-	while ((c = getopt_long(argc, argv, "gjt:m:o:qhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "gjt:m:o:qhVn", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'n': break;	/* xfs_repair -n's habit: checking never writes anyway */
 		case 'g': geometry = true; break;
 		case 'j': json = true; break;
 		case 'q': quiet = true; break;

@@ -29,9 +29,17 @@ static void usage(FILE *out)
 		"  -n, --no-modify         check and say what would be fixed; write nothing\n"
 		"  -L, --zero-log          throw away a dirty log (its last transactions are lost)\n"
 		"      --no-replay         refuse a dirty log instead of replaying it\n"
-		"  -t, --threads=N         worker threads (default: one per CPU)\n"
+		"      --threads=N         worker threads (default: one per CPU)\n"
+		"  -t SECONDS              progress every SECONDS on stderr (xfs_repair's -t)\n"
 		"  -m, --memory=MiB        metadata cache cap, dirty buffers included (default: 256)\n"
-		"  -o ag_stride=N          AGs per work item\n"
+		"  -o ag_stride=N          AGs per work item (xfs_repair's other -o suboptions\n"
+		"                          are accepted and ignored, with a note)\n"
+		"  -v, --verbose           also print each phase's time\n"
+		"  -e                      accepted: exit 4 when something was fixed, as xfs_repair\n"
+		"                          -e, when invoked as xfs_repair; else noted (1 says it)\n"
+		"  -f, -P, -d, -c SUBOPT   xfs_repair's; accepted with a note, nothing changes\n"
+		"  -l LOGDEV, -r RTDEV     xfs_repair's; an external log is refused (not read by\n"
+		"                          this version), otherwise noted\n"
 		"  -j, --json              machine-readable output (one JSON object)\n"
 		"      --progress          show phase and ETA on stderr even when not a terminal\n"
 		"      --no-progress       never show progress (default: on a terminal)\n"
@@ -46,7 +54,9 @@ static void usage(FILE *out)
 		"even with -q.\n\n"
 		"Exit: 0 nothing wrong, 1 errors fixed, 4 errors left uncorrected,\n"
 		"8 operational error (a refusal writes nothing; a write error mid-repair leaves\n"
-		"NEEDSREPAIR set and names the range), 16 usage error.\n");
+		"NEEDSREPAIR set and names the range), 16 usage error.  Invoked through a link\n"
+		"named xfs_repair, xfs_repair's: 0 clean or fixed (4 with -e when fixed), 1 damage\n"
+		"found with -n, left, or an error, 2 stopped by a dirty log.\n");
 }
 
 static double now(void)
@@ -57,10 +67,13 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* rx->phase_seconds[i] is the time of phase_names[i] */
+static const char *const phase_names[] = { "scan", "superblocks", "inodes", "names", "rebuild",
+					   "counters", "commit", "verify" };
+
 static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *out)
 {
-	static const char *names[] = { "scan", "superblocks", "inodes", "names", "rebuild",
-				       "counters", "commit", "verify" };
+
 	uint32_t rebuilt = 0;
 	uint64_t dirs, moved, nlinks;
 
@@ -79,9 +92,17 @@ static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *o
 		rx->attr_resets, repair_xattrs_rebuilt(rx), rx->field_fixes, dirs, moved, nlinks,
 		rx->blocks_written, rx->writes, rx->bytes_written,
 		rx->verified.ran ? "true" : "false", rx->verified.introduced);
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		fprintf(out, "%s\"%s\":%.3f", i ? "," : "", names[i], rx->phase_seconds[i]);
+	for (size_t i = 0; i < sizeof(phase_names) / sizeof(phase_names[0]); i++)
+		fprintf(out, "%s\"%s\":%.3f", i ? "," : "", phase_names[i], rx->phase_seconds[i]);
 	fputs("}}", out);
+}
+
+static void print_phase_times(const struct repair_ctx *rx, int round, FILE *out)
+{
+	fprintf(out, "round %d seconds:", round);
+	for (size_t i = 0; i < sizeof(phase_names) / sizeof(phase_names[0]); i++)
+		fprintf(out, " %s %.3f", phase_names[i], rx->phase_seconds[i]);
+	fputc('\n', out);
 }
 
 /* The first xattr intent the kernel's recovery would stop at (and, with -n, each named). */
@@ -330,19 +351,37 @@ static void print_round_json(const struct round *r, FILE *out)
 	fputc('}', out);
 }
 
-int main(int argc, char **argv)
+/* What the exit status depends on beyond the run's own code (xfs_repair's personality). */
+struct compat {
+	bool xfs_repair;           /* invoked as xfs_repair: its exit statuses */
+	bool e;                    /* -e: 4 when something was fixed */
+	bool dry_run;
+	bool log_refused;          /* stopped at a dirty log */
+	int verbose;               /* -v, once or more */
+};
+
+static void note_subopt(void *priv, const char *subopt)
 {
+	(void)priv;
+	fprintf(stderr, "xfsx_repair: -o %s: accepted for xfs_repair's sake, no meaning here "
+		"(ignored)\n", subopt);
+}
+
+static int repair_main(int argc, char **argv, struct compat *cp)
+{
+	enum { OPT_NO_REPLAY = 1000, OPT_THREADS, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_UNDO };
 	static const struct option longopts[] = {
 		{ "no-modify", no_argument, NULL, 'n' },
 		{ "zero-log", no_argument, NULL, 'L' },
-		{ "no-replay", no_argument, NULL, 'R' },
+		{ "no-replay", no_argument, NULL, OPT_NO_REPLAY },
 		{ "json", no_argument, NULL, 'j' },
-		{ "threads", required_argument, NULL, 't' },
+		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "memory", required_argument, NULL, 'm' },
-		{ "progress", no_argument, NULL, 'P' },
-		{ "no-progress", no_argument, NULL, 'N' },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
+		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "undo-file", required_argument, NULL, 'U' },
+		{ "undo-file", required_argument, NULL, OPT_UNDO },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -359,7 +398,7 @@ int main(int argc, char **argv)
 	int nmore = 0;
 	bool no_replay = false;
 	struct fs_undo *undo = NULL;
-	const char *undo_path = NULL;
+	const char *undo_path = NULL, *logdev = NULL, *rtdev = NULL;
 	char msg[1024];
 	const char *path;
 	size_t left, attris_refused = 0;
@@ -367,21 +406,27 @@ int main(int argc, char **argv)
 	double t0;
 	int c, err, rc;
 
-	while ((c = getopt_long(argc, argv, "nLjt:m:o:qhV", longopts, NULL)) != -1) {
+	/*
+	 * xfs_repair's flags are taken too, so scripts that call xfs_repair can
+	 * call this: what has a meaning here is honoured (-n -L -m -o ag_stride
+	 * -t -v -e -V), the rest is accepted with a one-line note (-f -P -d -c,
+	 * other -o suboptions; -l and -r name devices this version does not read).
+	 */
+	while ((c = getopt_long(argc, argv, "nLjt:m:o:qhVfPvdec:l:r:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': ro.dry_run = true; break;
 		case 'L': ro.zero_log = true; break;
-		case 'R': no_replay = true; break;
+		case OPT_NO_REPLAY: no_replay = true; break;
 		case 'j': ro.json = true; break;
 		case 'q': ro.quiet = true; break;
-		case 'U':
+		case OPT_UNDO:
 			if (!*optarg) {
 				fprintf(stderr, "xfsx_repair: --undo-file needs a file name\n");
 				return REPAIR_EXIT_USAGE;
 			}
 			undo_path = optarg;
 			break;
-		case 't': {
+		case OPT_THREADS: {
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (!*optarg || *end || v < 1 || v > 1024) {
@@ -391,6 +436,19 @@ int main(int argc, char **argv)
 			ro.scan.threads = (unsigned)v;
 			break;
 		}
+		case 't': {
+			/* as xfs_repair's -t: the progress interval in seconds */
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 86400) {
+				fprintf(stderr, "xfsx_repair: -t takes the progress interval in seconds "
+					"(1 to 86400); worker threads are --threads\n");
+				return REPAIR_EXIT_USAGE;
+			}
+			ro.scan.progress_interval = (unsigned)v;
+			ro.scan.progress = 1;
+			break;
+		}
 		case 'm':
 			if (scan_parse_memory(optarg, &ro.scan.cache_bytes)) {
 				fprintf(stderr, "xfsx_repair: --memory takes a size in MiB (at least 16)\n");
@@ -398,14 +456,34 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'o':
-			if (scan_parse_subopts(optarg, &ro.scan)) {
-				fprintf(stderr, "xfsx_repair: unknown or invalid -o option '%s' (ag_stride=N)\n",
-					optarg);
+			if (scan_parse_subopts_ex(optarg, &ro.scan, note_subopt, NULL)) {
+				fprintf(stderr, "xfsx_repair: invalid -o option '%s' (ag_stride=N, N "
+					"from 1)\n", optarg);
 				return REPAIR_EXIT_USAGE;
 			}
 			break;
-		case 'P': ro.scan.progress = 1; break;
-		case 'N': ro.scan.progress = 0; break;
+		case 'v': cp->verbose++; break;
+		case 'e': cp->e = true; break;
+		case 'f':
+			fprintf(stderr, "xfsx_repair: -f: accepted for xfs_repair's sake (image files "
+				"are recognised without it)\n");
+			break;
+		case 'P':
+			fprintf(stderr, "xfsx_repair: -P: accepted for xfs_repair's sake; readahead "
+				"stays on (it cannot get stuck here)\n");
+			break;
+		case 'd':
+			fprintf(stderr, "xfsx_repair: -d: accepted for xfs_repair's sake; a mounted "
+				"filesystem is still refused\n");
+			break;
+		case 'c':
+			fprintf(stderr, "xfsx_repair: -c %s: changing filesystem features is not "
+				"done here (ignored; xfs_admin changes them)\n", optarg);
+			break;
+		case 'l': logdev = optarg; break;
+		case 'r': rtdev = optarg; break;
+		case OPT_PROGRESS: ro.scan.progress = 1; break;
+		case OPT_NO_PROGRESS: ro.scan.progress = 0; break;
 		case 'h': usage(stdout); return REPAIR_EXIT_CLEAN;
 		case 'V': printf("xfsx_repair %s\n", XFSX_VERSION); return REPAIR_EXIT_CLEAN;
 		default: usage(stderr); return REPAIR_EXIT_USAGE;
@@ -425,10 +503,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xfsx_repair: -n and -L cannot be used together\n");
 		return REPAIR_EXIT_USAGE;
 	}
+	if (ro.dry_run && cp->e) {
+		fprintf(stderr, "xfsx_repair: -n and -e cannot be used together\n");
+		return REPAIR_EXIT_USAGE;
+	}
 	if (ro.dry_run && undo_path) {
 		fprintf(stderr, "xfsx_repair: -n writes nothing: --undo-file is for a repair\n");
 		return REPAIR_EXIT_USAGE;
 	}
+	cp->dry_run = ro.dry_run;
+	if (cp->e && !cp->xfs_repair)
+		fprintf(stderr, "xfsx_repair: -e: the exit status already says 1 when something "
+			"was fixed (as xfs_repair, it is 4 then)\n");
 	path = argv[optind];
 	/* a reader that goes away shows up as EPIPE at the end, not as a kill mid-write */
 	signal(SIGPIPE, SIG_IGN);
@@ -460,6 +546,20 @@ int main(int argc, char **argv)
 		fs_findings_free(&fl);
 		return rc;
 	}
+	/* xfs_repair's -l and -r name devices this version does not read */
+	if (logdev && fs->g.log_internal)
+		fprintf(stderr, "xfsx_repair: -l %s: this filesystem's log is internal (ignored)\n",
+			logdev);
+	if (logdev && !fs->g.log_internal) {
+		snprintf(msg, sizeof(msg), "%s: -l %s: reading an external log device is not "
+			 "supported by this version.  Nothing was written.", path, logdev);
+		goto refuse;
+	}
+	if (rtdev)
+		fprintf(stderr, "xfsx_repair: -r %s: %s\n", rtdev, fs->g.rblocks ?
+			"the realtime device is not read by this version: realtime extents are "
+			"judged from the data device's bitmap and summary only" :
+			"this filesystem has no realtime section (ignored)");
 	/*
 	 * A dirty log holds changes the metadata lacks: replayed before the
 	 * scan as the kernel's recovery would (-n: in memory, shown to the
@@ -473,6 +573,7 @@ int main(int argc, char **argv)
 		const char *bui_why;
 		char what[512];
 
+		cp->log_refused = true;	/* until it is replayed */
 		if (no_replay) {
 			snprintf(msg, sizeof(msg),
 				 "%s: the log is dirty (head at cycle %u block %u) and holds changes "
@@ -583,6 +684,7 @@ int main(int argc, char **argv)
 		if (!ro.quiet && !ro.json)
 			printf("%s: the log was dirty: %s (%s)\n", path,
 			       ro.dry_run ? "replayed in memory only" : "replayed and reset", what);
+		cp->log_refused = false;
 	}
 	if (0) {
 log_done:
@@ -760,6 +862,9 @@ early_out:
 			printf("%s: %" PRIu64 " inode(s) in use could not be mended and %s cleared "
 			       "(listed above): their data is lost\n", path, cleared,
 			       ro.dry_run ? "would be" : "were");
+		/* -v: where the time went, per round and phase */
+		for (int i = 0; cp->verbose && i <= nmore; i++)
+			print_phase_times(i ? &more[i - 1].rx : &rx, i + 1, stdout);
 	}
 	if (!fl.by_sev[FS_SEV_ERROR] && !fl.by_sev[FS_SEV_WARNING])
 		rc = REPAIR_EXIT_CLEAN;
@@ -794,4 +899,34 @@ out:
 	free(attri_refused);
 	fs_findings_free(&fl);
 	return rc;
+}
+
+/*
+ * Invoked through a link named xfs_repair, the exit statuses are
+ * xfs_repair's, so test suites and scripts can point their repair program
+ * here: 0 nothing wrong or all fixed (4 with -e when something was fixed),
+ * 1 damage found by -n, or left, or an operational or usage error, 2 a
+ * dirty log that stopped the run.
+ */
+int main(int argc, char **argv)
+{
+	const char *base = strrchr(argv[0], '/');
+	struct compat cp = { 0 };
+	int rc;
+
+	base = base ? base + 1 : argv[0];
+	cp.xfs_repair = !strcmp(base, "xfs_repair");
+	rc = repair_main(argc, argv, &cp);
+	if (!cp.xfs_repair)
+		return rc;
+	switch (rc) {
+	case REPAIR_EXIT_CLEAN:
+		return 0;
+	case REPAIR_EXIT_FIXED:
+		return cp.e ? 4 : 0;
+	case REPAIR_EXIT_OPERATIONAL:
+		return cp.log_refused ? 2 : 1;
+	default:
+		return 1;
+	}
 }

@@ -281,7 +281,7 @@ int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
 		fs->log_clean = rx->fs->log_clean;
 	if (!rx->counters)
 		fs->sb_counters_stale = fs->sb_counters_stale || rx->fs->sb_counters_stale;
-	so.progress = 0;
+	so.progress_prefix = "verify: ";
 	sx.fs = fs;
 	sx.fl = &vf->after;
 	sx.opts = &so;

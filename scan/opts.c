@@ -20,7 +20,8 @@ int scan_parse_memory(const char *s, uint64_t *bytes)
 }
 
 /* Comma-separated name=value pairs: ag_stride=N. */
-int scan_parse_subopts(const char *s, struct scan_opts *o)
+int scan_parse_subopts_ex(const char *s, struct scan_opts *o,
+			  void (*unknown)(void *priv, const char *subopt), void *priv)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
 	int ret = 0;
@@ -31,17 +32,24 @@ int scan_parse_subopts(const char *s, struct scan_opts *o)
 		char *eq = strchr(tok, '='), *end;
 		unsigned long v;
 
-		if (!eq) {
-			ret = -1;
-			break;
+		if (!eq || strncmp(tok, "ag_stride", (size_t)(eq - tok)) || eq - tok != 9) {
+			if (unknown)
+				unknown(priv, tok);
+			else
+				ret = -1;
+			continue;
 		}
-		*eq = 0;
 		v = strtoul(eq + 1, &end, 10);
-		if (!strcmp(tok, "ag_stride") && eq[1] && *end == 0 && v >= 1 && v <= UINT32_MAX)
+		if (eq[1] && *end == 0 && v >= 1 && v <= UINT32_MAX)
 			o->ag_stride = (uint32_t)v;
 		else
 			ret = -1;
 	}
 	free(copy);
 	return ret;
+}
+
+int scan_parse_subopts(const char *s, struct scan_opts *o)
+{
+	return scan_parse_subopts_ex(s, o, NULL, NULL);
 }

@@ -19,6 +19,8 @@ struct scan_progress {
 	unsigned phase_no;
 	uint64_t total, done;
 	double start, last;
+	double every;              /* seconds between draws */
+	const char *prefix;
 };
 
 static double now(void)
@@ -34,8 +36,9 @@ static void draw(struct scan_progress *p, bool final)
 	double t = now(), el = t - p->start;
 	unsigned pct = p->total ? (unsigned)(p->done * 100 / p->total) : 100;
 
-	fprintf(stderr, "%sphase %u: %s: %llu/%llu (%u%%)", p->tty ? "\r\033[K" : "", p->phase_no,
-		p->phase, (unsigned long long)p->done, (unsigned long long)p->total, pct);
+	fprintf(stderr, "%s%sphase %u: %s: %llu/%llu (%u%%)", p->tty ? "\r\033[K" : "",
+		p->prefix ? p->prefix : "", p->phase_no, p->phase, (unsigned long long)p->done,
+		(unsigned long long)p->total, pct);
 	if (final) {
 		fprintf(stderr, ", %.1fs\n", el);
 	} else if (p->done && p->done < p->total) {
@@ -62,6 +65,12 @@ void scan_progress_phase(struct scan_ctx *cx, const char *name, uint64_t total)
 			return;
 		pthread_mutex_init(&p->lock, NULL);
 		p->tty = isatty(STDERR_FILENO);
+		p->prefix = cx->opts->progress_prefix;
+		p->every = cx->opts->progress_interval ? cx->opts->progress_interval :
+			   p->tty ? 0.2 : 1.0;
+		/* an interval asks for a line each time, as xfs_repair -t prints them */
+		if (cx->opts->progress_interval)
+			p->tty = false;
 		cx->progress = p;
 	}
 	pthread_mutex_lock(&p->lock);
@@ -82,7 +91,7 @@ void scan_progress_add(struct scan_ctx *cx, uint64_t done)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->done += done;
-	if (now() - p->last >= (p->tty ? 0.2 : 1.0))
+	if (now() - p->last >= p->every)
 		draw(p, false);
 	pthread_mutex_unlock(&p->lock);
 }

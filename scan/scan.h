@@ -22,6 +22,9 @@ struct scan_opts {
 	uint64_t cache_bytes;      /* metadata cache cap (0: 256 MiB, or a quarter of RAM if less) */
 	unsigned qdepth;           /* reads in flight per worker (0: 16) */
 	int progress;              /* 1 force, 0 never, -1 when stderr is a terminal */
+	unsigned progress_interval; /* seconds between progress lines (0: 0.2 s on a terminal,
+				     * else 1 s) */
+	const char *progress_prefix; /* before each progress line (NULL: none) */
 };
 
 struct scan_progress;
@@ -372,6 +375,13 @@ void scan_progress_free(struct scan_ctx *cx);
 /* Option parsing (opts.c): 0, or -1 for a bad value. */
 int scan_parse_memory(const char *s, uint64_t *bytes);
 int scan_parse_subopts(const char *s, struct scan_opts *o);
+/*
+ * The same, handing suboptions other than ag_stride to unknown (xfs_repair's
+ * bhash, ihash, force_geometry, noquota...) instead of failing; a bad
+ * ag_stride value still fails.
+ */
+int scan_parse_subopts_ex(const char *s, struct scan_opts *o,
+			  void (*unknown)(void *priv, const char *subopt), void *priv);
 
 /* AG agno starts past the end of the device, so the scan never read it. */
 static inline bool scan_ag_unread(const struct scan_ctx *cx, fs_agnumber_t agno)

@@ -4,7 +4,7 @@
 # kernel-aged images (tests/check/aged_lib.sh, age.py).  For each image:
 # `xfsx_repair -n` exits 0 and leaves the image byte-identical (sha256);
 # `xfsx_repair` exits 0 and leaves it byte-identical too (a clean volume is
-# not rewritten), also with -t 1 -o ag_stride=2 -m 256 -q.  XFSX_REPAIR
+# not rewritten), also with --threads 1 -o ag_stride=2 -m 256 -q.  XFSX_REPAIR
 # picks the binary (tests/repair/repair_lib.sh).
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 . "$XFSX_SRC/tests/lib.sh"
@@ -29,10 +29,10 @@ judge() {
 	check "$what: xfsx_repair left it byte-identical (sha256)" [ "$before" = "$after" ]
 	[ $rc -eq 0 ] || sed -n '1,5s/^/#   /p' "$TMP/out"
 	# the other options change how it runs, not what it decides
-	"$XFSX_REPAIR" -t 1 -o ag_stride=2 -m 256 --no-progress -q "$img" >"$TMP/out" 2>&1; rc=$?
+	"$XFSX_REPAIR" --threads 1 -o ag_stride=2 -m 256 --no-progress -q "$img" >"$TMP/out" 2>&1; rc=$?
 	after=$(img_sha "$img")
 	[ $rc -eq 0 ] && [ "$before" = "$after" ]
-	ok_if "$what: xfsx_repair -t 1 -o ag_stride=2 -m 256 -q exit 0 (got $rc), byte-identical"
+	ok_if "$what: xfsx_repair --threads 1 -o ag_stride=2 -m 256 -q exit 0 (got $rc), byte-identical"
 }
 
 matrix=(
