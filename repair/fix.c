@@ -123,7 +123,12 @@ static void report_line(const struct repair_ctx *rx, const char *what, const str
 	}
 	if (f->daddr >= 0)
 		fprintf(out, " daddr %lld", (long long)f->daddr);
-	fprintf(out, ": %s", f->message[0] ? f->message : f->def->summary);
+	/* what the finding said to do is not what was done: say what was */
+	if (action && f->def->fix == FS_FIX_LOG && rx->o->zero_log)
+		fprintf(out, ": the dirty log %s thrown away (-L): the changes it held that had "
+			"not reached the metadata are lost", rx->o->dry_run ? "would be" : "was");
+	else
+		fprintf(out, ": %s", f->message[0] ? f->message : f->def->summary);
 	if (action)
 		fprintf(out, " [%s]", fs_fix_name(f->def->fix));
 	fputc('\n', out);

@@ -87,6 +87,8 @@ if grep -q "valuable metadata changes in a log" "$TMP/rn"; then
 	# -L zeroes the log (a clean log above every LSN in the metadata)
 	"$XFSX_REPAIR" -L "$img" >"$TMP/out" 2>&1; rc=$?
 	check "dirty log, -L: xfsx_repair ran (exit $rc)" repair_ran $rc
+	check "dirty log, -L: says the log was thrown away, not 'mount to replay it'" \
+		grep -q '^fixed *log.dirty: the dirty log was thrown away (-L)' "$TMP/out"
 	after_repair "$img" "dirty log, -L"
 else
 	not_ok "could not make a dirty log (xfs_repair -n does not say so)"
