@@ -277,11 +277,6 @@ static int plan_round(struct repair_ctx *rx, struct scan_log *sl, size_t attris_
 		if (rx->verified.introduced) {
 			memset(rx->fixed, 0, (rx->fl->n ? rx->fl->n : 1) * sizeof(*rx->fixed));
 			left_ = fs_findings_count(rx->fl, FS_SEV_WARNING) + rx->fl->dropped;
-			fprintf(stderr, "xfsx_repair: %s: the repair's plan would leave %zu problem(s) "
-				"that were not there before (listed as \"new\"), so %s; this is a "
-				"defect of xfsx_repair, please report it\n", path,
-				rx->verified.introduced, ro->dry_run ? "a repair would write nothing" :
-				"nothing was written");
 		}
 	} else {
 		/* nothing to write: nothing changes */
@@ -403,6 +398,8 @@ static int repair_main(int argc, char **argv, struct compat *cp)
 	const char *path;
 	size_t left, attris_refused = 0;
 	bool *attri_refused = NULL;   /* per open ATTRI: judged as stopping recovery (-n) */
+	fs_ino_t *force_clear = NULL; /* inodes a later attempt clears (repair_blame) */
+	size_t nforce_clear = 0;
 	double t0;
 	int c, err, rc;
 
@@ -710,23 +707,58 @@ early_out:
 						 NULL, &undo, msg, sizeof(msg)))
 		goto refuse;
 
-	rx.fs = fs;
-	rx.fl = &fl;
-	rx.sx = &sx;
-	rx.o = &ro;
-	rx.path = path;
-	if (sl.rp)
-		rx.nattris = fs_replay_open_attris(sl.rp, &rx.attris);
-	rx.attri_refused = attri_refused;
-	sx.fs = fs;
-	sx.fl = &fl;
-	sx.opts = &ro.scan;
-	sx.keep_graph = true;	/* the namespace phase works on the directory graph */
 	rc = REPAIR_EXIT_OPERATIONAL;
+	for (int attempt = 1;; attempt++) {
+		size_t nblamed;
 
-	err = plan_round(&rx, &sl, attris_refused, &left);
-	if (err)
-		goto out;
+		rx.fs = fs;
+		rx.fl = &fl;
+		rx.sx = &sx;
+		rx.o = &ro;
+		rx.path = path;
+		if (sl.rp)
+			rx.nattris = fs_replay_open_attris(sl.rp, &rx.attris);
+		rx.attri_refused = attri_refused;
+		rx.force_clear = force_clear;
+		rx.nforce_clear = nforce_clear;
+		sx.fs = fs;
+		sx.fl = &fl;
+		sx.opts = &ro.scan;
+		sx.keep_graph = true;	/* the namespace phase works on the directory graph */
+		err = plan_round(&rx, &sl, attris_refused, &left);
+		if (err)
+			goto out;
+		/*
+		 * A plan that would bring in problems on inodes it kept although
+		 * they had problems of their own: planned again from a fresh scan
+		 * with those inodes cleared, as xfs_repair clears what it cannot
+		 * make right (reported as data lost), at most three times.  Not
+		 * after a replay, whose intents the first plan accounted.
+		 */
+		if (!rx.verified.introduced || attempt == 3 || sl.rp)
+			break;
+		nblamed = nforce_clear;
+		err = repair_blame(&rx, &force_clear, &nforce_clear);
+		if (err)
+			goto out;
+		if (nforce_clear == nblamed)
+			break;
+		if (!ro.quiet && !ro.json)
+			printf("%s: the plan would bring in %zu problem(s) on %zu inode(s) it kept; "
+			       "planning again with %s cleared\n", path, rx.verified.introduced,
+			       nforce_clear - nblamed, nforce_clear - nblamed > 1 ? "them" : "it");
+		plan_free(&rx);
+		scan_teardown(&sx);
+		memset(&rx, 0, sizeof(rx));
+		memset(&sx, 0, sizeof(sx));
+		fs_findings_free(&fl);
+		fs_findings_init(&fl);
+	}
+	if (rx.verified.introduced)
+		fprintf(stderr, "xfsx_repair: %s: the repair's plan would leave %zu problem(s) that "
+			"were not there before (listed as \"new\"), so %s; this is a defect of "
+			"xfsx_repair, please report it\n", path, rx.verified.introduced,
+			ro.dry_run ? "a repair would write nothing" : "nothing was written");
 
 	if (!ro.dry_run && (rx.planned_writes || ro.zero_log) && !rx.verified.introduced) {
 		t0 = now();
@@ -893,6 +925,7 @@ out:
 		fs_findings_free(&more[i].fl);
 	}
 	plan_free(&rx);
+	free(force_clear);
 	scan_teardown(&sx);
 	fs_close(fs);
 	scan_log_free(&sl);

@@ -629,6 +629,13 @@ int repair_phase_inodes(struct repair_ctx *rx)
 	for (size_t i = 0; i < rx->fl->n && !err; i++)
 		if (rx->fl->v[i].ino >= 0)
 			err = judge(rx, &rx->fl->v[i]);
+	/* what an earlier attempt kept and its result showed it should not have */
+	for (size_t i = 0; i < rx->nforce_clear; i++) {
+		uint8_t *v = verdict_of(rx, rx->force_clear[i]);
+
+		if (v)
+			*v |= RV_CLEAR;
+	}
 	if (!err)
 		err = plan_unlinked(rx);
 	if (err)

@@ -132,6 +132,9 @@ struct repair_ctx {
 	const bool *attri_refused;
 	uint64_t attris_refused;   /* on an inode with such an intent: not completed */
 
+	/* inodes an earlier attempt's result blamed (verify.c repair_blame): cleared */
+	const fs_ino_t *force_clear;
+	size_t nforce_clear;
 	/* the plan's result as the scan judged it (verify.c): rx->fixed comes from it */
 	struct repair_verified verified;
 
@@ -229,6 +232,12 @@ int repair_phase_counters(struct repair_ctx *rx);
  */
 int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml);
 void repair_verified_free(struct repair_ctx *rx);
+/*
+ * The inodes to blame for what the plan would bring in: named by a new
+ * finding (or its cause), with findings of their own before the plan, kept
+ * by it (not cleared).  Added to *v (sorted, no repeats); 0 or -ENOMEM.
+ */
+int repair_blame(const struct repair_ctx *rx, fs_ino_t **v, size_t *n);
 /* Whether the scan of the planned result still makes finding f (its code, its object). */
 bool repair_verified_has(const struct repair_verified *vf, const struct fs_finding *f);
 

@@ -310,6 +310,60 @@ bool repair_verified_has(const struct repair_verified *vf, const struct fs_findi
 	return false;
 }
 
+static int cmp_ino(const void *a, const void *b)
+{
+	fs_ino_t x = *(const fs_ino_t *)a, y = *(const fs_ino_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether inode ino had a finding of its own before the plan. */
+static bool had_findings(const struct fs_findings *fl, int64_t ino)
+{
+	for (size_t i = 0; ino >= 0 && i < fl->n; i++)
+		if (fl->v[i].ino == ino && judged(&fl->v[i]))
+			return true;
+	return false;
+}
+
+static int blame_one(const struct repair_ctx *rx, int64_t ino, fs_ino_t **v, size_t *n)
+{
+	uint64_t slot;
+	fs_ino_t *nv;
+
+	if (ino < 0 || !had_findings(rx->fl, ino))
+		return 0;
+	slot = scan_links_slot(rx->sx, (fs_ino_t)ino);
+	if (slot == UINT64_MAX || !rx->verdict || (rx->verdict[slot] & (RV_CLEAR | RV_NEW)))
+		return 0;
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i] == (fs_ino_t)ino)
+			return 0;
+	nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!nv)
+		return -ENOMEM;
+	nv[(*n)++] = (fs_ino_t)ino;
+	*v = nv;
+	return 0;
+}
+
+int repair_blame(const struct repair_ctx *rx, fs_ino_t **v, size_t *n)
+{
+	const struct repair_verified *vf = &rx->verified;
+	int err = 0;
+
+	for (size_t i = 0; vf->ran && vf->after_new && i < vf->after.n && !err; i++) {
+		if (!vf->after_new[i])
+			continue;
+		err = blame_one(rx, vf->after.v[i].ino, v, n);
+		if (!err)
+			err = blame_one(rx, vf->after.v[i].cause_ino, v, n);
+	}
+	if (*n)
+		qsort(*v, *n, sizeof(**v), cmp_ino);
+	return err;
+}
+
 void repair_verified_free(struct repair_ctx *rx)
 {
 	if (!rx->verified.ran)

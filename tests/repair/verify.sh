@@ -12,6 +12,9 @@
 #  - an inode nothing shows to be one (magic, number and UUID gone): listed
 #    as "cleared ... its data is lost" with its path (--json "cleared"),
 #    never as a field fix, and Debian xfs_repair loses it too;
+#  - a CRC-bad inode whose map covers another file's blocks: the first plan
+#    keeps it and its result has new problems on it, so the plan is made
+#    again with it cleared; the other file is kept, as xfs_repair keeps it;
 #  - a clean image: nothing planned, nothing judged ("verified" false).
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 . "$XFSX_SRC/tests/lib.sh"
@@ -108,7 +111,38 @@ xfs_repair "$TMP/c-xfs.img" >"$TMP/c-xfs.out" 2>&1
 xfs_db -r -c 'path /victim' "$TMP/c-xfs.img" >"$TMP/c-xfs.db" 2>&1
 check "identity gone: Debian xfs_repair clears it too" grep -q 'No such file' "$TMP/c-xfs.db"
 
-# 4. nothing to do: nothing judged
+# 4. a kept inode whose result brings in problems is planned again cleared:
+# /victim's core with a bad CRC maps /e/big's blocks (issue 26, case 8)
+img="$TMP/e.img"
+cp --sparse=always "$base" "$img"
+big=$(xfs_db -r -c 'path /e/big' -c 'print u3.bmx[0].startblock' "$img" | awk '{print $3}')
+xfs_db -x -c 'path /victim' -c "write -c u3.bmx[0].startblock $big" "$img" >/dev/null 2>&1
+cp --sparse=always "$img" "$TMP/e-xfs.img"
+"$XFSX_REPAIR" "$img" >"$TMP/e.out" 2>&1; rc=$?
+check "CRC-bad inode mapping another file's blocks: repair exit 1 (got $rc)" [ $rc -eq 1 ]
+check "CRC-bad inode mapping another file's blocks: nothing left new" bash -c "! grep -q '^new' '$TMP/e.out'"
+after_repair "$img" "CRC-bad inode mapping another file's blocks"
+xfs_repair "$TMP/e-xfs.img" >/dev/null 2>&1
+if have_loop_xfs; then
+	# files_md5 IMG: "path md5" of every regular file the kernel reads, sorted
+	files_md5() {
+		mkdir -p "$TMP/fm"
+		mount -t xfs -o ro,nouuid "$1" "$TMP/fm" || return 1
+		_MOUNTS+=("$TMP/fm")
+		(cd "$TMP/fm" && find . -type f -print0 | sort -z | xargs -0 -r md5sum)
+		umount "$TMP/fm"
+	}
+	files_md5 "$img" >"$TMP/e.ours"
+	files_md5 "$TMP/e-xfs.img" >"$TMP/e.theirs"
+	check "CRC-bad inode mapping another file's blocks: /e/big kept with its contents" \
+		grep -q "$(md5sum <"$src/e/big" | cut -d' ' -f1)  ./e/big" "$TMP/e.ours"
+	check "CRC-bad inode mapping another file's blocks: every file xfs_repair keeps is kept" \
+		bash -c "[ -z \"\$(comm -13 '$TMP/e.ours' '$TMP/e.theirs')\" ]"
+else
+	skip "CRC-bad inode mapping another file's blocks: files kept" "needs root and a loop device"
+fi
+
+# 5. nothing to do: nothing judged
 "$XFSX_REPAIR" --json "$base" >"$TMP/d.json" 2>/dev/null; rc=$?
 check "clean image: exit 0 (got $rc)" [ $rc -eq 0 ]
 check "clean image: verified false (nothing planned)" [ "$(jget "$TMP/d.json" summary.verified)" = false ]
