@@ -85,6 +85,14 @@ int main(int argc, char **argv)
 		return die(err);
 	if (mkfs_target_probe(target, &ti, &topo, err, sizeof(err)))
 		return die(err);
+	/* mkfs.xfs's words for what libblkid could not tell or did not like */
+	if (topo.no_topology)
+		fprintf(stderr, "warning: unable to probe device topology for device %s\n", target);
+	if (topo.misaligned) {
+		fprintf(stderr, "warning: device is not properly aligned %s\n", target);
+		if (!o.force)
+			return die("Use -f to force usage of a misaligned device");
+	}
 	if (topo.is_file && !o.dsize && topo.size == 0)
 		return die("the image file is empty: give its size with -d size= or make it "
 			   "first (truncate -s 10G FILE)");
@@ -92,6 +100,9 @@ int main(int argc, char **argv)
 		uuid_generate(o.uuid);
 
 	rc = mkfs_plan(&o, &topo, &plan, err, sizeof(err));
+	/* mkfs.xfs's warnings come before its geometry, and before an error found later */
+	for (uint32_t i = 0; i < plan.nwarnings; i++)
+		fprintf(stderr, "%s\n", plan.warnings[i]);
 	if (rc)
 		return die(err);
 
@@ -112,7 +123,8 @@ int main(int argc, char **argv)
 			return die(err);
 		}
 	}
-	if (!o.quiet) {
+	/* -N prints the geometry even with -q: that is what it is for (as mkfs.xfs) */
+	if (!o.quiet || o.noaction) {
 		mkfs_print_geometry(target, &plan);
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			snprintf(err, sizeof(err), "cannot write to standard output: %s",

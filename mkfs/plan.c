@@ -47,6 +47,24 @@ static int fail(char *err, size_t len, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/*
+ * A warning mkfs.xfs gives for the same choice, kept in the plan for main to
+ * print: the planner does no I/O.  The words are mkfs.xfs's, so scripts and
+ * people that know them read ours.
+ */
+static void warn(struct mkfs_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warn(struct mkfs_plan *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->nwarnings >= MKFS_MAX_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->warnings[p->nwarnings++], MKFS_WARNING_LEN, fmt, ap);
+	va_end(ap);
+}
+
 static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
 static uint32_t log2_exact(uint64_t v)
@@ -177,8 +195,11 @@ static int plan_sizes(const struct mkfs_opts *o, const struct mkfs_topo *t,
 		if (psect > XFS_MAX_SECTORSIZE)
 			psect = lsect;
 		p->sectsize = psect;
-		if (p->blocksize < p->sectsize && p->blocksize >= lsect)
+		if (p->blocksize < p->sectsize && p->blocksize >= lsect) {
+			warn(p, "specified blocksize %u is less than device physical sector size %u\n"
+			     "switching to logical sector size %u", p->blocksize, psect, lsect);
 			p->sectsize = lsect;
+		}
 	}
 	if (p->sectsize > p->blocksize)
 		return fail(err, el, "sector size %u is larger than the block size %u; "
@@ -200,6 +221,16 @@ static int plan_sizes(const struct mkfs_opts *o, const struct mkfs_topo *t,
 		return fail(err, el, "directory block size %u must be a power of two from the block "
 			    "size (%u) to 65536", p->dirblocksize, p->blocksize);
 	return 0;
+}
+
+/* libxfs's stripe geometry check, as mkfs.xfs applies it to what a device reports */
+static bool dev_stripe_valid(uint64_t sunit, uint64_t swidth)
+{
+	if (swidth > INT32_MAX || sunit > swidth)
+		return false;
+	if (!sunit != !swidth)
+		return false;
+	return !sunit || swidth % sunit == 0;
 }
 
 static int plan_stripe(const struct mkfs_opts *o, const struct mkfs_topo *t,
@@ -228,9 +259,26 @@ static int plan_stripe(const struct mkfs_opts *o, const struct mkfs_topo *t,
 				    "unit %llu, which must be a multiple of the sector size %u",
 				    (unsigned long long)swidth_bytes, (unsigned long long)sunit_bytes,
 				    p->sectsize);
-	} else if (t->sunit && t->swidth && t->swidth % t->sunit == 0 && t->sunit != t->swidth &&
-		   dblocks >= GiB(1, p->blocklog)) {
-		/* the device's topology, except on small volumes (as mkfs.xfs) */
+		/* a stripe given that differs from the device's works, but is worth a word */
+		if (t->sunit && t->sunit >> FS_BBSHIFT != sunit_bytes >> FS_BBSHIFT)
+			warn(p, "xfsx_mkfs: Specified data stripe unit %llu is not the same as the "
+			     "volume stripe unit %llu", (unsigned long long)(sunit_bytes >> FS_BBSHIFT),
+			     (unsigned long long)(t->sunit >> FS_BBSHIFT));
+		if (t->swidth && t->swidth >> FS_BBSHIFT != swidth_bytes >> FS_BBSHIFT)
+			warn(p, "xfsx_mkfs: Specified data stripe width %llu is not the same as the "
+			     "volume stripe width %llu", (unsigned long long)(swidth_bytes >> FS_BBSHIFT),
+			     (unsigned long long)(t->swidth >> FS_BBSHIFT));
+	} else if (!dev_stripe_valid(t->sunit, t->swidth)) {
+		warn(p, "xfsx_mkfs: Volume reports invalid stripe unit (%llu) and stripe width (%llu), "
+		     "ignoring.", (unsigned long long)t->sunit, (unsigned long long)t->swidth);
+	} else if (dblocks < GiB(1, p->blocklog)) {
+		/* a stripe is not worth the risk of a small log on a small volume (mkfs.xfs) */
+		if (t->sunit || t->swidth)
+			warn(p, "xfsx_mkfs: small data volume, ignoring data volume stripe unit %llu "
+			     "and stripe width %llu", (unsigned long long)(t->sunit >> FS_BBSHIFT),
+			     (unsigned long long)(t->swidth >> FS_BBSHIFT));
+	} else if (t->sunit && t->sunit != t->swidth) {
+		/* the device's topology: a unit and a larger width */
 		sunit_bytes = t->sunit;
 		swidth_bytes = t->swidth;
 		from_dev = true;
@@ -266,9 +314,18 @@ static int align_ag(const struct mkfs_opts *o, struct mkfs_plan *p, uint64_t *db
 			*agsize = tmp;
 			if (!o->agcount)
 				*agcount = *dblocks / *agsize + (*dblocks % *agsize != 0);
+			if (o->agsize)
+				warn(p, "agsize rounded to %llu, sunit = %u", (unsigned long long)*agsize,
+				     dsunit);
 		}
 		if (*agsize % p->dswidth == 0 && p->dswidth != dsunit && *agcount > 1 &&
-		    !o->agcount && !o->agsize) {
+		    (o->agcount || o->agsize)) {
+			/* the user's AG geometry is kept, with mkfs.xfs's advice */
+			warn(p, "Warning: AG size is a multiple of stripe width.  This can cause "
+			     "performance\nproblems by aligning all AGs on the same disk.  To avoid "
+			     "this, run mkfs with\nan AG size that is one stripe unit smaller or "
+			     "larger, for example %llu.", (unsigned long long)(*agsize - dsunit));
+		} else if (*agsize % p->dswidth == 0 && p->dswidth != dsunit && *agcount > 1) {
 			tmp = *agsize - dsunit;
 			if (tmp < AG_MIN_BLOCKS(blog)) {
 				tmp = *agsize + dsunit;
@@ -451,10 +508,7 @@ static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct
 	if (o->log_concurrency > 0 && o->logsize)
 		return fail(err, el, "-l concurrency= cannot be combined with -l size=");
 	if (o->logsize) {
-		if (o->logsize % p->blocksize)
-			return fail(err, el, "log size %llu bytes is not a multiple of the block size "
-				    "%u", (unsigned long long)o->logsize, p->blocksize);
-		logblocks = o->logsize >> blog;
+		logblocks = o->logsize >> blog;     /* cut to whole blocks, with a warning */
 		if (logblocks > max_logblocks)
 			return fail(err, el, "internal log size %llu blocks is too large: it must be "
 				    "less than %llu blocks to fit in an AG",
@@ -660,7 +714,22 @@ static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struc
 	if (o->dsize && o->dsize > t->size && !t->is_file)
 		return fail(err, el, "-d size=%llu is larger than the device (%llu bytes)",
 			    (unsigned long long)o->dsize, (unsigned long long)t->size);
+	/* sizes given in bytes: whole sectors, and cut down to whole blocks (as mkfs.xfs) */
+	if (o->dsize % FS_BBSIZE)
+		return fail(err, el, "-d size=%llu is not a multiple of 512 bytes; give a size in "
+			    "whole sectors", (unsigned long long)o->dsize);
+	if (o->logsize % FS_BBSIZE)
+		return fail(err, el, "-l size=%llu is not a multiple of 512 bytes; give a size in "
+			    "whole sectors", (unsigned long long)o->logsize);
 	dblocks = bytes >> p->blocklog;
+	if (o->dsize % p->blocksize)
+		warn(p, "warning: data length %llu not a multiple of %u, truncated to %llu",
+		     (unsigned long long)o->dsize, p->blocksize,
+		     (unsigned long long)(dblocks << p->blocklog));
+	if (o->logsize % p->blocksize)
+		warn(p, "warning: log length %llu not a multiple of %u, truncated to %llu",
+		     (unsigned long long)o->logsize, p->blocksize,
+		     (unsigned long long)(o->logsize >> p->blocklog << p->blocklog));
 	if (dblocks < MiB(MIN_FS_MB, p->blocklog))
 		return fail(err, el, "the filesystem would be %llu MiB; it must be at least %u MiB "
 			    "(as mkfs.xfs since 5.19 requires); use a larger device or image",

@@ -60,11 +60,22 @@ struct mkfs_opts {
 struct mkfs_topo {
 	uint64_t size;               /* bytes */
 	uint32_t lsect, psect;       /* logical / physical sector size */
-	uint64_t sunit, swidth;      /* bytes, 0 = none reported */
+	/*
+	 * The device's stripe as mkfs.xfs reads it: libblkid's minimum and
+	 * optimal I/O sizes, in bytes rounded down to 512, both 0 when either
+	 * is the physical sector size.  Not yet judged: the planner warns
+	 * about nonsense and ignores it, as mkfs.xfs does.
+	 */
+	uint64_t sunit, swidth;
 	bool solid_state;            /* block device that says it does not rotate */
 	bool is_file;
+	/* libblkid: the device starts off its physical sectors; no topology at all */
+	bool misaligned, no_topology;
 	unsigned nr_cpus;
 };
+
+#define MKFS_MAX_WARNINGS 8
+#define MKFS_WARNING_LEN 320
 
 /* One reverse-mapping record of a static owner. */
 struct mkfs_rmap {
@@ -115,6 +126,13 @@ struct mkfs_plan {
 	uint64_t rootino;
 	/* set when the smallest log (min) is larger than an AG can hold (max) */
 	uint64_t log_min_blocks, log_max_blocks;
+	/*
+	 * What mkfs.xfs 6.1 warns about for the same options and target, in
+	 * its words and order, for main to print on stderr (also when the plan
+	 * fails later: mkfs.xfs has said them by then).
+	 */
+	uint32_t nwarnings;
+	char warnings[MKFS_MAX_WARNINGS][MKFS_WARNING_LEN];
 };
 
 /* Blocks in AG agno (the last AG may be shorter). */

@@ -67,12 +67,21 @@ int mkfs_target_probe(const char *path, const struct fs_target_info *ti, struct 
 
 			t->lsect = (uint32_t)blkid_topology_get_logical_sector_size(tp);
 			t->psect = (uint32_t)blkid_topology_get_physical_sector_size(tp);
-			/* a stripe only when the device reports unit and a larger width */
-			if (min_io && opt_io && opt_io != min_io && opt_io % min_io == 0 &&
-			    min_io > t->psect) {
-				t->sunit = min_io;
-				t->swidth = opt_io;
+			/*
+			 * As mkfs.xfs reads them: sizes equal to the physical
+			 * sector are no stripe; the planner judges the rest.
+			 */
+			if (min_io != t->psect && opt_io != t->psect) {
+				t->sunit = min_io & ~(uint64_t)(FS_BBSIZE - 1);
+				t->swidth = opt_io & ~(uint64_t)(FS_BBSIZE - 1);
 			}
+			/* a device that starts off its physical sectors: only with -f, on logical ones */
+			if (blkid_topology_get_alignment_offset(tp) != 0) {
+				t->misaligned = true;
+				t->psect = t->lsect;
+			}
+		} else {
+			t->no_topology = true;
 		}
 		blkid_free_probe(pr);
 	}

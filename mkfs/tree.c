@@ -797,22 +797,28 @@ static int lx_err(struct lexer *lx, char *err, size_t el, const char *what, cons
 		    lx->tcol, what);
 }
 
+/*
+ * A number as mkfs.xfs reads one (strtoll, base 0): decimal, 0x hex, or
+ * octal with a leading 0 ("010" is 8), a sign allowed, kept to 32 bits as
+ * its int is ("-1" is 4294967295).  What mkfs.xfs turns silently into -1
+ * (no number, trailing garbage) is refused here, with its place.
+ */
 static int lx_number(struct lexer *lx, uint64_t *v, char *err, size_t el, const char *what)
 {
 	size_t len;
 	const char *tok = next_token(lx, &len);
-	uint64_t x = 0;
+	char buf[32], *end;
+	long long x;
 
-	if (!tok || !len)
+	if (!tok || !len || len >= sizeof(buf))
 		return lx_err(lx, err, el, what, tok, len);
-	for (size_t i = 0; i < len; i++) {
-		if (tok[i] < '0' || tok[i] > '9' || x > UINT32_MAX)
-			return lx_err(lx, err, el, what, tok, len);
-		x = x * 10 + (uint64_t)(tok[i] - '0');
-	}
-	if (x > UINT32_MAX)
+	memcpy(buf, tok, len);
+	buf[len] = 0;
+	errno = 0;
+	x = strtoll(buf, &end, 0);
+	if (errno || end == buf || *end || x < INT32_MIN || x > (long long)UINT32_MAX)
 		return lx_err(lx, err, el, what, tok, len);
-	*v = x;
+	*v = (uint32_t)x;
 	return 0;
 }
 
@@ -929,8 +935,9 @@ static int proto_dir(struct lexer *lx, struct proto_tree *t, uint32_t didx, int 
 		uint32_t idx;
 		int dup;
 
+		/* the end of the file ends every open directory, as in mkfs.xfs */
 		if (!name) {
-			lx_err(lx, err, el, "expected a name or $ ending the directory", NULL, 0);
+			rc = 0;
 			break;
 		}
 		if (len == 1 && name[0] == '$') {
@@ -1001,16 +1008,39 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 		size_t len;
 		const char *src = next_token(lx, &len);
 		struct stat st;
+		char *real;
+		int fd, e = 0;
 
 		if (!src)
 			return lx_err(lx, err, el, "expected the file to copy", NULL, 0);
 		in->src = strndup(src, len);
 		if (!in->src)
 			return terr(err, el, "out of memory");
-		if (stat(in->src, &st) || !S_ISREG(st.st_mode))
+		/*
+		 * What mkfs.xfs copies: whatever it can open for reading (a
+		 * symbolic link followed), as long as fstat says it holds.  A
+		 * device or FIFO says 0 (/dev/null is the usual empty file) and
+		 * is never read; a FIFO is opened without waiting for a writer.
+		 */
+		fd = open(in->src, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st))
+			e = errno;
+		else if (S_ISDIR(st.st_mode))
+			e = EISDIR;
+		if (fd >= 0)
+			close(fd);
+		if (e)
 			return terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, lx->tline,
-				    lx->tcol, in->src, errno && !S_ISREG(st.st_mode) ?
-				    strerror(errno) : "not a regular file");
+				    lx->tcol, in->src, strerror(e));
+		if (!S_ISREG(st.st_mode))
+			return 0;
+		/* the file itself: the readers open it without following links */
+		real = realpath(in->src, NULL);
+		if (!real)
+			return terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, lx->tline,
+				    lx->tcol, in->src, strerror(errno));
+		free(in->src);
+		in->src = real;
 		in->size = (uint64_t)st.st_size;
 		in->src_blocks = (uint64_t)st.st_blocks;
 		t->data_bytes += (uint64_t)st.st_size;
@@ -1052,7 +1082,6 @@ static int read_protofile(const char *path, struct proto_tree *t, char *err, siz
 {
 	struct lexer lx = { .path = path, .line = 1, .col = 1 };
 	FILE *f = fopen(path, "r");
-	uint64_t dummy;
 	size_t len;
 	uint32_t root;
 	int rc;
@@ -1084,12 +1113,15 @@ static int read_protofile(const char *path, struct proto_tree *t, char *err, siz
 		return terr(err, el, "cannot read %s", path);
 	}
 	fclose(f);
-	/* the boot line and the two numbers: kept for compatibility, ignored */
+	/* the boot image and the two counts: kept for compatibility, ignored as mkfs.xfs does */
 	rc = -1;
 	if (!next_token(&lx, &len))
 		lx_err(&lx, err, el, "expected the first (boot image) line", NULL, 0);
-	else if (!lx_number(&lx, &dummy, err, el, "expected the block count") &&
-		 !lx_number(&lx, &dummy, err, el, "expected the inode count")) {
+	else if (!next_token(&lx, &len))
+		lx_err(&lx, err, el, "expected the block count", NULL, 0);
+	else if (!next_token(&lx, &len))
+		lx_err(&lx, err, el, "expected the inode count", NULL, 0);
+	else {
 		if (new_inode(t, &root)) {
 			terr(err, el, "out of memory");
 		} else if (!proto_entry(&lx, t, root, 0, err, el)) {

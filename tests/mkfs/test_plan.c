@@ -255,6 +255,108 @@ static void test_refusals(void **state)
 }
 
 /* 64 KiB blocks, 4 GiB: mkfs.xfs 6.1 (-m rmapbt=1 -i nrext64=1) makes this geometry. */
+/* the warnings of one plan, joined by '|' (each one's own newlines kept) */
+static const char *warnings_of(const struct mkfs_plan *p)
+{
+	static char buf[MKFS_MAX_WARNINGS * MKFS_WARNING_LEN];
+
+	buf[0] = 0;
+	for (uint32_t i = 0; i < p->nwarnings; i++) {
+		if (i)
+			strcat(buf, "|");
+		strcat(buf, p->warnings[i]);
+	}
+	return buf;
+}
+
+/*
+ * Warnings about what a block device reports, which image files and loop
+ * devices cannot show mkfs.xfs (tests/mkfs/warnings.sh compares the rest
+ * with it): words and numbers as mkfs.xfs 6.1 prints them for the same
+ * topology (stripes in 512-byte sectors, bytes where it says bytes).
+ */
+static void test_device_warnings(void **state)
+{
+	struct mkfs_opts o;
+	struct mkfs_plan p;
+	struct mkfs_topo t = { .size = 4ull << 30, .lsect = 512, .psect = 512, .nr_cpus = 4 };
+
+	(void)state;
+	defaults(&o);
+	/* a stripe reported by the device is used, silently */
+	t.sunit = 64 << 10;
+	t.swidth = 256 << 10;
+	assert_int_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.nwarnings, 0);
+	assert_int_equal(p.dsunit, 16);
+	assert_int_equal(p.dswidth, 64);
+
+	/* one given that differs: kept, and both differences said */
+	o.dsu = 128 << 10;
+	o.dsw = 4;
+	o.stripe_given = true;
+	assert_int_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_string_equal(warnings_of(&p),
+		"xfsx_mkfs: Specified data stripe unit 256 is not the same as the volume stripe unit 128|"
+		"xfsx_mkfs: Specified data stripe width 1024 is not the same as the volume stripe width 512");
+	assert_int_equal(p.dsunit, 32);
+	/* the same unit, another width: only the width */
+	o.dsu = 64 << 10;
+	o.dsw = 8;
+	assert_int_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_string_equal(warnings_of(&p),
+		"xfsx_mkfs: Specified data stripe width 1024 is not the same as the volume stripe width 512");
+	/* no alignment asked for: nothing to compare */
+	o.dsu = o.dsw = 0;
+	assert_int_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.nwarnings, 0);
+	assert_int_equal(p.dsunit, 0);
+
+	/* nonsense from the device is ignored with a word (width not a multiple) */
+	defaults(&o);
+	t.sunit = 64 << 10;
+	t.swidth = 96 << 10;
+	assert_int_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_string_equal(warnings_of(&p), "xfsx_mkfs: Volume reports invalid stripe unit (65536) "
+			    "and stripe width (98304), ignoring.");
+	assert_int_equal(p.dsunit, 0);
+	t.swidth = 0;
+	assert_int_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_string_equal(warnings_of(&p), "xfsx_mkfs: Volume reports invalid stripe unit (65536) "
+			    "and stripe width (0), ignoring.");
+
+	/* under 1 GiB a device's stripe is ignored, and mkfs.xfs says so */
+	t.size = 512ull << 20;
+	t.swidth = 256 << 10;
+	assert_int_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_string_equal(warnings_of(&p), "xfsx_mkfs: small data volume, ignoring data volume "
+			    "stripe unit 128 and stripe width 512");
+	assert_int_equal(p.dsunit, 0);
+
+	/* a block smaller than the physical sector: the logical one, with a word */
+	t.size = 4ull << 30;
+	t.sunit = t.swidth = 0;
+	t.psect = 4096;
+	o.blocksize = 2048;
+	assert_int_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_string_equal(warnings_of(&p), "specified blocksize 2048 is less than device physical "
+			    "sector size 4096\nswitching to logical sector size 512");
+	assert_int_equal(p.sectsize, 512);
+	/* not when the sector size is given */
+	o.sectsize = 512;
+	assert_int_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.nwarnings, 0);
+
+	/* warnings said before a later refusal are kept for main to print */
+	defaults(&o);
+	t.psect = 512;
+	o.dsize = (4ull << 30) - 512;
+	o.logsize = 1 << 20;
+	assert_int_not_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_string_equal(warnings_of(&p), "warning: data length 4294966784 not a multiple of "
+			    "4096, truncated to 4294963200");
+}
+
 static void test_large_blocks(void **state)
 {
 	struct mkfs_opts o;
@@ -292,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_concurrency),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_large_blocks),
+		cmocka_unit_test(test_device_warnings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
