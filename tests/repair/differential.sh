@@ -12,8 +12,10 @@
 # XFSX_REPAIR / XFSX_CHECK point it at other binaries.  scripts/diff-repair
 # is the same driver, by hand.
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm	# cases copy the images: keep them in RAM
+check_from_env=${XFSX_CHECK:-}	# lib.sh sets the build's; a caller's wins here
 . "$XFSX_SRC/tests/lib.sh"
 . "$XFSX_SRC/tests/repair/repair_lib.sh"
+[ -n "$check_from_env" ] && XFSX_CHECK=$check_from_env
 
 need_repair "differential harness"
 have_xfsprogs || { skip "differential harness" "xfsprogs not installed"; tap_done; exit 0; }
