@@ -102,24 +102,25 @@ KNOWN_GAPS = {
     "repro/3.rbmino": "issue 26 repro 3: rbmino out of range: BUG: exit, nothing repaired",
     "repro/3.ro-compat": "issue 26 repro 3: features_ro_compat 0 trusted: not clean after one run",
     "repro/3.sector0": "issue 26 repro 3: sector 0 wiped: no fallback to the secondaries",
-    "repro/4.dir-magic+free-gen": "issue 26 repro 4: lost+found made in a damaged free inode;"
-                                  " not clean after one run (at f7acf05: nothing written, exit 4)",
+    "repro/4.dir-magic+free-gen": "issue 26 repro 4: /d's magic zeroed, a free inode's CRC bad:"
+                                  " /d and its 5 files lost (at 5ebdbcd; at 2f1bb18 not clean)",
     "repro/5.inobt-magic+inode-magic": "issue 26 repro 5: the rebuilt inobt frees a damaged"
                                        " in-use inode: its file lost",
-    "repro/6.dir-realtime": "issue 26 repro 6: a directory with a bad flag: its child keeps two"
-                            " parents (not clean after one run)",
+    "repro/6.dir-realtime": "issue 26 repro 6: a directory with a bad flag: /a/b and /a/b/c lost"
+                            " (at 5ebdbcd; at 2f1bb18 /a/b/c had two parents)",
     "repro/7.rsum-magic": "issue 26 repro 7: the rt summary inode cleared while the superblock"
                           " names it: every run \"1 left\"",
-    "repro/8.attr-count+bad-crc": "issue 26 repro 8: a bad inode CRC hides its attr fork's damage",
+    "repro/8.attr-count+bad-crc": "issue 26 repro 8: a bad inode CRC over attr damage: the file is"
+                                  " lost (at 5ebdbcd), xfs_repair keeps it",
     "repro/8.stretched-extent": "issue 26 repro 8: an extent stretched over another file's block"
-                                " (bad CRC) is kept as shared data",
+                                " (bad CRC): the file is lost (at 5ebdbcd), xfs_repair keeps it",
     "repro/9.dir-inode-magic": "issue 26 repro 9: a directory inode's magic zeroed: 52 names lost",
     "repro/9.dir-data-magic": "issue 26 repro 9: a directory data block's magic zeroed: 250 names"
                               " lost",
     "repro/10.compat-bit": "issue 26 repro 10: an unknown compat bit is refused (the kernel mounts"
                            " it; Debian xfs_repair 6.1 refuses it too)",
-    # (3.rootino and 3.uuid pass at f7acf05: xfsx is no worse than xfs_repair there)
-    # the CI sample (seed 26, 40 cases): worse at 2f1bb18 and at f7acf05
+    # (3.rootino and 3.uuid pass since f7acf05: xfsx is no worse than xfs_repair there)
+    # the CI sample (seed 26, 40 cases): worse at 2f1bb18, f7acf05 and 5ebdbcd
     "rmap1k/dir.sf/fuzz -c u3.sfdir3.hdr.i8count middlebit":
         "a short-form directory's bad header (bad CRC): xfsx removes the directory,"
         " xfs_repair keeps it (empty, children in lost+found)",
@@ -669,7 +670,8 @@ def report_honest(res, base, paths_kept):
     fixed = sum(1 for f in j.get("findings", []) if f.get("fixed"))
     if fixed and res["unchanged"]:
         return "%d findings \"fixed\" but the image is unchanged" % fixed
-    if res["tree"] is not None and not s.get("inodes_cleared"):
+    # (an unchanged image: any file missing is the damage's doing, not a clear)
+    if res["tree"] is not None and not res["unchanged"] and not s.get("inodes_cleared"):
         gone = base.regino - set(res["tree"].ino.values())
         if gone:
             return "%d regular files' inodes gone, inodes_cleared 0" % len(gone)
@@ -697,7 +699,7 @@ def compare(x, d, base, case):
     if case.expect == "accept" and (x["rc"] == 8 or x["onerun_v"].endswith("xfsx_check 8")):
         # the kernel mounts this one (an unknown compat bit): refusing is no repair,
         # whatever xfs_repair does
-        out["onerun"] = ("worse", "refuses (%s; %s)" % ("exit %d" % x["rc"], x["onerun_v"]),
+        out["onerun"] = ("worse", "refuses (exit %d, then %s)" % (x["rc"], x["onerun_v"]),
                          "%s (the kernel mounts the damaged image)" % d["onerun_v"])
     why = report_honest(x, base, xk[0])
     out["report"] = ("worse" if why else "equal", why or "honest", "n/a")
