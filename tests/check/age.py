@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Age a mounted XFS through the kernel, so every metadata format appears.
 
-Usage: age.py MOUNTPOINT [--scale N] [--fragment] [--seed S]
+Usage: age.py MOUNTPOINT [--scale N] [--fragment [--fragment-runs N]] [--seed S]
 
 Creates, on the mounted filesystem: many small files; directories in every
 format (short form, block, leaf, node) sized from the directory block size;
@@ -13,7 +13,11 @@ reflinked copies (FICLONE, when the filesystem has reflink); then deletes
 across all of it so free space and inode chunks have holes.  With
 --fragment it then fills the free space with one file and punches 6 of
 every 8 blocks, so no aligned 8-block extent is left, and creates the last
-files, whose inode chunks come out sparse.  Prints one line of counts.  Deterministic for a seed.
+files, whose inode chunks come out sparse.  --fragment-runs N punches only
+N of those 8-block runs, spread evenly, and leaves the rest allocated: the
+same fragmentation (still no free aligned 8-block extent) with little free
+space, so filling what is free stays quick.  Prints one line of counts.
+Deterministic for a seed.
 """
 import errno
 import fcntl
@@ -61,8 +65,9 @@ def resblks(mnt, n):
                    stdout=subprocess.DEVNULL)
 
 
-def fragment(mnt, bsize):
-    """Fill all free space, then free 6 blocks of every 8."""
+def fragment(mnt, bsize, runs=0):
+    """Fill all free space, then free 6 blocks of every 8 (of every
+    len/runs-th run of 8 when runs is given)."""
     # the global reserve pool (8192 blocks) would stay one free extent
     # where full inode chunks still fit: empty it while filling
     resblks(mnt, 0)
@@ -82,11 +87,14 @@ def fragment(mnt, bsize):
         except OSError:
             step //= 2
     size = size // (8 * bsize) * (8 * bsize)
-    for off in range(0, size, 8 * bsize):
+    step = 8 * bsize * max(1, size // (8 * bsize) // runs) if runs else 8 * bsize
+    punched = 0
+    for off in range(0, size, step):
         punch(fd, off + 2 * bsize, 6 * bsize)
+        punched += 1
     os.close(fd)
     resblks(mnt, 8192)
-    return size // (8 * bsize)
+    return punched
 
 
 def make_dir(path, n, namelen, rnd):
@@ -110,6 +118,7 @@ def main():
     mnt = args[0]
     scale = 1
     frag = False
+    runs = 0
     seed = 1
     i = 1
     while i < len(args):
@@ -117,6 +126,8 @@ def main():
             scale = int(args[i + 1]); i += 2
         elif args[i] == "--fragment":
             frag = True; i += 1
+        elif args[i] == "--fragment-runs":
+            runs = int(args[i + 1]); i += 2
         elif args[i] == "--seed":
             seed = int(args[i + 1]); i += 2
         else:
@@ -264,7 +275,7 @@ def main():
     # files created last land in the holes left behind; after --fragment
     # no aligned full chunk is free, so their inode chunks are sparse
     if frag:
-        counts["frag_runs"] = fragment(mnt, bsize)
+        counts["frag_runs"] = fragment(mnt, bsize, runs)
     again = os.path.join(mnt, "again")
     os.mkdir(again)
     # (enough to use up the inodes freed above and need new chunks)

@@ -29,33 +29,12 @@ age_image() {
 	unmount_dir "$TMP/agemnt"
 }
 
-# sha256 of the image's content, holes read as zeroes: every 1 MiB-aligned
-# chunk that is not all zero, with its offset.  Independent of how the host
-# filesystem lays out extents (writeback after the loop unmount may split
-# or merge them), and it reads only the data regions.
+# sha256 of the image's content, holes read as zeroes (imgsum.py beside
+# this file: every 1 MiB-aligned chunk that is not all zero, with its
+# offset; independent of the host filesystem's extent layout).
 imgsum() {
 	sync -f "$1" 2>/dev/null
-	python3 - "$1" <<'PY'
-import hashlib, os, sys
-CH = 1 << 20
-zero = bytes(CH)
-h = hashlib.sha256(); fd = os.open(sys.argv[1], os.O_RDONLY); end = os.fstat(fd).st_size; off = 0
-while off < end:
-    try:
-        off = os.lseek(fd, off, os.SEEK_DATA)
-    except OSError:
-        break
-    hole = os.lseek(fd, off, os.SEEK_HOLE)
-    c = off - off % CH
-    while c < hole:
-        b = os.pread(fd, min(CH, end - c), c)
-        if b != zero[:len(b)]:
-            h.update(c.to_bytes(8, "little")); h.update(b)
-        c += CH
-    off = c
-h.update(end.to_bytes(8, "little"))
-print(h.hexdigest())
-PY
+	python3 "$(dirname "${BASH_SOURCE[0]}")/imgsum.py" "$1"
 }
 
 # format_report IMG: which on-disk formats the aged image really holds,

@@ -9,7 +9,8 @@ import os
 import sys
 
 
-def xattrs_of(top):
+def xattrs_of(top, by_path=False):
+    """{(inode, name, value md5)}; by_path: {(path under top, name, value md5)}"""
     out = set()
     for d, dirs, files in os.walk(top):
         for nm in [None] + dirs + files:
@@ -24,7 +25,8 @@ def xattrs_of(top):
                     v = os.getxattr(p, a, follow_symlinks=False)
                 except OSError:
                     continue	# unreadable after repair: not kept
-                out.add((st.st_ino, a, hashlib.md5(v).hexdigest()))
+                key = os.path.relpath(p, top) if by_path else st.st_ino
+                out.add((key, a, hashlib.md5(v).hexdigest()))
     return out
 
 
