@@ -300,6 +300,7 @@ static void plan_free(struct repair_ctx *rx)
 	free(rx->ag);
 	free(rx->rewrite_sb);
 	free(rx->ffix);
+	free(rx->symlinks);
 }
 
 /*

@@ -119,6 +119,23 @@ static const struct {
 	{ "inode.unlinked", RF_UNLINKED }, /* names no inode: the list ends here */
 };
 
+/* Whether symlink ino was mended (its blocks rewritten), once per inode: 1, 0, -errno. */
+static int symlink_mended(struct repair_ctx *rx, fs_ino_t ino)
+{
+	int r;
+
+	for (size_t i = 0; i < rx->nsymlinks; i++)
+		if (rx->symlinks[i].ino == ino)
+			return rx->symlinks[i].mended;
+	r = repair_symlink_salvage(rx, ino);
+	if (r < 0)
+		return r;
+	if (FS_VEC_ROOM(rx->symlinks, rx->nsymlinks, rx->capsymlinks, 8))
+		return -ENOMEM;
+	rx->symlinks[rx->nsymlinks++] = (struct repair_symlink){ ino, r > 0 };
+	return r;
+}
+
 /* The verdict one finding gives its inode. */
 static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 {
@@ -188,7 +205,14 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 		*v |= RV_ATTR_SALVAGE;	/* phase_xattrs.c keeps the entries that verify */
 		return 0;
 	case FS_FIX_SYMLINK:
-		*v |= RV_CLEAR;		/* its names are removed by phase_names.c */
+		/* a remote target that survives its blocks' headers is kept */
+		if (*v & RV_CLEAR)
+			return 0;
+		err = symlink_mended(rx, ino);
+		if (err < 0)
+			return err;
+		if (!err)
+			*v |= RV_CLEAR;		/* its names are removed by phase_names.c */
 		return 0;
 	case FS_FIX_DIR:
 		/* a DA node of the xattrs, not of a directory: the attr fork is salvaged */

@@ -112,6 +112,8 @@ struct repair_ctx {
 	size_t ndquot, capdquot;
 	struct repair_field_fix *ffix;
 	size_t nffix, capffix;
+	struct repair_symlink { fs_ino_t ino; bool mended; } *symlinks; /* symlinks.c, tried */
+	size_t nsymlinks, capsymlinks;
 	uint64_t cleared, attr_resets, field_fixes;
 	struct repair_names *nm;   /* the namespace plan (phase_names.c) */
 	struct repair_xattrs *xa;  /* the xattr salvage's outcome per inode (phase_xattrs.c) */
@@ -205,6 +207,12 @@ int repair_fork_map(struct repair_ctx *rx, fs_ino_t ino, int whichfork,
  * (on a list, no links, no directory names it); phase_inodes.c.
  */
 bool repair_unlinked_frees(const struct repair_ctx *rx, uint64_t s);
+/*
+ * symlinks.c: a remote symlink whose blocks' headers are damaged but whose
+ * target survives, its blocks written again in place: 1; 0 when it cannot
+ * be mended (the caller removes it); negative errno.
+ */
+int repair_symlink_salvage(struct repair_ctx *rx, fs_ino_t ino);
 /* Remove an inode's attr fork in its core (forkoff 0, no extents); phase_inodes.c. */
 void repair_attr_fork_reset(const struct fs_geom *g, unsigned char *dip);
 /* phase_xattrs.c: per inode, what the salvage kept, dropped or cleared. */

@@ -126,8 +126,6 @@ KNOWN_GAPS = {
         " xfs_repair keeps it (empty, children in lost+found)",
     "sparse4k/symlink.inline/fuzz -c u3.symlink ones":
         "an inline symlink's target garbled (bad CRC): xfsx removes the symlink, xfs_repair keeps it",
-    "sparse4k/symlink.remote/fuzz -c uuid middlebit":
-        "a remote symlink block's uuid (bad CRC): xfsx removes the symlink, xfs_repair keeps it",
     "rmap1k/dir.bmbt.root/fuzz -c u3.bmbt.ptrs[1] firstbit":
         "a btree-format directory's bmbt pointer (bad CRC): 1638 names lost, xfs_repair keeps them",
     "rmap1k/inode.rtmeta/fuzz -c core.format ones":
