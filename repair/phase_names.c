@@ -106,6 +106,14 @@ struct repair_names {
 	size_t nmoves, capmoves;
 	/* per move: its old path and old directory where known (malloc'd), else NULL */
 	char **from, **from_dir;
+	/*
+	 * Entries of the directories the scan did not walk (a core that
+	 * failed a check phase 3 mended: a flag, the magic): parent -> child
+	 * slot, walked here before the parents are chosen, so a directory
+	 * they name keeps one parent.
+	 */
+	struct link_edge *xedge;
+	size_t nxedge, capxedge;
 	/* the old paths of the inodes findings name: pino sorted, paths[i] or NULL */
 	fs_ino_t *pino;
 	char **paths;
@@ -145,6 +153,81 @@ static struct nm_dir *dir_of(const struct repair_names *nm, uint64_t s)
 
 /* ---- which parent a directory keeps ---- */
 
+/* (a directory the scan did not walk) its entries naming inodes in use, as edges */
+struct xwalk {
+	struct repair_ctx *rx;
+	uint64_t p;
+};
+
+static int on_xentry(void *priv, const struct fs_dirent *e)
+{
+	struct xwalk *w = priv;
+	struct repair_names *nm = w->rx->nm;
+	uint64_t cs = scan_links_slot(w->rx->sx, e->ino);
+
+	if (cs == UINT64_MAX || cs == w->p || !live(w->rx, cs) ||
+	    !fs_dir_name_ok(e->name, e->namelen) ||
+	    (e->name[0] == '.' && (e->namelen == 1 || (e->namelen == 2 && e->name[1] == '.'))))
+		return 0;
+	if (FS_VEC_ROOM(nm->xedge, nm->nxedge, nm->capxedge, 64))
+		return -ENOMEM;
+	nm->xedge[nm->nxedge++] = (struct link_edge){ (uint32_t)w->p, (uint32_t)cs };
+	return 0;
+}
+
+static int read_inode(struct repair_ctx *rx, fs_ino_t ino, struct fs_buf **b);
+
+/*
+ * Directories kept that the scan never walked (their core failed a check:
+ * a bad flag, a bad magic, that phase 3 mended) are walked now through
+ * the mended core: their entries become edges for choosing parents, and
+ * each is rebuilt from what survives, so nothing they name is left
+ * named twice or moved to lost+found while they still name it.
+ */
+static int walk_unwalked(struct repair_ctx *rx)
+{
+	struct scan_links *lk = rx->sx->links;
+	int err = 0;
+
+	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
+		struct xwalk w = { .rx = rx, .p = s };
+		struct fs_findings scratch;
+		struct fs_buf *b;
+		fs_ino_t dotdot;
+
+		if (!live(rx, s) || !is_dir(rx, s) || !(lk->rec[s].flags & LR_BAD) ||
+		    (rx->nm->flags[s] & NM_NEW))
+			continue;
+		rx->nm->flags[s] |= NM_REBUILD;
+		err = read_inode(rx, ino_of(rx, s), &b);
+		if (err)
+			return err;
+		fs_findings_init(&scratch);
+		err = scan_dir_entries(rx->sx, ino_of(rx, s), b->data, &scratch, on_xentry, &w,
+				       &dotdot);
+		fs_findings_free(&scratch);
+		fs_buf_put(rx->sx->cache, b);
+		if (!lk->rec[s].dotdot)
+			lk->rec[s].dotdot = dotdot;
+		err = err == -ENOMEM ? err : 0;
+	}
+	return err;
+}
+
+/* p -> c as a parent candidate: the one ".." names (pass 0), else the first (pass 1) */
+static void parent_edge(struct repair_ctx *rx, int pass, uint64_t p, uint64_t c, fs_ino_t *pino)
+{
+	struct repair_names *nm = rx->nm;
+
+	if ((nm->st[c] & (NS_LIVE | NS_DIR)) != (NS_LIVE | NS_DIR) || nm->parent[c] || c == p ||
+	    c == nm->root)
+		return;
+	if (pass == 0 && !*pino)
+		*pino = ino_of(rx, p);
+	if (pass == 1 || rx->sx->links->rec[c].dotdot == *pino)
+		nm->parent[c] = (uint32_t)p + 1;
+}
+
 /*
  * A directory named by several directories keeps one parent: the one its
  * ".." names when that one names it, else the first in slot order.
@@ -154,24 +237,23 @@ static void choose_parents(struct repair_ctx *rx)
 	struct scan_links *lk = rx->sx->links;
 	struct repair_names *nm = rx->nm;
 
-	for (int pass = 0; pass < 2; pass++)
+	for (int pass = 0; pass < 2; pass++) {
 		for (uint64_t p = 0; p < lk->nslots; p++) {
 			fs_ino_t pino = 0;
 
 			if (!live(rx, p) || !is_dir(rx, p))
 				continue;
-			for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++) {
-				uint64_t c = lk->gedge[i].child;
-
-				if ((nm->st[c] & (NS_LIVE | NS_DIR)) != (NS_LIVE | NS_DIR) ||
-				    nm->parent[c] || c == p || c == nm->root)
-					continue;
-				if (pass == 0 && !pino)
-					pino = ino_of(rx, p);
-				if (pass == 1 || lk->rec[c].dotdot == pino)
-					nm->parent[c] = (uint32_t)p + 1;
-			}
+			for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++)
+				parent_edge(rx, pass, p, lk->gedge[i].child, &pino);
 		}
+		for (size_t i = 0; i < nm->nxedge; i++) {
+			fs_ino_t pino = 0;
+
+			if (live(rx, nm->xedge[i].parent))
+				parent_edge(rx, pass, nm->xedge[i].parent, nm->xedge[i].child,
+					    &pino);
+		}
+	}
 }
 
 /* ---- which directories are rebuilt ---- */
@@ -1337,6 +1419,7 @@ void repair_names_free(struct repair_ctx *rx)
 	free(nm->paths);
 	free(nm->pino);
 	free(nm->moves);
+	free(nm->xedge);
 	free(nm->dirs);
 	free(nm->names);
 	free(nm->flags);
@@ -1374,6 +1457,9 @@ int repair_phase_names(struct repair_ctx *rx)
 	rx->nm->root = root;
 	if (!live(rx, root) || !is_dir(rx, root))
 		new_root(rx, root);
+	err = walk_unwalked(rx);
+	if (err)
+		return err;
 	choose_parents(rx);
 	choose_rebuilds(rx);
 	for (uint64_t s = 0; s < lk->nslots && !err; s++) {

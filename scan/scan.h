@@ -354,7 +354,8 @@ int scan_load_map(struct scan_ctx *cx, const void *dip, const struct fs_inode *i
 		   int whichfork, struct fs_findings *fl, struct fs_bmap *m);
 /*
  * Whether the inode bytes at dip are inode agino of AG agno by their own
- * word: the inode magic and di_ino (v3).  For chunks no inode btree lists.
+ * word: di_ino (v3), and the inode magic or (a damaged magic) version 3 and
+ * the filesystem's UUID.  For chunks no inode btree lists.
  */
 bool scan_inode_proves(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t agino,
 		       const void *dip);
