@@ -471,31 +471,101 @@ static bool needs_name(const struct repair_ctx *rx, uint64_t s)
 	       !scan_is_metadata_ino(rx->sx, ino_of(rx, s));
 }
 
-/* A free inode slot to make lost+found in: the first one the scan saw free. */
+/* Whether some finding names inode ino (fino: the findings' inodes, sorted). */
+static bool named_by_finding(const fs_ino_t *fino, size_t n, fs_ino_t ino)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (fino[mid] < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && fino[lo] == ino;
+}
+
+static int cmp_ino(const void *pa, const void *pb);
+
+/* Inode ino reads as a free inode that verifies (magic, CRC, its number, mode 0). */
+static bool reads_free(struct repair_ctx *rx, fs_ino_t ino)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct fs_vctx vc = { .g = g, .agno = fs_ino_to_agno(g, ino), .ino = ino,
+			      .daddr = repair_inode_daddr(g, ino),
+			      .have_log_head = rx->fs->have_log_head,
+			      .head_lsn = rx->fs->log_head_lsn };
+	struct fs_findings scratch;
+	struct fs_buf *b;
+	bool ok;
+
+	if (read_inode(rx, ino, &b))
+		return false;
+	fs_findings_init(&scratch);
+	vc.fl = &scratch;
+	ok = fs_verify(FS_MT_INODE, &vc, b->data, g->inodesize) == 0 && !scratch.dropped &&
+	     get_be16(&((const struct xfs_dinode *)b->data)->di_mode) == 0;
+	fs_findings_free(&scratch);
+	fs_buf_put(rx->sx->cache, b);
+	return ok;
+}
+
+/*
+ * A free inode slot to make lost+found in, free by every source: the
+ * chunk is the inode btree's (or one the scan found and proved), the
+ * inode btree and the free inode btree (where they list it) say free,
+ * the inode read free by its own word, no finding names it and no
+ * verdict touches it, and it reads again now as a free inode that
+ * verifies.  The first such one, in AG order.
+ */
 static uint64_t free_slot(struct repair_ctx *rx, fs_agino_t *agino, fs_agnumber_t *agno)
 {
 	struct scan_links *lk = rx->sx->links;
 	const struct fs_geom *g = &rx->fs->g;
+	fs_ino_t *fino = malloc((rx->fl->n ? rx->fl->n : 1) * sizeof(*fino));
+	uint64_t found = UINT64_MAX;
+	size_t nf = 0;
 
-	for (fs_agnumber_t a = 0; a < g->agcount; a++) {
+	if (!fino)
+		return UINT64_MAX;
+	for (size_t i = 0; i < rx->fl->n; i++)
+		if (rx->fl->v[i].ino >= 0)
+			fino[nf++] = (fs_ino_t)rx->fl->v[i].ino;
+	qsort(fino, nf, sizeof(*fino), cmp_ino);
+	for (fs_agnumber_t a = 0; a < g->agcount && found == UINT64_MAX; a++) {
 		size_t nic;
 		const struct model_ichunk *ic = model_ag_ichunks(rx->sx->model, a, &nic);
 
-		for (size_t k = 0; k < nic; k++)
-			for (unsigned i = 0; i < XFS_INODES_PER_CHUNK; i++) {
-				uint64_t s = lk->ag_base[a] + k * XFS_INODES_PER_CHUNK + i;
+		if (scan_ag_unread(rx->sx, a))
+			continue;
+		for (size_t k = 0; k < nic && found == UINT64_MAX; k++) {
+			const struct model_ichunk *c = &ic[k];
 
-				/* read, free by its own word, not in a sparse hole */
-				if (s < lk->ag_base[a + 1] && (ic[k].seen_mask >> i & 1) &&
-				    (ic[k].seen_free >> i & 1) && !(lk->rec[s].flags & LR_SEEN) &&
-				    !(ic[k].holemask >> (i / XFS_INODES_PER_HOLEMASK_BIT) & 1)) {
-					*agno = a;
-					*agino = ic[k].startino + i;
-					return s;
-				}
+			if (!(c->where & (MODEL_IC_INOBT | MODEL_IC_FOUND)))
+				continue;
+			for (unsigned i = 0; i < XFS_INODES_PER_CHUNK; i++) {
+				uint64_t s = lk->ag_base[a] + k * XFS_INODES_PER_CHUNK + i, bit = 1ull << i;
+				fs_ino_t ino = fs_agino_to_ino(g, a, c->startino + i);
+
+				if (s >= lk->ag_base[a + 1] || !(c->seen_mask & bit) ||
+				    !(c->seen_free & bit) || (lk->rec[s].flags & LR_SEEN) ||
+				    rx->verdict[s] ||
+				    (c->holemask >> (i / XFS_INODES_PER_HOLEMASK_BIT) & 1) ||
+				    ((c->where & MODEL_IC_INOBT) && !(c->ir_free & bit)) ||
+				    ((c->where & MODEL_IC_FINOBT) && !(c->fino_free & bit)) ||
+				    named_by_finding(fino, nf, ino) || !reads_free(rx, ino))
+					continue;
+				*agno = a;
+				*agino = c->startino + i;
+				found = s;
+				break;
 			}
+		}
 	}
-	return UINT64_MAX;
+	free(fino);
+	return found;
 }
 
 /* A new directory inode in slot s: in use from now on, for the link records and inobt. */
