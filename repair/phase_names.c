@@ -196,7 +196,7 @@ static int walk_unwalked(struct repair_ctx *rx)
 		fs_ino_t dotdot;
 
 		if (!live(rx, s) || !is_dir(rx, s) || !(lk->rec[s].flags & LR_BAD) ||
-		    (rx->nm->flags[s] & NM_NEW))
+		    (rx->nm->flags[s] & NM_NEW) || scan_is_metadata_ino(rx->sx, ino_of(rx, s)))
 			continue;
 		rx->nm->flags[s] |= NM_REBUILD;
 		err = read_inode(rx, ino_of(rx, s), &b);
@@ -260,7 +260,9 @@ static void choose_parents(struct repair_ctx *rx)
 
 static void mark(struct repair_ctx *rx, uint64_t s)
 {
-	if (s != UINT64_MAX && live(rx, s) && is_dir(rx, s))
+	/* (a metadata inode whose mode says directory is not one: phase_rt.c, quota) */
+	if (s != UINT64_MAX && live(rx, s) && is_dir(rx, s) &&
+	    !scan_is_metadata_ino(rx->sx, ino_of(rx, s)))
 		rx->nm->flags[s] |= NM_REBUILD;
 }
 

@@ -99,6 +99,7 @@ struct repair_ctx {
 	bool quota_recount;        /* quota CHKD flags cleared: the kernel counts again */
 	fs_ino_t quota_unhooked[3];  /* quota inodes the superblock stops naming (0: none) */
 	bool rt_bitmap_fixed, rt_summary_fixed, rt_frextents_fixed; /* phase_rt.c */
+	bool rt_bitmap_remade, rt_summary_remade;  /* (no rt section) made again in place */
 	fs_daddr_t *dquot_blocks;  /* quota blocks whose bad records are rewritten */
 	size_t ndquot, capdquot;
 	struct repair_field_fix *ffix;
