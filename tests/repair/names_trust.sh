@@ -162,9 +162,11 @@ RSUM=$(xfs_db -r -c "sb 0" -c "print rsumino" "$base" | awk '{print $3}')
 RBM=$(xfs_db -r -c "sb 0" -c "print rbmino" "$base" | awk '{print $3}')
 diag "inodes: /d $INO_D, /e/f50 $INO_F50 (AG $AG_F50), first free $FREE, rbm $RBM, rsum $RSUM"
 
-# 4: a directory's magic zeroed (CRC valid) is mended, nothing moves
+# 4 as filed: a directory's magic zeroed (CRC valid) is mended, nothing
+# moves; the first free inode's broken CRC is not taken for anything
 claim() { is_dir "$1" /d; names_in "$1" /d 5; nlink_is "$1" /d/f3 1; }
-run_case "4: /d's core.magic 0" claim d "path /d" "write -d core.magic 0"
+run_case "4: /d's core.magic 0, free inode $FREE's CRC broken" claim d "path /d" \
+	"write -d core.magic 0" "inode $FREE" "write -c core.gen 5"
 
 # 4: /d destroyed (magic and number), the first free inode's CRC broken:
 # lost+found is made in another inode, free by every source
