@@ -207,6 +207,9 @@ static bool ext_kept(const struct repair_ctx *rx, const struct model_ext *e)
 	if (e->cls < MC_DATA || e->cls > MC_BMBT || !rx->drops)
 		return true;
 	v = verdict(rx, e->owner);
+	/* an inode this repair makes (again): only the blocks it was given */
+	if (v & RV_NEW)
+		return (e->flags & MODEL_EXT_NEW) != 0;
 	if (v & RV_CLEAR)
 		return false;
 	if ((v & RV_ATTR_RESET) && (e->cls == MC_ATTR ||
