@@ -526,6 +526,24 @@ static int verify_as(struct walk *w, enum fs_mtype t, fs_daddr_t daddr)
 }
 
 /*
+ * A data (or block-form) block whose magic is wrong but whose v3 header
+ * still names this directory (owner), its own address (blkno) and this
+ * filesystem (uuid) is this directory's block with one damaged word: its
+ * entries are still read, each judged by the entry rules, as xfs_repair
+ * salvages a directory entry by entry, so a damaged magic (reported) does
+ * not lose the block's names.  A leaf or node block's header has other
+ * offsets and does not pass for one.
+ */
+static bool salvageable(const struct walk *w, fs_daddr_t daddr)
+{
+	const struct xfs_dir3_blk_hdr *h = (const void *)w->buf;
+
+	return w->c->ino && w->g->dirblksize >= DATA_HDR && be64(h->owner) == w->c->ino &&
+	       be64(h->blkno) == (uint64_t)daddr &&
+	       !memcmp(h->uuid, w->g->meta_uuid, sizeof(h->uuid));
+}
+
+/*
  * A mapping gone wrong can name thousands of blocks that are not directory
  * blocks: after a few, say so once and read no more of this directory.
  */
@@ -850,7 +868,7 @@ static int data_blocks(struct walk *w)
 				const unsigned char *b = w->buf;
 				uint32_t count, stale, lstart;
 
-				if (verify_as(w, FS_MT_DIR_BLOCK, daddr))
+				if (verify_as(w, FS_MT_DIR_BLOCK, daddr) && !salvageable(w, daddr))
 					continue;
 				count = get_be32(b + g->dirblksize - BLOCK_TAIL);
 				stale = get_be32(b + g->dirblksize - BLOCK_TAIL + 4);
@@ -869,7 +887,7 @@ static int data_blocks(struct walk *w)
 						err = scan_leaf_ents(w, daddr, b + lstart, count, stale);
 				}
 			} else {
-				if (verify_as(w, FS_MT_DIR_DATA, daddr))
+				if (verify_as(w, FS_MT_DIR_DATA, daddr) && !salvageable(w, daddr))
 					continue;
 				err = scan_data(w, db, daddr, g->dirblksize);
 			}

@@ -68,8 +68,8 @@ static bool covered(const struct repair_ctx *rx, const struct fs_finding *f)
 		if (ag == FS_NONE || (f->ag == 0 && !strncmp(f->def->code, "sb.", 3)))
 			return rx->counters && rx->rewrite_primary;
 		return rx->ag[ag].rebuild;
-	case FS_FIX_INODE_CLEAR:
-		return (v & RV_CLEAR) != 0;
+	case FS_FIX_INODE_CLEAR:	/* cleared, or (a bad magic) reset: phase_inodes.c */
+		return (v & (RV_CLEAR | RV_FIELDS)) != 0;
 	case FS_FIX_INODE_CRC:
 		return (v & (RV_CLEAR | RV_FIELDS)) != 0;
 	case FS_FIX_INODE_FIELD:

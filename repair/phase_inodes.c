@@ -136,6 +136,23 @@ static int symlink_mended(struct repair_ctx *rx, fs_ino_t ino)
 	return r;
 }
 
+/* Whether inode ino's core, whatever its magic, is a v3 core naming itself in this filesystem. */
+static bool names_itself(struct repair_ctx *rx, fs_ino_t ino)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	const struct xfs_dinode *d;
+	struct fs_buf *b;
+	bool ok;
+
+	if (repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b))
+		return false;
+	d = (const struct xfs_dinode *)b->data;
+	ok = d->di_version == 3 && be64(d->di_ino) == ino &&
+	     !memcmp(d->di_uuid, g->meta_uuid, sizeof(d->di_uuid));
+	fs_buf_put(rx->sx->cache, b);
+	return ok;
+}
+
 /* The verdict one finding gives its inode. */
 static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 {
@@ -148,6 +165,16 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 		return 0;	/* no chunk the scan knows holds it: nothing to change */
 	switch (f->def->fix) {
 	case FS_FIX_INODE_CLEAR:
+		/*
+		 * A wrong magic on a core that still names itself (v3, its own
+		 * number, this filesystem's UUID) is reset, as xfs_repair resets
+		 * it; apply() clears the inode after all when the rest of the
+		 * core does not verify once the magic is right.
+		 */
+		if (!strcmp(f->def->code, "inode.magic") && names_itself(rx, ino)) {
+			*v |= RV_FIELDS;
+			return add_field_fix(rx, ino, RF_MAGIC, 0);
+		}
 		*v |= RV_CLEAR;
 		return 0;
 	case FS_FIX_INODE_CRC:
@@ -492,6 +519,9 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 				break;
 			case RF_UNLINKED:
 				put_be32(&d->di_next_unlinked, NULLAGINO);
+				break;
+			case RF_MAGIC:
+				put_be16(&d->di_magic, XFS_DINODE_MAGIC);
 				break;
 			}
 			rx->field_fixes++;

@@ -106,6 +106,14 @@ struct repair_names {
 	size_t nmoves, capmoves;
 	/* per move: its old path and old directory where known (malloc'd), else NULL */
 	char **from, **from_dir;
+	/*
+	 * Entries of the directories the scan did not walk (a core that
+	 * failed a check phase 3 mended: a flag, the magic): parent -> child
+	 * slot, walked here before the parents are chosen, so a directory
+	 * they name keeps one parent.
+	 */
+	struct link_edge *xedge;
+	size_t nxedge, capxedge;
 	/* the old paths of the inodes findings name: pino sorted, paths[i] or NULL */
 	fs_ino_t *pino;
 	char **paths;
@@ -145,6 +153,81 @@ static struct nm_dir *dir_of(const struct repair_names *nm, uint64_t s)
 
 /* ---- which parent a directory keeps ---- */
 
+/* (a directory the scan did not walk) its entries naming inodes in use, as edges */
+struct xwalk {
+	struct repair_ctx *rx;
+	uint64_t p;
+};
+
+static int on_xentry(void *priv, const struct fs_dirent *e)
+{
+	struct xwalk *w = priv;
+	struct repair_names *nm = w->rx->nm;
+	uint64_t cs = scan_links_slot(w->rx->sx, e->ino);
+
+	if (cs == UINT64_MAX || cs == w->p || !live(w->rx, cs) ||
+	    !fs_dir_name_ok(e->name, e->namelen) ||
+	    (e->name[0] == '.' && (e->namelen == 1 || (e->namelen == 2 && e->name[1] == '.'))))
+		return 0;
+	if (FS_VEC_ROOM(nm->xedge, nm->nxedge, nm->capxedge, 64))
+		return -ENOMEM;
+	nm->xedge[nm->nxedge++] = (struct link_edge){ (uint32_t)w->p, (uint32_t)cs };
+	return 0;
+}
+
+static int read_inode(struct repair_ctx *rx, fs_ino_t ino, struct fs_buf **b);
+
+/*
+ * Directories kept that the scan never walked (their core failed a check:
+ * a bad flag, a bad magic, that phase 3 mended) are walked now through
+ * the mended core: their entries become edges for choosing parents, and
+ * each is rebuilt from what survives, so nothing they name is left
+ * named twice or moved to lost+found while they still name it.
+ */
+static int walk_unwalked(struct repair_ctx *rx)
+{
+	struct scan_links *lk = rx->sx->links;
+	int err = 0;
+
+	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
+		struct xwalk w = { .rx = rx, .p = s };
+		struct fs_findings scratch;
+		struct fs_buf *b;
+		fs_ino_t dotdot;
+
+		if (!live(rx, s) || !is_dir(rx, s) || !(lk->rec[s].flags & LR_BAD) ||
+		    (rx->nm->flags[s] & NM_NEW) || scan_is_metadata_ino(rx->sx, ino_of(rx, s)))
+			continue;
+		rx->nm->flags[s] |= NM_REBUILD;
+		err = read_inode(rx, ino_of(rx, s), &b);
+		if (err)
+			return err;
+		fs_findings_init(&scratch);
+		err = scan_dir_entries(rx->sx, ino_of(rx, s), b->data, &scratch, on_xentry, &w,
+				       &dotdot);
+		fs_findings_free(&scratch);
+		fs_buf_put(rx->sx->cache, b);
+		if (!lk->rec[s].dotdot)
+			lk->rec[s].dotdot = dotdot;
+		err = err == -ENOMEM ? err : 0;
+	}
+	return err;
+}
+
+/* p -> c as a parent candidate: the one ".." names (pass 0), else the first (pass 1) */
+static void parent_edge(struct repair_ctx *rx, int pass, uint64_t p, uint64_t c, fs_ino_t *pino)
+{
+	struct repair_names *nm = rx->nm;
+
+	if ((nm->st[c] & (NS_LIVE | NS_DIR)) != (NS_LIVE | NS_DIR) || nm->parent[c] || c == p ||
+	    c == nm->root)
+		return;
+	if (pass == 0 && !*pino)
+		*pino = ino_of(rx, p);
+	if (pass == 1 || rx->sx->links->rec[c].dotdot == *pino)
+		nm->parent[c] = (uint32_t)p + 1;
+}
+
 /*
  * A directory named by several directories keeps one parent: the one its
  * ".." names when that one names it, else the first in slot order.
@@ -154,31 +237,32 @@ static void choose_parents(struct repair_ctx *rx)
 	struct scan_links *lk = rx->sx->links;
 	struct repair_names *nm = rx->nm;
 
-	for (int pass = 0; pass < 2; pass++)
+	for (int pass = 0; pass < 2; pass++) {
 		for (uint64_t p = 0; p < lk->nslots; p++) {
 			fs_ino_t pino = 0;
 
 			if (!live(rx, p) || !is_dir(rx, p))
 				continue;
-			for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++) {
-				uint64_t c = lk->gedge[i].child;
-
-				if ((nm->st[c] & (NS_LIVE | NS_DIR)) != (NS_LIVE | NS_DIR) ||
-				    nm->parent[c] || c == p || c == nm->root)
-					continue;
-				if (pass == 0 && !pino)
-					pino = ino_of(rx, p);
-				if (pass == 1 || lk->rec[c].dotdot == pino)
-					nm->parent[c] = (uint32_t)p + 1;
-			}
+			for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++)
+				parent_edge(rx, pass, p, lk->gedge[i].child, &pino);
 		}
+		for (size_t i = 0; i < nm->nxedge; i++) {
+			fs_ino_t pino = 0;
+
+			if (live(rx, nm->xedge[i].parent))
+				parent_edge(rx, pass, nm->xedge[i].parent, nm->xedge[i].child,
+					    &pino);
+		}
+	}
 }
 
 /* ---- which directories are rebuilt ---- */
 
 static void mark(struct repair_ctx *rx, uint64_t s)
 {
-	if (s != UINT64_MAX && live(rx, s) && is_dir(rx, s))
+	/* (a metadata inode whose mode says directory is not one: phase_rt.c, quota) */
+	if (s != UINT64_MAX && live(rx, s) && is_dir(rx, s) &&
+	    !scan_is_metadata_ino(rx->sx, ino_of(rx, s)))
 		rx->nm->flags[s] |= NM_REBUILD;
 }
 
@@ -389,31 +473,101 @@ static bool needs_name(const struct repair_ctx *rx, uint64_t s)
 	       !scan_is_metadata_ino(rx->sx, ino_of(rx, s));
 }
 
-/* A free inode slot to make lost+found in: the first one the scan saw free. */
+/* Whether some finding names inode ino (fino: the findings' inodes, sorted). */
+static bool named_by_finding(const fs_ino_t *fino, size_t n, fs_ino_t ino)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (fino[mid] < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && fino[lo] == ino;
+}
+
+static int cmp_ino(const void *pa, const void *pb);
+
+/* Inode ino reads as a free inode that verifies (magic, CRC, its number, mode 0). */
+static bool reads_free(struct repair_ctx *rx, fs_ino_t ino)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct fs_vctx vc = { .g = g, .agno = fs_ino_to_agno(g, ino), .ino = ino,
+			      .daddr = repair_inode_daddr(g, ino),
+			      .have_log_head = rx->fs->have_log_head,
+			      .head_lsn = rx->fs->log_head_lsn };
+	struct fs_findings scratch;
+	struct fs_buf *b;
+	bool ok;
+
+	if (read_inode(rx, ino, &b))
+		return false;
+	fs_findings_init(&scratch);
+	vc.fl = &scratch;
+	ok = fs_verify(FS_MT_INODE, &vc, b->data, g->inodesize) == 0 && !scratch.dropped &&
+	     get_be16(&((const struct xfs_dinode *)b->data)->di_mode) == 0;
+	fs_findings_free(&scratch);
+	fs_buf_put(rx->sx->cache, b);
+	return ok;
+}
+
+/*
+ * A free inode slot to make lost+found in, free by every source: the
+ * chunk is the inode btree's (or one the scan found and proved), the
+ * inode btree and the free inode btree (where they list it) say free,
+ * the inode read free by its own word, no finding names it and no
+ * verdict touches it, and it reads again now as a free inode that
+ * verifies.  The first such one, in AG order.
+ */
 static uint64_t free_slot(struct repair_ctx *rx, fs_agino_t *agino, fs_agnumber_t *agno)
 {
 	struct scan_links *lk = rx->sx->links;
 	const struct fs_geom *g = &rx->fs->g;
+	fs_ino_t *fino = malloc((rx->fl->n ? rx->fl->n : 1) * sizeof(*fino));
+	uint64_t found = UINT64_MAX;
+	size_t nf = 0;
 
-	for (fs_agnumber_t a = 0; a < g->agcount; a++) {
+	if (!fino)
+		return UINT64_MAX;
+	for (size_t i = 0; i < rx->fl->n; i++)
+		if (rx->fl->v[i].ino >= 0)
+			fino[nf++] = (fs_ino_t)rx->fl->v[i].ino;
+	qsort(fino, nf, sizeof(*fino), cmp_ino);
+	for (fs_agnumber_t a = 0; a < g->agcount && found == UINT64_MAX; a++) {
 		size_t nic;
 		const struct model_ichunk *ic = model_ag_ichunks(rx->sx->model, a, &nic);
 
-		for (size_t k = 0; k < nic; k++)
-			for (unsigned i = 0; i < XFS_INODES_PER_CHUNK; i++) {
-				uint64_t s = lk->ag_base[a] + k * XFS_INODES_PER_CHUNK + i;
+		if (scan_ag_unread(rx->sx, a))
+			continue;
+		for (size_t k = 0; k < nic && found == UINT64_MAX; k++) {
+			const struct model_ichunk *c = &ic[k];
 
-				/* read, free by its own word, not in a sparse hole */
-				if (s < lk->ag_base[a + 1] && (ic[k].seen_mask >> i & 1) &&
-				    (ic[k].seen_free >> i & 1) && !(lk->rec[s].flags & LR_SEEN) &&
-				    !(ic[k].holemask >> (i / XFS_INODES_PER_HOLEMASK_BIT) & 1)) {
-					*agno = a;
-					*agino = ic[k].startino + i;
-					return s;
-				}
+			if (!(c->where & (MODEL_IC_INOBT | MODEL_IC_FOUND)))
+				continue;
+			for (unsigned i = 0; i < XFS_INODES_PER_CHUNK; i++) {
+				uint64_t s = lk->ag_base[a] + k * XFS_INODES_PER_CHUNK + i, bit = 1ull << i;
+				fs_ino_t ino = fs_agino_to_ino(g, a, c->startino + i);
+
+				if (s >= lk->ag_base[a + 1] || !(c->seen_mask & bit) ||
+				    !(c->seen_free & bit) || (lk->rec[s].flags & LR_SEEN) ||
+				    rx->verdict[s] ||
+				    (c->holemask >> (i / XFS_INODES_PER_HOLEMASK_BIT) & 1) ||
+				    ((c->where & MODEL_IC_INOBT) && !(c->ir_free & bit)) ||
+				    ((c->where & MODEL_IC_FINOBT) && !(c->fino_free & bit)) ||
+				    named_by_finding(fino, nf, ino) || !reads_free(rx, ino))
+					continue;
+				*agno = a;
+				*agino = c->startino + i;
+				found = s;
+				break;
 			}
+		}
 	}
-	return UINT64_MAX;
+	free(fino);
+	return found;
 }
 
 /* A new directory inode in slot s: in use from now on, for the link records and inobt. */
@@ -1337,6 +1491,7 @@ void repair_names_free(struct repair_ctx *rx)
 	free(nm->paths);
 	free(nm->pino);
 	free(nm->moves);
+	free(nm->xedge);
 	free(nm->dirs);
 	free(nm->names);
 	free(nm->flags);
@@ -1374,6 +1529,9 @@ int repair_phase_names(struct repair_ctx *rx)
 	rx->nm->root = root;
 	if (!live(rx, root) || !is_dir(rx, root))
 		new_root(rx, root);
+	err = walk_unwalked(rx);
+	if (err)
+		return err;
 	choose_parents(rx);
 	choose_rebuilds(rx);
 	for (uint64_t s = 0; s < lk->nslots && !err; s++) {

@@ -30,6 +30,7 @@
 #include "libfs/bload.h"
 #include "libfs/btree_ag.h"
 #include "libfs/encode.h"
+#include "libfs/endian.h"
 #include "libfs/freesp.h"
 #include "libfs/sort.h"
 #include "libfs/vec.h"
@@ -206,6 +207,9 @@ static bool ext_kept(const struct repair_ctx *rx, const struct model_ext *e)
 	if (e->cls < MC_DATA || e->cls > MC_BMBT || !rx->drops)
 		return true;
 	v = verdict(rx, e->owner);
+	/* an inode this repair makes (again): only the blocks it was given */
+	if (v & RV_NEW)
+		return (e->flags & MODEL_EXT_NEW) != 0;
 	if (v & RV_CLEAR)
 		return false;
 	if ((v & RV_ATTR_RESET) && (e->cls == MC_ATTR ||
@@ -394,6 +398,8 @@ static int inode_records(struct agwork *w)
 
 			if (!(alloc & bit))
 				f = true;
+			else if (lk && (rx->verdict[slot0 + i] & RV_NEW))
+				f = false;	/* made by this repair (lost+found, a new root) */
 			else if (lk && (rx->verdict[slot0 + i] & RV_CLEAR))
 				f = true;
 			else if (c->seen_mask & bit)
@@ -1251,6 +1257,64 @@ const char *repair_model_incomplete(const struct repair_ctx *rx)
 	return NULL;
 }
 
+/*
+ * A chunk no inode btree listed that the rebuild lists (an inode in it
+ * proved itself) gets every inode that did not prove itself marked free:
+ * that must be true on disk too.  Such an inode that does not read as a
+ * free inode that verifies is written as one (its generation kept), or
+ * the kernel would find it in use when it allocates it, and one bad magic
+ * fails the whole inode cluster's read.
+ */
+static int free_unproven(struct repair_ctx *rx)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	int err = 0;
+
+	for (fs_agnumber_t a = 0; a < g->agcount && !err; a++) {
+		size_t nic;
+		const struct model_ichunk *ic = model_ag_ichunks(rx->sx->model, a, &nic);
+
+		if (!rx->ag[a].rebuild)
+			continue;
+		for (size_t k = 0; k < nic && !err; k++) {
+			const struct model_ichunk *c = &ic[k];
+
+			if ((c->where & MODEL_IC_INOBT) || !c->seen_mask)
+				continue;
+			for (unsigned i = 0; i < XFS_INODES_PER_CHUNK && !err; i++) {
+				fs_ino_t ino = fs_agino_to_ino(g, a, c->startino + i);
+				struct fs_vctx vc = { .g = g, .agno = a, .ino = ino };
+				struct fs_findings scratch;
+				struct fs_buf *b;
+				int n;
+
+				if ((c->seen_mask >> i & 1) ||
+				    (c->holemask >> (i / XFS_INODES_PER_HOLEMASK_BIT) & 1))
+					continue;
+				err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize,
+						     false, &b);
+				if (err)
+					break;
+				fs_findings_init(&scratch);
+				vc.fl = &scratch;
+				n = fs_verify(FS_MT_INODE, &vc, b->data, g->inodesize);
+				if (n || scratch.dropped ||
+				    get_be16(&((struct xfs_dinode *)b->data)->di_mode) != 0) {
+					uint32_t gen = get_be32(&((struct xfs_dinode *)b->data)->di_gen);
+
+					fs_enc_dinode_free(b->data, g->inodesize, ino, g->meta_uuid);
+					put_be32(&((struct xfs_dinode *)b->data)->di_gen, gen);
+					err = repair_mark(rx, b, FS_MT_INODE, a, ino, FS_WCLASS_HEADERS);
+					rx->planned_writes = true;
+				}
+				fs_findings_free(&scratch);
+				fs_buf_put(rx->sx->cache, b);
+			}
+		}
+	}
+	return err;
+}
+
 int repair_phase_rebuild(struct repair_ctx *rx)
 {
 	const struct fs_geom *g = &rx->fs->g;
@@ -1274,6 +1338,9 @@ int repair_phase_rebuild(struct repair_ctx *rx)
 		return 0;
 	}
 	choose_ags(rx);
+	err = free_unproven(rx);
+	if (err)
+		return err;
 	for (fs_agnumber_t a = 0; a < g->agcount; a++)
 		if (rx->ag[a].rebuild) {
 			rx->planned_writes = true;

@@ -76,7 +76,7 @@ struct repair_field_fix {
 	uint64_t value;
 };
 enum { RF_NBLOCKS, RF_ONLINK, RF_EXTSIZE, RF_COWEXTSIZE, RF_FLAGS, RF_TIMESTAMP, RF_LSN,
-       RF_UNLINKED };
+       RF_UNLINKED, RF_MAGIC };
 
 struct fs_log_attri;
 
@@ -108,6 +108,7 @@ struct repair_ctx {
 	bool quota_recount;        /* quota CHKD flags cleared: the kernel counts again */
 	fs_ino_t quota_unhooked[3];  /* quota inodes the superblock stops naming (0: none) */
 	bool rt_bitmap_fixed, rt_summary_fixed, rt_frextents_fixed; /* phase_rt.c */
+	bool rt_bitmap_remade, rt_summary_remade;  /* (no rt section) made again in place */
 	fs_daddr_t *dquot_blocks;  /* quota blocks whose bad records are rewritten */
 	size_t ndquot, capdquot;
 	struct repair_field_fix *ffix;

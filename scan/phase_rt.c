@@ -219,16 +219,30 @@ static bool geometry_ok(const struct scan_ctx *cx)
 	       sb->sb_rextslog == log;
 }
 
+int scan_rt_compute(struct scan_ctx *cx, bool forks_known)
+{
+	const struct xfs_sb *sb = &cx->fs->sb;
+	int err;
+
+	if (cx->rt.computed)
+		return 0;
+	if (!sb->sb_rextents || !sb->sb_rextsize || (!cx->forks_complete && !forks_known) ||
+	    !geometry_ok(cx))
+		return 0;
+	err = compute(cx);
+	if (!err)
+		cx->rt.computed = true;
+	return err;
+}
+
 int scan_rt_check(struct scan_ctx *cx, const struct fs_bmap *bm, const struct fs_bmap *sum)
 {
 	const struct xfs_sb *sb = &cx->fs->sb;
 	struct scan_rt *rt = &cx->rt;
 	int err;
 
-	if (!sb->sb_rextents || !sb->sb_rextsize || !cx->forks_complete || !geometry_ok(cx))
-		return 0;
-	err = compute(cx);
-	if (err)
+	err = scan_rt_compute(cx, false);
+	if (err || !rt->computed)
 		return err;
 	rt->bad_bm = calloc(sb->sb_rbmblocks ? sb->sb_rbmblocks : 1, sizeof(bool));
 	rt->bad_sum = calloc(rt->sumblocks ? rt->sumblocks : 1, sizeof(bool));
@@ -267,5 +281,5 @@ void scan_rt_free(struct scan_ctx *cx)
 	rt->summary = NULL;
 	rt->bad_bm = rt->bad_sum = NULL;
 	rt->n = rt->cap = 0;
-	rt->judged = false;
+	rt->judged = rt->computed = false;
 }

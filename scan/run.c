@@ -131,9 +131,16 @@ int scan_load_map(struct scan_ctx *cx, const void *dip, const struct fs_inode *i
 bool scan_inode_proves(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t agino,
 		       const void *dip)
 {
-	return get_be16(dip) == XFS_DINODE_MAGIC &&
-	       get_be64((const unsigned char *)dip + offsetof(struct xfs_dinode, di_ino)) ==
-	       fs_agino_to_ino(g, agno, agino);
+	const struct xfs_dinode *d = dip;
+
+	/*
+	 * a damaged magic does not disprove a v3 core that names itself and
+	 * this filesystem (the verifier reports the magic; repair resets it)
+	 */
+	return get_be64((const unsigned char *)dip + offsetof(struct xfs_dinode, di_ino)) ==
+	       fs_agino_to_ino(g, agno, agino) &&
+	       (get_be16(dip) == XFS_DINODE_MAGIC ||
+		(d->di_version == 3 && !memcmp(d->di_uuid, g->meta_uuid, sizeof(d->di_uuid))));
 }
 
 struct fs_vctx scan_vctx(struct scan_ctx *cx, fs_ino_t ino, fs_fsblock_t fsb)

@@ -53,6 +53,7 @@ struct scan_rt {
 	size_t n, cap;
 	/* computed in phase 7 when judged */
 	bool judged;               /* every fork read, both inodes usable: compared */
+	bool computed;             /* every fork read, geometry sound: bitmap/summary computed */
 	uint8_t *bitmap;           /* what the bitmap file must hold (rbmblocks blocks) */
 	uint32_t *summary;         /* what the summary file must hold (sumblocks blocks) */
 	uint64_t bmbytes, sumblocks, frextents;
@@ -346,6 +347,14 @@ void scan_item_chunks(const struct scan_ctx *cx, const struct model_ichunk *ic, 
 int scan_rt_note(struct scan_ctx *cx, const struct fs_bmap *m);
 /* Compare the bitmap and summary files (their data fork maps) with the rt extents noted. */
 int scan_rt_check(struct scan_ctx *cx, const struct fs_bmap *bm, const struct fs_bmap *sum);
+/*
+ * The bitmap, summary and free count the files' rt extents call for,
+ * without comparing (a realtime inode is not usable: repair makes it
+ * again from them); rt->computed says whether they were.  forks_known:
+ * the caller knows every kept inode's forks were loaded since (repair,
+ * once phase 3 loaded those the scan could not), so every rt extent is noted.
+ */
+int scan_rt_compute(struct scan_ctx *cx, bool forks_known);
 void scan_rt_free(struct scan_ctx *cx);
 
 /* Read one filesystem block of an AG through the cache into buf. */
@@ -357,7 +366,8 @@ int scan_load_map(struct scan_ctx *cx, const void *dip, const struct fs_inode *i
 		   int whichfork, struct fs_findings *fl, struct fs_bmap *m);
 /*
  * Whether the inode bytes at dip are inode agino of AG agno by their own
- * word: the inode magic and di_ino (v3).  For chunks no inode btree lists.
+ * word: di_ino (v3), and the inode magic or (a damaged magic) version 3 and
+ * the filesystem's UUID.  For chunks no inode btree lists.
  */
 bool scan_inode_proves(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t agino,
 		       const void *dip);

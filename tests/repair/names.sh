@@ -107,8 +107,8 @@ moved_from() {	# moved_from INO TEXT: the report's move line for INO says TEXT
 }
 is_dir() {	# is_dir IMG PATH
 	local got
-	got=$(xfs_db -r -c "path $2" -c "print core.mode" "$1" 2>/dev/null | awk '{print $3}')
-	check "$LABEL: $2 is a directory (mode $got)" [ $((got & 0170000)) -eq $((0040000)) ]
+	got=$(xfs_db -r -c "path $2" -c "print core.mode" "$1" 2>/dev/null | awk '/core.mode =/ {print $3}')
+	check "$LABEL: $2 is a directory (mode ${got:-none})" [ $((${got:-0} & 0170000)) -eq $((0040000)) ]
 }
 
 ROOT_SUB=$(sf_index "$base" / sub)
@@ -125,12 +125,25 @@ claim() { in_lost_found "$1" "$INO_SUB"; nlink_is "$1" "/lost+found/$INO_SUB/a/b
 run_case "$LABEL" claim "path /" "write -d u3.sfdir3.list[$ROOT_SUB].inumber.i4 $FREE"
 
 LABEL="directory inode destroyed, children intact"
-# the report names the directory b was in (its name there went with a)
+# the report names the directory b was in (its name there went with a);
+# magic and inode number both gone: nothing shows it is an inode
 claim() { in_lost_found "$1" "$INO_B"; nlink_is "$1" /sub 2; moved_from "$INO_B" "it was in /sub/a;"; }
+run_case "$LABEL" claim "path /sub/a" "fuzz -d v3.inumber zeroes" "fuzz -d core.magic zeroes"
+
+LABEL="directory inode's magic zeroed, the rest intact"
+# a v3 core naming itself: the magic is reset (as xfs_repair does), nothing moves
+claim() { is_dir "$1" /sub/a; nlink_is "$1" /sub 3; nlink_is "$1" /sub/a/b/deep 1; }
 run_case "$LABEL" claim "path /sub/a" "fuzz -d core.magic zeroes"
 
 LABEL="block directory's block destroyed"
+# magic and owner gone: the block is not this directory's
 claim() { is_dir "$1" /blk; nlink_is "$1" /sf/f1 1; }
+run_case "$LABEL" claim "path /blk" "dblock 0" "fuzz -d bhdr.hdr.owner zeroes" \
+	"fuzz -d bhdr.hdr.magic zeroes"
+
+LABEL="block directory's block magic zeroed"
+# its header still names the directory: its entries are salvaged (hl1 too)
+claim() { is_dir "$1" /blk; nlink_is "$1" /sf/f1 2; nlink_is "$1" /blk/file_30 1; }
 run_case "$LABEL" claim "path /blk" "dblock 0" "fuzz -d bhdr.hdr.magic zeroes"
 
 LABEL="leaf directory's leaf block destroyed"
@@ -149,7 +162,8 @@ run_case "$LABEL" claim "path /sf" "write -d u3.sfdir3.list[$SF_F1].inumber.i4 $
 
 LABEL="the root's core destroyed"
 claim() { is_dir "$1" /; is_dir "$1" /lost+found; in_lost_found "$1" "$INO_SUB"; }
-run_case "$LABEL" claim "inode $(ino_of "$base" /)" "fuzz -d core.magic zeroes"
+run_case "$LABEL" claim "inode $(ino_of "$base" /)" "fuzz -d v3.inumber zeroes" \
+	"fuzz -d core.magic zeroes"
 
 LABEL="an inode on an AGI unlinked list that a directory still names"
 claim() { nlink_is "$1" /sf/f2 1; }
