@@ -20,6 +20,9 @@ need_repair() {
 
 repair_ran() { [ "$1" -eq 0 ] || [ "$1" -eq 1 ]; }
 
+# imgsum is aged_lib.sh's: without it every sum would be the same empty string
+# and "changed nothing" could not fail, so the library loads it itself
+declare -F imgsum >/dev/null || . "$XFSX_SRC/tests/check/aged_lib.sh"
 img_sha() { imgsum "$1"; }
 
 # mount_cycle IMG DIR: the kernel mounts IMG, creates, writes and removes
@@ -30,14 +33,15 @@ mount_cycle() {
 	mount -t xfs -o nouuid "$img" "$dir" 2>&1 || { echo "mount failed" >&2; return 1; }
 	_MOUNTS+=("$dir")
 	local rc=0
-	{
+	# a subshell: a failed write ends it, not the test script
+	(
 		mkdir "$dir/.repair-probe" &&
 		for i in $(seq 1 50); do
 			head -c $((i * 3000)) /dev/urandom >"$dir/.repair-probe/f$i" || exit 1
 		done &&
 		sync -f "$dir" &&
 		rm -rf "$dir/.repair-probe"
-	} 2>&1 || { echo "create/write/remove failed" >&2; rc=1; }
+	) 2>&1 || { echo "create/write/remove failed" >&2; rc=1; }
 	umount "$dir" || { echo "umount failed" >&2; rc=1; }
 	return $rc
 }
