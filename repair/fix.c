@@ -108,6 +108,22 @@ size_t repair_decide(struct repair_ctx *rx)
 	return left + rx->fl->dropped;
 }
 
+/*
+ * The action a fixed finding's line names: its row's, unless the inode's
+ * verdict says otherwise (a row that would clear an inode whose repair
+ * mended it, or any inode finding settled by clearing the inode).
+ */
+static const char *action_taken(const struct repair_ctx *rx, const struct fs_finding *f)
+{
+	uint8_t v = inode_verdict(rx, f->ino);
+
+	if (f->ino >= 0 && (v & RV_CLEAR) && !repair_fix_is_names(f->def->fix))
+		return "inode_clear";
+	if (f->def->fix == FS_FIX_INODE_CLEAR && !(v & RV_CLEAR))
+		return "inode_field";
+	return fs_fix_name(f->def->fix);
+}
+
 static void report_line(const struct repair_ctx *rx, const char *what, const struct fs_finding *f,
 			bool action, FILE *out)
 {
@@ -130,7 +146,7 @@ static void report_line(const struct repair_ctx *rx, const char *what, const str
 	else
 		fprintf(out, ": %s", f->message[0] ? f->message : f->def->summary);
 	if (action)
-		fprintf(out, " [%s]", fs_fix_name(f->def->fix));
+		fprintf(out, " [%s]", action_taken(rx, f));
 	fputc('\n', out);
 }
 
