@@ -46,36 +46,6 @@ fs_daddr_t repair_inode_daddr(const struct fs_geom *g, fs_ino_t ino)
 	return fs_ino_to_daddr(g, ino);
 }
 
-/*
- * Which fork of an inode with fork findings is bad: its forks are loaded
- * again (silently) from the inode as it is on disk.
- */
-static int bad_forks(struct repair_ctx *rx, fs_ino_t ino, bool *data_bad, bool *attr_bad)
-{
-	const struct fs_geom *g = &rx->fs->g;
-	struct fs_buf *b;
-	struct fs_inode ip;
-	int err;
-
-	*data_bad = *attr_bad = false;
-	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
-	if (err)
-		return err;
-	fs_inode_decode(b->data, &ip);
-	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
-		struct fs_bmap m;
-
-		err = scan_load_map(rx->sx, b->data, &ip, fork, NULL, &m);
-		if (err)
-			break;
-		if (m.bad)
-			*(fork == XFS_DATA_FORK ? data_bad : attr_bad) = true;
-		fs_bmap_free(&m);
-	}
-	fs_buf_put(rx->sx->cache, b);
-	return err;
-}
-
 /* Whether daddr is a block of the inode's attr fork (as its core maps it now). */
 static bool in_attr_fork(struct repair_ctx *rx, fs_ino_t ino, fs_daddr_t daddr)
 {
@@ -119,13 +89,48 @@ static const struct {
 	{ "inode.unlinked", RF_UNLINKED }, /* names no inode: the list ends here */
 };
 
-/* The verdict one finding gives its inode. */
+/*
+ * Codes whose inode is mended, not cleared, when its identity holds
+ * (di_ino and UUID, scan_inode_identified): as xfs_repair resets a bad
+ * magic and version, and clears an attr fork it cannot read.
+ */
+static bool mended_when_identified(const char *code)
+{
+	static const char *const codes[] = { "inode.magic", "inode.version", "inode.aformat",
+					     "inode.forkoff", "inode.nrext64", "inode.nextents",
+					     "inode.nblocks", "inode.flags" };
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (!strcmp(code, codes[i]))
+			return true;
+	return false;
+}
+
+/* Whether inode ino as the cache holds it names itself (di_ino, UUID). */
+static bool identified(struct repair_ctx *rx, fs_ino_t ino)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct fs_buf *b;
+	bool ok;
+
+	if (repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b))
+		return false;
+	ok = scan_inode_identified(g, ino, b->data);
+	fs_buf_put(rx->sx->cache, b);
+	return ok;
+}
+
+/*
+ * The verdict one finding gives its inode.  An inode is cleared only when
+ * nothing shows it is one (di_ino, UUID), its type or data fork cannot be
+ * read, or its data fork claims what others own; every other finding is
+ * mended in apply(): fields recomputed from what verifies, a bad attr
+ * fork removed or salvaged, the CRC re-stamped on contents that pass.
+ */
 static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 {
 	fs_ino_t ino = (fs_ino_t)f->ino;
 	uint8_t *v = verdict_of(rx, ino);
-	bool data_bad, attr_bad;
-	int err;
 
 	if (!v)
 		return 0;	/* no chunk the scan knows holds it: nothing to change */
@@ -135,42 +140,34 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 		return 0;
 	case FS_FIX_INODE_CRC:
 		/*
-		 * A file whose core is sound but for its CRC is kept, as
-		 * xfs_repair keeps it: apply() re-stamps the CRC, clears it
-		 * after all if the verifier still finds something, and loads
-		 * its forks (a bad attr fork goes, a bad data fork takes the
-		 * inode).  Only a regular file: a mode the damage may have
-		 * changed to another type (a directory the scan did not walk, a
-		 * symlink whose target was never checked) goes.
+		 * The scan judged the contents whatever the CRC said (a CRC
+		 * hides nothing): what else is wrong has findings of its own.
+		 * apply() re-stamps the CRC once the core passes.
 		 */
-		if (rx->sx->links->rec[scan_links_slot(rx->sx, ino)].type == XFS_DIR3_FT_REG_FILE)
-			*v |= RV_FIELDS;
-		else
-			*v |= RV_CLEAR;
+		*v |= RV_FIELDS;
 		return 0;
 	case FS_FIX_FORK:
 		if (f->ino < 0)
 			return 0;	/* two AG structures claim a block: the AG rebuild settles it */
-		err = bad_forks(rx, ino, &data_bad, &attr_bad);
-		if (err)
-			return err;
-		/* a bad data fork loses the file (xfs_repair's rule); a bad attr fork only the xattrs */
-		if (data_bad || !attr_bad)
+		/* a block another owner holds: dup_clears judges the claims */
+		if (!strcmp(f->def->code, "block.dup")) {
 			*v |= RV_CLEAR;
-		else
-			*v |= RV_ATTR_RESET;
+			return 0;
+		}
+		/*
+		 * apply() mends the counts from the records present, then
+		 * loads the forks: a data fork still bad takes the inode
+		 * (xfs_repair's rule), a bad attr fork only the xattrs.
+		 */
+		*v |= RV_FIELDS;
 		return 0;
 	case FS_FIX_INODE_FIELD:
-		if (!strcmp(f->def->code, "inode.nblocks")) {
-			char *end;
-			unsigned long long n = strtoull(f->expected, &end, 10);
-
-			if (!f->expected[0] || *end) {
+		if (mended_when_identified(f->def->code)) {
+			if (identified(rx, ino))
+				*v |= RV_FIELDS;
+			else
 				*v |= RV_CLEAR;
-				return 0;
-			}
-			*v |= RV_FIELDS;
-			return add_field_fix(rx, ino, RF_NBLOCKS, n);
+			return 0;
 		}
 		for (size_t k = 0; k < sizeof(field_codes) / sizeof(field_codes[0]); k++)
 			if (!strcmp(f->def->code, field_codes[k].code)) {
@@ -181,7 +178,7 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 			*v |= RV_REFLINK;
 			return 0;
 		}
-		/* a field whose right value the scan does not know: the inode goes */
+		/* a field whose right value the scan does not know (a size): the inode goes */
 		*v |= RV_CLEAR;
 		return 0;
 	case FS_FIX_XATTR:
@@ -359,6 +356,200 @@ static bool local_data_bad(const struct fs_geom *g, const void *dip, const struc
 }
 
 /*
+ * Flags dropped by xfs_repair's rules (facts of its process_dinode_int,
+ * restated as rules of the format): bits that do not exist, and bits that
+ * contradict the file's type or the filesystem's features.  A hint whose
+ * flag goes goes with it; bigtime on a filesystem without it takes the
+ * timestamps (they cannot be read); large extent counters on one without
+ * them move the counters back (mend_counts sets them from the records).
+ */
+static void mask_flags(const struct fs_geom *g, fs_ino_t ino, unsigned char *dip)
+{
+	struct xfs_dinode *d = (struct xfs_dinode *)dip;
+	uint16_t mode = be16(d->di_mode), f = be16(d->di_flags);
+	uint64_t f2 = be64(d->di_flags2);
+	bool reg = S_ISREG(mode), dir = S_ISDIR(mode);
+
+	f &= XFS_DIFLAG_ANY;
+	if ((f & XFS_DIFLAG_REALTIME) && !g->rblocks)
+		f &= (uint16_t)~XFS_DIFLAG_REALTIME;
+	if ((f & XFS_DIFLAG_NEWRTBM) && ino != g->rbmino)
+		f &= (uint16_t)~XFS_DIFLAG_NEWRTBM;
+	if (mode && !dir)
+		f &= (uint16_t)~(XFS_DIFLAG_RTINHERIT | XFS_DIFLAG_EXTSZINHERIT |
+				 XFS_DIFLAG_PROJINHERIT | XFS_DIFLAG_NOSYMLINKS);
+	if (mode && !reg)
+		f &= (uint16_t)~(XFS_DIFLAG_REALTIME | XFS_DIFLAG_EXTSIZE);
+	f2 &= XFS_DIFLAG2_ANY;
+	if (mode && !reg && !dir)
+		f2 &= ~XFS_DIFLAG2_DAX;
+	if (!g->reflink || (mode && !reg) || (f & (XFS_DIFLAG_REALTIME | XFS_DIFLAG_RTINHERIT)))
+		f2 &= ~XFS_DIFLAG2_REFLINK;
+	if ((f2 & XFS_DIFLAG2_REFLINK) && (f2 & XFS_DIFLAG2_DAX))
+		f2 &= ~XFS_DIFLAG2_DAX;
+	if (!g->reflink || (mode && !reg && !dir) ||
+	    (f & (XFS_DIFLAG_REALTIME | XFS_DIFLAG_RTINHERIT)))
+		f2 &= ~XFS_DIFLAG2_COWEXTSIZE;
+	if ((f2 & XFS_DIFLAG2_BIGTIME) && !g->bigtime) {
+		f2 &= ~XFS_DIFLAG2_BIGTIME;
+		d->di_atime = d->di_mtime = d->di_ctime = d->di_crtime = 0;
+	}
+	if ((f2 & XFS_DIFLAG2_NREXT64) && !g->nrext64) {
+		uint64_t n = be64(d->di_big_nextents);
+		uint32_t an = be32(d->di_big_anextents);
+
+		f2 &= ~XFS_DIFLAG2_NREXT64;
+		d->di_v3_pad = 0;
+		put_be32(&d->di_nextents, n > XFS_MAX_EXTCNT_DATA_FORK_SMALL ?
+			 XFS_MAX_EXTCNT_DATA_FORK_SMALL : (uint32_t)n);
+		put_be16(&d->di_anextents, an > XFS_MAX_EXTCNT_ATTR_FORK_SMALL ?
+			 XFS_MAX_EXTCNT_ATTR_FORK_SMALL : (uint16_t)an);
+	}
+	if (f2 & XFS_DIFLAG2_NREXT64)
+		d->di_nrext64_pad = 0;
+	else
+		d->di_v3_pad = 0;
+	if (!(f & (XFS_DIFLAG_EXTSIZE | XFS_DIFLAG_EXTSZINHERIT)))
+		d->di_extsize = 0;
+	if (!(f2 & XFS_DIFLAG2_COWEXTSIZE))
+		d->di_cowextsize = 0;
+	put_be16(&d->di_flags, f);
+	put_be64(&d->di_flags2, f2);
+}
+
+/* Whether an attr fork's place or format is one no reader can follow. */
+static bool attr_shape_bad(const struct fs_geom *g, const struct fs_inode *ip)
+{
+	uint32_t lit = fs_inode_litino(g);
+
+	if (!ip->forkoff)
+		return false;
+	if (((uint32_t)ip->forkoff << 3) > g->inodesize)
+		return true;
+	if (ip->format == XFS_DINODE_FMT_DEV)
+		return ip->forkoff != (sizeof(uint32_t) + 7) / 8;
+	if (ip->forkoff >= (lit >> 3))
+		return true;
+	return ip->aformat != XFS_DINODE_FMT_LOCAL && ip->aformat != XFS_DINODE_FMT_EXTENTS &&
+	       ip->aformat != XFS_DINODE_FMT_BTREE;
+}
+
+/* Store a fork's extent count in the counter the inode's flags2 says it uses. */
+static void set_count(unsigned char *dip, int fork, uint64_t n)
+{
+	struct xfs_dinode *d = (struct xfs_dinode *)dip;
+	bool big = be64(d->di_flags2) & XFS_DIFLAG2_NREXT64;
+
+	if (fork == XFS_DATA_FORK && big)
+		put_be64(&d->di_big_nextents, n);
+	else if (fork == XFS_DATA_FORK)
+		put_be32(&d->di_nextents, (uint32_t)n);
+	else if (big)
+		put_be32(&d->di_big_anextents, (uint32_t)n);
+	else
+		put_be16(&d->di_anextents, (uint16_t)n);
+}
+
+/* Whether the first n records of an extent-list fork load without a finding. */
+static bool prefix_loads(struct repair_ctx *rx, const unsigned char *dip,
+			 const struct fs_inode *ip, int fork, uint64_t n)
+{
+	struct fs_inode t = *ip;
+	struct fs_bmap m;
+	bool ok;
+
+	if (fork == XFS_DATA_FORK)
+		t.nextents = n;
+	else
+		t.anextents = (uint32_t)n;
+	if (scan_load_map(rx->sx, dip, &t, fork, NULL, &m))
+		return false;
+	ok = !m.bad;
+	fs_bmap_free(&m);
+	return ok;
+}
+
+/*
+ * The extent counts from the records actually present: an extent list
+ * keeps its count when the records it covers all load (records past it
+ * may be stale ones the kernel left), else the longest run of records
+ * from the first that load; a btree's count is the records its leaves
+ * hold, when the tree loads with it.  Inline and device forks have none;
+ * an inode without an attr fork has no attr extents and the extents
+ * format.  Returns whether a count changed.
+ */
+static bool mend_counts(struct repair_ctx *rx, unsigned char *dip)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct xfs_dinode *d = (struct xfs_dinode *)dip;
+	bool changed = false;
+
+	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
+		struct fs_inode ip;
+		uint64_t claimed, n;
+		uint8_t fmt;
+
+		fs_inode_decode(dip, &ip);
+		claimed = fork == XFS_DATA_FORK ? ip.nextents : ip.anextents;
+		fmt = fork == XFS_DATA_FORK ? ip.format : ip.aformat;
+		n = claimed;
+		if (fork == XFS_ATTR_FORK && !ip.forkoff) {
+			if (fmt != XFS_DINODE_FMT_EXTENTS && fmt != 0)
+				d->di_aformat = XFS_DINODE_FMT_EXTENTS;
+			n = 0;
+		} else if (fmt == XFS_DINODE_FMT_LOCAL || fmt == XFS_DINODE_FMT_DEV) {
+			n = 0;
+		} else if (fmt == XFS_DINODE_FMT_EXTENTS) {
+			uint64_t maxext = fs_inode_fork_size(g, &ip, fork) / sizeof(struct xfs_bmbt_rec);
+
+			if (claimed > maxext || !prefix_loads(rx, dip, &ip, fork, claimed))
+				for (n = 0; n < maxext && prefix_loads(rx, dip, &ip, fork, n + 1); n++)
+					;
+		} else if (fmt == XFS_DINODE_FMT_BTREE) {
+			struct fs_bmap m;
+
+			if (!scan_load_map(rx->sx, dip, &ip, fork, NULL, &m)) {
+				if (m.bad && m.n != claimed) {
+					struct fs_inode t = ip;
+					struct fs_bmap m2;
+
+					if (fork == XFS_DATA_FORK)
+						t.nextents = m.n;
+					else
+						t.anextents = (uint32_t)m.n;
+					if (!scan_load_map(rx->sx, dip, &t, fork, NULL, &m2)) {
+						if (!m2.bad)
+							n = m.n;
+						fs_bmap_free(&m2);
+					}
+				}
+				fs_bmap_free(&m);
+			}
+		}
+		if (n != claimed) {
+			set_count(dip, fork, n);
+			changed = true;
+		}
+	}
+	return changed;
+}
+
+/* The blocks both forks map (extents and bmbt blocks); a removed attr fork maps none. */
+static uint64_t forks_blocks(const struct fs_bmap *m, uint8_t v)
+{
+	uint64_t n = 0;
+
+	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
+		if (fork == XFS_ATTR_FORK && (v & RV_ATTR_RESET))
+			continue;
+		for (size_t i = 0; i < m[fork].n; i++)
+			n += m[fork].ext[i].blockcount;
+		n += m[fork].nbmbt;
+	}
+	return n;
+}
+
+/*
  * A kept inode's forks, loaded from its mended core: a bad data fork means
  * the inode goes after all, a bad attr fork is removed; di_nblocks is set
  * to what the forks map; inodes whose forks the scan could not load (their
@@ -370,7 +561,6 @@ static int settle_forks(struct repair_ctx *rx, fs_ino_t ino, unsigned char *dip,
 	const struct fs_geom *g = &rx->fs->g;
 	struct fs_bmap m[2];
 	struct fs_inode ip;
-	uint64_t mapped = 0;
 	int err = 0;
 
 	fs_inode_decode(dip, &ip);
@@ -403,17 +593,29 @@ static int settle_forks(struct repair_ctx *rx, fs_ino_t ino, unsigned char *dip,
 	if (!(*vp & RV_ATTR_RESET) && ip.forkoff && ip.aformat == XFS_DINODE_FMT_LOCAL &&
 	    local_attr_bad(g, dip, &ip, ino))
 		*vp |= RV_ATTR_SALVAGE;
-	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
-		if (fork == XFS_ATTR_FORK && (*vp & RV_ATTR_RESET))
-			continue;
-		for (size_t i = 0; i < m[fork].n; i++)
-			mapped += m[fork].ext[i].blockcount;
-		mapped += m[fork].nbmbt;
-		if (unread && !err)
-			err = scan_model_add_fork(rx->sx, ino, &ip, fork, &m[fork]);
+	put_be64(&((struct xfs_dinode *)dip)->di_nblocks, forks_blocks(m, *vp));
+	drop_bad_flags(g, dip, ino);
+	/*
+	 * What the verifier still finds may lie in the attr fork's shape (a
+	 * btree root its extents would fit beside, say): the attr fork goes
+	 * before the file does.
+	 */
+	if (core_findings(g, dip, ino) && ip.forkoff && !(*vp & RV_ATTR_RESET)) {
+		*vp |= RV_ATTR_RESET;
+		*vp &= (uint8_t)~RV_ATTR_SALVAGE;
+		repair_attr_fork_reset(g, dip);
+		rx->attr_resets++;
+		put_be64(&((struct xfs_dinode *)dip)->di_nblocks, forks_blocks(m, *vp));
 	}
-	if (ip.nblocks != mapped)
-		put_be64(&((struct xfs_dinode *)dip)->di_nblocks, mapped);
+	/* what the mends could not make valid goes */
+	if (core_findings(g, dip, ino)) {
+		*vp |= RV_CLEAR;
+		goto out;
+	}
+	fs_inode_decode(dip, &ip);
+	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK && unread && !err; fork++)
+		if (fork == XFS_DATA_FORK || !(*vp & RV_ATTR_RESET))
+			err = scan_model_add_fork(rx->sx, ino, &ip, fork, &m[fork]);
 out:
 	fs_bmap_free(&m[0]);
 	fs_bmap_free(&m[1]);
@@ -427,13 +629,21 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 	bool unread = rx->sx->links->rec[slot].flags & LR_FORKS_UNREAD;
 	struct fs_buf *b;
 	struct xfs_dinode *d;
-	int err;
+	int err = 0;
 
 	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
 	if (err)
 		return err;
 	d = (struct xfs_dinode *)b->data;
+	/* nothing shows it is inode ino: it goes (xfs_repair's rule for di_ino and UUID) */
+	if (!(*vp & RV_CLEAR) && !scan_inode_identified(g, ino, b->data))
+		*vp |= RV_CLEAR;
 	if (!(*vp & RV_CLEAR)) {
+		struct fs_inode ip;
+
+		/* its identity holds: magic and version are mended, as xfs_repair resets them */
+		put_be16(&d->di_magic, XFS_DINODE_MAGIC);
+		d->di_version = 3;
 		if (*vp & RV_ATTR_RESET) {
 			repair_attr_fork_reset(g, b->data);
 			rx->attr_resets++;
@@ -459,7 +669,7 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 				put_be64(&d->di_flags2, be64(d->di_flags2) & ~XFS_DIFLAG2_COWEXTSIZE);
 				break;
 			case RF_FLAGS:
-				break;	/* below, once the other fields are right */
+				break;	/* mask_flags, below */
 			case RF_TIMESTAMP:
 				fix_timestamps(b->data);
 				break;
@@ -476,12 +686,16 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 			put_be64(&d->di_flags2, be64(d->di_flags2) | XFS_DIFLAG2_REFLINK);
 			rx->field_fixes++;
 		}
-		drop_bad_flags(g, b->data, ino);
-		/* what the fixes could not make valid goes */
-		if (core_findings(g, b->data, ino))
-			*vp |= RV_CLEAR;
-		if (!(*vp & RV_CLEAR))
-			err = settle_forks(rx, ino, b->data, vp, unread);
+		mask_flags(g, ino, b->data);
+		/* an attr fork no reader can follow goes; the file stays */
+		fs_inode_decode(b->data, &ip);
+		if (!(*vp & RV_ATTR_RESET) && attr_shape_bad(g, &ip)) {
+			repair_attr_fork_reset(g, b->data);
+			*vp |= RV_ATTR_RESET;
+			rx->attr_resets++;
+		}
+		mend_counts(rx, b->data);
+		err = settle_forks(rx, ino, b->data, vp, unread);
 	}
 	if (!err && (*vp & RV_CLEAR)) {
 		clear_inode(g, b->data, ino, g->meta_uuid);

@@ -87,6 +87,25 @@ static int cluster_list(struct scan_ctx *cx, fs_agnumber_t agno, const struct mo
 	return 0;
 }
 
+/*
+ * Codes that say nothing of the inode's contents: its CRC, and a magic or
+ * version an identified inode had mended (scan_inode_mend_identity).  They
+ * hide nothing: the contents are judged by every rule all the same, and
+ * repair re-stamps the CRC only on contents that pass.
+ */
+static bool says_nothing_of_contents(const char *code)
+{
+	return !strcmp(code, "inode.crc") || !strcmp(code, "inode.magic") ||
+	       !strcmp(code, "inode.version");
+}
+
+/* The identity findings of the damaged bytes: the rest is judged on the mended copy. */
+static bool not_identity(void *priv, const struct fs_finding *f)
+{
+	(void)priv;
+	return strcmp(f->def->code, "inode.magic") && strcmp(f->def->code, "inode.version");
+}
+
 /* Codes of the inode verifier that leave the forks' block maps meaningful. */
 static bool moves_forks(const char *code)
 {
@@ -96,7 +115,7 @@ static bool moves_forks(const char *code)
 	for (size_t i = 0; i < sizeof(harmless) / sizeof(harmless[0]); i++)
 		if (!strcmp(code, harmless[i]))
 			return false;
-	return true;
+	return !says_nothing_of_contents(code);
 }
 
 static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot, uint32_t i,
@@ -111,6 +130,7 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 			      .have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn,
 			      .decoded = &ci.ip };
 	bool free_disk, free_btree, uncertain = !(c->where & MODEL_IC_INOBT);
+	unsigned char mended[1u << XFS_DINODE_MAX_LOG];
 
 	ci.ino = fs_agino_to_ino(g, s->agno, ci.agino);
 	vc.ino = ci.ino;
@@ -133,11 +153,27 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 	}
 	s->checked++;
 	fs_verify(FS_MT_INODE, &vc, dip, g->inodesize);
-	ci.core_ok = s->scratch.n == 0 && !s->scratch.dropped;
+	/*
+	 * An inode whose magic or version is damaged but whose di_ino and
+	 * UUID name it is judged as the inode it is: its identity findings
+	 * stay, every other rule runs on a copy with magic and version set
+	 * (what repair writes), and the steps below read that copy.
+	 */
+	if (s->scratch.n && g->inodesize <= sizeof(mended) &&
+	    scan_inode_mend_identity(g, ci.ino, dip, mended)) {
+		fs_findings_drop(&s->scratch, not_identity, NULL);
+		memset(&ci.ip, 0, sizeof(ci.ip));
+		fs_verify(FS_MT_INODE, &vc, mended, g->inodesize);
+		dip = ci.dip = mended;
+	}
+	ci.core_ok = !s->scratch.dropped;
 	ci.forks_ok = !s->scratch.dropped;
-	for (size_t k = 0; k < s->scratch.n && ci.forks_ok; k++)
+	for (size_t k = 0; k < s->scratch.n; k++) {
+		if (!says_nothing_of_contents(s->scratch.v[k].def->code))
+			ci.core_ok = false;
 		if (moves_forks(s->scratch.v[k].def->code))
 			ci.forks_ok = false;
+	}
 	if (fs_findings_move(cx->fl, &s->scratch) == -ENOMEM && !s->err)
 		s->err = -ENOMEM;
 	/* the verifier decoded the core (version 0: it stopped before, or disk says 0) */
