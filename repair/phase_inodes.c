@@ -149,9 +149,13 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 	case FS_FIX_FORK:
 		if (f->ino < 0)
 			return 0;	/* two AG structures claim a block: the AG rebuild settles it */
-		/* a block another owner holds: dup_clears judges the claims */
+		/*
+		 * a block another owner holds: dup_clears judges the claims
+		 * (the finding may name the innocent one); the inode is
+		 * rewritten as it is unless it is cleared there
+		 */
 		if (!strcmp(f->def->code, "block.dup")) {
-			*v |= RV_CLEAR;
+			*v |= RV_FIELDS;
 			return 0;
 		}
 		/*
@@ -709,8 +713,26 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 	return err;
 }
 
-/* block.dup between an inode's fork and another owner: that inode is cleared. */
-static void dup_clears(struct repair_ctx *rx)
+/*
+ * Whether an inode's own metadata is damaged (a finding about its core or
+ * forks other than the duplicate claim itself): its claims are the
+ * suspect ones where it and an undamaged inode claim the same block.
+ */
+static bool damaged(const uint8_t *suspect, struct repair_ctx *rx, uint64_t owner)
+{
+	uint64_t slot = scan_links_slot(rx->sx, (fs_ino_t)owner);
+
+	return slot != UINT64_MAX && suspect && suspect[slot];
+}
+
+/*
+ * block.dup between an inode's fork and another owner: when one claimant
+ * is damaged and the other is not, the damaged one goes (its core is what
+ * lies, as a stretched extent with a stale CRC does), the other is kept;
+ * otherwise both go, as xfs_repair's phase 4 clears every inode claiming
+ * a duplicate block.
+ */
+static void dup_clears(struct repair_ctx *rx, const uint8_t *suspect)
 {
 	const struct fs_geom *g = &rx->fs->g;
 
@@ -736,10 +758,13 @@ static void dup_clears(struct repair_ctx *rx)
 				    !(x->cls == MC_INODES && y->cls == MC_INODES) &&
 				    !(xin && yin && x->owner == y->owner)) {
 					uint8_t *v;
+					bool xd = xin && damaged(suspect, rx, x->owner);
+					bool yd = yin && damaged(suspect, rx, y->owner);
+					bool one = xd != yd && xin && yin;
 
-					if (xin && (v = verdict_of(rx, x->owner)))
+					if (xin && (!one || xd) && (v = verdict_of(rx, x->owner)))
 						*v |= RV_CLEAR;
-					if (yin && (v = verdict_of(rx, y->owner)))
+					if (yin && (!one || yd) && (v = verdict_of(rx, y->owner)))
 						*v |= RV_CLEAR;
 				}
 			}
@@ -832,7 +857,7 @@ static int plan_unlinked(struct repair_ctx *rx)
 int repair_phase_inodes(struct repair_ctx *rx)
 {
 	struct scan_links *lk = rx->sx->links;
-	uint8_t *before = NULL;
+	uint8_t *before = NULL, *suspect;
 	int err = 0;
 
 	if (!lk)
@@ -840,14 +865,29 @@ int repair_phase_inodes(struct repair_ctx *rx)
 	rx->verdict = calloc(lk->nslots ? lk->nslots : 1, 1);
 	if (!rx->verdict)
 		return -ENOMEM;
-	for (size_t i = 0; i < rx->fl->n && !err; i++)
-		if (rx->fl->v[i].ino >= 0)
-			err = judge(rx, &rx->fl->v[i]);
+	suspect = calloc(lk->nslots ? lk->nslots : 1, 1);
+	if (!suspect)
+		return -ENOMEM;
+	for (size_t i = 0; i < rx->fl->n && !err; i++) {
+		const struct fs_finding *f = &rx->fl->v[i];
+		uint64_t slot;
+
+		if (f->ino < 0)
+			continue;
+		err = judge(rx, f);
+		slot = scan_links_slot(rx->sx, (fs_ino_t)f->ino);
+		if (slot != UINT64_MAX && strcmp(f->def->code, "block.dup") &&
+		    (f->def->fix == FS_FIX_INODE_CLEAR || f->def->fix == FS_FIX_INODE_CRC ||
+		     f->def->fix == FS_FIX_INODE_FIELD || f->def->fix == FS_FIX_FORK))
+			suspect[slot] = 1;
+	}
 	if (!err)
 		err = plan_unlinked(rx);
-	if (err)
+	if (err) {
+		free(suspect);
 		return err;
-	dup_clears(rx);
+	}
+	dup_clears(rx, suspect);
 	err = apply_all(rx, NULL);
 	/*
 	 * Forks loaded only now may claim blocks others own: the duplicate
@@ -857,13 +897,16 @@ int repair_phase_inodes(struct repair_ctx *rx)
 		err = finish_model(rx);
 	if (!err) {
 		before = malloc(lk->nslots ? lk->nslots : 1);
-		if (!before)
+		if (!before) {
+			free(suspect);
 			return -ENOMEM;
+		}
 		memcpy(before, rx->verdict, lk->nslots);
-		dup_clears(rx);
+		dup_clears(rx, suspect);
 		err = apply_all(rx, before);
 		free(before);
 	}
+	free(suspect);
 	for (uint64_t s = 0; s < lk->nslots && !rx->drops; s++)
 		rx->drops = (rx->verdict[s] & (RV_CLEAR | RV_ATTR_RESET)) != 0;
 	return err;
