@@ -473,12 +473,62 @@ static bool prefix_loads(struct repair_ctx *rx, const unsigned char *dip,
 	return ok;
 }
 
+/* The blocks fork maps with its extent count set to n (0 when it does not load cleanly). */
+static uint64_t prefix_blocks(struct repair_ctx *rx, const unsigned char *dip,
+			      const struct fs_inode *ip, int fork, uint64_t n)
+{
+	struct fs_inode t = *ip;
+	struct fs_bmap m;
+	uint64_t blocks;
+
+	if (fork == XFS_DATA_FORK)
+		t.nextents = n;
+	else
+		t.anextents = (uint32_t)n;
+	if (scan_load_map(rx->sx, dip, &t, fork, NULL, &m))
+		return 0;
+	blocks = m.bad ? 0 : fs_bmap_blocks(&m) + m.nbmbt;
+	fs_bmap_free(&m);
+	return blocks;
+}
+
 /*
- * The extent counts from the records actually present: an extent list
- * keeps its count when the records it covers all load (records past it
- * may be stale ones the kernel left), else the longest run of records
- * from the first that load; a btree's count is the records its leaves
- * hold, when the tree loads with it.  Inline and device forks have none;
+ * An extent list whose count is more than its fork holds: the records
+ * present are the longest run from the first that load, cut where the
+ * blocks they map and the other fork's make di_nblocks (when the count
+ * alone was damaged, that cut drops the stale records the kernel leaves
+ * past the real ones).
+ */
+static uint64_t extents_present(struct repair_ctx *rx, const unsigned char *dip,
+				const struct fs_inode *ip, int fork)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	uint64_t maxext = fs_inode_fork_size(g, ip, fork) / sizeof(struct xfs_bmbt_rec);
+	uint64_t n, other = 0, k;
+	int ofork = fork == XFS_DATA_FORK ? XFS_ATTR_FORK : XFS_DATA_FORK;
+	struct fs_bmap m;
+
+	for (n = 0; n < maxext && prefix_loads(rx, dip, ip, fork, n + 1); n++)
+		;
+	if (!scan_load_map(rx->sx, dip, ip, ofork, NULL, &m)) {
+		if (!m.bad)
+			other = fs_bmap_blocks(&m) + m.nbmbt;
+		fs_bmap_free(&m);
+	}
+	for (k = n; k > 0; k--)
+		if (prefix_blocks(rx, dip, ip, fork, k) + other == ip->nblocks)
+			return k;
+	return n;
+}
+
+/*
+ * The extent counts from the records actually present, where the count
+ * itself is impossible: an extent list claiming more records than its
+ * fork holds keeps the records present (extents_present); a btree's count
+ * is the records its leaves hold, when the tree loads with it.  A count
+ * the fork can hold is kept: a record in it that does not load is damage
+ * to the map, judged as such (a bad data fork takes the inode, as
+ * xfs_repair's does; a bad attr fork goes).  Inline and device forks have none;
  * an inode without an attr fork has no attr extents and the extents
  * format.  Returns whether a count changed.
  */
@@ -506,9 +556,8 @@ static bool mend_counts(struct repair_ctx *rx, unsigned char *dip)
 		} else if (fmt == XFS_DINODE_FMT_EXTENTS) {
 			uint64_t maxext = fs_inode_fork_size(g, &ip, fork) / sizeof(struct xfs_bmbt_rec);
 
-			if (claimed > maxext || !prefix_loads(rx, dip, &ip, fork, claimed))
-				for (n = 0; n < maxext && prefix_loads(rx, dip, &ip, fork, n + 1); n++)
-					;
+			if (claimed > maxext)
+				n = extents_present(rx, dip, &ip, fork);
 		} else if (fmt == XFS_DINODE_FMT_BTREE) {
 			struct fs_bmap m;
 

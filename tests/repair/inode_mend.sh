@@ -141,6 +141,8 @@ for d in "core.nblocks 0" "core.naextents 16777216" "core.flags 0xffff" \
 	 "v3.flags2 0xffffffffffffffff" "core.version 2" "core.aformat 7" "core.magic 0"; do
 	run_case "/r $d" all 0 -c "path /r" -c "write -d $d"
 done
+# a data extent count past what the fork holds: the records present (xfs_repair loses /r, /r2)
+run_case "/r core.nextents 1000" all 0 -c "path /r" -c "write -d core.nextents 1000"
 # an attr fork's format, extent count, bmbt record counts: the attr fork goes or is mended
 run_case "/many core.aformat 7" files 0 -c "path /many" -c "write -d core.aformat 7"
 run_case "/many core.naextents 16777216" files 0 -c "path /many" -c "write -d core.naextents 16777216"
