@@ -163,7 +163,7 @@ attr_seen() {
 		grep -q '"left":0,' "$TMP/rep.json"
 }
 CLAIM=attr_seen
-run_case "/many attr leaf hdr.count fuzzed under a stale CRC" files 0 \
+run_case "/many attr leaf hdr.count fuzzed under a stale CRC" all 0 \
 	-c "path /many" -c "ablock 1" -c "fuzz -d hdr.count random" -c "path /many" -c "write -c core.gen 1"
 share_seen() {
 	check "stretched /d/f1: xfsx_check saw the extent the stale CRC covers" \
