@@ -764,8 +764,9 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 
 /*
  * Whether an inode's own metadata is damaged (a finding about its core or
- * forks other than the duplicate claim itself): its claims are the
- * suspect ones where it and an undamaged inode claim the same block.
+ * forks other than the duplicate claim itself, or a block it maps that the
+ * reverse mappings do not give it): its claims are the suspect ones where
+ * it and an undamaged inode claim the same block.
  */
 static bool damaged(const uint8_t *suspect, struct repair_ctx *rx, uint64_t owner)
 {
@@ -925,9 +926,15 @@ int repair_phase_inodes(struct repair_ctx *rx)
 			continue;
 		err = judge(rx, f);
 		slot = scan_links_slot(rx->sx, (fs_ino_t)f->ino);
+		/*
+		 * damage of its own, or a claim the reverse mappings do not
+		 * back (rmap.missing: a block it maps that the rmapbt gives
+		 * no such owner)
+		 */
 		if (slot != UINT64_MAX && strcmp(f->def->code, "block.dup") &&
 		    (f->def->fix == FS_FIX_INODE_CLEAR || f->def->fix == FS_FIX_INODE_CRC ||
-		     f->def->fix == FS_FIX_INODE_FIELD || f->def->fix == FS_FIX_FORK))
+		     f->def->fix == FS_FIX_INODE_FIELD || f->def->fix == FS_FIX_FORK ||
+		     !strcmp(f->def->code, "rmap.missing")))
 			suspect[slot] = 1;
 	}
 	if (!err)

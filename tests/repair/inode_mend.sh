@@ -182,6 +182,10 @@ if make_base "$base2" -m reflink=0; then
 	run_case "/d/f1 extent stretched over /d/f2's block under a stale CRC (no reflink)" none 1 \
 		-c "path /d/f1" -c "write -c u3.bmx[0].blockcount 2"
 	check "no reflink: /d/f2 kept with its content" grep -q "^d/f2 $(grep '^d/f2 ' "$TMP/before2" | cut -d' ' -f2)\$" "$TMP/us"
+	# a valid CRC over a shifted extent: the rmapbt backs /d/f2's claim, not /d/f1's
+	run_case "/d/f1 startblock moved onto /d/f2's block (no reflink, CRC valid)" none 1 \
+		-c "path /d/f1" -c "fuzz -d u3.bmx[0].startblock lastbit"
+	check "no reflink, shifted: /d/f2 kept with its content" grep -q "^d/f2 $(grep '^d/f2 ' "$TMP/before2" | cut -d' ' -f2)\$" "$TMP/us"
 else
 	not_ok "fill a base image without reflink"
 fi
