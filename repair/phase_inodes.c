@@ -473,6 +473,86 @@ static bool prefix_loads(struct repair_ctx *rx, const unsigned char *dip,
 	return ok;
 }
 
+/*
+ * Whether both forks of ip (its counts as stored) load cleanly: each
+ * extent list or btree without a finding, an inline attr fork by its own
+ * rules, an inline data fork holding its size; *blocks what they map.
+ */
+static bool forks_load(struct repair_ctx *rx, const unsigned char *dip, const struct fs_inode *ip,
+		       fs_ino_t ino, uint64_t *blocks)
+{
+	const struct fs_geom *g = &rx->fs->g;
+
+	*blocks = 0;
+	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
+		uint8_t fmt = fork == XFS_DATA_FORK ? ip->format : ip->aformat;
+		uint64_t n = fork == XFS_DATA_FORK ? ip->nextents : ip->anextents;
+		struct fs_bmap m;
+		bool ok;
+
+		if (fork == XFS_ATTR_FORK && !ip->forkoff)
+			return !n;
+		if (fmt == XFS_DINODE_FMT_LOCAL) {
+			if (n || (fork == XFS_DATA_FORK &&
+				  ip->size > fs_inode_fork_size(g, ip, XFS_DATA_FORK)) ||
+			    (fork == XFS_ATTR_FORK && local_attr_bad(g, dip, ip, ino)))
+				return false;
+			continue;
+		}
+		if (fmt == XFS_DINODE_FMT_DEV) {
+			if (n || fork == XFS_ATTR_FORK)
+				return false;
+			continue;
+		}
+		if (fmt != XFS_DINODE_FMT_EXTENTS && fmt != XFS_DINODE_FMT_BTREE)
+			return false;
+		if (fmt == XFS_DINODE_FMT_EXTENTS &&
+		    n > fs_inode_fork_size(g, ip, fork) / sizeof(struct xfs_bmbt_rec))
+			return false;
+		if (scan_load_map(rx->sx, dip, ip, fork, NULL, &m))
+			return false;
+		ok = !m.bad;
+		*blocks += fs_bmap_blocks(&m) + m.nbmbt;
+		fs_bmap_free(&m);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A damaged attr fork offset moves both forks: the data fork's records
+ * no longer fit, the attr fork is read from the wrong bytes.  When the
+ * forks do not load as the inode stands, every offset is tried: the one
+ * where both forks load with their stored counts and map di_nblocks
+ * blocks is the inode's (0: no attr fork, when only the data fork then
+ * holds di_nblocks).  Returns whether di_forkoff was set.
+ */
+static bool mend_forkoff(struct repair_ctx *rx, unsigned char *dip, fs_ino_t ino)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct fs_inode ip;
+	uint64_t blocks;
+	uint32_t lit8 = fs_inode_litino(g) >> 3;
+
+	fs_inode_decode(dip, &ip);
+	if (ip.format == XFS_DINODE_FMT_DEV || !ip.nblocks)
+		return false;	/* nothing to tell offsets apart by */
+	if (forks_load(rx, dip, &ip, ino, &blocks) && blocks == ip.nblocks)
+		return false;
+	for (uint32_t f = 1; f < lit8; f++) {
+		struct fs_inode t = ip;
+
+		t.forkoff = (uint8_t)f;
+		if (f != ip.forkoff && forks_load(rx, dip, &t, ino, &blocks) &&
+		    blocks == ip.nblocks) {
+			((struct xfs_dinode *)dip)->di_forkoff = (uint8_t)f;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The blocks fork maps with its extent count set to n (0 when it does not load cleanly). */
 static uint64_t prefix_blocks(struct repair_ctx *rx, const unsigned char *dip,
 			      const struct fs_inode *ip, int fork, uint64_t n)
@@ -740,6 +820,8 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 			rx->field_fixes++;
 		}
 		mask_flags(g, ino, b->data);
+		if (mend_forkoff(rx, b->data, ino))
+			rx->field_fixes++;
 		/* an attr fork no reader can follow goes; the file stays */
 		fs_inode_decode(b->data, &ip);
 		if (!(*vp & RV_ATTR_RESET) && attr_shape_bad(g, &ip)) {
