@@ -861,8 +861,9 @@ static bool damaged(const uint8_t *suspect, struct repair_ctx *rx, uint64_t owne
  * block.dup between an inode's fork and another owner: when one claimant
  * is damaged and the other is not, the damaged one goes (its core is what
  * lies, as a stretched extent with a stale CRC does), the other is kept;
- * otherwise both go, as xfs_repair's phase 4 clears every inode claiming
- * a duplicate block.
+ * when nothing tells them apart, the later inode goes (xfs_repair keeps
+ * the first claim it meets in inode order).  A claim on a block no inode
+ * can own (AG metadata, inode chunks) takes its inode.
  */
 static void dup_clears(struct repair_ctx *rx, const uint8_t *suspect)
 {
@@ -892,11 +893,19 @@ static void dup_clears(struct repair_ctx *rx, const uint8_t *suspect)
 					uint8_t *v;
 					bool xd = xin && damaged(suspect, rx, x->owner);
 					bool yd = yin && damaged(suspect, rx, y->owner);
-					bool one = xd != yd && xin && yin;
 
-					if (xin && (!one || xd) && (v = verdict_of(rx, x->owner)))
+					/*
+					 * nothing tells the claims apart: the later inode
+					 * goes, as xfs_repair's phase 3 (in inode order)
+					 * keeps the first claim and clears the second
+					 */
+					if (xin && yin && xd == yd) {
+						xd = x->owner > y->owner;
+						yd = !xd;
+					}
+					if (xin && (!yin || xd) && (v = verdict_of(rx, x->owner)))
 						*v |= RV_CLEAR;
-					if (yin && (!one || yd) && (v = verdict_of(rx, y->owner)))
+					if (yin && (!xin || yd) && (v = verdict_of(rx, y->owner)))
 						*v |= RV_CLEAR;
 				}
 			}
