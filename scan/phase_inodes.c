@@ -24,6 +24,7 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
+#include "libfs/crc.h"
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 #include "libfs/vec.h"
@@ -93,10 +94,10 @@ static int cluster_list(struct scan_ctx *cx, fs_agnumber_t agno, const struct mo
  * hide nothing: the contents are judged by every rule all the same, and
  * repair re-stamps the CRC only on contents that pass.
  */
-static bool says_nothing_of_contents(const char *code)
+static bool says_nothing_of_contents(const char *code, bool mended)
 {
-	return !strcmp(code, "inode.crc") || !strcmp(code, "inode.magic") ||
-	       !strcmp(code, "inode.version");
+	return !strcmp(code, "inode.crc") ||
+	       (mended && (!strcmp(code, "inode.magic") || !strcmp(code, "inode.version")));
 }
 
 /* The identity findings of the damaged bytes: the rest is judged on the mended copy. */
@@ -107,7 +108,7 @@ static bool not_identity(void *priv, const struct fs_finding *f)
 }
 
 /* Codes of the inode verifier that leave the forks' block maps meaningful. */
-static bool moves_forks(const char *code)
+static bool moves_forks(const char *code, bool mended)
 {
 	static const char *const harmless[] = { "inode.lsn", "inode.nblocks", "inode.extsize",
 						"inode.cowextsize", "inode.unlinked", "inode.size" };
@@ -115,7 +116,7 @@ static bool moves_forks(const char *code)
 	for (size_t i = 0; i < sizeof(harmless) / sizeof(harmless[0]); i++)
 		if (!strcmp(code, harmless[i]))
 			return false;
-	return !says_nothing_of_contents(code);
+	return !says_nothing_of_contents(code, mended);
 }
 
 static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot, uint32_t i,
@@ -129,7 +130,7 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 	struct fs_vctx vc = { .g = g, .fl = &s->scratch, .agno = s->agno, .daddr = daddr,
 			      .have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn,
 			      .decoded = &ci.ip };
-	bool free_disk, free_btree, uncertain = !(c->where & MODEL_IC_INOBT);
+	bool free_disk, free_btree, uncertain = !(c->where & MODEL_IC_INOBT), mended_id = false;
 	unsigned char mended[1u << XFS_DINODE_MAX_LOG];
 
 	ci.ino = fs_agino_to_ino(g, s->agno, ci.agino);
@@ -161,17 +162,26 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 	 */
 	if (s->scratch.n && g->inodesize <= sizeof(mended) &&
 	    scan_inode_mend_identity(g, ci.ino, dip, mended)) {
+		bool crc_ok = fs_crc_ok(dip, g->inodesize, XFS_DINODE_CRC_OFF);
+
 		fs_findings_drop(&s->scratch, not_identity, NULL);
 		memset(&ci.ip, 0, sizeof(ci.ip));
 		fs_verify(FS_MT_INODE, &vc, mended, g->inodesize);
+		/* the CRC as stored does not match the bytes on disk: said, whatever the copy's */
+		if (!crc_ok && !fs_findings_has(&s->scratch, "inode.crc"))
+			fs_report(&s->scratch, "inode.crc", s->agno, (int64_t)daddr, (int64_t)ci.ino,
+				  "crc", FS_X(fs_crc_compute(dip, g->inodesize, XFS_DINODE_CRC_OFF)),
+				  FS_X(fs_crc_stored(dip, XFS_DINODE_CRC_OFF)),
+				  "inode CRC does not match its contents");
 		dip = ci.dip = mended;
+		mended_id = true;
 	}
 	ci.core_ok = !s->scratch.dropped;
 	ci.forks_ok = !s->scratch.dropped;
 	for (size_t k = 0; k < s->scratch.n; k++) {
-		if (!says_nothing_of_contents(s->scratch.v[k].def->code))
+		if (!says_nothing_of_contents(s->scratch.v[k].def->code, mended_id))
 			ci.core_ok = false;
-		if (moves_forks(s->scratch.v[k].def->code))
+		if (moves_forks(s->scratch.v[k].def->code, mended_id))
 			ci.forks_ok = false;
 	}
 	if (fs_findings_move(cx->fl, &s->scratch) == -ENOMEM && !s->err)

@@ -125,8 +125,14 @@ claim() { in_lost_found "$1" "$INO_SUB"; nlink_is "$1" "/lost+found/$INO_SUB/a/b
 run_case "$LABEL" claim "path /" "write -d u3.sfdir3.list[$ROOT_SUB].inumber.i4 $FREE"
 
 LABEL="directory inode destroyed, children intact"
-# the report names the directory b was in (its name there went with a)
+# the report names the directory b was in (its name there went with a);
+# magic and di_ino both gone: nothing shows it is an inode (a magic alone is mended)
 claim() { in_lost_found "$1" "$INO_B"; nlink_is "$1" /sub 2; moved_from "$INO_B" "it was in /sub/a;"; }
+run_case "$LABEL" claim "path /sub/a" "fuzz -d core.magic zeroes" "fuzz -d v3.inumber zeroes"
+
+LABEL="directory inode's magic zeroed (CRC valid)"
+# di_ino and the UUID still name it: the magic is mended, nothing moves (issue 26, reproduction 9)
+claim() { is_dir "$1" /sub/a/b; nlink_is "$1" /sub 3; }
 run_case "$LABEL" claim "path /sub/a" "fuzz -d core.magic zeroes"
 
 LABEL="block directory's block destroyed"
@@ -149,7 +155,8 @@ run_case "$LABEL" claim "path /sf" "write -d u3.sfdir3.list[$SF_F1].inumber.i4 $
 
 LABEL="the root's core destroyed"
 claim() { is_dir "$1" /; is_dir "$1" /lost+found; in_lost_found "$1" "$INO_SUB"; }
-run_case "$LABEL" claim "inode $(ino_of "$base" /)" "fuzz -d core.magic zeroes"
+# (magic and di_ino: with di_ino and the UUID intact the magic alone is mended)
+run_case "$LABEL" claim "inode $(ino_of "$base" /)" "fuzz -d core.magic zeroes" "fuzz -d v3.inumber zeroes"
 
 LABEL="an inode on an AGI unlinked list that a directory still names"
 claim() { nlink_is "$1" /sf/f2 1; }
