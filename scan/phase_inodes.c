@@ -100,6 +100,27 @@ static bool says_nothing_of_contents(const char *code, bool mended)
 	       (mended && (!strcmp(code, "inode.magic") || !strcmp(code, "inode.version")));
 }
 
+/*
+ * Codes of fields repair resets without changing how the inode's contents
+ * read (a hint, a timestamp, an LSN, a list pointer): a directory, xattrs
+ * or a symlink with one of them are judged all the same.  So are bad flags
+ * on anything but a regular file (a realtime flag moves a file's data;
+ * on other types repair drops every flag that does not belong).  A
+ * directory repair keeps must have been walked: its children are where
+ * it says, not orphans.
+ */
+static bool mended_without_contents(const char *code, uint16_t mode)
+{
+	static const char *const codes[] = { "inode.lsn", "inode.timestamp", "inode.onlink",
+					     "inode.extsize", "inode.cowextsize", "inode.unlinked",
+					     "unlinked.linked" };
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (!strcmp(code, codes[i]))
+			return true;
+	return !strcmp(code, "inode.flags") && mode && !S_ISREG(mode);
+}
+
 /* The identity findings of the damaged bytes: the rest is judged on the mended copy. */
 static bool not_identity(void *priv, const struct fs_finding *f)
 {
@@ -179,9 +200,12 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 	ci.core_ok = !s->scratch.dropped;
 	ci.forks_ok = !s->scratch.dropped;
 	for (size_t k = 0; k < s->scratch.n; k++) {
-		if (!says_nothing_of_contents(s->scratch.v[k].def->code, mended_id))
+		const char *code = s->scratch.v[k].def->code;
+
+		if (!says_nothing_of_contents(code, mended_id) &&
+		    !mended_without_contents(code, ci.ip.mode))
 			ci.core_ok = false;
-		if (moves_forks(s->scratch.v[k].def->code, mended_id))
+		if (moves_forks(code, mended_id))
 			ci.forks_ok = false;
 	}
 	if (fs_findings_move(cx->fl, &s->scratch) == -ENOMEM && !s->err)

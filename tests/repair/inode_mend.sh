@@ -161,6 +161,9 @@ run_case "/abt attr bmbt leaf numrecs 0" files 0 \
 	-c "path /abt" -c "addr a.bmbt.ptrs[1]" -c "write -d numrecs 0"
 run_case "/abt attr bmbt root numrecs 5" files 0 -c "path /abt" -c "write -d a.bmbt.numrecs 5"
 run_case "/d core.magic 0 (a directory)" all 0 -c "path /d" -c "write -d core.magic 0"
+# a flag that does not belong on a directory: dropped, the directory walked and kept
+# (issue 26 reproduction 6: its children were moved to lost+found and left in /d too)
+run_case "/d core.realtime 1 (a directory)" all 0 -c "path /d" -c "write -d core.realtime 1"
 
 # reproduction 8: a stale CRC hides nothing
 MANY=$(ino_of "$base" /many)
