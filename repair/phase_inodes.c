@@ -553,6 +553,37 @@ static bool mend_forkoff(struct repair_ctx *rx, unsigned char *dip, fs_ino_t ino
 	return false;
 }
 
+/*
+ * A damaged attr fork format: the format under which the attr fork loads
+ * cleanly by its own rules and both forks map di_nblocks blocks is the
+ * fork's (inline first: its rules are the strictest; an empty extent list
+ * loads under any bytes).  Returns whether di_aformat was set.
+ */
+static bool mend_aformat(struct repair_ctx *rx, unsigned char *dip, fs_ino_t ino)
+{
+	static const uint8_t fmts[] = { XFS_DINODE_FMT_LOCAL, XFS_DINODE_FMT_BTREE,
+					XFS_DINODE_FMT_EXTENTS };
+	struct fs_inode ip;
+	uint64_t blocks;
+
+	fs_inode_decode(dip, &ip);
+	if (!ip.forkoff || ip.aformat == XFS_DINODE_FMT_LOCAL ||
+	    ip.aformat == XFS_DINODE_FMT_EXTENTS || ip.aformat == XFS_DINODE_FMT_BTREE)
+		return false;
+	for (size_t i = 0; i < sizeof(fmts); i++) {
+		struct fs_inode t = ip;
+
+		t.aformat = fmts[i];
+		if (fmts[i] == XFS_DINODE_FMT_LOCAL && t.anextents)
+			continue;
+		if (forks_load(rx, dip, &t, ino, &blocks) && blocks == ip.nblocks) {
+			((struct xfs_dinode *)dip)->di_aformat = fmts[i];
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The blocks fork maps with its extent count set to n (0 when it does not load cleanly). */
 static uint64_t prefix_blocks(struct repair_ctx *rx, const unsigned char *dip,
 			      const struct fs_inode *ip, int fork, uint64_t n)
@@ -820,6 +851,8 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 			rx->field_fixes++;
 		}
 		mask_flags(g, ino, b->data);
+		if (mend_aformat(rx, b->data, ino))
+			rx->field_fixes++;
 		if (mend_forkoff(rx, b->data, ino))
 			rx->field_fixes++;
 		/* an attr fork no reader can follow goes; the file stays */

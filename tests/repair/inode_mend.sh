@@ -153,7 +153,10 @@ run_case "/many core.forkoff 1" all 0 -c "path /many" -c "write -d core.forkoff 
 run_case "/abt core.forkoff 2" all 0 -c "path /abt" -c "write -d core.forkoff 2"
 run_case "/short core.forkoff 3" all 0 -c "path /short" -c "write -d core.forkoff 3"
 # an attr fork's format, extent count, bmbt record counts: the attr fork goes or is mended
-run_case "/many core.aformat 7" files 0 -c "path /many" -c "write -d core.aformat 7"
+# a damaged attr fork format: the format its fork loads under (xfs_repair drops the xattrs)
+run_case "/many core.aformat 7" all 0 -c "path /many" -c "write -d core.aformat 7"
+run_case "/abt core.aformat 7 (attr btree)" all 0 -c "path /abt" -c "write -d core.aformat 7"
+run_case "/short core.aformat 7 (short form)" all 0 -c "path /short" -c "write -d core.aformat 7"
 run_case "/many core.naextents 16777216" files 0 -c "path /many" -c "write -d core.naextents 16777216"
 run_case "/abt core.naextents 16777216 (attr btree)" files 0 \
 	-c "path /abt" -c "write -d core.naextents 16777216"
