@@ -898,7 +898,7 @@ static bool damaged(const uint8_t *suspect, struct repair_ctx *rx, uint64_t owne
  * the first claim it meets in inode order).  A claim on a block no inode
  * can own (AG metadata, inode chunks) takes its inode.
  */
-static void dup_clears(struct repair_ctx *rx, const uint8_t *suspect)
+static void dup_clears(struct repair_ctx *rx, const uint8_t *suspect, bool second)
 {
 	const struct fs_geom *g = &rx->fs->g;
 
@@ -920,9 +920,28 @@ static void dup_clears(struct repair_ctx *rx, const uint8_t *suspect)
 				const struct model_ext *y = &e[far];
 				bool yin = y->cls >= MC_DATA && y->cls <= MC_BMBT;
 
+				bool self = xin && yin && x->owner == y->owner;
+
+				/*
+				 * one inode mapping a block twice (a data or attr
+				 * extent moved onto another of its own): its map is
+				 * bad, as xfs_repair finds it claiming a used block;
+				 * the same extent listed twice is the model's, and a
+				 * file may share its own data under reflink
+				 */
+				if (self && x->cls == y->cls && (x->cls == MC_DATA || x->cls == MC_ATTR) &&
+				    !((x->flags | y->flags) & MODEL_EXT_NEW) &&
+				    !(g->reflink && x->cls == MC_DATA) &&
+				    !(x->agbno == y->agbno && x->len == y->len && x->offset == y->offset)) {
+					uint8_t *v = verdict_of(rx, x->owner);
+
+					/* (the second pass applies only clears) */
+					if (v)
+						*v |= x->cls == MC_DATA || second ? RV_CLEAR
+										  : RV_ATTR_RESET;
+				}
 				if (!(g->reflink && x->cls == MC_DATA && y->cls == MC_DATA) &&
-				    !(x->cls == MC_INODES && y->cls == MC_INODES) &&
-				    !(xin && yin && x->owner == y->owner)) {
+				    !(x->cls == MC_INODES && y->cls == MC_INODES) && !self) {
 					uint8_t *v;
 					bool xd = xin && damaged(suspect, rx, x->owner);
 					bool yd = yin && damaged(suspect, rx, y->owner);
@@ -1067,7 +1086,7 @@ int repair_phase_inodes(struct repair_ctx *rx)
 		free(suspect);
 		return err;
 	}
-	dup_clears(rx, suspect);
+	dup_clears(rx, suspect, false);
 	err = apply_all(rx, NULL);
 	/*
 	 * Forks loaded only now may claim blocks others own: the duplicate
@@ -1082,7 +1101,7 @@ int repair_phase_inodes(struct repair_ctx *rx)
 			return -ENOMEM;
 		}
 		memcpy(before, rx->verdict, lk->nslots);
-		dup_clears(rx, suspect);
+		dup_clears(rx, suspect, true);
 		err = apply_all(rx, before);
 		free(before);
 	}
