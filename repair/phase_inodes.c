@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 3, inodes.  Each finding about an inode becomes a verdict
- * on that inode's link-record slot: cleared (freed: its core has no known
- * right value, or its data fork maps blocks it cannot own), its attr fork
- * removed (the file is kept), or core fields set to the value the scan
- * computed (di_nblocks), the obsolete v1 link count zeroed, the reflink
- * flag set where its data is shared.  Inodes claiming blocks another owner
- * holds (block.dup outside reflink) are cleared as xfs_repair clears them.
+ * Repair phase 3, inodes: mend, don't clear.  Each finding about an inode
+ * becomes a verdict on its link-record slot.  An inode is cleared (RV_CLEAR:
+ * freed, its data lost) only when nothing shows it is one (di_ino and the
+ * UUID), its type or data fork cannot be read, its data fork claims blocks
+ * it cannot own, or the mends below leave the verifier unsatisfied.  Every
+ * other inode is mended (apply): magic and version reset, flags masked by
+ * xfs_repair's rules, hints whose flag goes zeroed, the attr fork's offset
+ * and format found again where both forks then load and map di_nblocks,
+ * an impossible extent count replaced by the records present, di_nblocks
+ * set from the maps, an attr fork no reader can follow removed (the file
+ * kept; phase_xattrs.c salvages one whose entries verify), the CRC
+ * re-stamped once the core passes.  Of two inodes claiming one block
+ * outside reflink, the damaged one goes, else the later (dup_clears).
  * The changed inodes become dirty buffers (written with the headers);
  * their freed blocks and inode slots reach the AG rebuild through the
  * verdicts.
