@@ -78,7 +78,8 @@ static bool covered(const struct repair_ctx *rx, const struct fs_finding *f)
 		/* without an inode, two AG structures claim a block: the AG rebuild settles it */
 		if (f->ino < 0)
 			return ag != FS_NONE && rx->ag[ag].rebuild;
-		return (v & (RV_CLEAR | RV_ATTR_RESET)) != 0;
+		/* or the fork's counts were mended from its records (phase_inodes.c) */
+		return (v & (RV_CLEAR | RV_ATTR_RESET | RV_FIELDS)) != 0;
 	case FS_FIX_DIR: case FS_FIX_PARENTS: case FS_FIX_NLINK: case FS_FIX_CONNECT:
 	case FS_FIX_XATTR: case FS_FIX_SYMLINK: case FS_FIX_UNLINKED: case FS_FIX_QUOTA:
 		return repair_names_covers(rx, f);

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 3, inodes.  Each finding about an inode becomes a verdict
- * on that inode's link-record slot: cleared (freed: its core has no known
- * right value, or its data fork maps blocks it cannot own), its attr fork
- * removed (the file is kept), or core fields set to the value the scan
- * computed (di_nblocks), the obsolete v1 link count zeroed, the reflink
- * flag set where its data is shared.  Inodes claiming blocks another owner
- * holds (block.dup outside reflink) are cleared as xfs_repair clears them.
+ * Repair phase 3, inodes: mend, don't clear.  Each finding about an inode
+ * becomes a verdict on its link-record slot.  An inode is cleared (RV_CLEAR:
+ * freed, its data lost) only when nothing shows it is one (di_ino and the
+ * UUID), its type or data fork cannot be read, its data fork claims blocks
+ * it cannot own, or the mends below leave the verifier unsatisfied.  Every
+ * other inode is mended (apply): magic and version reset, flags masked by
+ * xfs_repair's rules, hints whose flag goes zeroed, the attr fork's offset
+ * and format found again where both forks then load and map di_nblocks,
+ * an impossible extent count replaced by the records present, di_nblocks
+ * set from the maps, an attr fork no reader can follow removed (the file
+ * kept; phase_xattrs.c salvages one whose entries verify), the CRC
+ * re-stamped once the core passes.  Of two inodes claiming one block
+ * outside reflink, the damaged one goes, else the later (dup_clears).
  * The changed inodes become dirty buffers (written with the headers);
  * their freed blocks and inode slots reach the AG rebuild through the
  * verdicts.
@@ -44,36 +50,6 @@ static int add_field_fix(struct repair_ctx *rx, fs_ino_t ino, int field, uint64_
 fs_daddr_t repair_inode_daddr(const struct fs_geom *g, fs_ino_t ino)
 {
 	return fs_ino_to_daddr(g, ino);
-}
-
-/*
- * Which fork of an inode with fork findings is bad: its forks are loaded
- * again (silently) from the inode as it is on disk.
- */
-static int bad_forks(struct repair_ctx *rx, fs_ino_t ino, bool *data_bad, bool *attr_bad)
-{
-	const struct fs_geom *g = &rx->fs->g;
-	struct fs_buf *b;
-	struct fs_inode ip;
-	int err;
-
-	*data_bad = *attr_bad = false;
-	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
-	if (err)
-		return err;
-	fs_inode_decode(b->data, &ip);
-	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
-		struct fs_bmap m;
-
-		err = scan_load_map(rx->sx, b->data, &ip, fork, NULL, &m);
-		if (err)
-			break;
-		if (m.bad)
-			*(fork == XFS_DATA_FORK ? data_bad : attr_bad) = true;
-		fs_bmap_free(&m);
-	}
-	fs_buf_put(rx->sx->cache, b);
-	return err;
 }
 
 /* Whether daddr is a block of the inode's attr fork (as its core maps it now). */
@@ -136,85 +112,90 @@ static int symlink_mended(struct repair_ctx *rx, fs_ino_t ino)
 	return r;
 }
 
-/* Whether inode ino's core, whatever its magic, is a v3 core naming itself in this filesystem. */
-static bool names_itself(struct repair_ctx *rx, fs_ino_t ino)
+/*
+ * Codes whose inode is mended, not cleared, when its identity holds
+ * (di_ino and UUID, scan_inode_identified): as xfs_repair resets a bad
+ * magic and version, and clears an attr fork it cannot read.
+ */
+static bool mended_when_identified(const char *code)
+{
+	static const char *const codes[] = { "inode.magic", "inode.version", "inode.aformat",
+					     "inode.forkoff", "inode.nrext64", "inode.nextents",
+					     "inode.nblocks", "inode.flags" };
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (!strcmp(code, codes[i]))
+			return true;
+	return false;
+}
+
+/* Whether inode ino as the cache holds it names itself (di_ino, UUID). */
+static bool identified(struct repair_ctx *rx, fs_ino_t ino)
 {
 	const struct fs_geom *g = &rx->fs->g;
-	const struct xfs_dinode *d;
 	struct fs_buf *b;
 	bool ok;
 
 	if (repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b))
 		return false;
-	d = (const struct xfs_dinode *)b->data;
-	ok = d->di_version == 3 && be64(d->di_ino) == ino &&
-	     !memcmp(d->di_uuid, g->meta_uuid, sizeof(d->di_uuid));
+	ok = scan_inode_identified(g, ino, b->data);
 	fs_buf_put(rx->sx->cache, b);
 	return ok;
 }
 
-/* The verdict one finding gives its inode. */
+/*
+ * The verdict one finding gives its inode.  An inode is cleared only when
+ * nothing shows it is one (di_ino, UUID), its type or data fork cannot be
+ * read, or its data fork claims what others own; every other finding is
+ * mended in apply(): fields recomputed from what verifies, a bad attr
+ * fork removed or salvaged, the CRC re-stamped on contents that pass.
+ */
 static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 {
 	fs_ino_t ino = (fs_ino_t)f->ino;
 	uint8_t *v = verdict_of(rx, ino);
-	bool data_bad, attr_bad;
 	int err;
 
 	if (!v)
 		return 0;	/* no chunk the scan knows holds it: nothing to change */
 	switch (f->def->fix) {
 	case FS_FIX_INODE_CLEAR:
-		/*
-		 * A wrong magic on a core that still names itself (v3, its own
-		 * number, this filesystem's UUID) is reset, as xfs_repair resets
-		 * it; apply() clears the inode after all when the rest of the
-		 * core does not verify once the magic is right.
-		 */
-		if (!strcmp(f->def->code, "inode.magic") && names_itself(rx, ino)) {
-			*v |= RV_FIELDS;
-			return add_field_fix(rx, ino, RF_MAGIC, 0);
-		}
 		*v |= RV_CLEAR;
 		return 0;
 	case FS_FIX_INODE_CRC:
 		/*
-		 * A file whose core is sound but for its CRC is kept, as
-		 * xfs_repair keeps it: apply() re-stamps the CRC, clears it
-		 * after all if the verifier still finds something, and loads
-		 * its forks (a bad attr fork goes, a bad data fork takes the
-		 * inode).  Only a regular file: a mode the damage may have
-		 * changed to another type (a directory the scan did not walk, a
-		 * symlink whose target was never checked) goes.
+		 * The scan judged the contents whatever the CRC said (a CRC
+		 * hides nothing): what else is wrong has findings of its own.
+		 * apply() re-stamps the CRC once the core passes.
 		 */
-		if (rx->sx->links->rec[scan_links_slot(rx->sx, ino)].type == XFS_DIR3_FT_REG_FILE)
-			*v |= RV_FIELDS;
-		else
-			*v |= RV_CLEAR;
+		*v |= RV_FIELDS;
 		return 0;
 	case FS_FIX_FORK:
 		if (f->ino < 0)
 			return 0;	/* two AG structures claim a block: the AG rebuild settles it */
-		err = bad_forks(rx, ino, &data_bad, &attr_bad);
-		if (err)
-			return err;
-		/* a bad data fork loses the file (xfs_repair's rule); a bad attr fork only the xattrs */
-		if (data_bad || !attr_bad)
-			*v |= RV_CLEAR;
-		else
-			*v |= RV_ATTR_RESET;
+		/*
+		 * a block another owner holds: dup_clears judges the claims
+		 * (the finding may name the innocent one); the inode is
+		 * rewritten as it is unless it is cleared there
+		 */
+		if (!strcmp(f->def->code, "block.dup")) {
+			*v |= RV_FIELDS;
+			return 0;
+		}
+		/*
+		 * apply() mends the counts from the records present, then
+		 * loads the forks: a data fork still bad takes the inode
+		 * (xfs_repair's rule), a bad attr fork only the xattrs.
+		 */
+		*v |= RV_FIELDS;
 		return 0;
 	case FS_FIX_INODE_FIELD:
-		if (!strcmp(f->def->code, "inode.nblocks")) {
-			char *end;
-			unsigned long long n = strtoull(f->expected, &end, 10);
-
-			if (!f->expected[0] || *end) {
+		if (mended_when_identified(f->def->code)) {
+			if (identified(rx, ino))
+				*v |= RV_FIELDS;
+			else
 				*v |= RV_CLEAR;
-				return 0;
-			}
-			*v |= RV_FIELDS;
-			return add_field_fix(rx, ino, RF_NBLOCKS, n);
+			return 0;
 		}
 		for (size_t k = 0; k < sizeof(field_codes) / sizeof(field_codes[0]); k++)
 			if (!strcmp(f->def->code, field_codes[k].code)) {
@@ -225,7 +206,7 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 			*v |= RV_REFLINK;
 			return 0;
 		}
-		/* a field whose right value the scan does not know: the inode goes */
+		/* a field whose right value the scan does not know (a size): the inode goes */
 		*v |= RV_CLEAR;
 		return 0;
 	case FS_FIX_XATTR:
@@ -410,6 +391,360 @@ static bool local_data_bad(const struct fs_geom *g, const void *dip, const struc
 }
 
 /*
+ * Flags dropped by xfs_repair's rules (facts of its process_dinode_int,
+ * restated as rules of the format): bits that do not exist, and bits that
+ * contradict the file's type or the filesystem's features.  A hint whose
+ * flag goes goes with it; bigtime on a filesystem without it takes the
+ * timestamps (they cannot be read); large extent counters on one without
+ * them move the counters back (mend_counts sets them from the records).
+ */
+static void mask_flags(const struct fs_geom *g, fs_ino_t ino, unsigned char *dip)
+{
+	struct xfs_dinode *d = (struct xfs_dinode *)dip;
+	uint16_t mode = be16(d->di_mode), f = be16(d->di_flags);
+	uint64_t f2 = be64(d->di_flags2);
+	bool reg = S_ISREG(mode), dir = S_ISDIR(mode);
+
+	f &= XFS_DIFLAG_ANY;
+	if ((f & XFS_DIFLAG_REALTIME) && !g->rblocks)
+		f &= (uint16_t)~XFS_DIFLAG_REALTIME;
+	if ((f & XFS_DIFLAG_NEWRTBM) && ino != g->rbmino)
+		f &= (uint16_t)~XFS_DIFLAG_NEWRTBM;
+	if (mode && !dir)
+		f &= (uint16_t)~(XFS_DIFLAG_RTINHERIT | XFS_DIFLAG_EXTSZINHERIT |
+				 XFS_DIFLAG_PROJINHERIT | XFS_DIFLAG_NOSYMLINKS);
+	if (mode && !reg)
+		f &= (uint16_t)~(XFS_DIFLAG_REALTIME | XFS_DIFLAG_EXTSIZE);
+	f2 &= XFS_DIFLAG2_ANY;
+	if (mode && !reg && !dir)
+		f2 &= ~XFS_DIFLAG2_DAX;
+	if (!g->reflink || (mode && !reg) || (f & (XFS_DIFLAG_REALTIME | XFS_DIFLAG_RTINHERIT)))
+		f2 &= ~XFS_DIFLAG2_REFLINK;
+	if ((f2 & XFS_DIFLAG2_REFLINK) && (f2 & XFS_DIFLAG2_DAX))
+		f2 &= ~XFS_DIFLAG2_DAX;
+	if (!g->reflink || (mode && !reg && !dir) ||
+	    (f & (XFS_DIFLAG_REALTIME | XFS_DIFLAG_RTINHERIT)))
+		f2 &= ~XFS_DIFLAG2_COWEXTSIZE;
+	if ((f2 & XFS_DIFLAG2_BIGTIME) && !g->bigtime) {
+		f2 &= ~XFS_DIFLAG2_BIGTIME;
+		d->di_atime = d->di_mtime = d->di_ctime = d->di_crtime = 0;
+	}
+	if ((f2 & XFS_DIFLAG2_NREXT64) && !g->nrext64) {
+		uint64_t n = be64(d->di_big_nextents);
+		uint32_t an = be32(d->di_big_anextents);
+
+		f2 &= ~XFS_DIFLAG2_NREXT64;
+		d->di_v3_pad = 0;
+		put_be32(&d->di_nextents, n > XFS_MAX_EXTCNT_DATA_FORK_SMALL ?
+			 XFS_MAX_EXTCNT_DATA_FORK_SMALL : (uint32_t)n);
+		put_be16(&d->di_anextents, an > XFS_MAX_EXTCNT_ATTR_FORK_SMALL ?
+			 XFS_MAX_EXTCNT_ATTR_FORK_SMALL : (uint16_t)an);
+	}
+	if (f2 & XFS_DIFLAG2_NREXT64)
+		d->di_nrext64_pad = 0;
+	else
+		d->di_v3_pad = 0;
+	if (!(f & (XFS_DIFLAG_EXTSIZE | XFS_DIFLAG_EXTSZINHERIT)))
+		d->di_extsize = 0;
+	if (!(f2 & XFS_DIFLAG2_COWEXTSIZE))
+		d->di_cowextsize = 0;
+	put_be16(&d->di_flags, f);
+	put_be64(&d->di_flags2, f2);
+}
+
+/* Whether an attr fork's place or format is one no reader can follow. */
+static bool attr_shape_bad(const struct fs_geom *g, const struct fs_inode *ip)
+{
+	uint32_t lit = fs_inode_litino(g);
+
+	if (!ip->forkoff)
+		return false;
+	if (((uint32_t)ip->forkoff << 3) > g->inodesize)
+		return true;
+	if (ip->format == XFS_DINODE_FMT_DEV)
+		return ip->forkoff != (sizeof(uint32_t) + 7) / 8;
+	if (ip->forkoff >= (lit >> 3))
+		return true;
+	return ip->aformat != XFS_DINODE_FMT_LOCAL && ip->aformat != XFS_DINODE_FMT_EXTENTS &&
+	       ip->aformat != XFS_DINODE_FMT_BTREE;
+}
+
+/* Store a fork's extent count in the counter the inode's flags2 says it uses. */
+static void set_count(unsigned char *dip, int fork, uint64_t n)
+{
+	struct xfs_dinode *d = (struct xfs_dinode *)dip;
+	bool big = be64(d->di_flags2) & XFS_DIFLAG2_NREXT64;
+
+	if (fork == XFS_DATA_FORK && big)
+		put_be64(&d->di_big_nextents, n);
+	else if (fork == XFS_DATA_FORK)
+		put_be32(&d->di_nextents, (uint32_t)n);
+	else if (big)
+		put_be32(&d->di_big_anextents, (uint32_t)n);
+	else
+		put_be16(&d->di_anextents, (uint16_t)n);
+}
+
+/* Whether the first n records of an extent-list fork load without a finding. */
+static bool prefix_loads(struct repair_ctx *rx, const unsigned char *dip,
+			 const struct fs_inode *ip, int fork, uint64_t n)
+{
+	struct fs_inode t = *ip;
+	struct fs_bmap m;
+	bool ok;
+
+	if (fork == XFS_DATA_FORK)
+		t.nextents = n;
+	else
+		t.anextents = (uint32_t)n;
+	if (scan_load_map(rx->sx, dip, &t, fork, NULL, &m))
+		return false;
+	ok = !m.bad;
+	fs_bmap_free(&m);
+	return ok;
+}
+
+/*
+ * Whether both forks of ip (its counts as stored) load cleanly: each
+ * extent list or btree without a finding, an inline attr fork by its own
+ * rules, an inline data fork holding its size; *blocks what they map.
+ */
+static bool forks_load(struct repair_ctx *rx, const unsigned char *dip, const struct fs_inode *ip,
+		       fs_ino_t ino, uint64_t *blocks)
+{
+	const struct fs_geom *g = &rx->fs->g;
+
+	*blocks = 0;
+	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
+		uint8_t fmt = fork == XFS_DATA_FORK ? ip->format : ip->aformat;
+		uint64_t n = fork == XFS_DATA_FORK ? ip->nextents : ip->anextents;
+		struct fs_bmap m;
+		bool ok;
+
+		if (fork == XFS_ATTR_FORK && !ip->forkoff)
+			return !n;
+		if (fmt == XFS_DINODE_FMT_LOCAL) {
+			if (n || (fork == XFS_DATA_FORK &&
+				  ip->size > fs_inode_fork_size(g, ip, XFS_DATA_FORK)) ||
+			    (fork == XFS_ATTR_FORK && local_attr_bad(g, dip, ip, ino)))
+				return false;
+			continue;
+		}
+		if (fmt == XFS_DINODE_FMT_DEV) {
+			if (n || fork == XFS_ATTR_FORK)
+				return false;
+			continue;
+		}
+		if (fmt != XFS_DINODE_FMT_EXTENTS && fmt != XFS_DINODE_FMT_BTREE)
+			return false;
+		if (fmt == XFS_DINODE_FMT_EXTENTS &&
+		    n > fs_inode_fork_size(g, ip, fork) / sizeof(struct xfs_bmbt_rec))
+			return false;
+		if (scan_load_map(rx->sx, dip, ip, fork, NULL, &m))
+			return false;
+		ok = !m.bad;
+		*blocks += fs_bmap_blocks(&m) + m.nbmbt;
+		fs_bmap_free(&m);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A damaged attr fork offset moves both forks: the data fork's records
+ * no longer fit, the attr fork is read from the wrong bytes.  When the
+ * forks do not load as the inode stands, every offset is tried: the one
+ * where both forks load with their stored counts and map di_nblocks
+ * blocks is the inode's (0: no attr fork, when only the data fork then
+ * holds di_nblocks).  Returns whether di_forkoff was set.
+ */
+static bool mend_forkoff(struct repair_ctx *rx, unsigned char *dip, fs_ino_t ino)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct fs_inode ip;
+	uint64_t blocks;
+	uint32_t lit8 = fs_inode_litino(g) >> 3;
+
+	fs_inode_decode(dip, &ip);
+	if (ip.format == XFS_DINODE_FMT_DEV || !ip.nblocks)
+		return false;	/* nothing to tell offsets apart by */
+	if (forks_load(rx, dip, &ip, ino, &blocks) && blocks == ip.nblocks)
+		return false;
+	for (uint32_t f = 1; f < lit8; f++) {
+		struct fs_inode t = ip;
+
+		t.forkoff = (uint8_t)f;
+		if (f != ip.forkoff && forks_load(rx, dip, &t, ino, &blocks) &&
+		    blocks == ip.nblocks) {
+			((struct xfs_dinode *)dip)->di_forkoff = (uint8_t)f;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A damaged attr fork format: the format under which the attr fork loads
+ * cleanly by its own rules and both forks map di_nblocks blocks is the
+ * fork's (inline first: its rules are the strictest; an empty extent list
+ * loads under any bytes).  Returns whether di_aformat was set.
+ */
+static bool mend_aformat(struct repair_ctx *rx, unsigned char *dip, fs_ino_t ino)
+{
+	static const uint8_t fmts[] = { XFS_DINODE_FMT_LOCAL, XFS_DINODE_FMT_BTREE,
+					XFS_DINODE_FMT_EXTENTS };
+	struct fs_inode ip;
+	uint64_t blocks;
+
+	fs_inode_decode(dip, &ip);
+	if (!ip.forkoff || ip.aformat == XFS_DINODE_FMT_LOCAL ||
+	    ip.aformat == XFS_DINODE_FMT_EXTENTS || ip.aformat == XFS_DINODE_FMT_BTREE)
+		return false;
+	for (size_t i = 0; i < sizeof(fmts); i++) {
+		struct fs_inode t = ip;
+
+		t.aformat = fmts[i];
+		if (fmts[i] == XFS_DINODE_FMT_LOCAL && t.anextents)
+			continue;
+		if (forks_load(rx, dip, &t, ino, &blocks) && blocks == ip.nblocks) {
+			((struct xfs_dinode *)dip)->di_aformat = fmts[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The blocks fork maps with its extent count set to n (0 when it does not load cleanly). */
+static uint64_t prefix_blocks(struct repair_ctx *rx, const unsigned char *dip,
+			      const struct fs_inode *ip, int fork, uint64_t n)
+{
+	struct fs_inode t = *ip;
+	struct fs_bmap m;
+	uint64_t blocks;
+
+	if (fork == XFS_DATA_FORK)
+		t.nextents = n;
+	else
+		t.anextents = (uint32_t)n;
+	if (scan_load_map(rx->sx, dip, &t, fork, NULL, &m))
+		return 0;
+	blocks = m.bad ? 0 : fs_bmap_blocks(&m) + m.nbmbt;
+	fs_bmap_free(&m);
+	return blocks;
+}
+
+/*
+ * An extent list whose count is more than its fork holds: the records
+ * present are the longest run from the first that load, cut where the
+ * blocks they map and the other fork's make di_nblocks (when the count
+ * alone was damaged, that cut drops the stale records the kernel leaves
+ * past the real ones).
+ */
+static uint64_t extents_present(struct repair_ctx *rx, const unsigned char *dip,
+				const struct fs_inode *ip, int fork)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	uint64_t maxext = fs_inode_fork_size(g, ip, fork) / sizeof(struct xfs_bmbt_rec);
+	uint64_t n, other = 0, k;
+	int ofork = fork == XFS_DATA_FORK ? XFS_ATTR_FORK : XFS_DATA_FORK;
+	struct fs_bmap m;
+
+	for (n = 0; n < maxext && prefix_loads(rx, dip, ip, fork, n + 1); n++)
+		;
+	if (!scan_load_map(rx->sx, dip, ip, ofork, NULL, &m)) {
+		if (!m.bad)
+			other = fs_bmap_blocks(&m) + m.nbmbt;
+		fs_bmap_free(&m);
+	}
+	for (k = n; k > 0; k--)
+		if (prefix_blocks(rx, dip, ip, fork, k) + other == ip->nblocks)
+			return k;
+	return n;
+}
+
+/*
+ * The extent counts from the records actually present, where the count
+ * itself is impossible: an extent list claiming more records than its
+ * fork holds keeps the records present (extents_present); a btree's count
+ * is the records its leaves hold, when the tree loads with it.  A count
+ * the fork can hold is kept: a record in it that does not load is damage
+ * to the map, judged as such (a bad data fork takes the inode, as
+ * xfs_repair's does; a bad attr fork goes).  Inline and device forks have none;
+ * an inode without an attr fork has no attr extents and the extents
+ * format.  Returns whether a count changed.
+ */
+static bool mend_counts(struct repair_ctx *rx, unsigned char *dip)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct xfs_dinode *d = (struct xfs_dinode *)dip;
+	bool changed = false;
+
+	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
+		struct fs_inode ip;
+		uint64_t claimed, n;
+		uint8_t fmt;
+
+		fs_inode_decode(dip, &ip);
+		claimed = fork == XFS_DATA_FORK ? ip.nextents : ip.anextents;
+		fmt = fork == XFS_DATA_FORK ? ip.format : ip.aformat;
+		n = claimed;
+		if (fork == XFS_ATTR_FORK && !ip.forkoff) {
+			if (fmt != XFS_DINODE_FMT_EXTENTS && fmt != 0)
+				d->di_aformat = XFS_DINODE_FMT_EXTENTS;
+			n = 0;
+		} else if (fmt == XFS_DINODE_FMT_LOCAL || fmt == XFS_DINODE_FMT_DEV) {
+			n = 0;
+		} else if (fmt == XFS_DINODE_FMT_EXTENTS) {
+			uint64_t maxext = fs_inode_fork_size(g, &ip, fork) / sizeof(struct xfs_bmbt_rec);
+
+			if (claimed > maxext)
+				n = extents_present(rx, dip, &ip, fork);
+		} else if (fmt == XFS_DINODE_FMT_BTREE) {
+			struct fs_bmap m;
+
+			if (!scan_load_map(rx->sx, dip, &ip, fork, NULL, &m)) {
+				if (m.bad && m.n != claimed) {
+					struct fs_inode t = ip;
+					struct fs_bmap m2;
+
+					if (fork == XFS_DATA_FORK)
+						t.nextents = m.n;
+					else
+						t.anextents = (uint32_t)m.n;
+					if (!scan_load_map(rx->sx, dip, &t, fork, NULL, &m2)) {
+						if (!m2.bad)
+							n = m.n;
+						fs_bmap_free(&m2);
+					}
+				}
+				fs_bmap_free(&m);
+			}
+		}
+		if (n != claimed) {
+			set_count(dip, fork, n);
+			changed = true;
+		}
+	}
+	return changed;
+}
+
+/* The blocks both forks map (extents and bmbt blocks); a removed attr fork maps none. */
+static uint64_t forks_blocks(const struct fs_bmap *m, uint8_t v)
+{
+	uint64_t n = 0;
+
+	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
+		if (fork == XFS_ATTR_FORK && (v & RV_ATTR_RESET))
+			continue;
+		for (size_t i = 0; i < m[fork].n; i++)
+			n += m[fork].ext[i].blockcount;
+		n += m[fork].nbmbt;
+	}
+	return n;
+}
+
+/*
  * A kept inode's forks, loaded from its mended core: a bad data fork means
  * the inode goes after all, a bad attr fork is removed; di_nblocks is set
  * to what the forks map; inodes whose forks the scan could not load (their
@@ -421,7 +756,6 @@ static int settle_forks(struct repair_ctx *rx, fs_ino_t ino, unsigned char *dip,
 	const struct fs_geom *g = &rx->fs->g;
 	struct fs_bmap m[2];
 	struct fs_inode ip;
-	uint64_t mapped = 0;
 	int err = 0;
 
 	fs_inode_decode(dip, &ip);
@@ -454,17 +788,29 @@ static int settle_forks(struct repair_ctx *rx, fs_ino_t ino, unsigned char *dip,
 	if (!(*vp & RV_ATTR_RESET) && ip.forkoff && ip.aformat == XFS_DINODE_FMT_LOCAL &&
 	    local_attr_bad(g, dip, &ip, ino))
 		*vp |= RV_ATTR_SALVAGE;
-	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK; fork++) {
-		if (fork == XFS_ATTR_FORK && (*vp & RV_ATTR_RESET))
-			continue;
-		for (size_t i = 0; i < m[fork].n; i++)
-			mapped += m[fork].ext[i].blockcount;
-		mapped += m[fork].nbmbt;
-		if (unread && !err)
-			err = scan_model_add_fork(rx->sx, ino, &ip, fork, &m[fork]);
+	put_be64(&((struct xfs_dinode *)dip)->di_nblocks, forks_blocks(m, *vp));
+	drop_bad_flags(g, dip, ino);
+	/*
+	 * What the verifier still finds may lie in the attr fork's shape (a
+	 * btree root its extents would fit beside, say): the attr fork goes
+	 * before the file does.
+	 */
+	if (core_findings(g, dip, ino) && ip.forkoff && !(*vp & RV_ATTR_RESET)) {
+		*vp |= RV_ATTR_RESET;
+		*vp &= (uint8_t)~RV_ATTR_SALVAGE;
+		repair_attr_fork_reset(g, dip);
+		rx->attr_resets++;
+		put_be64(&((struct xfs_dinode *)dip)->di_nblocks, forks_blocks(m, *vp));
 	}
-	if (ip.nblocks != mapped)
-		put_be64(&((struct xfs_dinode *)dip)->di_nblocks, mapped);
+	/* what the mends could not make valid goes */
+	if (core_findings(g, dip, ino)) {
+		*vp |= RV_CLEAR;
+		goto out;
+	}
+	fs_inode_decode(dip, &ip);
+	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK && unread && !err; fork++)
+		if (fork == XFS_DATA_FORK || !(*vp & RV_ATTR_RESET))
+			err = scan_model_add_fork(rx->sx, ino, &ip, fork, &m[fork]);
 out:
 	fs_bmap_free(&m[0]);
 	fs_bmap_free(&m[1]);
@@ -478,13 +824,21 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 	bool unread = rx->sx->links->rec[slot].flags & LR_FORKS_UNREAD;
 	struct fs_buf *b;
 	struct xfs_dinode *d;
-	int err;
+	int err = 0;
 
 	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
 	if (err)
 		return err;
 	d = (struct xfs_dinode *)b->data;
+	/* nothing shows it is inode ino: it goes (xfs_repair's rule for di_ino and UUID) */
+	if (!(*vp & RV_CLEAR) && !scan_inode_identified(g, ino, b->data))
+		*vp |= RV_CLEAR;
 	if (!(*vp & RV_CLEAR)) {
+		struct fs_inode ip;
+
+		/* its identity holds: magic and version are mended, as xfs_repair resets them */
+		put_be16(&d->di_magic, XFS_DINODE_MAGIC);
+		d->di_version = 3;
 		if (*vp & RV_ATTR_RESET) {
 			repair_attr_fork_reset(g, b->data);
 			rx->attr_resets++;
@@ -510,7 +864,7 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 				put_be64(&d->di_flags2, be64(d->di_flags2) & ~XFS_DIFLAG2_COWEXTSIZE);
 				break;
 			case RF_FLAGS:
-				break;	/* below, once the other fields are right */
+				break;	/* mask_flags, below */
 			case RF_TIMESTAMP:
 				fix_timestamps(b->data);
 				break;
@@ -520,9 +874,6 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 			case RF_UNLINKED:
 				put_be32(&d->di_next_unlinked, NULLAGINO);
 				break;
-			case RF_MAGIC:
-				put_be16(&d->di_magic, XFS_DINODE_MAGIC);
-				break;
 			}
 			rx->field_fixes++;
 		}
@@ -530,12 +881,20 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 			put_be64(&d->di_flags2, be64(d->di_flags2) | XFS_DIFLAG2_REFLINK);
 			rx->field_fixes++;
 		}
-		drop_bad_flags(g, b->data, ino);
-		/* what the fixes could not make valid goes */
-		if (core_findings(g, b->data, ino))
-			*vp |= RV_CLEAR;
-		if (!(*vp & RV_CLEAR))
-			err = settle_forks(rx, ino, b->data, vp, unread);
+		mask_flags(g, ino, b->data);
+		if (mend_aformat(rx, b->data, ino))
+			rx->field_fixes++;
+		if (mend_forkoff(rx, b->data, ino))
+			rx->field_fixes++;
+		/* an attr fork no reader can follow goes; the file stays */
+		fs_inode_decode(b->data, &ip);
+		if (!(*vp & RV_ATTR_RESET) && attr_shape_bad(g, &ip)) {
+			repair_attr_fork_reset(g, b->data);
+			*vp |= RV_ATTR_RESET;
+			rx->attr_resets++;
+		}
+		mend_counts(rx, b->data);
+		err = settle_forks(rx, ino, b->data, vp, unread);
 	}
 	if (!err && (*vp & RV_CLEAR)) {
 		clear_inode(g, b->data, ino, g->meta_uuid);
@@ -549,8 +908,28 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 	return err;
 }
 
-/* block.dup between an inode's fork and another owner: that inode is cleared. */
-static void dup_clears(struct repair_ctx *rx)
+/*
+ * Whether an inode's own metadata is damaged (a finding about its core or
+ * forks other than the duplicate claim itself, or a block it maps that the
+ * reverse mappings do not give it): its claims are the suspect ones where
+ * it and an undamaged inode claim the same block.
+ */
+static bool damaged(const uint8_t *suspect, struct repair_ctx *rx, uint64_t owner)
+{
+	uint64_t slot = scan_links_slot(rx->sx, (fs_ino_t)owner);
+
+	return slot != UINT64_MAX && suspect && suspect[slot];
+}
+
+/*
+ * block.dup between an inode's fork and another owner: when one claimant
+ * is damaged and the other is not, the damaged one goes (its core is what
+ * lies, as a stretched extent with a stale CRC does), the other is kept;
+ * when nothing tells them apart, the later inode goes (xfs_repair keeps
+ * the first claim it meets in inode order).  A claim on a block no inode
+ * can own (AG metadata, inode chunks) takes its inode.
+ */
+static void dup_clears(struct repair_ctx *rx, const uint8_t *suspect, bool second)
 {
 	const struct fs_geom *g = &rx->fs->g;
 
@@ -572,14 +951,44 @@ static void dup_clears(struct repair_ctx *rx)
 				const struct model_ext *y = &e[far];
 				bool yin = y->cls >= MC_DATA && y->cls <= MC_BMBT;
 
-				if (!(g->reflink && x->cls == MC_DATA && y->cls == MC_DATA) &&
-				    !(x->cls == MC_INODES && y->cls == MC_INODES) &&
-				    !(xin && yin && x->owner == y->owner)) {
-					uint8_t *v;
+				bool self = xin && yin && x->owner == y->owner;
 
-					if (xin && (v = verdict_of(rx, x->owner)))
+				/*
+				 * one inode mapping a block twice (a data or attr
+				 * extent moved onto another of its own): its map is
+				 * bad, as xfs_repair finds it claiming a used block;
+				 * the same extent listed twice is the model's, and a
+				 * file may share its own data under reflink
+				 */
+				if (self && x->cls == y->cls && (x->cls == MC_DATA || x->cls == MC_ATTR) &&
+				    !((x->flags | y->flags) & MODEL_EXT_NEW) &&
+				    !(g->reflink && x->cls == MC_DATA) &&
+				    !(x->agbno == y->agbno && x->len == y->len && x->offset == y->offset)) {
+					uint8_t *v = verdict_of(rx, x->owner);
+
+					/* (the second pass applies only clears) */
+					if (v)
+						*v |= x->cls == MC_DATA || second ? RV_CLEAR
+										  : RV_ATTR_RESET;
+				}
+				if (!(g->reflink && x->cls == MC_DATA && y->cls == MC_DATA) &&
+				    !(x->cls == MC_INODES && y->cls == MC_INODES) && !self) {
+					uint8_t *v;
+					bool xd = xin && damaged(suspect, rx, x->owner);
+					bool yd = yin && damaged(suspect, rx, y->owner);
+
+					/*
+					 * nothing tells the claims apart: the later inode
+					 * goes, as xfs_repair's phase 3 (in inode order)
+					 * keeps the first claim and clears the second
+					 */
+					if (xin && yin && xd == yd) {
+						xd = x->owner > y->owner;
+						yd = !xd;
+					}
+					if (xin && (!yin || xd) && (v = verdict_of(rx, x->owner)))
 						*v |= RV_CLEAR;
-					if (yin && (v = verdict_of(rx, y->owner)))
+					if (yin && (!xin || yd) && (v = verdict_of(rx, y->owner)))
 						*v |= RV_CLEAR;
 				}
 			}
@@ -672,7 +1081,7 @@ static int plan_unlinked(struct repair_ctx *rx)
 int repair_phase_inodes(struct repair_ctx *rx)
 {
 	struct scan_links *lk = rx->sx->links;
-	uint8_t *before = NULL;
+	uint8_t *before = NULL, *suspect;
 	int err = 0;
 
 	if (!lk)
@@ -680,9 +1089,28 @@ int repair_phase_inodes(struct repair_ctx *rx)
 	rx->verdict = calloc(lk->nslots ? lk->nslots : 1, 1);
 	if (!rx->verdict)
 		return -ENOMEM;
-	for (size_t i = 0; i < rx->fl->n && !err; i++)
-		if (rx->fl->v[i].ino >= 0)
-			err = judge(rx, &rx->fl->v[i]);
+	suspect = calloc(lk->nslots ? lk->nslots : 1, 1);
+	if (!suspect)
+		return -ENOMEM;
+	for (size_t i = 0; i < rx->fl->n && !err; i++) {
+		const struct fs_finding *f = &rx->fl->v[i];
+		uint64_t slot;
+
+		if (f->ino < 0)
+			continue;
+		err = judge(rx, f);
+		slot = scan_links_slot(rx->sx, (fs_ino_t)f->ino);
+		/*
+		 * damage of its own, or a claim the reverse mappings do not
+		 * back (rmap.missing: a block it maps that the rmapbt gives
+		 * no such owner)
+		 */
+		if (slot != UINT64_MAX && strcmp(f->def->code, "block.dup") &&
+		    (f->def->fix == FS_FIX_INODE_CLEAR || f->def->fix == FS_FIX_INODE_CRC ||
+		     f->def->fix == FS_FIX_INODE_FIELD || f->def->fix == FS_FIX_FORK ||
+		     !strcmp(f->def->code, "rmap.missing")))
+			suspect[slot] = 1;
+	}
 	/* what an earlier attempt kept and its result showed it should not have */
 	for (size_t i = 0; i < rx->nforce_clear; i++) {
 		uint8_t *v = verdict_of(rx, rx->force_clear[i]);
@@ -692,9 +1120,11 @@ int repair_phase_inodes(struct repair_ctx *rx)
 	}
 	if (!err)
 		err = plan_unlinked(rx);
-	if (err)
+	if (err) {
+		free(suspect);
 		return err;
-	dup_clears(rx);
+	}
+	dup_clears(rx, suspect, false);
 	err = apply_all(rx, NULL);
 	/*
 	 * Forks loaded only now may claim blocks others own: the duplicate
@@ -704,13 +1134,16 @@ int repair_phase_inodes(struct repair_ctx *rx)
 		err = finish_model(rx);
 	if (!err) {
 		before = malloc(lk->nslots ? lk->nslots : 1);
-		if (!before)
+		if (!before) {
+			free(suspect);
 			return -ENOMEM;
+		}
 		memcpy(before, rx->verdict, lk->nslots);
-		dup_clears(rx);
+		dup_clears(rx, suspect, true);
 		err = apply_all(rx, before);
 		free(before);
 	}
+	free(suspect);
 	for (uint64_t s = 0; s < lk->nslots && !rx->drops; s++)
 		rx->drops = (rx->verdict[s] & (RV_CLEAR | RV_ATTR_RESET)) != 0;
 	return err;

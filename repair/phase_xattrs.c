@@ -272,16 +272,30 @@ static void collect_leaf(struct xa_collect *c, const struct fs_bmap *m, unsigned
 	struct fs_attr_leaf_hdr h;
 	uint32_t count, table_end;
 
+	bool mended = false;
+
 	fs_attr_leaf_hdr_decode(buf, bs, &h);
 	count = h.count;
 	if (count > (bs - hdr) / ent)
 		count = (bs - hdr) / ent;
+	/*
+	 * A count whose entry table runs into the names is damage to the
+	 * count, not to the entries: the table ends where the names begin
+	 * (firstused), and the slots past the real entries, empty there,
+	 * are not xattrs that were lost.
+	 */
+	if (h.firstused >= hdr && h.firstused <= bs && hdr + count * ent > h.firstused) {
+		count = (h.firstused - hdr) / ent;
+		mended = true;
+	}
 	table_end = hdr + count * ent;
 	for (uint32_t i = 0; i < count && !c->err; i++) {
 		struct fs_attr_ent e;
 		bool fits = fs_attr_leaf_entry(buf, bs, &h, i, &e);
 		unsigned char *val;
 
+		if (mended && !e.hash && !e.nameidx)
+			continue;	/* an empty slot of the table */
 		if (!fits || e.nameidx < table_end) {
 			drop(c, e.flags, NULL, 0);
 			continue;

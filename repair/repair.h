@@ -76,7 +76,7 @@ struct repair_field_fix {
 	uint64_t value;
 };
 enum { RF_NBLOCKS, RF_ONLINK, RF_EXTSIZE, RF_COWEXTSIZE, RF_FLAGS, RF_TIMESTAMP, RF_LSN,
-       RF_UNLINKED, RF_MAGIC };
+       RF_UNLINKED };
 
 struct fs_log_attri;
 

@@ -24,6 +24,7 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
+#include "libfs/crc.h"
 #include "libfs/endian.h"
 #include "libfs/inode.h"
 #include "libfs/vec.h"
@@ -87,8 +88,48 @@ static int cluster_list(struct scan_ctx *cx, fs_agnumber_t agno, const struct mo
 	return 0;
 }
 
+/*
+ * Codes that say nothing of the inode's contents: its CRC, and a magic or
+ * version an identified inode had mended (scan_inode_mend_identity).  They
+ * hide nothing: the contents are judged by every rule all the same, and
+ * repair re-stamps the CRC only on contents that pass.
+ */
+static bool says_nothing_of_contents(const char *code, bool mended)
+{
+	return !strcmp(code, "inode.crc") ||
+	       (mended && (!strcmp(code, "inode.magic") || !strcmp(code, "inode.version")));
+}
+
+/*
+ * Codes of fields repair resets without changing how the inode's contents
+ * read (a hint, a timestamp, an LSN, a list pointer): a directory, xattrs
+ * or a symlink with one of them are judged all the same.  So are bad flags
+ * on anything but a regular file (a realtime flag moves a file's data;
+ * on other types repair drops every flag that does not belong).  A
+ * directory repair keeps must have been walked: its children are where
+ * it says, not orphans.
+ */
+static bool mended_without_contents(const char *code, uint16_t mode)
+{
+	static const char *const codes[] = { "inode.lsn", "inode.timestamp", "inode.onlink",
+					     "inode.extsize", "inode.cowextsize", "inode.unlinked",
+					     "unlinked.linked" };
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (!strcmp(code, codes[i]))
+			return true;
+	return !strcmp(code, "inode.flags") && mode && !S_ISREG(mode);
+}
+
+/* The identity findings of the damaged bytes: the rest is judged on the mended copy. */
+static bool not_identity(void *priv, const struct fs_finding *f)
+{
+	(void)priv;
+	return strcmp(f->def->code, "inode.magic") && strcmp(f->def->code, "inode.version");
+}
+
 /* Codes of the inode verifier that leave the forks' block maps meaningful. */
-static bool moves_forks(const char *code)
+static bool moves_forks(const char *code, bool mended)
 {
 	static const char *const harmless[] = { "inode.lsn", "inode.nblocks", "inode.extsize",
 						"inode.cowextsize", "inode.unlinked", "inode.size" };
@@ -96,7 +137,7 @@ static bool moves_forks(const char *code)
 	for (size_t i = 0; i < sizeof(harmless) / sizeof(harmless[0]); i++)
 		if (!strcmp(code, harmless[i]))
 			return false;
-	return true;
+	return !says_nothing_of_contents(code, mended);
 }
 
 static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot, uint32_t i,
@@ -110,7 +151,8 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 	struct fs_vctx vc = { .g = g, .fl = &s->scratch, .agno = s->agno, .daddr = daddr,
 			      .have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn,
 			      .decoded = &ci.ip };
-	bool free_disk, free_btree, uncertain = !(c->where & MODEL_IC_INOBT);
+	bool free_disk, free_btree, uncertain = !(c->where & MODEL_IC_INOBT), mended_id = false;
+	unsigned char mended[1u << XFS_DINODE_MAX_LOG];
 
 	ci.ino = fs_agino_to_ino(g, s->agno, ci.agino);
 	vc.ino = ci.ino;
@@ -133,11 +175,39 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 	}
 	s->checked++;
 	fs_verify(FS_MT_INODE, &vc, dip, g->inodesize);
-	ci.core_ok = s->scratch.n == 0 && !s->scratch.dropped;
+	/*
+	 * An inode whose magic or version is damaged but whose di_ino and
+	 * UUID name it is judged as the inode it is: its identity findings
+	 * stay, every other rule runs on a copy with magic and version set
+	 * (what repair writes), and the steps below read that copy.
+	 */
+	if (s->scratch.n && g->inodesize <= sizeof(mended) &&
+	    scan_inode_mend_identity(g, ci.ino, dip, mended)) {
+		bool crc_ok = fs_crc_ok(dip, g->inodesize, XFS_DINODE_CRC_OFF);
+
+		fs_findings_drop(&s->scratch, not_identity, NULL);
+		memset(&ci.ip, 0, sizeof(ci.ip));
+		fs_verify(FS_MT_INODE, &vc, mended, g->inodesize);
+		/* the CRC as stored does not match the bytes on disk: said, whatever the copy's */
+		if (!crc_ok && !fs_findings_has(&s->scratch, "inode.crc"))
+			fs_report(&s->scratch, "inode.crc", s->agno, (int64_t)daddr, (int64_t)ci.ino,
+				  "crc", FS_X(fs_crc_compute(dip, g->inodesize, XFS_DINODE_CRC_OFF)),
+				  FS_X(fs_crc_stored(dip, XFS_DINODE_CRC_OFF)),
+				  "inode CRC does not match its contents");
+		dip = ci.dip = mended;
+		mended_id = true;
+	}
+	ci.core_ok = !s->scratch.dropped;
 	ci.forks_ok = !s->scratch.dropped;
-	for (size_t k = 0; k < s->scratch.n && ci.forks_ok; k++)
-		if (moves_forks(s->scratch.v[k].def->code))
+	for (size_t k = 0; k < s->scratch.n; k++) {
+		const char *code = s->scratch.v[k].def->code;
+
+		if (!says_nothing_of_contents(code, mended_id) &&
+		    !mended_without_contents(code, ci.ip.mode))
+			ci.core_ok = false;
+		if (moves_forks(code, mended_id))
 			ci.forks_ok = false;
+	}
 	if (fs_findings_move(cx->fl, &s->scratch) == -ENOMEM && !s->err)
 		s->err = -ENOMEM;
 	/* the verifier decoded the core (version 0: it stopped before, or disk says 0) */

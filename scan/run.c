@@ -22,6 +22,7 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
+#include "libfs/crc.h"
 #include "libfs/endian.h"
 #include "libfs/workq.h"
 
@@ -141,6 +142,34 @@ bool scan_inode_proves(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t a
 	       fs_agino_to_ino(g, agno, agino) &&
 	       (get_be16(dip) == XFS_DINODE_MAGIC ||
 		(d->di_version == 3 && !memcmp(d->di_uuid, g->meta_uuid, sizeof(d->di_uuid))));
+}
+
+bool scan_inode_identified(const struct fs_geom *g, fs_ino_t ino, const void *dip)
+{
+	const struct xfs_dinode *d = dip;
+
+	return be64(d->di_ino) == ino && !memcmp(&d->di_uuid, g->meta_uuid, sizeof(d->di_uuid));
+}
+
+bool scan_inode_mend_identity(const struct fs_geom *g, fs_ino_t ino, const void *dip,
+			      unsigned char *out)
+{
+	struct xfs_dinode *d = (struct xfs_dinode *)out;
+	bool crc_was_ok;
+
+	if (!scan_inode_identified(g, ino, dip))
+		return false;
+	if (be16(((const struct xfs_dinode *)dip)->di_magic) == XFS_DINODE_MAGIC &&
+	    ((const struct xfs_dinode *)dip)->di_version == 3)
+		return false;
+	crc_was_ok = fs_crc_ok(dip, g->inodesize, XFS_DINODE_CRC_OFF);
+	memcpy(out, dip, g->inodesize);
+	put_be16(&d->di_magic, XFS_DINODE_MAGIC);
+	d->di_version = 3;
+	/* a CRC that matched the damaged bytes was stamped over them: the damage is not its */
+	if (crc_was_ok)
+		fs_crc_update(out, g->inodesize, XFS_DINODE_CRC_OFF);
+	return true;
 }
 
 struct fs_vctx scan_vctx(struct scan_ctx *cx, fs_ino_t ino, fs_fsblock_t fsb)

@@ -371,6 +371,21 @@ int scan_load_map(struct scan_ctx *cx, const void *dip, const struct fs_inode *i
  */
 bool scan_inode_proves(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t agino,
 		       const void *dip);
+/*
+ * Whether inode bytes name themselves inode ino whatever their magic and
+ * version say: di_ino is ino and di_uuid the filesystem's (24 bytes no
+ * other block holds there).  Such an inode's magic and version are
+ * mended, as xfs_repair resets them; it is never cleared for them alone.
+ */
+bool scan_inode_identified(const struct fs_geom *g, fs_ino_t ino, const void *dip);
+/*
+ * An identified inode whose magic or version is wrong, mended into out
+ * (inodesize bytes): magic and version 3 set, the CRC restamped only when
+ * the stored one matched the damaged bytes (a stale CRC stays stale: the
+ * rest is judged as it is).  false: nothing to mend, out untouched.
+ */
+bool scan_inode_mend_identity(const struct fs_geom *g, fs_ino_t ino, const void *dip,
+			      unsigned char *out);
 /* A verifier context for a block of inode ino's forks at fsb, reporting to the run. */
 struct fs_vctx scan_vctx(struct scan_ctx *cx, fs_ino_t ino, fs_fsblock_t fsb);
 /* Add one readahead's counts to the run's totals. */

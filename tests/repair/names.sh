@@ -132,7 +132,7 @@ run_case "$LABEL" claim "path /sub/a" "fuzz -d v3.inumber zeroes" "fuzz -d core.
 
 LABEL="directory inode's magic zeroed, the rest intact"
 # a v3 core naming itself: the magic is reset (as xfs_repair does), nothing moves
-claim() { is_dir "$1" /sub/a; nlink_is "$1" /sub 3; nlink_is "$1" /sub/a/b/deep 1; }
+claim() { is_dir "$1" /sub/a; is_dir "$1" /sub/a/b; nlink_is "$1" /sub 3; nlink_is "$1" /sub/a/b/deep 1; }
 run_case "$LABEL" claim "path /sub/a" "fuzz -d core.magic zeroes"
 
 LABEL="block directory's block destroyed"
