@@ -982,7 +982,7 @@ Needs root, loop devices and XFS in the kernel (it mounts images).""")
                     for m in r["worse"])), gap_of(r))
             else:
                 if gap_of(r):
-                    out("# %s passes now: take it out of KNOWN_GAPS" % r["id"])
+                    out("known gap %s passes now: take it out of KNOWN_GAPS" % r["id"])
                 better = [m for m in MEASURES if ms[m]["verdict"] == "better"]
                 tap_line(True, "%s: xfsx >= xfs_repair%s (xfsx exit %s, %d fixed, left %s;"
                          " xfs_repair exit %s; %.1f s)" % (
