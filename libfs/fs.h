@@ -16,6 +16,12 @@ struct fs {
 	struct xfs_sb sb;          /* the superblock the geometry came from */
 	struct fs_geom g;
 	fs_agnumber_t sb_source;   /* 0, or the AG of the secondary used */
+	/*
+	 * The primary as it reads on disk.  When sb_source is 0, sb differs
+	 * from it in the fields the vote over the secondaries (and the
+	 * geometry's own rules for the root and realtime inodes) rejected.
+	 */
+	struct xfs_sb sb_disk;
 	/* sb came from a secondary: its free/inode counters are not current
 	 * and must not be judged against a scan */
 	bool sb_counters_stale;

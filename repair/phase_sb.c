@@ -52,7 +52,9 @@ static int mend_primary(struct repair_ctx *rx)
 	for (size_t i = 0; i < rx->fl->n; i++) {
 		const struct fs_finding *f = &rx->fl->v[i];
 
-		if (f->def->fix == FS_FIX_SB && f->ag == 0 && f->field[0])
+		/* a field the vote over the secondaries decided is not taken again */
+		if (f->def->fix == FS_FIX_SB && f->ag == 0 && f->field[0] &&
+		    fs_sb_field_equal(&rx->fs->sb, &rx->fs->sb_disk, f->field))
 			fs_sb_copy_field(&trial, &sec, f->field);
 	}
 	trial.sb_inprogress = 0;
@@ -61,6 +63,11 @@ static int mend_primary(struct repair_ctx *rx)
 		trial.sb_inprogress = 0;
 		trial.sb_uquotino = trial.sb_gquotino = trial.sb_pquotino = NULLFSINO;
 		trial.sb_qflags = 0;
+		/* what the vote and the geometry chose stands (the root inode first) */
+		fs_sb_copy_changed(&trial, &rx->fs->sb, &rx->fs->sb_disk);
+		trial.sb_rootino = rx->fs->sb.sb_rootino;
+		trial.sb_rbmino = rx->fs->sb.sb_rbmino;
+		trial.sb_rsumino = rx->fs->sb.sb_rsumino;
 	}
 	rx->newsb = trial;
 	return 0;
