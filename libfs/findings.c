@@ -42,7 +42,7 @@ static const struct fs_finding_def table[] = {
 	{ "sb.magic",           E, F_SB,     "superblock magic number is wrong" },
 	{ "sb.crc",             E, F_SB,     "superblock CRC does not match its contents" },
 	{ "sb.version",         E, F_NONE,   "superblock version is not a v5 version" },
-	{ "sb.feature",         E, F_NONE,   "superblock feature flags are invalid or unknown" },
+	{ "sb.feature",         E, F_SB,     "superblock feature flags are invalid or unknown" },
 	{ "sb.compat_unknown",  I, F_NONE,   "superblock carries compat feature bits unknown to this build (harmless, kept)" },
 	{ "sb.geometry",        E, F_SB,     "superblock geometry field is invalid" },
 	{ "sb.log",             E, F_SB,     "superblock log geometry is invalid" },

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <uuid/uuid.h>
 
 #include "libfs/crc.h"
@@ -96,7 +97,23 @@ static void count_votes(struct fs_dev *dev, const struct xfs_sb *cand, unsigned 
  * Without a majority anywhere, the candidate with the most votes wins.
  * Returns the byte offset of the chosen copy.
  */
-int fs_find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where)
+/*
+ * The next offset at or after off (rounded down to a chunk) that may hold
+ * data: an image file's holes hold no superblock and need not be read.
+ */
+static uint64_t next_data(const struct fs_dev *dev, uint64_t off, size_t chunk)
+{
+	off_t d;
+
+	if (dev->blockdev)
+		return off;
+	d = lseek(dev->fd, (off_t)off, SEEK_DATA);
+	if (d < 0)
+		return errno == ENXIO ? dev->size : off;
+	return (uint64_t)d / chunk * chunk > off ? (uint64_t)d / chunk * chunk : off;
+}
+
+static int find_secondary(struct fs_dev *dev, uint64_t limit, struct xfs_sb *out, uint64_t *where)
 {
 	const size_t chunk = 1 << 20;
 	unsigned char *buf = fs_dev_alloc(dev, chunk);
@@ -113,8 +130,15 @@ int fs_find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where)
 	}
 	fs_findings_init(&scratch);
 	/* 64 candidates bound the work on a device full of old superblocks */
-	for (uint64_t off = 0; off < dev->size && !done && tried < 64; off += chunk) {
-		size_t n = dev->size - off < chunk ? dev->size - off : chunk;
+	if (limit > dev->size)
+		limit = dev->size;
+	for (uint64_t off = 0; !done && tried < 64; off += chunk) {
+		size_t n;
+
+		off = next_data(dev, off, chunk);
+		if (off >= limit)
+			break;
+		n = limit - off < chunk ? limit - off : chunk;
 		n -= n % FS_BBSIZE;
 		if (!n || fs_dev_read(dev, buf, n, off))
 			break;
@@ -151,22 +175,62 @@ int fs_find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where)
 	return ret;
 }
 
+int fs_find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where)
+{
+	return find_secondary(dev, dev->size, out, where);
+}
+
+int fs_sb_majority_copy(struct fs *fs, struct xfs_sb *out)
+{
+	struct xfs_sb *v = calloc(FS_MAX_VOTERS, sizeof(*v));
+	unsigned char *buf = fs_dev_alloc(fs->dev, XFS_MAX_SECTORSIZE);
+	struct fs_findings scratch;
+	unsigned n, sampled;
+	uint64_t where;
+	int ret = -ENOENT;
+
+	if (!v || !buf) {
+		free(v);
+		free(buf);
+		return -ENOMEM;
+	}
+	fs_findings_init(&scratch);
+	n = read_voters(fs->dev, &fs->sb, buf, &scratch, v, &sampled);
+	for (unsigned i = 0; i < n && ret; i++) {
+		scratch.n = 0;
+		if (fs_sb_compare_secondary(&fs->sb, &v[i], 1, &scratch) == 0) {
+			*out = v[i];
+			ret = 0;
+		}
+	}
+	fs_findings_free(&scratch);
+	free(v);
+	free(buf);
+	return ret ? fs_find_secondary(fs->dev, out, &where) : 0;
+}
+
 static bool is_pow2_sect(uint32_t v)
 {
 	return v >= XFS_MIN_SECTORSIZE && v <= XFS_MAX_SECTORSIZE && !(v & (v - 1));
 }
 
-/* Every size field and its log agree on a v5 geometry: XFS in all but the magic. */
-static bool sb_looks_like_xfs(const struct xfs_sb *sb)
+/* Every size field and its log agree: the AG boundaries can be found. */
+static bool sb_sizes_agree(const struct xfs_sb *sb)
 {
-	return (sb->sb_versionnum & XFS_SB_VERSION_NUMBITS) == XFS_SB_VERSION_5 &&
-	       sb->sb_blocklog >= XFS_MIN_BLOCKSIZE_LOG && sb->sb_blocklog <= XFS_MAX_BLOCKSIZE_LOG &&
+	return sb->sb_blocklog >= XFS_MIN_BLOCKSIZE_LOG && sb->sb_blocklog <= XFS_MAX_BLOCKSIZE_LOG &&
 	       sb->sb_blocksize == 1u << sb->sb_blocklog &&
 	       sb->sb_sectlog >= XFS_MIN_SECTORSIZE_LOG && sb->sb_sectlog <= XFS_MAX_SECTORSIZE_LOG &&
 	       sb->sb_sectsize == 1u << sb->sb_sectlog &&
 	       sb->sb_inodelog >= XFS_DINODE_MIN_LOG && sb->sb_inodelog <= XFS_DINODE_MAX_LOG &&
 	       sb->sb_inodesize == 1u << sb->sb_inodelog &&
 	       sb->sb_agcount > 0 && sb->sb_agblocks > 0;
+}
+
+/* Every size field and its log agree on a v5 geometry: XFS in all but the magic. */
+static bool sb_looks_like_xfs(const struct xfs_sb *sb)
+{
+	return (sb->sb_versionnum & XFS_SB_VERSION_NUMBITS) == XFS_SB_VERSION_5 &&
+	       sb_sizes_agree(sb);
 }
 
 /*
@@ -304,7 +368,15 @@ static int vote_primary(struct fs_dev *dev, const unsigned char *buf, const stru
 		struct xfs_sb cand;
 		uint64_t where;
 
-		if (fs_find_secondary(dev, &cand, &where) == 0)
+		/*
+		 * The primary verified, so its AG size is within a factor of
+		 * agcount/(agcount-1) of the true one: AG 1 lies in the first two
+		 * of its AGs (or the device is not what it says, and reading all
+		 * of it would tell no more).
+		 */
+		uint64_t agbytes = (uint64_t)p->sb_agblocks << p->sb_blocklog;
+
+		if (find_secondary(dev, 2 * agbytes + (1 << 20), &cand, &where) == 0)
 			n = read_voters(dev, &cand, vbuf, &scratch, voters, &sampled);
 	}
 	changed = fs_sb_vote(p, voters, n, out, &vf);
@@ -431,11 +503,12 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 		fs->sb_disk = fs->sb;
 		/*
 		 * A primary whose geometry can be read is voted on before it is
-		 * trusted (feature bits unknown to this build included: the
-		 * secondaries may show them to be damage).
+		 * trusted (feature bits unknown to this build and a v4 version
+		 * number included: the secondaries may show them to be damage).
 		 */
-		if (o->allow_secondary && sb_looks_like_xfs(&fs->sb) &&
-		    (st == FS_SB_OK || st == FS_SB_DAMAGED || st == FS_SB_UNSUPPORTED)) {
+		if (o->allow_secondary && sb_sizes_agree(&fs->sb) &&
+		    (st == FS_SB_OK || st == FS_SB_DAMAGED || st == FS_SB_UNSUPPORTED ||
+		     st == FS_SB_V4)) {
 			struct xfs_sb v;
 
 			voted = vote_primary(fs->dev, buf, &fs->sb_disk, &v, fl);

@@ -69,6 +69,13 @@ void fs_close(struct fs *fs);
  */
 int fs_find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where);
 
+/*
+ * A secondary that agrees with fs->sb in every shared field (read at the
+ * AG boundaries fs->sb names; the device is searched only when none
+ * does): 0 with the copy, -ENOENT, -ENOMEM.
+ */
+int fs_sb_majority_copy(struct fs *fs, struct xfs_sb *out);
+
 /* Locate the log head (internal logs); sets have_log_head/log_head_lsn/log_clean. */
 int fs_log_find_head(struct fs *fs);
 
