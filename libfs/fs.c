@@ -309,8 +309,8 @@ static int place_root_inodes(struct fs_dev *dev, struct xfs_sb *sb, const struct
 	}
 	if (root != sb->sb_rootino) {
 		fs_report(fl, "sb.inodes", 0, 0, FS_NONE, "rootino", FS_U(root), FS_U(sb->sb_rootino),
-			  "the primary superblock's root inode %llu is not where the geometry puts "
-			  "the root directory, and is not one; %llu is, and is used",
+			  "the primary superblock's root inode %llu is neither where the geometry "
+			  "puts the root directory nor a root directory: %llu is used",
 			  (unsigned long long)sb->sb_rootino, (unsigned long long)root);
 		sb->sb_rootino = root;
 		changed++;
