@@ -335,6 +335,66 @@ static int place_root_inodes(struct fs_dev *dev, struct xfs_sb *sb, const struct
 }
 
 /*
+ * Whether sb's internal log is where it says: a log record header stamped
+ * with sb's UUID in the first 256 KiB of the region (a record is at most
+ * that long, so one starts there in any cycle).
+ */
+static bool log_is_there(struct fs_dev *dev, const struct xfs_sb *sb)
+{
+	const size_t span = 256 << 10;
+	uint64_t agno, agbno, off;
+	unsigned char *b;
+	bool found = false;
+
+	if (!sb->sb_logstart || sb->sb_agblklog > 31 || sb->sb_blocklog > XFS_MAX_BLOCKSIZE_LOG)
+		return false;
+	agno = sb->sb_logstart >> sb->sb_agblklog;
+	agbno = sb->sb_logstart & ((1ull << sb->sb_agblklog) - 1);
+	if (agno >= sb->sb_agcount || agbno + sb->sb_logblocks > sb->sb_agblocks ||
+	    ((uint64_t)sb->sb_logblocks << sb->sb_blocklog) < span)
+		return false;
+	off = (agno * sb->sb_agblocks + agbno) << sb->sb_blocklog;
+	if (off + span > dev->size || !(b = fs_dev_alloc(dev, span)))
+		return false;
+	if (!fs_dev_read(dev, b, span, off))
+		for (size_t i = 0; i + sizeof(struct xlog_rec_header) <= span && !found; i += FS_BBSIZE) {
+			const struct xlog_rec_header *h = (const void *)(b + i);
+
+			found = be32(h->h_magicno) == XLOG_HEADER_MAGIC_NUM &&
+				!memcmp(&h->h_fs_uuid, &sb->sb_uuid, sizeof(h->h_fs_uuid));
+		}
+	free(b);
+	return found;
+}
+
+/*
+ * Two AGs: one secondary cannot outvote the primary.  The log is the one
+ * field that can still be settled, by looking: when the primary's log
+ * placement holds no log and the secondary's does, the secondary's is
+ * taken (otherwise the log's blocks would be handed to free space).
+ */
+static int settle_log_tie(struct fs_dev *dev, struct xfs_sb *out, const struct xfs_sb *sec,
+			  struct fs_findings *fl)
+{
+	struct xfs_sb trial = *out;
+
+	if (out->sb_logstart == sec->sb_logstart && out->sb_logblocks == sec->sb_logblocks)
+		return 0;
+	trial.sb_logstart = sec->sb_logstart;
+	trial.sb_logblocks = sec->sb_logblocks;
+	if (log_is_there(dev, out) || !log_is_there(dev, &trial))
+		return 0;
+	fs_report(fl, "sb.secondary", 0, 0, FS_NONE, "logstart", FS_U(sec->sb_logstart),
+		  FS_U(out->sb_logstart), "the primary superblock's log (start %llu, %u blocks) "
+		  "holds no log record, the only secondary's (start %llu, %u blocks) does: the "
+		  "primary is the damaged one and the secondary's log is used",
+		  (unsigned long long)out->sb_logstart, out->sb_logblocks,
+		  (unsigned long long)sec->sb_logstart, sec->sb_logblocks);
+	*out = trial;
+	return 1;
+}
+
+/*
  * Before anything trusts the primary: vote its shared fields against the
  * secondaries (fs_sb_vote), and place the root and realtime inodes by the
  * geometry.  The secondaries are read at the boundaries the primary's
@@ -380,6 +440,8 @@ static int vote_primary(struct fs_dev *dev, const unsigned char *buf, const stru
 			n = read_voters(dev, &cand, vbuf, &scratch, voters, &sampled);
 	}
 	changed = fs_sb_vote(p, voters, n, out, &vf);
+	if (n == 1 && sampled == 1)
+		changed += settle_log_tie(dev, out, &voters[0], &vf);
 	changed += place_root_inodes(dev, out, voters, n, true, &vf);
 	if (!changed)
 		goto done;

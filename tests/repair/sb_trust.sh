@@ -117,6 +117,25 @@ case_sb "sector 0 zeroed" wipe0
 case_sb "agblocks + 1" sbw agblocks $(( $(sbfield "$base" agblocks) + 1 ))
 case_sb "logblocks halved" sbw logblocks $(( $(sbfield "$base" logblocks) / 2 ))
 
+# two AGs: one secondary cannot outvote the primary, but the log can be
+# looked at: a primary log placement holding no log loses to the secondary's
+two="$TMP/two.img"
+truncate -s 1g "$two"
+if "$XFSX_MKFS" -q -d agcount=2 "$two"; then
+	two_free=$(xfs_db -r -c 'agf 0' -c 'print freeblks' -c 'agf 1' -c 'print freeblks' "$two" | awk '{printf "%s ", $3}')
+	sbw logstart 0 "$two" >/dev/null 2>&1
+	"$XFSX_CHECK" --json "$two" >"$TMP/two.json" 2>/dev/null; rc=$?
+	check "two AGs, logstart 0: xfsx_check exit 4 (got $rc)" [ $rc -eq 4 ]
+	check "two AGs, logstart 0: findings are sb.* ones" sb_coded "$TMP/two.json"
+	"$XFSX_REPAIR" "$two" >"$TMP/repair.out" 2>&1; rc=$?
+	check "two AGs, logstart 0: one xfsx_repair run exit 1 (got $rc)" [ $rc -eq 1 ]
+	check "two AGs, logstart 0: the log is not free space" \
+		[ "$(xfs_db -r -c 'agf 0' -c 'print freeblks' -c 'agf 1' -c 'print freeblks' "$two" | awk '{printf "%s ", $3}')" = "$two_free" ]
+	after_repair "$two" "two AGs, logstart 0"
+else
+	not_ok "xfsx_mkfs -d agcount=2"
+fi
+
 # (10) an unknown compat bit: harmless by definition; the kernel mounts it
 img="$TMP/compat.img"
 cp --sparse=always "$base" "$img"
