@@ -11,8 +11,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <uuid/uuid.h>
 
+#include "libfs/crc.h"
 #include "libfs/endian.h"
 #include "libfs/sb.h"
 
@@ -28,6 +31,43 @@ static int fail(struct fs_error *e, int err, const char *fmt, ...)
 	return err;
 }
 
+#define FS_MAX_VOTERS 32
+
+/*
+ * Read the secondaries at the AG boundaries geo's geometry names, at most
+ * FS_MAX_VOTERS sampled evenly across the AGs; those that verify (their
+ * own findings aside, their geometry usable) go to out.  Returns how many;
+ * *sampled says how many boundaries lie inside the device.
+ */
+static unsigned read_voters(struct fs_dev *dev, const struct xfs_sb *geo, unsigned char *buf,
+			    struct fs_findings *scratch, struct xfs_sb *out, unsigned *sampled)
+{
+	uint64_t agbytes = (uint64_t)geo->sb_agblocks << (geo->sb_blocklog & 63);
+	uint32_t n = geo->sb_agcount > 1 ? geo->sb_agcount - 1 : 0;
+	uint32_t step = n > FS_MAX_VOTERS ? n / FS_MAX_VOTERS : 1;
+	unsigned got = 0;
+
+	*sampled = 0;
+	if (!agbytes || geo->sb_blocklog > XFS_MAX_BLOCKSIZE_LOG)
+		return 0;
+	for (uint64_t agno = 1; agno < geo->sb_agcount && got < FS_MAX_VOTERS; agno += step) {
+		uint64_t off = agno * agbytes;
+		enum fs_sb_state st;
+
+		if (off + XFS_MAX_SECTORSIZE > dev->size)
+			break;
+		(*sampled)++;
+		if (fs_dev_read(dev, buf, XFS_MAX_SECTORSIZE, off))
+			continue;
+		scratch->n = 0;
+		st = fs_sb_verify(buf, XFS_MAX_SECTORSIZE, (fs_agnumber_t)agno, scratch);
+		if (st != FS_SB_OK && st != FS_SB_DAMAGED)
+			continue;
+		fs_sb_from_disk(&out[got++], (const void *)buf);
+	}
+	return got;
+}
+
 /*
  * How many of the other AG boundaries of candidate's geometry hold a
  * secondary that verifies and agrees with it (uuid and geometry), out of
@@ -36,26 +76,13 @@ static int fail(struct fs_error *e, int err, const char *fmt, ...)
 static void count_votes(struct fs_dev *dev, const struct xfs_sb *cand, unsigned char *buf,
 			struct fs_findings *scratch, unsigned *votes, unsigned *sampled)
 {
-	uint64_t agbytes = (uint64_t)cand->sb_agblocks << cand->sb_blocklog;
-	uint32_t n = cand->sb_agcount > 1 ? cand->sb_agcount - 1 : 0;
-	uint32_t step = n > 32 ? n / 32 : 1;
+	struct xfs_sb v[FS_MAX_VOTERS];
+	unsigned n = read_voters(dev, cand, buf, scratch, v, sampled);
 
-	*votes = *sampled = 0;
-	for (uint32_t agno = 1; agno < cand->sb_agcount; agno += step) {
-		uint64_t off = agno * agbytes;
-		struct xfs_sb sb;
-
-		if (off + XFS_MAX_SECTORSIZE > dev->size)
-			break;
-		(*sampled)++;
-		if (fs_dev_read(dev, buf, XFS_MAX_SECTORSIZE, off))
-			continue;
+	*votes = 0;
+	for (unsigned i = 0; i < n; i++) {
 		scratch->n = 0;
-		if (fs_sb_verify(buf, XFS_MAX_SECTORSIZE, agno, scratch) != FS_SB_OK)
-			continue;
-		fs_sb_from_disk(&sb, (const void *)buf);
-		scratch->n = 0;
-		if (fs_sb_compare_secondary(cand, &sb, agno, scratch) == 0)
+		if (fs_sb_compare_secondary(cand, &v[i], 1, scratch) == 0)
 			(*votes)++;
 	}
 }
@@ -70,7 +97,23 @@ static void count_votes(struct fs_dev *dev, const struct xfs_sb *cand, unsigned 
  * Without a majority anywhere, the candidate with the most votes wins.
  * Returns the byte offset of the chosen copy.
  */
-int fs_find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where)
+/*
+ * The next offset at or after off (rounded down to a chunk) that may hold
+ * data: an image file's holes hold no superblock and need not be read.
+ */
+static uint64_t next_data(const struct fs_dev *dev, uint64_t off, size_t chunk)
+{
+	off_t d;
+
+	if (dev->blockdev)
+		return off;
+	d = lseek(dev->fd, (off_t)off, SEEK_DATA);
+	if (d < 0)
+		return errno == ENXIO ? dev->size : off;
+	return (uint64_t)d / chunk * chunk > off ? (uint64_t)d / chunk * chunk : off;
+}
+
+static int find_secondary(struct fs_dev *dev, uint64_t limit, struct xfs_sb *out, uint64_t *where)
 {
 	const size_t chunk = 1 << 20;
 	unsigned char *buf = fs_dev_alloc(dev, chunk);
@@ -87,8 +130,15 @@ int fs_find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where)
 	}
 	fs_findings_init(&scratch);
 	/* 64 candidates bound the work on a device full of old superblocks */
-	for (uint64_t off = 0; off < dev->size && !done && tried < 64; off += chunk) {
-		size_t n = dev->size - off < chunk ? dev->size - off : chunk;
+	if (limit > dev->size)
+		limit = dev->size;
+	for (uint64_t off = 0; !done && tried < 64; off += chunk) {
+		size_t n;
+
+		off = next_data(dev, off, chunk);
+		if (off >= limit)
+			break;
+		n = limit - off < chunk ? limit - off : chunk;
 		n -= n % FS_BBSIZE;
 		if (!n || fs_dev_read(dev, buf, n, off))
 			break;
@@ -125,17 +175,327 @@ int fs_find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where)
 	return ret;
 }
 
-/* Every size field and its log agree on a v5 geometry: XFS in all but the magic. */
-static bool sb_looks_like_xfs(const struct xfs_sb *sb)
+int fs_find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where)
 {
-	return (sb->sb_versionnum & XFS_SB_VERSION_NUMBITS) == XFS_SB_VERSION_5 &&
-	       sb->sb_blocklog >= XFS_MIN_BLOCKSIZE_LOG && sb->sb_blocklog <= XFS_MAX_BLOCKSIZE_LOG &&
+	return find_secondary(dev, dev->size, out, where);
+}
+
+int fs_sb_majority_copy(struct fs *fs, struct xfs_sb *out)
+{
+	struct xfs_sb *v = calloc(FS_MAX_VOTERS, sizeof(*v));
+	unsigned char *buf = fs_dev_alloc(fs->dev, XFS_MAX_SECTORSIZE);
+	struct fs_findings scratch;
+	unsigned n, sampled;
+	uint64_t where;
+	int ret = -ENOENT;
+
+	if (!v || !buf) {
+		free(v);
+		free(buf);
+		return -ENOMEM;
+	}
+	fs_findings_init(&scratch);
+	n = read_voters(fs->dev, &fs->sb, buf, &scratch, v, &sampled);
+	for (unsigned i = 0; i < n && ret; i++) {
+		scratch.n = 0;
+		if (fs_sb_compare_secondary(&fs->sb, &v[i], 1, &scratch) == 0) {
+			*out = v[i];
+			ret = 0;
+		}
+	}
+	fs_findings_free(&scratch);
+	free(v);
+	free(buf);
+	return ret ? fs_find_secondary(fs->dev, out, &where) : 0;
+}
+
+static bool is_pow2_sect(uint32_t v)
+{
+	return v >= XFS_MIN_SECTORSIZE && v <= XFS_MAX_SECTORSIZE && !(v & (v - 1));
+}
+
+/* Every size field and its log agree: the AG boundaries can be found. */
+static bool sb_sizes_agree(const struct xfs_sb *sb)
+{
+	return sb->sb_blocklog >= XFS_MIN_BLOCKSIZE_LOG && sb->sb_blocklog <= XFS_MAX_BLOCKSIZE_LOG &&
 	       sb->sb_blocksize == 1u << sb->sb_blocklog &&
 	       sb->sb_sectlog >= XFS_MIN_SECTORSIZE_LOG && sb->sb_sectlog <= XFS_MAX_SECTORSIZE_LOG &&
 	       sb->sb_sectsize == 1u << sb->sb_sectlog &&
 	       sb->sb_inodelog >= XFS_DINODE_MIN_LOG && sb->sb_inodelog <= XFS_DINODE_MAX_LOG &&
 	       sb->sb_inodesize == 1u << sb->sb_inodelog &&
 	       sb->sb_agcount > 0 && sb->sb_agblocks > 0;
+}
+
+/* Every size field and its log agree on a v5 geometry: XFS in all but the magic. */
+static bool sb_looks_like_xfs(const struct xfs_sb *sb)
+{
+	return (sb->sb_versionnum & XFS_SB_VERSION_NUMBITS) == XFS_SB_VERSION_5 &&
+	       sb_sizes_agree(sb);
+}
+
+/*
+ * Whether ino looks like a root directory: a v5 directory inode that
+ * names itself, and (short form) is its own parent.  What xfs_repair
+ * asks before it moves the root away from a number the geometry does not
+ * predict (a stripe unit changed since mkfs moves the prediction).
+ */
+static bool plausible_rootdir(struct fs_dev *dev, const struct fs_geom *g, uint64_t ino)
+{
+	unsigned char *blk;
+	const struct xfs_dinode *di;
+	uint64_t off;
+	bool ok = false;
+
+	if (!fs_ino_valid(g, ino))
+		return false;
+	off = fs_daddr_to_bytes(fs_agbno_to_daddr(g, fs_ino_to_agno(g, ino),
+				fs_agino_to_agbno(g, fs_ino_to_agino(g, ino))));
+	if (off + g->blocksize > dev->size || !(blk = fs_dev_alloc(dev, g->blocksize)))
+		return false;
+	if (!fs_dev_read(dev, blk, g->blocksize, off)) {
+		di = (const void *)(blk + ((size_t)fs_agino_to_offset(g, fs_ino_to_agino(g, ino)) << g->inodelog));
+		ok = be16(di->di_magic) == XFS_DINODE_MAGIC && di->di_version == 3 &&
+		     S_ISDIR(be16(di->di_mode)) && be64(di->di_ino) == ino;
+		if (ok && di->di_format == XFS_DINODE_FMT_LOCAL) {
+			const unsigned char *sf = (const unsigned char *)di + xfs_dinode_size(3);
+			uint64_t parent = sf[1] ? get_be64(sf + 2) : get_be32(sf + 2);
+
+			ok = parent == ino;
+		}
+	}
+	free(blk);
+	return ok;
+}
+
+/*
+ * The root and realtime inode numbers, which the secondaries need not
+ * hold (mkfs writes most of them before those inodes exist): the geometry
+ * says where mkfs put the root, and the realtime bitmap and summary are
+ * the two inodes after it.  A primary root that is not where the geometry
+ * predicts is kept only if it looks like a root directory and the
+ * predicted one does not.  Findings name each field taken.
+ */
+static int place_root_inodes(struct fs_dev *dev, struct xfs_sb *sb, const struct xfs_sb *voters,
+			     unsigned n, bool rt, struct fs_findings *fl)
+{
+	struct fs_geom g;
+	uint64_t calc, sec = NULLFSINO, root = sb->sb_rootino;
+	unsigned best = 0;
+	int changed = 0;
+
+	if (fs_geom_derive(sb, &g))
+		return 0;
+	calc = fs_sb_calc_rootino(sb, &g);
+	/* the value most secondaries that hold one agree on */
+	for (unsigned i = 0; i < n; i++) {
+		unsigned c = 0;
+
+		if (voters[i].sb_rootino == NULLFSINO || !voters[i].sb_rootino)
+			continue;
+		for (unsigned j = 0; j < n; j++)
+			c += voters[j].sb_rootino == voters[i].sb_rootino;
+		if (c > best) {
+			best = c;
+			sec = voters[i].sb_rootino;
+		}
+	}
+	if (root != calc && !plausible_rootdir(dev, &g, root)) {
+		if (plausible_rootdir(dev, &g, calc))
+			root = calc;
+		else if (sec != NULLFSINO && plausible_rootdir(dev, &g, sec))
+			root = sec;
+		else if (!fs_ino_valid(&g, root))
+			root = fs_ino_valid(&g, calc) ? calc : root;
+	}
+	if (root != sb->sb_rootino) {
+		fs_report(fl, "sb.inodes", 0, 0, FS_NONE, "rootino", FS_U(root), FS_U(sb->sb_rootino),
+			  "the primary superblock's root inode %llu is neither where the geometry "
+			  "puts the root directory nor a root directory: %llu is used",
+			  (unsigned long long)sb->sb_rootino, (unsigned long long)root);
+		sb->sb_rootino = root;
+		changed++;
+	}
+	if (!rt)
+		return changed;
+	if (sb->sb_rbmino != root + 1) {
+		fs_report(fl, "sb.rtgeometry", 0, 0, FS_NONE, "rbmino", FS_U(root + 1),
+			  FS_U(sb->sb_rbmino), "the primary superblock's realtime bitmap inode "
+			  "is not the one after the root directory, where mkfs puts it: that one is used");
+		sb->sb_rbmino = root + 1;
+		changed++;
+	}
+	if (sb->sb_rsumino != root + 2) {
+		fs_report(fl, "sb.rtgeometry", 0, 0, FS_NONE, "rsumino", FS_U(root + 2),
+			  FS_U(sb->sb_rsumino), "the primary superblock's realtime summary inode "
+			  "is not the second after the root directory, where mkfs puts it: that one is used");
+		sb->sb_rsumino = root + 2;
+		changed++;
+	}
+	return changed;
+}
+
+/*
+ * Whether sb's internal log is where it says: a log record header stamped
+ * with sb's UUID in the first 256 KiB of the region (a record is at most
+ * that long, so one starts there in any cycle).
+ */
+static bool log_is_there(struct fs_dev *dev, const struct xfs_sb *sb)
+{
+	const size_t span = 256 << 10;
+	uint64_t agno, agbno, off;
+	unsigned char *b;
+	bool found = false;
+
+	if (!sb->sb_logstart || sb->sb_agblklog > 31 || sb->sb_blocklog > XFS_MAX_BLOCKSIZE_LOG)
+		return false;
+	agno = sb->sb_logstart >> sb->sb_agblklog;
+	agbno = sb->sb_logstart & ((1ull << sb->sb_agblklog) - 1);
+	if (agno >= sb->sb_agcount || agbno + sb->sb_logblocks > sb->sb_agblocks ||
+	    ((uint64_t)sb->sb_logblocks << sb->sb_blocklog) < span)
+		return false;
+	off = (agno * sb->sb_agblocks + agbno) << sb->sb_blocklog;
+	if (off + span > dev->size || !(b = fs_dev_alloc(dev, span)))
+		return false;
+	if (!fs_dev_read(dev, b, span, off))
+		for (size_t i = 0; i + sizeof(struct xlog_rec_header) <= span && !found; i += FS_BBSIZE) {
+			const struct xlog_rec_header *h = (const void *)(b + i);
+
+			found = be32(h->h_magicno) == XLOG_HEADER_MAGIC_NUM &&
+				!memcmp(&h->h_fs_uuid, &sb->sb_uuid, sizeof(h->h_fs_uuid));
+		}
+	free(b);
+	return found;
+}
+
+/*
+ * Two AGs: one secondary cannot outvote the primary.  The log is the one
+ * field that can still be settled, by looking: when the primary's log
+ * placement holds no log and the secondary's does, the secondary's is
+ * taken (otherwise the log's blocks would be handed to free space).
+ */
+static int settle_log_tie(struct fs_dev *dev, struct xfs_sb *out, const struct xfs_sb *sec,
+			  struct fs_findings *fl)
+{
+	struct xfs_sb trial = *out;
+
+	if (out->sb_logstart == sec->sb_logstart && out->sb_logblocks == sec->sb_logblocks)
+		return 0;
+	trial.sb_logstart = sec->sb_logstart;
+	trial.sb_logblocks = sec->sb_logblocks;
+	if (log_is_there(dev, out) || !log_is_there(dev, &trial))
+		return 0;
+	fs_report(fl, "sb.secondary", 0, 0, FS_NONE, "logstart", FS_U(sec->sb_logstart),
+		  FS_U(out->sb_logstart), "the primary superblock's log (start %llu, %u blocks) "
+		  "holds no log record, the only secondary's (start %llu, %u blocks) does: the "
+		  "primary is the damaged one and the secondary's log is used",
+		  (unsigned long long)out->sb_logstart, out->sb_logblocks,
+		  (unsigned long long)sec->sb_logstart, sec->sb_logblocks);
+	*out = trial;
+	return 1;
+}
+
+/*
+ * Before anything trusts the primary: vote its shared fields against the
+ * secondaries (fs_sb_vote), and place the root and realtime inodes by the
+ * geometry.  The secondaries are read at the boundaries the primary's
+ * geometry names; when fewer than two verify there although it names
+ * three or more AGs, the primary's AG size may be the damage: the
+ * geometry most copies on the device agree on (fs_find_secondary) names
+ * them instead.  When anything is taken, the result is verified as the
+ * primary it will become: when usable, its findings and the vote's go to
+ * fl and *out holds it; otherwise nothing is taken (fl untouched).
+ * Returns 1 when taken, 0 when not, or -ENOMEM.
+ */
+static int vote_primary(struct fs_dev *dev, const unsigned char *buf, const struct xfs_sb *p,
+			struct xfs_sb *out, struct fs_findings *fl)
+{
+	struct xfs_sb *voters = calloc(FS_MAX_VOTERS, sizeof(*voters));
+	unsigned char *vbuf = fs_dev_alloc(dev, XFS_MAX_SECTORSIZE);
+	unsigned char *enc = malloc(XFS_MAX_SECTORSIZE);
+	struct fs_findings scratch, vf;
+	unsigned n, sampled;
+	enum fs_sb_state st;
+	int changed, ret = 0;
+
+	if (!voters || !vbuf || !enc) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	fs_findings_init(&scratch);
+	fs_findings_init(&vf);
+	n = read_voters(dev, p, vbuf, &scratch, voters, &sampled);
+	if (n < 2 && sampled >= 2) {
+		struct xfs_sb cand;
+		uint64_t where;
+
+		/*
+		 * The primary verified, so its AG size is within a factor of
+		 * agcount/(agcount-1) of the true one: AG 1 lies in the first two
+		 * of its AGs (or the device is not what it says, and reading all
+		 * of it would tell no more).
+		 */
+		uint64_t agbytes = (uint64_t)p->sb_agblocks << p->sb_blocklog;
+
+		if (find_secondary(dev, 2 * agbytes + (1 << 20), &cand, &where) == 0)
+			n = read_voters(dev, &cand, vbuf, &scratch, voters, &sampled);
+	}
+	changed = fs_sb_vote(p, voters, n, out, &vf);
+	if (n == 1 && sampled == 1)
+		changed += settle_log_tie(dev, out, &voters[0], &vf);
+	changed += place_root_inodes(dev, out, voters, n, true, &vf);
+	if (!changed)
+		goto done;
+	/*
+	 * The primary with the taken fields patched in, every other byte as on
+	 * disk (bad_features2, the bytes past the fields, a CRC that was
+	 * already wrong), judged by every rule of a primary: its findings are
+	 * the primary's own, the taken fields aside.
+	 */
+	{
+		struct xfs_dsb was, now;
+		uint32_t sect = is_pow2_sect(p->sb_sectsize) ? p->sb_sectsize : FS_BBSIZE;
+		bool crc_ok = fs_crc_ok(buf, sect, FS_SB_CRC_OFF);
+
+		fs_sb_to_disk(&was, p);
+		fs_sb_to_disk(&now, out);
+		memcpy(enc, buf, XFS_MAX_SECTORSIZE);
+		for (size_t i = 0; i < sizeof(was); i++)
+			if (((unsigned char *)&was)[i] != ((unsigned char *)&now)[i])
+				enc[i] = ((unsigned char *)&now)[i];
+		sect = is_pow2_sect(out->sb_sectsize) ? out->sb_sectsize : FS_BBSIZE;
+		if (crc_ok)
+			fs_crc_update(enc, sect, FS_SB_CRC_OFF);
+	}
+	scratch.n = 0;
+	st = fs_sb_verify(enc, XFS_MAX_SECTORSIZE, 0, &scratch);
+	if (st != FS_SB_OK && st != FS_SB_DAMAGED)
+		goto done;
+	fs_findings_move(fl, &vf);
+	fs_findings_move(fl, &scratch);
+	ret = 1;
+done:
+	fs_findings_free(&scratch);
+	fs_findings_free(&vf);
+out:
+	free(voters);
+	free(vbuf);
+	free(enc);
+	return ret;
+}
+
+/*
+ * A first sector of zeros (dd over the start of the device) in front of
+ * nothing libblkid knows: xfs_repair looks for the secondaries then, and
+ * so do we.  Any other content is something else, not a damaged XFS.
+ */
+static bool wiped_xfs_candidate(const struct fs *fs, const unsigned char *buf)
+{
+	if (*fs->target.fstype || *fs->target.pttype)
+		return false;
+	for (size_t i = 0; i < FS_BBSIZE; i++)
+		if (buf[i])
+			return false;
+	return true;
 }
 
 int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
@@ -146,6 +506,9 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 	struct fs *fs;
 	unsigned char *buf = NULL;
 	enum fs_sb_state st;
+	struct xfs_sb sec;
+	uint64_t sec_where = 0;
+	bool have_sec = false;
 	int err;
 
 	if (!o)
@@ -192,8 +555,39 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 		fail(e, err, "%s: cannot read the primary superblock: %s", path, strerror(-err));
 		goto out;
 	}
-	st = fs_sb_verify(buf, XFS_MAX_SECTORSIZE, 0, fl);
-	fs_sb_from_disk(&fs->sb, (const void *)buf);
+	{
+		struct fs_findings ondisk;
+		int voted = 0;
+
+		fs_findings_init(&ondisk);
+		st = fs_sb_verify(buf, XFS_MAX_SECTORSIZE, 0, &ondisk);
+		fs_sb_from_disk(&fs->sb, (const void *)buf);
+		fs->sb_disk = fs->sb;
+		/*
+		 * A primary whose geometry can be read is voted on before it is
+		 * trusted (feature bits unknown to this build and a v4 version
+		 * number included: the secondaries may show them to be damage).
+		 */
+		if (o->allow_secondary && sb_sizes_agree(&fs->sb) &&
+		    (st == FS_SB_OK || st == FS_SB_DAMAGED || st == FS_SB_UNSUPPORTED ||
+		     st == FS_SB_V4)) {
+			struct xfs_sb v;
+
+			voted = vote_primary(fs->dev, buf, &fs->sb_disk, &v, fl);
+			if (voted < 0) {
+				fs_findings_free(&ondisk);
+				err = fail(e, voted, "out of memory");
+				goto out;
+			}
+			if (voted) {
+				fs->sb = v;
+				st = FS_SB_DAMAGED;
+			}
+		}
+		if (!voted)
+			fs_findings_move(fl, &ondisk);
+		fs_findings_free(&ondisk);
+	}
 	switch (st) {
 	case FS_SB_V4:
 		err = fail(e, -EPROTONOSUPPORT,
@@ -211,7 +605,8 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 		 * damaged primary: look for a secondary as xfs_repair would.  Anything
 		 * else (zeros, another filesystem, random data) is simply not XFS.
 		 */
-		if (!o->allow_secondary || !sb_looks_like_xfs(&fs->sb)) {
+		if (!o->allow_secondary ||
+		    (!sb_looks_like_xfs(&fs->sb) && !wiped_xfs_candidate(fs, buf))) {
 			const char *t = fs->target.fstype;
 
 			if (*t && strcmp(t, "xfs"))
@@ -227,6 +622,16 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 					   fs->sb.sb_magicnum);
 			goto out;
 		}
+		if (!sb_looks_like_xfs(&fs->sb)) {
+			/* a wiped first sector: XFS only if a secondary says so */
+			if (fs_find_secondary(fs->dev, &sec, &sec_where)) {
+				err = fail(e, -EINVAL, "%s: not an XFS filesystem (the first sector is "
+					   "zeroed, no secondary XFS superblock was found, and libblkid "
+					   "knows nothing there)", path);
+				goto out;
+			}
+			have_sec = true;
+		}
 		/* fall through */
 	case FS_SB_UNUSABLE: {
 		uint64_t where;
@@ -234,12 +639,26 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 			err = fail(e, -EUCLEAN, "%s: primary superblock is corrupt", path);
 			goto out;
 		}
-		err = fs_find_secondary(fs->dev, &fs->sb, &where);
+		err = have_sec ? 0 : fs_find_secondary(fs->dev, &sec, &sec_where);
 		if (err) {
 			fail(e, -EUCLEAN, "%s: primary superblock is corrupt and no valid secondary superblock was found",
 			     path);
 			err = -EUCLEAN;
 			goto out;
+		}
+		fs->sb = sec;
+		where = sec_where;
+		{
+			/*
+			 * A secondary may hold no root inode (mkfs writes most before
+			 * the root exists): the geometry places it as for a primary
+			 * (null realtime inodes are placed after it by fs_geom_derive).
+			 */
+			struct fs_findings quiet;
+
+			fs_findings_init(&quiet);
+			place_root_inodes(fs->dev, &fs->sb, NULL, 0, false, &quiet);
+			fs_findings_free(&quiet);
 		}
 		fs->sb_source = (fs_agnumber_t)(where / ((uint64_t)fs->sb.sb_agblocks << fs->sb.sb_blocklog));
 		fs_report(fl, "sb.primary_bad", 0, 0, FS_NONE, NULL, NULL, NULL,

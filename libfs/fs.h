@@ -16,6 +16,12 @@ struct fs {
 	struct xfs_sb sb;          /* the superblock the geometry came from */
 	struct fs_geom g;
 	fs_agnumber_t sb_source;   /* 0, or the AG of the secondary used */
+	/*
+	 * The primary as it reads on disk.  When sb_source is 0, sb differs
+	 * from it in the fields the vote over the secondaries (and the
+	 * geometry's own rules for the root and realtime inodes) rejected.
+	 */
+	struct xfs_sb sb_disk;
 	/* sb came from a secondary: its free/inode counters are not current
 	 * and must not be judged against a scan */
 	bool sb_counters_stale;
@@ -62,6 +68,13 @@ void fs_close(struct fs *fs);
  * when none verifies, -ENOMEM.
  */
 int fs_find_secondary(struct fs_dev *dev, struct xfs_sb *out, uint64_t *where);
+
+/*
+ * A secondary that agrees with fs->sb in every shared field (read at the
+ * AG boundaries fs->sb names; the device is searched only when none
+ * does): 0 with the copy, -ENOENT, -ENOMEM.
+ */
+int fs_sb_majority_copy(struct fs *fs, struct xfs_sb *out);
 
 /* Locate the log head (internal logs); sets have_log_head/log_head_lsn/log_clean. */
 int fs_log_find_head(struct fs *fs);

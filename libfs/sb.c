@@ -7,6 +7,8 @@
 #include "libfs/sb.h"
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "libfs/crc.h"
@@ -375,9 +377,12 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 		sb_bad(&v, "sb.crc", "crc", FS_X(fs_crc_compute(buf, sectsize, FS_SB_CRC_OFF)),
 		       FS_X(sb.sb_crc), false, NULL);
 
-	/* features: an unknown bit means structures we cannot verify */
-	if (fs_sb_unknown_incompat(&sb) || fs_sb_unknown_ro_compat(&sb) ||
-	    (sb.sb_features_compat & XFS_SB_FEAT_COMPAT_UNKNOWN)) {
+	/*
+	 * Features: an unknown incompat or ro_compat bit means structures we
+	 * cannot verify.  An unknown compat bit is harmless by definition (the
+	 * kernel mounts with it): said, kept, and nothing else follows from it.
+	 */
+	if (fs_sb_unknown_incompat(&sb) || fs_sb_unknown_ro_compat(&sb)) {
 		char msg[160];
 		snprintf(msg, sizeof(msg),
 			 "unsupported feature bits: compat 0x%x ro_compat 0x%x incompat 0x%x",
@@ -387,14 +392,17 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 		if (fs_sb_unknown_incompat(&sb))
 			sb_bad(&v, "sb.feature", "features_incompat", FS_X(XFS_SB_FEAT_INCOMPAT_ALL),
 			       FS_X(sb.sb_features_incompat), true, msg);
-		else if (fs_sb_unknown_ro_compat(&sb))
+		else
 			sb_bad(&v, "sb.feature", "features_ro_compat", FS_X(XFS_SB_FEAT_RO_COMPAT_ALL),
 			       FS_X(sb.sb_features_ro_compat), true, msg);
-		else
-			sb_bad(&v, "sb.feature", "features_compat", FS_X(XFS_SB_FEAT_COMPAT_ALL),
-			       FS_X(sb.sb_features_compat), true, msg);
 		return FS_SB_UNSUPPORTED;
 	}
+	if (primary && (sb.sb_features_compat & XFS_SB_FEAT_COMPAT_UNKNOWN))
+		fs_report(fl, "sb.compat_unknown", agno, FS_NONE, FS_NONE, "features_compat",
+			  FS_X(XFS_SB_FEAT_COMPAT_ALL), FS_X(sb.sb_features_compat),
+			  "compat feature bits 0x%x are unknown to this build: harmless by "
+			  "definition (the kernel mounts with them), kept as they are",
+			  sb.sb_features_compat & XFS_SB_FEAT_COMPAT_UNKNOWN);
 	SB_CHECK(sb.sb_features2 & XFS_SB_VERSION2_CRCBIT, "sb.feature", "features2",
 		 "CRC bit set", FS_X(sb.sb_features2), false, "v5 superblock lacks the CRC feature2 bit");
 	SB_CHECK(sb.sb_features2 == sb.sb_bad_features2, "sb.feature", "bad_features2",
@@ -663,52 +671,105 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 	return v.findings ? FS_SB_DAMAGED : FS_SB_OK;
 }
 
-#define CMP_FIELD(f) do { \
-	if (p->f != s->f) { \
-		fs_report(fl, "sb.secondary", agno, FS_NONE, FS_NONE, &#f[3], FS_U(p->f), FS_U(s->f), \
-			  "secondary superblock %s differs from the primary", &#f[3]); \
-		n++; \
-	} } while (0)
+/* --- the fields every copy shares, and the vote over them ------------------ */
+
+/* Every scalar field by name, for the code that works field by field. */
+struct sb_field {
+	const char *name;
+	size_t off;
+	uint8_t size;
+};
+#define SB_FIELD_ROW(f, w) { #f, offsetof(struct xfs_sb, sb_##f), sizeof(((struct xfs_sb *)0)->sb_##f) },
+static const struct sb_field sb_fields[] = { SB_SCALAR_FIELDS(SB_FIELD_ROW) };
+#undef SB_FIELD_ROW
+
+static const struct sb_field *sb_field_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(sb_fields) / sizeof(sb_fields[0]); i++)
+		if (!strcmp(sb_fields[i].name, name))
+			return &sb_fields[i];
+	return NULL;
+}
+
+static uint64_t sb_get(const struct xfs_sb *sb, const struct sb_field *f)
+{
+	const unsigned char *p = (const unsigned char *)sb + f->off;
+	uint64_t v8; uint32_t v4; uint16_t v2;
+
+	switch (f->size) {
+	case 1: return *p;
+	case 2: memcpy(&v2, p, 2); return v2;
+	case 4: memcpy(&v4, p, 4); return v4;
+	default: memcpy(&v8, p, 8); return v8;
+	}
+}
+
+static void sb_set(struct xfs_sb *sb, const struct sb_field *f, uint64_t v)
+{
+	unsigned char *p = (unsigned char *)sb + f->off;
+	uint32_t v4 = (uint32_t)v; uint16_t v2 = (uint16_t)v; uint8_t v1 = (uint8_t)v;
+
+	switch (f->size) {
+	case 1: *p = v1; break;
+	case 2: memcpy(p, &v2, 2); break;
+	case 4: memcpy(p, &v4, 4); break;
+	default: memcpy(p, &v, 8); break;
+	}
+}
+
+/*
+ * The fields every copy holds alike, with the bits of each that must
+ * agree.  Geometry only: mkfs and the kernel leave counters, quota and the
+ * root/realtime inode numbers of secondaries stale or null.  Left out, as
+ * xfs_repair leaves them out: the attr and quota version bits (set on first
+ * use), sb_unit/sb_width (sunit/swidth mount options), sb_imax_pct (growfs
+ * -m), the NEEDSREPAIR bit (set on the primary alone during upgrades), the
+ * log incompat bits (the kernel sets and clears them on the primary), and
+ * compat bits unknown to this build (harmless by definition: the kernel
+ * mounts with them, so a primary may carry one its secondaries lack).
+ */
+static const struct {
+	const char *name;
+	uint64_t mask;
+} sb_shared[] = {
+	{ "blocksize", ~0ull }, { "dblocks", ~0ull }, { "rblocks", ~0ull },
+	{ "rextents", ~0ull }, { "logstart", ~0ull }, { "rextsize", ~0ull },
+	{ "agblocks", ~0ull }, { "agcount", ~0ull }, { "rbmblocks", ~0ull },
+	{ "logblocks", ~0ull }, { "sectsize", ~0ull }, { "inodesize", ~0ull },
+	{ "inopblock", ~0ull }, { "blocklog", ~0ull }, { "sectlog", ~0ull },
+	{ "inodelog", ~0ull }, { "inopblog", ~0ull }, { "agblklog", ~0ull },
+	{ "rextslog", ~0ull }, { "inoalignmt", ~0ull }, { "dirblklog", ~0ull },
+	{ "logsectlog", ~0ull }, { "logsectsize", ~0ull }, { "logsunit", ~0ull },
+	{ "features2", ~0ull }, { "features_compat", XFS_SB_FEAT_COMPAT_ALL },
+	{ "features_ro_compat", ~0ull }, { "spino_align", ~0ull },
+	{ "versionnum", (uint16_t)~(XFS_SB_VERSION_ATTRBIT | XFS_SB_VERSION_QUOTABIT) },
+	{ "features_incompat", (uint32_t)~XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR },
+};
+#define SB_NSHARED (sizeof(sb_shared) / sizeof(sb_shared[0]))
+
+/* Bit fields read better in hex. */
+static bool sb_field_hex(const char *name)
+{
+	return !strncmp(name, "features", 8) || !strcmp(name, "versionnum");
+}
 
 int fs_sb_compare_secondary(const struct xfs_sb *p, const struct xfs_sb *s,
 			    fs_agnumber_t agno, struct fs_findings *fl)
 {
 	int n = 0;
 
-	/*
-	 * Geometry only: mkfs and the kernel leave counters, quota and even the
-	 * root/realtime inode numbers of secondaries stale or null.  Fields the
-	 * kernel changes in the primary alone are not compared either: the
-	 * attr and quota version bits (set on first use), sb_unit/sb_width
-	 * (sunit/swidth mount options), sb_imax_pct (growfs -m), and the
-	 * needsrepair bit (set on the primary during upgrades), as xfs_repair
-	 * does not compare them.
-	 */
-	const uint16_t vmask = (uint16_t)~(XFS_SB_VERSION_ATTRBIT | XFS_SB_VERSION_QUOTABIT);
-	const uint32_t imask = ~(uint32_t)XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR;
+	for (size_t i = 0; i < SB_NSHARED; i++) {
+		const struct sb_field *f = sb_field_named(sb_shared[i].name);
+		uint64_t pv = sb_get(p, f), sv = sb_get(s, f);
 
-	CMP_FIELD(sb_blocksize); CMP_FIELD(sb_dblocks); CMP_FIELD(sb_rblocks);
-	CMP_FIELD(sb_rextents); CMP_FIELD(sb_logstart); CMP_FIELD(sb_rextsize);
-	CMP_FIELD(sb_agblocks); CMP_FIELD(sb_agcount); CMP_FIELD(sb_rbmblocks);
-	CMP_FIELD(sb_logblocks); CMP_FIELD(sb_sectsize);
-	CMP_FIELD(sb_inodesize); CMP_FIELD(sb_inopblock); CMP_FIELD(sb_blocklog);
-	CMP_FIELD(sb_sectlog); CMP_FIELD(sb_inodelog); CMP_FIELD(sb_inopblog);
-	CMP_FIELD(sb_agblklog); CMP_FIELD(sb_rextslog);
-	CMP_FIELD(sb_inoalignmt);
-	CMP_FIELD(sb_dirblklog); CMP_FIELD(sb_logsectlog); CMP_FIELD(sb_logsectsize);
-	CMP_FIELD(sb_logsunit); CMP_FIELD(sb_features2); CMP_FIELD(sb_features_compat);
-	CMP_FIELD(sb_features_ro_compat);
-	CMP_FIELD(sb_spino_align);
-	if ((p->sb_versionnum & vmask) != (s->sb_versionnum & vmask)) {
-		fs_report(fl, "sb.secondary", agno, FS_NONE, FS_NONE, "versionnum",
-			  FS_X(p->sb_versionnum), FS_X(s->sb_versionnum),
-			  "secondary superblock versionnum differs from the primary");
-		n++;
-	}
-	if ((p->sb_features_incompat & imask) != (s->sb_features_incompat & imask)) {
-		fs_report(fl, "sb.secondary", agno, FS_NONE, FS_NONE, "features_incompat",
-			  FS_X(p->sb_features_incompat), FS_X(s->sb_features_incompat),
-			  "secondary superblock features_incompat differs from the primary");
+		if (!((pv ^ sv) & sb_shared[i].mask))
+			continue;
+		if (sb_field_hex(f->name))
+			fs_report(fl, "sb.secondary", agno, FS_NONE, FS_NONE, f->name, FS_X(pv),
+				  FS_X(sv), "secondary superblock %s differs from the primary", f->name);
+		else
+			fs_report(fl, "sb.secondary", agno, FS_NONE, FS_NONE, f->name, FS_U(pv),
+				  FS_U(sv), "secondary superblock %s differs from the primary", f->name);
 		n++;
 	}
 	if (memcmp(&p->sb_uuid, &s->sb_uuid, sizeof(p->sb_uuid))) {
@@ -723,4 +784,159 @@ int fs_sb_compare_secondary(const struct xfs_sb *p, const struct xfs_sb *s,
 		n++;
 	}
 	return n;
+}
+
+bool fs_sb_field_equal(const struct xfs_sb *a, const struct xfs_sb *b, const char *name)
+{
+	const struct sb_field *f = sb_field_named(name);
+
+	if (f)
+		return sb_get(a, f) == sb_get(b, f);
+	if (!strcmp(name, "uuid"))
+		return !memcmp(&a->sb_uuid, &b->sb_uuid, sizeof(a->sb_uuid));
+	if (!strcmp(name, "meta_uuid"))
+		return !memcmp(&a->sb_meta_uuid, &b->sb_meta_uuid, sizeof(a->sb_meta_uuid));
+	return true;
+}
+
+void fs_sb_copy_changed(struct xfs_sb *to, const struct xfs_sb *chosen, const struct xfs_sb *was)
+{
+	for (size_t i = 0; i < sizeof(sb_fields) / sizeof(sb_fields[0]); i++)
+		if (sb_get(chosen, &sb_fields[i]) != sb_get(was, &sb_fields[i]))
+			sb_set(to, &sb_fields[i], sb_get(chosen, &sb_fields[i]));
+	if (memcmp(&chosen->sb_uuid, &was->sb_uuid, sizeof(was->sb_uuid)))
+		memcpy(&to->sb_uuid, &chosen->sb_uuid, sizeof(to->sb_uuid));
+	if (memcmp(&chosen->sb_meta_uuid, &was->sb_meta_uuid, sizeof(was->sb_meta_uuid)))
+		memcpy(&to->sb_meta_uuid, &chosen->sb_meta_uuid, sizeof(to->sb_meta_uuid));
+}
+
+/* The value most voters hold (masked) and how many hold it. */
+static uint64_t vote_scalar(const struct xfs_sb *v, unsigned n, const struct sb_field *f,
+			    uint64_t mask, unsigned *count)
+{
+	uint64_t best = 0;
+
+	*count = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t x = sb_get(&v[i], f) & mask;
+		unsigned c = 0;
+
+		for (unsigned j = 0; j < n; j++)
+			c += (sb_get(&v[j], f) & mask) == x;
+		if (c > *count) {
+			*count = c;
+			best = x;
+		}
+	}
+	return best;
+}
+
+static const uuid_t *vote_uuid(const struct xfs_sb *v, unsigned n, bool meta, unsigned *count)
+{
+	const uuid_t *best = NULL;
+
+	*count = 0;
+	for (unsigned i = 0; i < n; i++) {
+		const uuid_t *x = meta ? &v[i].sb_meta_uuid : &v[i].sb_uuid;
+		unsigned c = 0;
+
+		for (unsigned j = 0; j < n; j++)
+			c += !memcmp(x, meta ? &v[j].sb_meta_uuid : &v[j].sb_uuid, sizeof(*x));
+		if (c > *count) {
+			*count = c;
+			best = x;
+		}
+	}
+	return best;
+}
+
+/* A majority of two or more of the secondaries read holds the value. */
+static bool vote_carries(unsigned count, unsigned n)
+{
+	return count >= 2 && 2 * count > n;
+}
+
+int fs_sb_vote(const struct xfs_sb *p, const struct xfs_sb *voters, unsigned n,
+	       struct xfs_sb *out, struct fs_findings *fl)
+{
+	int changed = 0;
+	unsigned count;
+
+	*out = *p;
+	for (size_t i = 0; i < SB_NSHARED; i++) {
+		const struct sb_field *f = sb_field_named(sb_shared[i].name);
+		uint64_t m = sb_shared[i].mask, pv = sb_get(p, f), best;
+		char exp[24], found[24];
+
+		if (!m)
+			continue;
+		best = vote_scalar(voters, n, f, m, &count);
+		if (!vote_carries(count, n) || best == (pv & m))
+			continue;
+		sb_set(out, f, (pv & ~m) | best);
+		if (sb_field_hex(f->name)) {
+			fs_fmt_x64(exp, best);
+			fs_fmt_x64(found, pv & m);
+		} else {
+			snprintf(exp, sizeof(exp), "%llu", (unsigned long long)best);
+			snprintf(found, sizeof(found), "%llu", (unsigned long long)(pv & m));
+		}
+		fs_report(fl, "sb.secondary", 0, 0, FS_NONE, f->name, exp, found,
+			  "the primary superblock's %s (%s) differs from %u of the %u secondaries "
+			  "read, which agree on %s: the primary is the damaged one and the "
+			  "secondaries' value is used", f->name, found, count, n, exp);
+		changed++;
+	}
+	for (int meta = 0; meta < 2; meta++) {
+		const uuid_t *best;
+		uuid_t *dst = meta ? &out->sb_meta_uuid : &out->sb_uuid;
+
+		if (meta && !(out->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_META_UUID))
+			break;
+		best = vote_uuid(voters, n, meta, &count);
+		if (!best || !vote_carries(count, n) || !memcmp(best, dst, sizeof(*dst)))
+			continue;
+		memcpy(dst, best, sizeof(*dst));
+		fs_report(fl, "sb.uuid", 0, 0, FS_NONE, meta ? "meta_uuid" : "uuid", NULL, NULL,
+			  "the primary superblock's %s differs from %u of the %u secondaries read, "
+			  "which agree: the primary is the damaged one and the secondaries' value "
+			  "is used", meta ? "metadata UUID" : "UUID", count, n);
+		changed++;
+	}
+	return changed;
+}
+
+/*
+ * Where mkfs puts the root directory: the first inode chunk after the AG
+ * headers, the free space and inode btree roots, the blocks mkfs puts on
+ * the free list, the optional btree roots and (in AG 0) the log, rounded
+ * up to the inode alignment (the stripe unit when inodes are stripe
+ * aligned).  The rule the kernel and xfs_repair share.
+ */
+uint64_t fs_sb_calc_rootino(const struct xfs_sb *sb, const struct fs_geom *g)
+{
+	uint64_t first = (4ull * sb->sb_sectsize + sb->sb_blocksize - 1) / sb->sb_blocksize;
+	uint32_t align = 0;
+
+	first += 2;	/* the by-size free space root and the inode btree root */
+	/* the free list as mkfs fills it for one-level free space btrees, and one past it */
+	first += 2 * (g->alloc_maxlevels < 2 ? g->alloc_maxlevels : 2) + 1;
+	if (g->finobt)
+		first++;
+	if (g->rmapbt)
+		first += 1 + (g->rmap_maxlevels < 2 ? g->rmap_maxlevels : 2);
+	if (g->reflink)
+		first++;
+	if (g->log_internal && g->log_agno == 0)
+		first += g->logblocks;
+	if ((sb->sb_versionnum & XFS_SB_VERSION_DALIGNBIT) && sb->sb_unit &&
+	    (sb->sb_versionnum & XFS_SB_VERSION_ALIGNBIT) &&
+	    sb->sb_inoalignmt >= g->blocks_per_cluster && sb->sb_inoalignmt > 1 &&
+	    !(sb->sb_unit & (sb->sb_inoalignmt - 1)))
+		align = sb->sb_unit;
+	else if ((sb->sb_versionnum & XFS_SB_VERSION_ALIGNBIT) && sb->sb_inoalignmt > 1)
+		align = sb->sb_inoalignmt;
+	if (align)
+		first = (first + align - 1) / align * align;
+	return fs_agino_to_ino(g, 0, (fs_agino_t)(first << g->inopblog));
 }

@@ -38,6 +38,25 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 int fs_sb_compare_secondary(const struct xfs_sb *primary, const struct xfs_sb *sec,
 			    fs_agnumber_t agno, struct fs_findings *fl);
 
+/*
+ * Vote the primary's shared fields (geometry, features, UUIDs: what every
+ * copy holds alike) against the secondaries read: where two or more of
+ * them, and more than half, agree on a value the primary lacks, *out takes
+ * their value and a finding against AG 0 names the field.  Returns the
+ * number of fields taken from the secondaries (0: *out is the primary).
+ */
+int fs_sb_vote(const struct xfs_sb *primary, const struct xfs_sb *voters, unsigned n,
+	       struct xfs_sb *out, struct fs_findings *fl);
+
+/* Where mkfs puts the root directory for this geometry (as the kernel and xfs_repair compute it). */
+uint64_t fs_sb_calc_rootino(const struct xfs_sb *sb, const struct fs_geom *g);
+
+/* Whether a field (named as in findings; "uuid" too) is the same in both; true for unknown names. */
+bool fs_sb_field_equal(const struct xfs_sb *a, const struct xfs_sb *b, const char *name);
+
+/* Every field where chosen differs from was is copied from chosen into to. */
+void fs_sb_copy_changed(struct xfs_sb *to, const struct xfs_sb *chosen, const struct xfs_sb *was);
+
 /* Highest inode number count the geometry allows (for counter sanity). */
 uint64_t fs_geom_max_inodes(const struct fs_geom *g);
 

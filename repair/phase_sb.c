@@ -10,8 +10,10 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "libfs/encode.h"
+#include "libfs/fs.h"
 #include "libfs/sb.h"
 #include "repair/repair.h"
 
@@ -31,6 +33,11 @@ static int primary_findings(const struct fs_geom *g, const struct xfs_sb *sb)
 	return n;
 }
 
+static bool placed(const char *field)
+{
+	return !strcmp(field, "rootino") || !strcmp(field, "rbmino") || !strcmp(field, "rsumino");
+}
+
 /*
  * A primary the scan could use but which has findings of its own: each
  * field a finding names is taken from the secondary the majority agrees
@@ -42,8 +49,7 @@ static int mend_primary(struct repair_ctx *rx)
 {
 	const struct fs_geom *g = &rx->fs->g;
 	struct xfs_sb sec, trial = rx->newsb;
-	uint64_t where;
-	int err = fs_find_secondary(rx->fs->dev, &sec, &where);
+	int err = fs_sb_majority_copy(rx->fs, &sec);
 
 	if (err == -ENOENT)
 		return 0;	/* nothing to take values from: the verifier will say */
@@ -52,7 +58,13 @@ static int mend_primary(struct repair_ctx *rx)
 	for (size_t i = 0; i < rx->fl->n; i++) {
 		const struct fs_finding *f = &rx->fl->v[i];
 
-		if (f->def->fix == FS_FIX_SB && f->ag == 0 && f->field[0])
+		/*
+		 * sec agrees with the vote in every shared field; the root and
+		 * realtime inodes the geometry placed are not taken from it
+		 * (secondaries hold them stale or null)
+		 */
+		if (f->def->fix == FS_FIX_SB && f->ag == 0 && f->field[0] &&
+		    !(placed(f->field) && !fs_sb_field_equal(&rx->fs->sb, &rx->fs->sb_disk, f->field)))
 			fs_sb_copy_field(&trial, &sec, f->field);
 	}
 	trial.sb_inprogress = 0;
@@ -61,6 +73,11 @@ static int mend_primary(struct repair_ctx *rx)
 		trial.sb_inprogress = 0;
 		trial.sb_uquotino = trial.sb_gquotino = trial.sb_pquotino = NULLFSINO;
 		trial.sb_qflags = 0;
+		/* what the vote and the geometry chose stands (the root inode first) */
+		fs_sb_copy_changed(&trial, &rx->fs->sb, &rx->fs->sb_disk);
+		trial.sb_rootino = rx->fs->sb.sb_rootino;
+		trial.sb_rbmino = rx->fs->sb.sb_rbmino;
+		trial.sb_rsumino = rx->fs->sb.sb_rsumino;
 	}
 	rx->newsb = trial;
 	return 0;

@@ -234,6 +234,20 @@ int scan_phase_headers(struct scan_ctx *cx)
 	}
 	blame_primary(cx, compared);
 	/*
+	 * The primary's LSN, judged once the log head is known (the kernel
+	 * refuses to mount a superblock stamped beyond it, as from the future).
+	 */
+	{
+		struct fs_vctx c = { .g = g, .fl = cx->fl, .agno = 0,
+				     .have_log_head = fs->have_log_head, .head_lsn = fs->log_head_lsn };
+
+		if (!fs_lsn_ok(&c, fs->sb.sb_lsn))
+			fs_report(cx->fl, "sb.lsn", 0, 0, FS_NONE, "lsn", "at or before the log head",
+				  FS_X(fs->sb.sb_lsn), "the primary superblock's LSN 0x%llx is beyond "
+				  "the log head: the kernel refuses to mount it",
+				  (unsigned long long)fs->sb.sb_lsn);
+	}
+	/*
 	 * A repair that stopped part-way (or an upgrade) leaves NEEDSREPAIR on
 	 * the primary: the kernel refuses to mount until a repair clears it, as
 	 * xfs_repair -n says.  A state, not a damaged field: the superblock

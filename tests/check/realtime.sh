@@ -38,6 +38,7 @@ run_case() {
 run_case "bitmap inode size" rt.inode "inode $rbm" core.size 4096
 run_case "summary inode size" rt.inode "inode $rsum" core.size 0
 run_case "bitmap inode is a directory" rt.inode "inode $rbm" core.mode 040755
-run_case "superblock names another inode as the bitmap" rt.inode "sb 0" rbmino $((rsum + 10))
+# the geometry puts the bitmap after the root (xfs_repair: "inconsistent with calculated value")
+run_case "superblock names another inode as the bitmap" sb.rtgeometry "sb 0" rbmino $((rsum + 10))
 run_case "bitmap inode block count" inode.nblocks "inode $rbm" core.nblocks 9
 tap_done

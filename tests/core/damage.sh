@@ -69,6 +69,12 @@ detected() {
 		[ "$prefix" = sb ] && [ "$ag" -eq 0 ] && tool has "$json" sb.primary_bad 0 >/dev/null && return 0
 		return 1
 	fi
+	# unknown compat bits: harmless by definition (the kernel mounts with them);
+	# xfs_repair refuses them, xfsx_check says so as information (issue 26)
+	if [ "$rc" -eq 0 ] && [ "$prefix" = sb ] && [ "$ag" -eq 0 ] &&
+	   tool has "$json" sb.compat_unknown 0 >/dev/null; then
+		return 0
+	fi
 	# a primary superblock that claims v4 or unknown features is refused, not checked
 	if [ "$rc" -eq 8 ] && [ "$prefix" = sb ] && [ "$ag" -eq 0 ] &&
 	   grep -q "v4 filesystems are not supported\|unsupported filesystem features" "$TMP/check.err"; then

@@ -71,16 +71,27 @@ else
 	skip "v4 image" "mkfs.xfs -m crc=0 refused here"
 fi
 
-# unknown feature bits in the primary: refused, naming the bits
+# unknown feature bits in every superblock: refused, naming the bits (in
+# the primary alone they are damage the secondaries outvote: exit 4)
 truncate -s 1g "$TMP/base.img" && mkfs.xfs -f -q "$TMP/base.img" >/dev/null 2>&1
 incompat=$(xfs_db -r -c 'sb 0' -c 'print features_incompat' "$TMP/base.img" | awk '{print $3}')
 ro_compat=$(xfs_db -r -c 'sb 0' -c 'print features_ro_compat' "$TMP/base.img" | awk '{print $3}')
+nag=$(xfs_db -r -c 'sb 0' -c 'print agcount' "$TMP/base.img" | awk '{print $3}')
+# every_sb IMG FIELD VALUE: the same write in every superblock
+every_sb() {
+	local a cmds=()
+	for ((a = 0; a < nag; a++)); do cmds+=(-c "sb $a" -c "write -d $2 $3"); done
+	xfs_db -x "${cmds[@]}" "$1" >/dev/null 2>&1
+}
 cp --sparse=always "$TMP/base.img" "$TMP/feat.img"
-xfs_db -x -c 'sb 0' -c "write -d features_incompat $((incompat | 0x40000000))" "$TMP/feat.img" >/dev/null 2>&1
+every_sb "$TMP/feat.img" features_incompat $((incompat | 0x40000000))
 check "unknown incompat bit: exit 8, names the bit" \
 	expect_exit 8 "unsupported filesystem features \(incompat 0x40000000" "$TMP/feat.img"
 cp --sparse=always "$TMP/base.img" "$TMP/feat.img"
-xfs_db -x -c 'sb 0' -c "write -d features_ro_compat $((ro_compat | 0x10000000))" "$TMP/feat.img" >/dev/null 2>&1
+xfs_db -x -c 'sb 0' -c "write -d features_incompat $((incompat | 0x40000000))" "$TMP/feat.img" >/dev/null 2>&1
+check "unknown incompat bit in the primary alone: exit 4 (damage)" expect_exit 4 "" "$TMP/feat.img"
+cp --sparse=always "$TMP/base.img" "$TMP/feat.img"
+every_sb "$TMP/feat.img" features_ro_compat $((ro_compat | 0x10000000))
 check "unknown ro_compat bit: exit 8, names the bit" \
 	expect_exit 8 "ro_compat 0x10000000" "$TMP/feat.img"
 "$XFSX_CHECK" --json "$TMP/feat.img" >"$TMP/feat.json" 2>/dev/null

@@ -84,11 +84,26 @@ check "no usable superblock at all: exit 4" test $rc -eq 4
 check "no usable superblock at all: says no valid secondary was found" \
 	grep -q "no valid secondary superblock was found" "$TMP/none.err"
 
-# a zeroed first sector carries no sign of XFS: that is "not XFS", not a damaged XFS
+# a zeroed first sector (dd over the start) in front of intact secondaries:
+# the secondaries are found, as xfs_repair finds them (issue 26)
 cp --sparse=always "$base" "$TMP/zero0.img"
 dd if=/dev/zero of="$TMP/zero0.img" bs=512 count=1 conv=notrunc status=none
-"$XFSX_CHECK" "$TMP/zero0.img" >/dev/null 2>"$TMP/zero0.err"; rc=$?
-check "zeroed sector 0: exit 8, not an XFS filesystem" \
-	bash -c 'test "$0" -eq 8 && grep -q "not an XFS filesystem" "$1"' $rc "$TMP/zero0.err"
+"$XFSX_CHECK" --json "$TMP/zero0.img" >"$TMP/zero0.json" 2>"$TMP/zero0.err"; rc=$?
+check "zeroed sector 0: exit 4 (got $rc)" test $rc -eq 4
+check "zeroed sector 0: sb.primary_bad in AG 0" tool has "$TMP/zero0.json" sb.primary_bad 0
+check "zeroed sector 0: geometry taken from AG 1" \
+	test "$(tool get "$TMP/zero0.json" filesystem.sb_source_ag 2>/dev/null)" = 1
+
+# zeros everywhere, or something else in sector 0: not XFS, said so
+truncate -s 64m "$TMP/zeros.img"
+"$XFSX_CHECK" "$TMP/zeros.img" >/dev/null 2>"$TMP/zeros.err"; rc=$?
+check "all zeros: exit 8, not an XFS filesystem" \
+	bash -c 'test "$0" -eq 8 && grep -q "not an XFS filesystem" "$1"' $rc "$TMP/zeros.err"
+cp --sparse=always "$base" "$TMP/junk0.img"
+printf 'not a filesystem at all, just some text in the first sector' |
+	dd of="$TMP/junk0.img" bs=512 count=1 conv=notrunc status=none
+"$XFSX_CHECK" "$TMP/junk0.img" >/dev/null 2>"$TMP/junk0.err"; rc=$?
+check "text over sector 0: exit 8, not an XFS filesystem" \
+	bash -c 'test "$0" -eq 8 && grep -q "not an XFS filesystem" "$1"' $rc "$TMP/junk0.err"
 
 tap_done

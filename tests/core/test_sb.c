@@ -293,7 +293,8 @@ static const struct sb_case cases[] = {
 	R(data_flip_4k, r_data_flip, false, variant_sect4k, "sb.crc", "crc", FS_SB_DAMAGED),
 	C(incompat_unknown, NULL, "sb.feature", "features_incompat", FS_SB_UNSUPPORTED),
 	C(ro_compat_unknown, NULL, "sb.feature", "features_ro_compat", FS_SB_UNSUPPORTED),
-	C(compat_unknown, NULL, "sb.feature", "features_compat", FS_SB_UNSUPPORTED),
+	/* unknown compat bits are harmless by definition: said (info), not refused */
+	C(compat_unknown, NULL, "sb.compat_unknown", "features_compat", FS_SB_OK),
 	C(features2_nocrc, NULL, "sb.feature", "features2", FS_SB_DAMAGED),
 	R(bad_features2, r_bad_features2, true, NULL, "sb.feature", "bad_features2", FS_SB_DAMAGED),
 	C(log_incompat_unknown, NULL, "sb.feature", "features_log_incompat", FS_SB_DAMAGED),
@@ -548,7 +549,7 @@ static const struct sec_field sec_fields[] = {
 	SF(sb_sectlog), SF(sb_inodelog), SF(sb_inopblog), SF(sb_agblklog), SF(sb_rextslog),
 	SF(sb_inoalignmt), SF(sb_dirblklog),
 	SF(sb_logsectlog), SF(sb_logsectsize), SF(sb_logsunit), SF(sb_features2),
-	SF(sb_features_compat), SF(sb_features_ro_compat), SF(sb_features_incompat),
+	SF(sb_features_ro_compat), SF(sb_features_incompat),
 	SF(sb_spino_align),
 };
 
@@ -593,6 +594,7 @@ static void test_compare_secondary(void **state)
 		s.sb_unit = 16; s.sb_width = 64; s.sb_imax_pct = 5;
 		s.sb_features_incompat ^= XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR;
 		s.sb_features_log_incompat = 1; s.sb_qflags = 1; s.sb_uquotino = 77;
+		s.sb_features_compat = 1u << 8;	/* unknown compat bits: kept, not compared */
 		fs_findings_init(&fl);
 		assert_int_equal(fs_sb_compare_secondary(&f.sb, &s, 1, &fl), 0);
 		fx_dump(&fl);
@@ -641,6 +643,75 @@ static void test_compare_secondary(void **state)
 	}
 }
 
+
+/*
+ * The vote: two or more secondaries, more than half of those read, agreeing
+ * on a value the primary lacks carry the field; one secondary, a split, or
+ * a difference only in what secondaries leave stale carries nothing.
+ */
+static void test_vote(void **state)
+{
+	struct fx f;
+	struct fs_findings fl;
+	struct xfs_sb p, v[3], out;
+
+	(void)state;
+	fx_init_default(&f);
+	for (int i = 0; i < 3; i++) {
+		v[i] = f.sb;
+		v[i].sb_icount = 0;	/* stale counters and quota state are not voted */
+		v[i].sb_uquotino = NULLFSINO;
+		v[i].sb_features_compat = 0;
+	}
+	p = f.sb;
+	p.sb_logstart = 0;
+	p.sb_features_ro_compat = 0;
+	p.sb_features_compat = 1u << 8;	/* an unknown compat bit stays */
+	p.sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR;	/* the primary's alone */
+	memset(&p.sb_uuid, 0, sizeof(p.sb_uuid));
+	fs_findings_init(&fl);
+	assert_int_equal(fs_sb_vote(&p, v, 3, &out, &fl), 3);
+	assert_true(fx_has(&fl, "sb.secondary", "logstart"));
+	assert_true(fx_has(&fl, "sb.secondary", "features_ro_compat"));
+	assert_true(fx_has(&fl, "sb.uuid", "uuid"));
+	for (size_t i = 0; i < fl.n; i++)
+		assert_int_equal(fl.v[i].ag, 0);
+	assert_int_equal(out.sb_logstart, f.sb.sb_logstart);
+	assert_int_equal(out.sb_features_ro_compat, f.sb.sb_features_ro_compat);
+	assert_int_equal(out.sb_features_compat, 1u << 8);
+	assert_true(out.sb_features_incompat & XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR);
+	assert_int_equal(out.sb_icount, f.sb.sb_icount);
+	assert_memory_equal(&out.sb_uuid, &f.sb.sb_uuid, sizeof(out.sb_uuid));
+	fs_findings_free(&fl);
+
+	/* one secondary alone does not outvote the primary */
+	fs_findings_init(&fl);
+	assert_int_equal(fs_sb_vote(&p, v, 1, &out, &fl), 0);
+	assert_int_equal(fl.n, 0);
+	assert_int_equal(out.sb_logstart, 0);
+	fs_findings_free(&fl);
+
+	/* nor does a split: one of three agrees with the primary, two differ from each other */
+	v[0].sb_logstart = 0;
+	v[1].sb_logstart = f.sb.sb_logstart + 8;
+	p = f.sb;
+	p.sb_logstart = 0;
+	fs_findings_init(&fl);
+	assert_int_equal(fs_sb_vote(&p, v, 3, &out, &fl), 0);
+	fs_findings_free(&fl);
+}
+
+/* The root inode the geometry predicts is where mkfs put it. */
+static void test_calc_rootino(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_init_default(&f);
+	assert_true(fs_ino_valid(&f.g, fs_sb_calc_rootino(&f.sb, &f.g)));
+	assert_int_equal(fs_sb_calc_rootino(&f.sb, &f.g), f.sb.sb_rootino);
+}
+
 static void test_unknown_feature_helpers(void **state)
 {
 	struct fx f;
@@ -668,6 +739,8 @@ int main(void)
 		cmocka_unit_test(test_crc_with_bad_sectsize),
 		cmocka_unit_test(test_compare_secondary),
 		cmocka_unit_test(test_unknown_feature_helpers),
+		cmocka_unit_test(test_vote),
+		cmocka_unit_test(test_calc_rootino),
 	};
 	enum { NF = sizeof(fixed) / sizeof(fixed[0]), NC = sizeof(cases) / sizeof(cases[0]) };
 	static struct CMUnitTest tests[NF + NC];
