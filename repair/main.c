@@ -146,6 +146,16 @@ static int fail_open(const struct repair_opts *o, const char *path, struct fs_fi
 	return REPAIR_EXIT_OPERATIONAL;
 }
 
+/* The planning phases in run order, and the phase_names[] slot each is timed in. */
+static const struct {
+	int (*run)(struct repair_ctx *rx);
+	int slot;
+} plan_phases[] = {
+	{ repair_phase_sb, 1 }, { repair_phase_inodes, 2 }, { repair_phase_names, 3 },
+	{ repair_phase_xattrs, 3 }, { repair_phase_quota, 4 }, { repair_phase_rt, 4 },
+	{ repair_phase_rebuild, 4 }, { repair_phase_counters, 5 },
+};
+
 /*
  * One plan: the scan, the unfinished intents accounted (the first round,
  * after a replay: sl), the phases, the decisions, and the judgement of the
@@ -195,33 +205,17 @@ static int plan_round(struct repair_ctx *rx, struct scan_log *sl, size_t attris_
 			       PRIu64 " finding(s) about their blocks were that completion)\n", path,
 			       what, ro->dry_run ? "would be" : "are", sl->accounted);
 	}
-	/* the phases only plan: every buffer they change stays dirty in the cache */
-	t0 = now();
-	err = repair_phase_sb(rx);
-	rx->phase_seconds[1] = now() - t0;
-	t0 = now();
-	if (!err)
-		err = repair_phase_inodes(rx);
-	rx->phase_seconds[2] = now() - t0;
-	t0 = now();
-	if (!err)
-		err = repair_phase_names(rx);
-	/* after the namespace: its allocator places the rebuilt attr forks too */
-	if (!err)
-		err = repair_phase_xattrs(rx);
-	rx->phase_seconds[3] = now() - t0;
-	t0 = now();
-	if (!err)
-		err = repair_phase_quota(rx);
-	if (!err)
-		err = repair_phase_rt(rx);
-	if (!err)
-		err = repair_phase_rebuild(rx);
-	rx->phase_seconds[4] = now() - t0;
-	t0 = now();
-	if (!err)
-		err = repair_phase_counters(rx);
-	rx->phase_seconds[5] = now() - t0;
+	/*
+	 * The phases only plan: every buffer they change stays dirty in the
+	 * cache.  In run order, each timed into its slot of phase_names[]
+	 * (the xattr phase after the namespace: its allocator places the
+	 * rebuilt attr forks too).
+	 */
+	for (size_t i = 0; !err && i < sizeof(plan_phases) / sizeof(plan_phases[0]); i++) {
+		t0 = now();
+		err = plan_phases[i].run(rx);
+		rx->phase_seconds[plan_phases[i].slot] += now() - t0;
+	}
 	if (!err && rx->nattris && !ro->quiet && !ro->json) {
 		/*
 		 * Each refused one was named as the judge found it (-n only: a

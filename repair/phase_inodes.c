@@ -485,9 +485,13 @@ static void set_count(unsigned char *dip, int fork, uint64_t n)
 		put_be16(&d->di_anextents, (uint16_t)n);
 }
 
-/* Whether the first n records of an extent-list fork load without a finding. */
-static bool prefix_loads(struct repair_ctx *rx, const unsigned char *dip,
-			 const struct fs_inode *ip, int fork, uint64_t n)
+/*
+ * Whether the fork loads without a finding with its extent count set to n
+ * (the first n records of an extent list), and the blocks it then maps
+ * (extents and bmbt blocks).
+ */
+static bool prefix_map(struct repair_ctx *rx, const unsigned char *dip, const struct fs_inode *ip,
+		       int fork, uint64_t n, uint64_t *blocks)
 {
 	struct fs_inode t = *ip;
 	struct fs_bmap m;
@@ -497,11 +501,23 @@ static bool prefix_loads(struct repair_ctx *rx, const unsigned char *dip,
 		t.nextents = n;
 	else
 		t.anextents = (uint32_t)n;
+	*blocks = 0;
 	if (scan_load_map(rx->sx, dip, &t, fork, NULL, &m))
 		return false;
 	ok = !m.bad;
+	if (ok)
+		*blocks = fs_bmap_blocks(&m) + m.nbmbt;
 	fs_bmap_free(&m);
 	return ok;
+}
+
+/* Whether the first n records of an extent-list fork load without a finding. */
+static bool prefix_loads(struct repair_ctx *rx, const unsigned char *dip,
+			 const struct fs_inode *ip, int fork, uint64_t n)
+{
+	uint64_t blocks;
+
+	return prefix_map(rx, dip, ip, fork, n, &blocks);
 }
 
 /*
@@ -619,18 +635,9 @@ static bool mend_aformat(struct repair_ctx *rx, unsigned char *dip, fs_ino_t ino
 static uint64_t prefix_blocks(struct repair_ctx *rx, const unsigned char *dip,
 			      const struct fs_inode *ip, int fork, uint64_t n)
 {
-	struct fs_inode t = *ip;
-	struct fs_bmap m;
 	uint64_t blocks;
 
-	if (fork == XFS_DATA_FORK)
-		t.nextents = n;
-	else
-		t.anextents = (uint32_t)n;
-	if (scan_load_map(rx->sx, dip, &t, fork, NULL, &m))
-		return 0;
-	blocks = m.bad ? 0 : fs_bmap_blocks(&m) + m.nbmbt;
-	fs_bmap_free(&m);
+	prefix_map(rx, dip, ip, fork, n, &blocks);
 	return blocks;
 }
 
