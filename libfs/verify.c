@@ -312,7 +312,7 @@ uint32_t fs_verify_unit(const struct fs_geom *g, enum fs_mtype t, uint32_t len)
 		u = g->inodesize;
 	else if (t == FS_MT_DQUOT)
 		u = sizeof(struct xfs_dqblk);
-	else if (t == FS_MT_ATTR_RMT || t == FS_MT_SYMLINK)
-		u = g->blocksize;
+	else if (t == FS_MT_ATTR_RMT)
+		u = g->blocksize;	/* a header a block; a remote symlink has one an extent */
 	return u && u < len ? u : len;
 }

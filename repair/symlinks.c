@@ -3,8 +3,9 @@
  * Remote symlinks mended rather than removed: when a remote symlink's
  * block headers are damaged (magic, UUID, owner, address, offset, byte
  * count, CRC) but its target survives — the inode's size is a target's,
- * its map is one block per piece in file order, and the bytes the blocks
- * carry hold no NUL — the blocks are written again in place with headers
+ * its map holds the blocks that size needs in file order, and the bytes
+ * its extents carry (one header an extent, as the kernel writes them) hold
+ * no NUL — the extents are written again in place with headers
  * made from the inode (as xfs_repair rewrites a bad symlink buffer), so
  * the link and its names are kept.  Anything else leaves the caller to
  * remove the symlink.
@@ -41,37 +42,43 @@ int repair_symlink_salvage(struct repair_ctx *rx, fs_ino_t ino)
 	if (repair_data_map(rx, ino, &m))
 		return 0;
 	nblocks = (ip.size + space - 1) / space;
-	/* one block a piece (a piece spanning blocks has one header for all of them) */
-	if (m.bad || m.n != nblocks)
+	/*
+	 * One header an extent (the kernel writes a remote target one extent
+	 * a buffer), the extents in file order without holes
+	 */
+	if (m.bad || fs_bmap_blocks(&m) != nblocks)
 		goto no;
-	for (size_t i = 0; i < m.n; i++)
-		if (m.ext[i].startoff != i || m.ext[i].blockcount != 1 || m.ext[i].unwritten ||
-		    !fs_fsb_valid(g, m.ext[i].startblock))
+	for (size_t i = 0, off = 0; i < m.n; off += m.ext[i].blockcount, i++)
+		if (m.ext[i].startoff != off || m.ext[i].blockcount > nblocks || m.ext[i].unwritten ||
+		    !fs_fsb_valid(g, m.ext[i].startblock) ||
+		    !fs_fsb_valid(g, m.ext[i].startblock + m.ext[i].blockcount - 1))
 			goto no;
-	for (size_t i = 0; i < m.n; i++) {
-		uint32_t bytes = (uint32_t)(ip.size - done) < space ? (uint32_t)(ip.size - done) : space;
+	for (size_t i = 0; i < m.n && done < ip.size; i++) {
+		uint32_t len = (uint32_t)m.ext[i].blockcount << g->blocklog;
+		uint32_t bytes = (uint32_t)ip.size - done < len - hdr ? (uint32_t)ip.size - done :
+				 len - hdr;
 
-		err = repair_get_buf(rx, fs_fsb_to_daddr(g, m.ext[i].startblock), g->blocksize,
-				     false, &b);
+		err = repair_get_buf(rx, fs_fsb_to_daddr(g, m.ext[i].startblock), len, false, &b);
 		if (err)
 			goto no;
 		memcpy(target + done, b->data + hdr, bytes);
 		fs_buf_put(rx->sx->cache, b);
 		done += bytes;
 	}
-	/* the target's own rule: no NUL inside */
-	if (memchr(target, 0, done))
+	/* the target's own rules: all of it there, no NUL inside */
+	if (done != ip.size || memchr(target, 0, done))
 		goto no;
 	done = 0;
-	for (size_t i = 0; i < m.n && !err; i++) {
-		uint32_t bytes = (uint32_t)(ip.size - done) < space ? (uint32_t)(ip.size - done) : space;
+	for (size_t i = 0; i < m.n && !err && done < ip.size; i++) {
+		uint32_t len = (uint32_t)m.ext[i].blockcount << g->blocklog;
+		uint32_t bytes = (uint32_t)ip.size - done < len - hdr ? (uint32_t)ip.size - done :
+				 len - hdr;
 		fs_daddr_t daddr = fs_fsb_to_daddr(g, m.ext[i].startblock);
 
-		err = repair_get_buf(rx, daddr, g->blocksize, true, &b);
+		err = repair_get_buf(rx, daddr, len, true, &b);
 		if (err)
 			break;
-		fs_symlink_rmt_encode(g, b->data, g->blocksize, ino, daddr, done, target + done,
-				      bytes);
+		fs_symlink_rmt_encode(g, b->data, len, ino, daddr, done, target + done, bytes);
 		err = repair_mark(rx, b, FS_MT_SYMLINK, fs_fsb_to_agno(g, m.ext[i].startblock), ino,
 				  FS_WCLASS_HEADERS);
 		fs_buf_put(rx->sx->cache, b);

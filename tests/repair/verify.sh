@@ -15,6 +15,8 @@
 #  - a CRC-bad inode whose map covers another file's blocks: the first plan
 #    keeps it and its result has new problems on it, so the plan is made
 #    again with it cleared; the other file is kept, as xfs_repair keeps it;
+#  - remote symlinks whose block headers are damaged (a 2-block extent under
+#    one header, and one block) keep their targets;
 #  - a clean image: nothing planned, nothing judged ("verified" false).
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 . "$XFSX_SRC/tests/lib.sh"
@@ -142,7 +144,45 @@ else
 	skip "CRC-bad inode mapping another file's blocks: files kept" "needs root and a loop device"
 fi
 
-# 5. nothing to do: nothing judged
+# 5. remote symlinks whose block headers are damaged keep their targets
+# (repair/symlinks.c): one 2-block extent under one header (1 KiB blocks, a
+# 1000-byte target) and one block; magic zeroed in both
+ssrc="$TMP/ssrc"
+mkdir -p "$ssrc"
+long=$(printf 't%.0s' $(seq 1 1000)); short=$(printf 'u%.0s' $(seq 1 600))
+ln -s "$long" "$ssrc/ll"
+ln -s "$short" "$ssrc/ls"
+img="$TMP/s.img"
+truncate -s 512M "$img"
+"$XFSX_MKFS" -q -b size=1024 -p "$ssrc" "$img" >/dev/null 2>&1
+check "1 KiB-block image with remote symlinks: the 1000-byte one is one 2-block extent" \
+	bash -c "xfs_db -r -c 'path /ll' -c 'print u3' '$img' | grep -q '0:\[0,[0-9]*,2,0\]'"
+xfs_db -x -c 'path /ll' -c 'dblock 0' -c 'write -d magic 0' -c 'path /ls' -c 'dblock 0' \
+	-c 'write -d magic 0' "$img" >/dev/null 2>&1
+"$XFSX_CHECK" "$img" >"$TMP/s.chk" 2>&1
+check "remote symlink headers damaged: check finds both" \
+	[ "$(grep -c 'symlink.magic' "$TMP/s.chk")" -ge 2 ]
+"$XFSX_REPAIR" "$img" >"$TMP/s.out" 2>&1; rc=$?
+check "remote symlink headers damaged: repair exit 1 (got $rc)" [ $rc -eq 1 ]
+check "remote symlink headers damaged: nothing cleared" bash -c "! grep -q '^cleared' '$TMP/s.out'"
+after_repair "$img" "remote symlink headers damaged"
+if have_loop_xfs; then
+	mkdir -p "$TMP/sm"
+	if mount -t xfs -o ro,nouuid "$img" "$TMP/sm"; then
+		_MOUNTS+=("$TMP/sm")
+		check "remote symlink headers damaged: the 1000-byte target is read back whole" \
+			[ "$(readlink "$TMP/sm/ll")" = "$long" ]
+		check "remote symlink headers damaged: the 600-byte target is read back whole" \
+			[ "$(readlink "$TMP/sm/ls")" = "$short" ]
+		umount "$TMP/sm"
+	else
+		not_ok "remote symlink headers damaged: the kernel mounts the result"
+	fi
+else
+	skip "remote symlink headers damaged: targets read back" "needs root and a loop device"
+fi
+
+# 6. nothing to do: nothing judged
 "$XFSX_REPAIR" --json "$base" >"$TMP/d.json" 2>/dev/null; rc=$?
 check "clean image: exit 0 (got $rc)" [ $rc -eq 0 ]
 check "clean image: verified false (nothing planned)" [ "$(jget "$TMP/d.json" summary.verified)" = false ]
