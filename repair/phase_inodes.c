@@ -767,6 +767,12 @@ static int settle_forks(struct repair_ctx *rx, fs_ino_t ino, unsigned char *dip,
 
 	fs_inode_decode(dip, &ip);
 	memset(m, 0, sizeof(m));
+	/* a node key is its child's first key: mended before the forks load */
+	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK && err >= 0; fork++)
+		err = repair_bmbt_keys(rx, ino, dip, fork);
+	if (err < 0)
+		return err;
+	err = 0;
 	for (int fork = XFS_DATA_FORK; fork <= XFS_ATTR_FORK && !err; fork++) {
 		err = scan_load_map(rx->sx, dip, &ip, fork, NULL, &m[fork]);
 		if (!err && m[fork].bad && fork == XFS_DATA_FORK) {

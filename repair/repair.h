@@ -214,6 +214,12 @@ bool repair_unlinked_frees(const struct repair_ctx *rx, uint64_t s);
  * be mended (the caller removes it); negative errno.
  */
 int repair_symlink_salvage(struct repair_ctx *rx, fs_ino_t ino);
+/*
+ * bmbt_keys.c: set every node key of a btree-format fork (the root in the
+ * core at dip, node blocks as dirty buffers) to its child's first key.
+ * 1 when a root key changed, 0, or a negative errno.
+ */
+int repair_bmbt_keys(struct repair_ctx *rx, fs_ino_t ino, unsigned char *dip, int fork);
 /* Remove an inode's attr fork in its core (forkoff 0, no extents); phase_inodes.c. */
 void repair_attr_fork_reset(const struct fs_geom *g, unsigned char *dip);
 /* phase_xattrs.c: per inode, what the salvage kept, dropped or cleared. */

@@ -17,6 +17,8 @@
 #    again with it cleared; the other file is kept, as xfs_repair keeps it;
 #  - remote symlinks whose block headers are damaged (a 2-block extent under
 #    one header, and one block) keep their targets;
+#  - a btree-format file whose root key is damaged: the key is set from its
+#    child, the file keeps its data;
 #  - a clean image: nothing planned, nothing judged ("verified" false).
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 . "$XFSX_SRC/tests/lib.sh"
@@ -182,7 +184,42 @@ else
 	skip "remote symlink headers damaged: targets read back" "needs root and a loop device"
 fi
 
-# 6. nothing to do: nothing judged
+# 6. a btree-format file whose root key is damaged keeps its data: the key
+# is set from its child's first key (repair/bmbt_keys.c), as xfs_repair keeps it
+if have_loop_xfs; then
+	img="$TMP/k.img"
+	truncate -s 512M "$img"
+	"$XFSX_MKFS" -q -b size=1024 "$img" >/dev/null 2>&1
+	mkdir -p "$TMP/km"
+	if mount -t xfs -o nouuid "$img" "$TMP/km"; then
+		_MOUNTS+=("$TMP/km")
+		# every other block written: one extent each, a bmbt of two leaves or more
+		for i in $(seq 0 2 400); do
+			xfs_io -f -c "pwrite -q $((i * 1024)) 1024" "$TMP/km/frag"
+		done
+		sync -f "$TMP/km"
+		want=$(md5sum <"$TMP/km/frag" | cut -d' ' -f1)
+		umount "$TMP/km"
+		xfs_db -x -c 'path /frag' -c 'write -d u3.bmbt.keys[2].startoff 1' "$img" >/dev/null 2>&1
+		"$XFSX_CHECK" "$img" >"$TMP/k.chk" 2>&1
+		check "bmbt root key damaged: check finds it (bmbt.key)" grep -q 'bmbt.key' "$TMP/k.chk"
+		"$XFSX_REPAIR" "$img" >"$TMP/k.out" 2>&1; rc=$?
+		check "bmbt root key damaged: repair exit 1 (got $rc)" [ $rc -eq 1 ]
+		check "bmbt root key damaged: nothing cleared" bash -c "! grep -q '^cleared' '$TMP/k.out'"
+		after_repair "$img" "bmbt root key damaged"
+		mount -t xfs -o ro,nouuid "$img" "$TMP/km" && {
+			got=$(md5sum <"$TMP/km/frag" | cut -d' ' -f1)
+			umount "$TMP/km"
+		}
+		check "bmbt root key damaged: the file reads back as written" [ "${got:-}" = "$want" ]
+	else
+		not_ok "bmbt root key damaged: the kernel mounts the image"
+	fi
+else
+	skip "bmbt root key damaged" "needs root and a loop device"
+fi
+
+# 7. nothing to do: nothing judged
 "$XFSX_REPAIR" --json "$base" >"$TMP/d.json" 2>/dev/null; rc=$?
 check "clean image: exit 0 (got $rc)" [ $rc -eq 0 ]
 check "clean image: verified false (nothing planned)" [ "$(jget "$TMP/d.json" summary.verified)" = false ]
