@@ -282,6 +282,22 @@ static int plan_round(struct repair_ctx *rx, struct scan_log *sl, size_t attris_
 	return 0;
 }
 
+/* Write a judged plan (commit.c), timed; a failure is said with the undo file's own. */
+static int commit_plan(struct repair_ctx *rx, struct fs_undo *undo, const char *undo_path)
+{
+	char msg[1024];
+	double t0 = now();
+	int err = repair_commit(rx, msg, sizeof(msg));
+
+	rx->phase_seconds[6] = now() - t0;
+	if (err) {
+		fprintf(stderr, "xfsx_repair: %s: %s\n", rx->path, msg);
+		if (undo && *fs_undo_error(undo))
+			fprintf(stderr, "xfsx_repair: %s: %s\n", undo_path, fs_undo_error(undo));
+	}
+	return err;
+}
+
 /* What a plan holds (not its scan, filesystem or findings). */
 static void plan_free(struct repair_ctx *rx)
 {
@@ -395,7 +411,6 @@ static int repair_main(int argc, char **argv, struct compat *cp)
 	bool *attri_refused = NULL;   /* per open ATTRI: judged as stopping recovery (-n) */
 	fs_ino_t *force_clear = NULL; /* inodes a later attempt clears (repair_blame) */
 	size_t nforce_clear = 0;
-	double t0;
 	int c, err, rc;
 
 	/*
@@ -756,16 +771,9 @@ early_out:
 			ro.dry_run ? "a repair would write nothing" : "nothing was written");
 
 	if (!ro.dry_run && (rx.planned_writes || ro.zero_log) && !rx.verified.introduced) {
-		t0 = now();
-		err = repair_commit(&rx, msg, sizeof(msg));
-		rx.phase_seconds[6] = now() - t0;
-		if (err) {
-			fprintf(stderr, "xfsx_repair: %s: %s\n", path, msg);
-			if (undo && *fs_undo_error(undo))
-				fprintf(stderr, "xfsx_repair: %s: %s\n", undo_path,
-					fs_undo_error(undo));
+		err = commit_plan(&rx, undo, undo_path);
+		if (err)
 			goto out;
-		}
 	}
 	/* later rounds over what was written, while they make progress */
 	for (struct repair_ctx *last = &rx; !ro.dry_run && nmore < REPAIR_ROUNDS - 1 &&
@@ -808,16 +816,9 @@ early_out:
 			goto out;
 		if (!r->rx.planned_writes || r->rx.verified.introduced)
 			break;
-		t0 = now();
-		err = repair_commit(&r->rx, msg, sizeof(msg));
-		r->rx.phase_seconds[6] = now() - t0;
-		if (err) {
-			fprintf(stderr, "xfsx_repair: %s: %s\n", path, msg);
-			if (undo && *fs_undo_error(undo))
-				fprintf(stderr, "xfsx_repair: %s: %s\n", undo_path,
-					fs_undo_error(undo));
+		err = commit_plan(&r->rx, undo, undo_path);
+		if (err)
 			goto out;
-		}
 		r->written = true;
 		left = r->left;
 		last = &r->rx;

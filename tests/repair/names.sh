@@ -69,17 +69,8 @@ KEPT_US=0 KEPT_XR=0
 run_case() {
 	local label=$1 claim=$2 rc
 	shift 2
-	local img="$TMP/case.img" xr="$TMP/case-xr.img" args=()
-	for c in "$@"; do args+=(-c "$c"); done
-	cp --sparse=always "$base" "$img"
-	xfs_db -x "${args[@]}" "$img" >/dev/null 2>&1
-	cp --sparse=always "$img" "$xr"
-	xfs_repair -n "$img" >/dev/null 2>&1; rc=$?
-	check "$label: the damage is there (xfs_repair -n exit $rc)" [ $rc -ne 0 ]
-	"$XFSX_REPAIR" "$img" >"$TMP/rep.out" 2>&1; rc=$?
-	check "$label: xfsx_repair fixed it in one run (exit $rc)" [ $rc -eq 1 ]
-	[ $rc -eq 1 ] || grep -v '^fixed' "$TMP/rep.out" | head -5 | sed 's/^/#   /'
-	after_repair "$img" "$label"
+	local img="$TMP/case.img" xr="$TMP/case-xr.img"
+	repair_once "$label" "$base" "$img" "$xr" "$@"
 	$claim "$img"
 	xfs_repair "$xr" >/dev/null 2>&1
 	files "$img" "$TMP/us" && files "$xr" "$TMP/xr" || { not_ok "$label: mount read-only to compare files"; return; }

@@ -95,18 +95,9 @@ PATHS_US=0 PATHS_XR=0
 run_case() {
 	local label=$1 claim=$2 busy=$3 rc
 	shift 3
-	local img="$TMP/case.img" xr="$TMP/case-xr.img" args=() c
-	for c in "$@"; do args+=(-c "$c"); done
+	local img="$TMP/case.img" xr="$TMP/case-xr.img"
 	LABEL=$label
-	cp --sparse=always "$base" "$img"
-	xfs_db -x "${args[@]}" "$img" >/dev/null 2>&1
-	cp --sparse=always "$img" "$xr"
-	xfs_repair -n "$img" >/dev/null 2>&1; rc=$?
-	check "$label: the damage is there (xfs_repair -n exit $rc)" [ $rc -ne 0 ]
-	"$XFSX_REPAIR" "$img" >"$TMP/rep.out" 2>&1; rc=$?
-	check "$label: xfsx_repair fixed it in one run (exit $rc)" [ $rc -eq 1 ]
-	[ $rc -eq 1 ] || grep -v '^fixed' "$TMP/rep.out" | head -5 | sed 's/^/#   /'
-	after_repair "$img" "$label"
+	repair_once "$label" "$base" "$img" "$xr" "$@"
 	$claim "$img"
 	xfs_repair "$xr" >/dev/null 2>&1
 	if snapshot "$img" "$TMP/us" && snapshot "$xr" "$TMP/xr"; then

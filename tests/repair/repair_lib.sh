@@ -73,3 +73,22 @@ after_repair() {
 	xfs_repair -n "$img" >/dev/null 2>&1; rc=$?
 	check "$what: xfs_repair -n clean after the mount cycle (exit $rc)" [ $rc -eq 0 ]
 }
+
+# repair_once LABEL BASE IMG COPY XFS_DB_COMMAND...: BASE copied to IMG and
+# damaged with the xfs_db commands, IMG copied to COPY (for Debian
+# xfs_repair), the damage seen by xfs_repair -n, ONE xfsx_repair run exits 1
+# (its output in $TMP/rep.out), then after_repair.
+repair_once() {
+	local label=$1 base=$2 img=$3 xr=$4 args=() c rc
+	shift 4
+	for c in "$@"; do args+=(-c "$c"); done
+	cp --sparse=always "$base" "$img"
+	xfs_db -x "${args[@]}" "$img" >/dev/null 2>&1
+	cp --sparse=always "$img" "$xr"
+	xfs_repair -n "$img" >/dev/null 2>&1; rc=$?
+	check "$label: the damage is there (xfs_repair -n exit $rc)" [ $rc -ne 0 ]
+	"$XFSX_REPAIR" "$img" >"$TMP/rep.out" 2>&1; rc=$?
+	check "$label: xfsx_repair fixed it in one run (exit $rc)" [ $rc -eq 1 ]
+	[ $rc -eq 1 ] || grep -v '^fixed' "$TMP/rep.out" | head -5 | sed 's/^/#   /'
+	after_repair "$img" "$label"
+}
