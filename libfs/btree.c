@@ -408,6 +408,9 @@ static void forget_siblings_below(struct walker *k, uint32_t level)
  * 1 when the block must not be followed, 0 when it may, negative errno.
  * An LSN beyond the log head alone does not stop the walk: the kernel does
  * not judge a block by it when reading (and xfs_repair -L leaves such LSNs).
+ * Nor does a CRC alone: a CRC failure hides nothing, the block's contents
+ * are judged by every other rule, and a block that passes them is followed
+ * (as xfs_repair reads a suspect block's records), its CRC reported.
  */
 static int verify_block(struct walker *k, struct fs_vctx *vc, const void *buf)
 {
@@ -423,7 +426,8 @@ static int verify_block(struct walker *k, struct fs_vctx *vc, const void *buf)
 		const struct fs_finding *f = &tmp.v[i];
 		size_t n = strlen(f->def->code);
 
-		if (n < 4 || strcmp(f->def->code + n - 4, ".lsn"))
+		if ((n < 4 || strcmp(f->def->code + n - 4, ".lsn")) &&
+		    (n < 4 || strcmp(f->def->code + n - 4, ".crc")))
 			reject = true;
 		fs_report(w->fl, f->def->code, f->ag, f->daddr, f->ino, f->field, f->expected,
 			  f->found, "%s", f->message);
