@@ -23,6 +23,8 @@ ln -s real.txt "$S/link.txt"
 mkfifo "$S/fifo"
 truncate -s 64M "$TMP/dev.img"
 blkdev=$(loop_attach "$TMP/dev.img") || blkdev=""
+# loop_attach ran in a subshell: register the device here for the cleanup trap
+[ -n "$blkdev" ] && _LOOPS+=("$blkdev")
 
 compare_trees() {   # OURS THEIRS: both mounted read-only, every object equal
 	local rc
