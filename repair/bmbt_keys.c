@@ -29,11 +29,18 @@ static uint64_t first_key(const struct fs_btree_ops *ops, const unsigned char *b
 }
 
 /*
+ * Blocks one fork's walk may read: a hostile tree whose pointers all name
+ * one shared subtree would otherwise be walked numrecs^levels times (the
+ * loader rejects such a tree as bmbt.loop; mending simply stops).
+ */
+#define MEND_BUDGET (1u << 16)
+
+/*
  * Mend the keys below the node at fsb (level >= 1) and give *first its own
  * first key; 1 when it is a bmbt block of that level with records, else 0.
  */
 static int mend_block(struct repair_ctx *rx, fs_ino_t ino, fs_fsblock_t fsb, uint32_t level,
-		      uint64_t *first)
+		      uint64_t *first, uint32_t *budget)
 {
 	const struct fs_geom *g = &rx->fs->g;
 	const struct fs_btree_ops *ops = fs_btree_ops_get(FS_BTREE_BMBT);
@@ -42,8 +49,9 @@ static int mend_block(struct repair_ctx *rx, fs_ino_t ino, fs_fsblock_t fsb, uin
 	bool changed = false;
 	int err;
 
-	if (!fs_fsb_valid(g, fsb))
+	if (!fs_fsb_valid(g, fsb) || !*budget)
 		return 0;
+	(*budget)--;
 	err = repair_get_buf(rx, fs_fsb_to_daddr(g, fsb), g->blocksize, false, &b);
 	if (err)
 		return err == -ENOMEM ? err : 0;
@@ -58,7 +66,7 @@ static int mend_block(struct repair_ctx *rx, fs_ino_t ino, fs_fsblock_t fsb, uin
 		uint64_t child;
 
 		err = mend_block(rx, ino, fs_btree_ptr(ops, b->data, g->blocksize, i), level - 1,
-				 &child);
+				 &child, budget);
 		if (err < 0)
 			break;
 		if (err && get_be64(kp) != child) {
@@ -82,7 +90,7 @@ int repair_bmbt_keys(struct repair_ctx *rx, fs_ino_t ino, unsigned char *dip, in
 	const struct fs_geom *g = &rx->fs->g;
 	struct fs_inode ip;
 	unsigned char *root;
-	uint32_t fsize, maxr, level, numrecs;
+	uint32_t fsize, maxr, level, numrecs, budget = MEND_BUDGET;
 	int mended = 0;
 
 	fs_inode_decode(dip, &ip);
@@ -106,7 +114,7 @@ int repair_bmbt_keys(struct repair_ctx *rx, fs_ino_t ino, unsigned char *dip, in
 		uint64_t ptr = get_be64(root + sizeof(struct xfs_bmdr_block) +
 					maxr * sizeof(xfs_bmdr_key_t) + i * sizeof(xfs_bmdr_ptr_t));
 		uint64_t child;
-		int r = mend_block(rx, ino, ptr, level - 1, &child);
+		int r = mend_block(rx, ino, ptr, level - 1, &child, &budget);
 
 		if (r < 0)
 			return r;

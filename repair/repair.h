@@ -85,6 +85,8 @@ struct repair_verified {
 	bool ran;                  /* the plan was judged (it changes something) */
 	struct fs_findings after;  /* the scan of the planned result */
 	bool *after_new;           /* per finding in after: matches none from before the plan */
+	const struct fs_finding **after_sorted; /* after's records by key (code, AG, inode, address) */
+	size_t nsorted;
 	size_t left;               /* errors and warnings in after */
 	size_t introduced;         /* ... of which the plan would bring in (after_new) */
 };

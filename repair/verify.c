@@ -141,6 +141,9 @@ static int compare(struct repair_ctx *rx)
 		after[i] = &vf->after.v[i];
 	qsort(before, nb, sizeof(*before), key_qsort);
 	qsort(after, na, sizeof(*after), key_qsort);
+	/* kept: later rounds look findings up in it (repair_verified_has) */
+	vf->after_sorted = after;
+	vf->nsorted = na;
 	for (size_t i = 0; i < nb; i++)
 		rx->fixed[i] = key_find(after, na, &rx->fl->v[i]) == SIZE_MAX;
 	vf->left = vf->introduced = 0;
@@ -158,7 +161,6 @@ static int compare(struct repair_ctx *rx)
 	/* records the scan could not keep are problems nobody can say were fixed */
 	vf->left += vf->after.dropped;
 	free(before);
-	free(after);
 	return 0;
 }
 
@@ -304,8 +306,14 @@ int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
 
 bool repair_verified_has(const struct repair_verified *vf, const struct fs_finding *f)
 {
-	for (size_t i = 0; vf->ran && i < vf->after.n; i++)
-		if (judged(&vf->after.v[i]) && !key_cmp(&vf->after.v[i], f))
+	size_t i;
+
+	if (!vf->ran || !vf->after_sorted)
+		return false;
+	i = key_find(vf->after_sorted, vf->nsorted, f);
+	/* the first of equal keys: any of them judged */
+	for (; i < vf->nsorted && !key_cmp(vf->after_sorted[i], f); i++)
+		if (judged(vf->after_sorted[i]))
 			return true;
 	return false;
 }
@@ -317,32 +325,22 @@ static int cmp_ino(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Whether inode ino had a finding of its own before the plan. */
-static bool had_findings(const struct fs_findings *fl, int64_t ino)
-{
-	for (size_t i = 0; ino >= 0 && i < fl->n; i++)
-		if (fl->v[i].ino == ino && judged(&fl->v[i]))
-			return true;
-	return false;
-}
-
-static int blame_one(const struct repair_ctx *rx, int64_t ino, fs_ino_t **v, size_t *n)
+static int blame_one(const struct repair_ctx *rx, const fs_ino_t *had, size_t nhad, int64_t ino,
+		     fs_ino_t **v, size_t *n)
 {
 	uint64_t slot;
-	fs_ino_t *nv;
+	fs_ino_t *nv, key = (fs_ino_t)ino;
 
-	if (ino < 0 || !had_findings(rx->fl, ino))
+	/* only an inode with findings of its own before the plan */
+	if (ino < 0 || !bsearch(&key, had, nhad, sizeof(*had), cmp_ino))
 		return 0;
-	slot = scan_links_slot(rx->sx, (fs_ino_t)ino);
+	slot = scan_links_slot(rx->sx, key);
 	if (slot == UINT64_MAX || !rx->verdict || (rx->verdict[slot] & (RV_CLEAR | RV_NEW)))
 		return 0;
-	for (size_t i = 0; i < *n; i++)
-		if ((*v)[i] == (fs_ino_t)ino)
-			return 0;
 	nv = realloc(*v, (*n + 1) * sizeof(**v));
 	if (!nv)
 		return -ENOMEM;
-	nv[(*n)++] = (fs_ino_t)ino;
+	nv[(*n)++] = key;
 	*v = nv;
 	return 0;
 }
@@ -350,17 +348,31 @@ static int blame_one(const struct repair_ctx *rx, int64_t ino, fs_ino_t **v, siz
 int repair_blame(const struct repair_ctx *rx, fs_ino_t **v, size_t *n)
 {
 	const struct repair_verified *vf = &rx->verified;
+	fs_ino_t *had = malloc((rx->fl->n ? rx->fl->n : 1) * sizeof(*had));
+	size_t nhad = 0, w = 0;
 	int err = 0;
 
+	if (!had)
+		return -ENOMEM;
+	for (size_t i = 0; i < rx->fl->n; i++)
+		if (rx->fl->v[i].ino >= 0 && judged(&rx->fl->v[i]))
+			had[nhad++] = (fs_ino_t)rx->fl->v[i].ino;
+	qsort(had, nhad, sizeof(*had), cmp_ino);
 	for (size_t i = 0; vf->ran && vf->after_new && i < vf->after.n && !err; i++) {
 		if (!vf->after_new[i])
 			continue;
-		err = blame_one(rx, vf->after.v[i].ino, v, n);
+		err = blame_one(rx, had, nhad, vf->after.v[i].ino, v, n);
 		if (!err)
-			err = blame_one(rx, vf->after.v[i].cause_ino, v, n);
+			err = blame_one(rx, had, nhad, vf->after.v[i].cause_ino, v, n);
 	}
+	free(had);
+	/* sorted, each inode once (earlier attempts' inodes included) */
 	if (*n)
 		qsort(*v, *n, sizeof(**v), cmp_ino);
+	for (size_t i = 0; i < *n; i++)
+		if (!w || (*v)[w - 1] != (*v)[i])
+			(*v)[w++] = (*v)[i];
+	*n = w;
 	return err;
 }
 
@@ -370,5 +382,7 @@ void repair_verified_free(struct repair_ctx *rx)
 		return;
 	fs_findings_free(&rx->verified.after);
 	free(rx->verified.after_new);
+	free(rx->verified.after_sorted);
 	rx->verified.after_new = NULL;
+	rx->verified.after_sorted = NULL;
 }
