@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "bulkstat/bulkstat.h"
-#include "libfs/io.h"
-#include "libfs/target.h"
+#include "libfs/io/io.h"
+#include "libfs/io/target.h"
 
 static void usage(FILE *out)
 {

@@ -23,9 +23,9 @@
 
 #include "bulkstat/bulkstat.h"
 #include "libfs/fs.h"
-#include "libfs/inode.h"
-#include "libfs/verify.h"
-#include "libfs/workq.h"
+#include "libfs/format/inode.h"
+#include "libfs/format/verify.h"
+#include "libfs/io/workq.h"
 
 #define CHUNK_SIZE (1u << 20)
 #define QUEUE_CAP  (32u << 20)    /* bytes queued behind the head item before workers wait */

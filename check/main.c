@@ -14,7 +14,7 @@
 #include <uuid/uuid.h>
 
 #include "check/geometry.h"
-#include "libfs/logattr.h"
+#include "libfs/log/logattr.h"
 #include "scan/log.h"
 #include "scan/scan.h"
 

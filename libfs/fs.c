@@ -15,9 +15,9 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
-#include "libfs/crc.h"
-#include "libfs/endian.h"
-#include "libfs/sb.h"
+#include "libfs/format/crc.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/sb.h"
 
 static int fail(struct fs_error *e, int err, const char *fmt, ...)
 {

@@ -2,10 +2,10 @@
 #ifndef XFSX_FS_H
 #define XFSX_FS_H
 
-#include "libfs/format.h"
-#include "libfs/findings.h"
-#include "libfs/io.h"
-#include "libfs/target.h"
+#include "libfs/format/format.h"
+#include "libfs/format/findings.h"
+#include "libfs/io/io.h"
+#include "libfs/io/target.h"
 
 /*
  * The library handle, like e2fsprogs' ext2_filsys: the device, the primary
@@ -39,7 +39,7 @@ struct fs_open_opts {
 	struct fs_dev_opts dev;
 	/* if the primary is unusable, search for a secondary superblock */
 	bool allow_secondary;
-	/* the mount policy (libfs/target.h); the default looks only */
+	/* the mount policy (libfs/io/target.h); the default looks only */
 	enum fs_target_use use;
 };
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
-#include "libfs/io.h"
-#include "libfs/undo.h"
+#include "libfs/io/io.h"
+#include "libfs/undo/undo.h"
 #include "mkfs/opts.h"
 #include "mkfs/plan.h"
 #include "mkfs/target.h"

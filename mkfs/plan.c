@@ -10,8 +10,8 @@
  * the root inode chunk; the code is ours.
  */
 #include "mkfs/plan.h"
-#include "libfs/logres.h"
-#include "libfs/sb.h"
+#include "libfs/log/logres.h"
+#include "libfs/format/sb.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "libfs/format.h"
+#include "libfs/format/format.h"
 
 /* Highest AG number (libxfs xfs_types.h; not in the installed headers). */
 #ifndef XFS_MAX_AGNUMBER

@@ -11,7 +11,7 @@
  * one ascending stream, gathered into large writes.  File data keeps its
  * holes (SEEK_DATA/SEEK_HOLE); it is read into the gather buffers by a pool
  * of reader threads while this thread places what follows, and a buffer is
- * written (by one writer thread) once its reads are done.  Directories come from libfs/dirbuild.c,
+ * written (by one writer thread) once its reads are done.  Directories come from libfs/build/dirbuild.c,
  * forks with more extents than the inode holds get a bmbt from the bulk
  * loader.  Last, per AG, the btrees (bno, cnt, inobt, finobt, rmap,
  * refcount) are bulk loaded into one run of blocks after the AG's last
@@ -33,22 +33,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libfs/attrbuild.h"
-#include "libfs/bload.h"
-#include "libfs/btree_ag.h"
-#include "libfs/crc.h"
-#include "libfs/dirbuild.h"
-#include "libfs/encode.h"
-#include "libfs/endian.h"
-#include "libfs/freesp.h"
-#include "libfs/sb.h"
-#include "libfs/symlink.h"
+#include "libfs/build/attrbuild.h"
+#include "libfs/build/bload.h"
+#include "libfs/format/btree_ag.h"
+#include "libfs/format/crc.h"
+#include "libfs/build/dirbuild.h"
+#include "libfs/build/encode.h"
+#include "libfs/format/endian.h"
+#include "libfs/build/freesp.h"
+#include "libfs/format/sb.h"
+#include "libfs/format/symlink.h"
 
 #define WBUF_BYTES (8u << 20)      /* writes are gathered up to this size */
 #define WBUF_COUNT 4               /* one filling, the others queued or being written */
 /*
  * One writer: a write smaller than the O_DIRECT unit is a read-modify-write
- * of the unit (libfs/io.c), and two of them in flight on one unit would
+ * of the unit (libfs/io/io.c), and two of them in flight on one unit would
  * lose one's bytes; in order, one at a time, they cannot.
  */
 #define WRITERS 1
@@ -1091,7 +1091,7 @@ static int attr_alloc(void *priv, uint32_t nblocks, fs_fsblock_t *fsb)
 /*
  * Choose the attr fork: short form in the inode when it fits beside what
  * the data fork needs, else attr blocks (leaf, node, remote values) from
- * libfs/attrbuild.c mapped by the attr fork.
+ * libfs/build/attrbuild.c mapped by the attr fork.
  */
 static int do_xattrs(struct pop *s, struct proto_inode *in)
 {

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "libfs/encode.h"
-#include "libfs/io.h"
+#include "libfs/build/encode.h"
+#include "libfs/io/io.h"
 #include "mkfs/plan.h"
 
 struct proto_xattr {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What mkfs needs to know about its target before planning or writing,
- * past what libfs/target.c finds for every tool (type, size, mounts, what
+ * past what libfs/io/target.c finds for every tool (type, size, mounts, what
  * libblkid sees): sector sizes and stripe topology (libblkid), whether it
  * rotates, whether it already holds a filesystem or partition table, and
  * whether an image file can grow to the size asked.

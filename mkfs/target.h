@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "libfs/target.h"
+#include "libfs/io/target.h"
 #include "mkfs/plan.h"
 
 /*

@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "libfs/encode.h"
+#include "libfs/build/encode.h"
 #include "libfs/fs.h"
-#include "libfs/sb.h"
+#include "libfs/format/sb.h"
 
 #define WHACK_BYTES (128 * 1024)   /* old signatures live in the first/last 128 KiB */
 

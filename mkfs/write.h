@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "libfs/io.h"
+#include "libfs/io/io.h"
 #include "mkfs/plan.h"
 #include "mkfs/proto.h"
 

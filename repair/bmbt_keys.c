@@ -11,10 +11,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "libfs/bmap.h"
-#include "libfs/btree.h"
-#include "libfs/endian.h"
-#include "libfs/inode.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/btree.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/inode.h"
 #include "repair/repair.h"
 
 /* The first key of bmbt block b at level (its first record's offset at level 0). */

@@ -16,10 +16,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "libfs/bmap.h"
-#include "libfs/encode.h"
-#include "libfs/inode.h"
-#include "libfs/sb.h"
+#include "libfs/format/bmap.h"
+#include "libfs/build/encode.h"
+#include "libfs/format/inode.h"
+#include "libfs/format/sb.h"
 #include "repair/repair.h"
 
 int repair_get_buf(struct repair_ctx *rx, fs_daddr_t daddr, uint32_t len, bool fresh,

@@ -16,8 +16,8 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
-#include "libfs/logattr.h"
-#include "libfs/undo.h"
+#include "libfs/log/logattr.h"
+#include "libfs/undo/undo.h"
 #include "repair/repair.h"
 #include "scan/log.h"
 

@@ -8,7 +8,7 @@
  */
 #include <errno.h>
 
-#include "libfs/ag.h"
+#include "libfs/format/ag.h"
 #include "repair/repair.h"
 
 static int read_counts(struct repair_ctx *rx, fs_agnumber_t agno, uint64_t *fd, uint64_t *ic,

@@ -22,11 +22,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "libfs/attr.h"
-#include "libfs/encode.h"
-#include "libfs/endian.h"
-#include "libfs/symlink.h"
-#include "libfs/vec.h"
+#include "libfs/format/attr.h"
+#include "libfs/build/encode.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/symlink.h"
+#include "libfs/util/vec.h"
 #include "repair/repair.h"
 #include "scan/links.h"
 

@@ -17,7 +17,7 @@
  *  - link counts are set to the references counted: files the entries
  *    naming them, directories 2 + subdirectories.
  * Rebuilt directories are encoded by libfs's directory encoder
- * (libfs/dirbuild.c, the one mkfs -p uses) into the smallest format that
+ * (libfs/build/dirbuild.c, the one mkfs -p uses) into the smallest format that
  * holds them, into blocks free before and after the repair (the old ones
  * are freed by the AG rebuild once the new ones are in place); the inode
  * gets its new fork, size and counts.
@@ -30,14 +30,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "libfs/dir.h"
-#include "libfs/bload.h"
-#include "libfs/btree.h"
-#include "libfs/dirbuild.h"
-#include "libfs/encode.h"
-#include "libfs/endian.h"
-#include "libfs/inode.h"
-#include "libfs/vec.h"
+#include "libfs/format/dir.h"
+#include "libfs/build/bload.h"
+#include "libfs/format/btree.h"
+#include "libfs/build/dirbuild.h"
+#include "libfs/build/encode.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/inode.h"
+#include "libfs/util/vec.h"
 #include "repair/repair.h"
 #include "scan/links.h"
 

@@ -3,7 +3,7 @@
  * Repair phase 3c, quota.  A quota file block with findings gets every
  * record that fails verification (magic, version, CRC, its type, the id
  * its place says) rewritten as the kernel's own dquot repair rewrites one
- * (zero usage, limits and timers; libfs/encode.c fs_enc_dqblk); the
+ * (zero usage, limits and timers; libfs/build/encode.c fs_enc_dqblk); the
  * records that verify are kept.  And when this repair changes what users
  * use (inodes cleared, forks removed, directories rebuilt) or a dquot was
  * rewritten, the superblock's quota CHKD flags are cleared, so the kernel
@@ -23,11 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libfs/dquot.h"
-#include "libfs/encode.h"
-#include "libfs/endian.h"
-#include "libfs/inode.h"
-#include "libfs/vec.h"
+#include "libfs/format/dquot.h"
+#include "libfs/build/encode.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/inode.h"
+#include "libfs/util/vec.h"
 #include "repair/repair.h"
 #include "scan/links.h"
 

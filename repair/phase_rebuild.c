@@ -18,7 +18,7 @@
  * readable until the headers switch) when there is enough; the free-space
  * and rmap trees depend on what they take, so the reservation is iterated
  * until the block counts are stable, and what is left over fills the AGFL.
- * Trees are bulk-loaded (libfs/bload.c) into dirty cache buffers (class
+ * Trees are bulk-loaded (libfs/build/bload.c) into dirty cache buffers (class
  * NEW); AGF, AGI and AGFL become dirty buffers of class HEADERS.  AGs run
  * on the worker pool.
  */
@@ -26,15 +26,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libfs/ag.h"
-#include "libfs/bload.h"
-#include "libfs/btree_ag.h"
-#include "libfs/encode.h"
-#include "libfs/endian.h"
-#include "libfs/freesp.h"
-#include "libfs/sort.h"
-#include "libfs/vec.h"
-#include "libfs/workq.h"
+#include "libfs/format/ag.h"
+#include "libfs/build/bload.h"
+#include "libfs/format/btree_ag.h"
+#include "libfs/build/encode.h"
+#include "libfs/format/endian.h"
+#include "libfs/build/freesp.h"
+#include "libfs/util/sort.h"
+#include "libfs/util/vec.h"
+#include "libfs/io/workq.h"
 #include "repair/repair.h"
 #include "scan/links.h"
 
@@ -570,7 +570,7 @@ static int reserve(struct agwork *w, uint64_t need)
 /*
  * The new trees, and where their blocks come from: the inode, refcount and
  * rmap trees from the reservation (in that order), the free-space trees
- * and the AGFL from the free-space plan (libfs/freesp.c).
+ * and the AGFL from the free-space plan (libfs/build/freesp.c).
  */
 enum { T_INO, T_FINO, T_REFC, T_RMAP, T_NR };
 

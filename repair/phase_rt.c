@@ -22,10 +22,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "libfs/bmap.h"
-#include "libfs/encode.h"
-#include "libfs/endian.h"
-#include "libfs/inode.h"
+#include "libfs/format/bmap.h"
+#include "libfs/build/encode.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/inode.h"
 #include "repair/repair.h"
 #include "scan/links.h"
 

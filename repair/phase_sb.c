@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libfs/encode.h"
+#include "libfs/build/encode.h"
 #include "libfs/fs.h"
-#include "libfs/sb.h"
+#include "libfs/format/sb.h"
 #include "repair/repair.h"
 
 /* Findings the primary would still get (its CRC set as it will be written). */

@@ -10,7 +10,7 @@
  * without NUL, the stored hash its name's, a local value inside the block,
  * a remote value whose every block verifies: CRC, owner, offset, length).
  * Names given twice keep their first.  The survivors are re-encoded by
- * libfs's xattr encoder (libfs/attrbuild.c, the one mkfs -p uses) in the
+ * libfs's xattr encoder (libfs/build/attrbuild.c, the one mkfs -p uses) in the
  * smallest format that holds them: short form in the inode when it fits
  * the fork, else leaf/node blocks with remote values in blocks free before
  * and after the repair (phase_names.c's allocator; the old blocks are
@@ -35,15 +35,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "libfs/attr.h"
-#include "libfs/attrbuild.h"
-#include "libfs/bmap.h"
-#include "libfs/da.h"
-#include "libfs/encode.h"
-#include "libfs/endian.h"
-#include "libfs/inode.h"
-#include "libfs/logattr.h"
-#include "libfs/vec.h"
+#include "libfs/format/attr.h"
+#include "libfs/build/attrbuild.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/da.h"
+#include "libfs/build/encode.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/inode.h"
+#include "libfs/log/logattr.h"
+#include "libfs/util/vec.h"
 #include "repair/repair.h"
 #include "scan/links.h"
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "libfs/findings.h"
+#include "libfs/format/findings.h"
 #include "libfs/fs.h"
 #include "scan/scan.h"
 

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "libfs/bmap.h"
-#include "libfs/inode.h"
-#include "libfs/symlink.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/inode.h"
+#include "libfs/format/symlink.h"
 #include "repair/repair.h"
 
 int repair_symlink_salvage(struct repair_ctx *rx, fs_ino_t ino)

@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libfs/crc.h"
-#include "libfs/endian.h"
-#include "libfs/encode.h"
-#include "libfs/sb.h"
+#include "libfs/format/crc.h"
+#include "libfs/format/endian.h"
+#include "libfs/build/encode.h"
+#include "libfs/format/sb.h"
 #include "repair/repair.h"
 #include "scan/links.h"
 

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "libfs/format.h"
+#include "libfs/format/format.h"
 
 /*
  * The directory graph and per-inode link records (DESIGN.md, "The in-core

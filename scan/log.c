@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libfs/findings.h"
+#include "libfs/format/findings.h"
 
 int scan_log_replay(struct fs *fs, struct scan_log *sl)
 {

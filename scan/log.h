@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "libfs/logreplay.h"
+#include "libfs/log/logreplay.h"
 
 /*
  * A dirty log, as both tools meet it: located, read and replayed in

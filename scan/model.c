@@ -7,8 +7,8 @@
  * in blocks, and a large volume fits in memory.
  */
 #include "scan/model.h"
-#include "libfs/sort.h"
-#include "libfs/vec.h"
+#include "libfs/util/sort.h"
+#include "libfs/util/vec.h"
 
 #include <errno.h>
 #include <stddef.h>

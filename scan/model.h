@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "libfs/format.h"
+#include "libfs/format/format.h"
 
 /*
  * The in-core model the scan builds of the filesystem as observed, shaped for

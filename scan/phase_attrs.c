@@ -15,14 +15,14 @@
 #include <sys/stat.h>
 
 #include "scan/scan.h"
-#include "libfs/attr.h"
-#include "libfs/bmap.h"
-#include "libfs/da.h"
-#include "libfs/endian.h"
-#include "libfs/inode.h"
-#include "libfs/symlink.h"
-#include "libfs/u32set.h"
-#include "libfs/vec.h"
+#include "libfs/format/attr.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/da.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/inode.h"
+#include "libfs/format/symlink.h"
+#include "libfs/util/u32set.h"
+#include "libfs/util/vec.h"
 
 /* ---- reading fork blocks through the shared cache ---- */
 

@@ -29,9 +29,9 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
-#include "libfs/bmap.h"
-#include "libfs/inode.h"
-#include "libfs/vec.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/inode.h"
+#include "libfs/util/vec.h"
 
 static int flush_nondir(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *ioq,
 			unsigned qdepth);

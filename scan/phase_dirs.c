@@ -3,7 +3,7 @@
  * Directories, walked in phase 5 (phase_blocks.c: the inode scan keeps a
  * copy of every directory inode whose core is sound, phase 5 reads each
  * batch's directory blocks ahead): each directory's data fork is decoded
- * and verified through libfs/dir.c (short form inline; block, leaf and
+ * and verified through libfs/format/dir.c (short form inline; block, leaf and
  * node forms block by block from the cache), and every live entry is
  * recorded in the directory graph (scan/links.h): the child must be an
  * allocated inode, its ftype must match its mode, references and
@@ -16,10 +16,10 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
-#include "libfs/bmap.h"
-#include "libfs/dir.h"
-#include "libfs/inode.h"
-#include "libfs/vec.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/dir.h"
+#include "libfs/format/inode.h"
+#include "libfs/util/vec.h"
 
 struct dwalk {
 	struct scan_ctx *cx;

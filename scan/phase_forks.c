@@ -17,9 +17,9 @@
 #include <string.h>
 
 #include "scan/scan.h"
-#include "libfs/bmap.h"
-#include "libfs/endian.h"
-#include "libfs/inode.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/inode.h"
 
 int scan_model_add_fork(struct scan_ctx *cx, fs_ino_t ino, const struct fs_inode *ip,
 			int fork, const struct fs_bmap *m)

@@ -16,10 +16,10 @@
 #include <string.h>
 
 #include "scan/scan.h"
-#include "libfs/ag.h"
-#include "libfs/btree_ag.h"
-#include "libfs/endian.h"
-#include "libfs/vec.h"
+#include "libfs/format/ag.h"
+#include "libfs/format/btree_ag.h"
+#include "libfs/format/endian.h"
+#include "libfs/util/vec.h"
 
 #define MISMATCH_REPORTS 10   /* per AG, then one summary */
 

@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "scan/scan.h"
-#include "libfs/logres.h"
-#include "libfs/ag.h"
-#include "libfs/endian.h"
-#include "libfs/sb.h"
-#include "libfs/verify.h"
+#include "libfs/log/logres.h"
+#include "libfs/format/ag.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/sb.h"
+#include "libfs/format/verify.h"
 
 static void report_unreadable(struct scan_ctx *cx, fs_agnumber_t agno, long res)
 {

@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "scan/scan.h"
-#include "libfs/ag.h"
-#include "libfs/endian.h"
-#include "libfs/vec.h"
+#include "libfs/format/ag.h"
+#include "libfs/format/endian.h"
+#include "libfs/util/vec.h"
 
 #define MISMATCH_REPORTS 10
 

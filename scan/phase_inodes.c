@@ -24,10 +24,10 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
-#include "libfs/crc.h"
-#include "libfs/endian.h"
-#include "libfs/inode.h"
-#include "libfs/vec.h"
+#include "libfs/format/crc.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/inode.h"
+#include "libfs/util/vec.h"
 
 /* Inode clusters: the unit the kernel reads inodes in, the unit read here. */
 static fs_agblock_t unit_start(const struct fs_geom *g, fs_agblock_t chunk_agbno, fs_agblock_t agbno)

@@ -16,8 +16,8 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
-#include "libfs/endian.h"
-#include "libfs/inode.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/inode.h"
 
 uint8_t scan_mode_ftype(uint16_t mode)
 {

@@ -18,10 +18,10 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
-#include "libfs/ag.h"
-#include "libfs/btree_ag.h"
-#include "libfs/endian.h"
-#include "libfs/vec.h"
+#include "libfs/format/ag.h"
+#include "libfs/format/btree_ag.h"
+#include "libfs/format/endian.h"
+#include "libfs/util/vec.h"
 
 #define DIFF_REPORTS 20   /* per AG and kind, then one summary */
 #define PAIR_MAX 512      /* differences kept per AG for pairing missing with extra */

@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "scan/scan.h"
-#include "libfs/bmap.h"
-#include "libfs/vec.h"
+#include "libfs/format/bmap.h"
+#include "libfs/util/vec.h"
 
 #define RT_REPORTS 20              /* per file, then one summary line */
 #define RT_MAX_BITMAP (1ull << 30) /* 2^33 rt extents: 32 TiB of 4 KiB extents */

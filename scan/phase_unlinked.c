@@ -14,11 +14,11 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
-#include "libfs/ag.h"
-#include "libfs/bmap.h"
-#include "libfs/dquot.h"
-#include "libfs/inode.h"
-#include "libfs/u32set.h"
+#include "libfs/format/ag.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/dquot.h"
+#include "libfs/format/inode.h"
+#include "libfs/util/u32set.h"
 
 /* ---- reading inodes through the shared cache ---- */
 

@@ -22,9 +22,9 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
-#include "libfs/crc.h"
-#include "libfs/endian.h"
-#include "libfs/workq.h"
+#include "libfs/format/crc.h"
+#include "libfs/format/endian.h"
+#include "libfs/io/workq.h"
 
 /*
  * Inode clusters are streamed, never cached, so the cache holds btree,

@@ -4,17 +4,17 @@
 
 #include <stdio.h>
 
-#include "libfs/cache.h"
+#include "libfs/io/cache.h"
 #include "libfs/fs.h"
-#include "libfs/findings.h"
-#include "libfs/bmap.h"
-#include "libfs/inode.h"
-#include "libfs/readahead.h"
-#include "libfs/verify.h"
+#include "libfs/format/findings.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/inode.h"
+#include "libfs/io/readahead.h"
+#include "libfs/format/verify.h"
 #include "scan/model.h"
 
 struct scan_links;
-#include "libfs/btree.h"
+#include "libfs/format/btree.h"
 
 struct scan_opts {
 	unsigned threads;          /* worker threads (0: one per CPU, at most the AG groups) */

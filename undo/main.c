@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * xfsx_undo: write back the old contents an undo file saved (xfsx_repair
- * or xfsx_mkfs --undo-file).  A thin command line over libfs/undo.c: the
+ * or xfsx_mkfs --undo-file).  A thin command line over libfs/undo/undo.c: the
  * whole file is validated before the device is opened for writing, the
  * device is judged against it (size, filesystem UUID, fingerprint of its
  * first blocks), then every record is written back and the result is
@@ -20,9 +20,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "libfs/io.h"
-#include "libfs/target.h"
-#include "libfs/undo.h"
+#include "libfs/io/io.h"
+#include "libfs/io/target.h"
+#include "libfs/undo/undo.h"
 
 #ifndef XFSX_VERSION
 #define XFSX_VERSION "unknown"

@@ -46,7 +46,7 @@ for opts in "${matrix[@]}"; do
 	if [ $rc -eq 0 ] && [ "$n" = 0 ] && [ "$(imgsum "$img")" = "$sum" ]; then
 		ok "mkfs.xfs ${opts:-(defaults)}: exit 0, 0 findings, image unchanged"
 	elif [ "$codes" = log.dirty ] && [[ "$opts" == *su=* ]]; then
-		# known: libfs/log.c rejects unmount records longer than 4 KiB, and
+		# known: libfs/log/log.c rejects unmount records longer than 4 KiB, and
 		# a log stripe unit pads mkfs's unmount record to the stripe unit
 		skip "mkfs.xfs $opts" "known log.c bug: padded unmount record read as a dirty log"
 	else

@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libfs/attr.h"
-#include "libfs/crc.h"
-#include "libfs/da.h"
-#include "libfs/dquot.h"
-#include "libfs/endian.h"
-#include "libfs/symlink.h"
-#include "libfs/verify.h"
+#include "libfs/format/attr.h"
+#include "libfs/format/crc.h"
+#include "libfs/format/da.h"
+#include "libfs/format/dquot.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/symlink.h"
+#include "libfs/format/verify.h"
 
 #define BS 1024
 #define NTYPES 5

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target for the btree bulk loader (libfs/bload.c): an input picks a
+ * Fuzz target for the btree bulk loader (libfs/build/bload.c): an input picks a
  * tree type, a block size, the slack and a record count, and seeds the
  * record generator with the rest of its bytes; the records (valid, in key
  * order) are bulk loaded into memory and must walk back through libfs's

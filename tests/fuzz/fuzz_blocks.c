@@ -17,15 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libfs/btree.h"
-#include "libfs/bmap.h"
-#include "libfs/btree_ag.h"
-#include "libfs/crc.h"
-#include "libfs/da.h"
-#include "libfs/endian.h"
-#include "libfs/inode.h"
-#include "libfs/sb.h"
-#include "libfs/verify.h"
+#include "libfs/format/btree.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/btree_ag.h"
+#include "libfs/format/crc.h"
+#include "libfs/format/da.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/inode.h"
+#include "libfs/format/sb.h"
+#include "libfs/format/verify.h"
 
 #ifndef FUZZ_MTYPE
 #error "build with -DFUZZ_MTYPE=FS_MT_..."

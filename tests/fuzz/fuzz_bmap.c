@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target for block-map loading (libfs/bmap.c): an input is one v3
+ * Fuzz target for block-map loading (libfs/format/bmap.c): an input is one v3
  * dinode (512 bytes) followed by up to four filesystem blocks, which the
  * read callback serves for whatever bmbt block the fork's root names
  * (block index = fsblock modulo the blocks given; none given: read error).
@@ -17,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libfs/bmap.h"
-#include "libfs/btree.h"
-#include "libfs/crc.h"
-#include "libfs/endian.h"
-#include "libfs/inode.h"
-#include "libfs/sb.h"
-#include "libfs/verify.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/btree.h"
+#include "libfs/format/crc.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/inode.h"
+#include "libfs/format/sb.h"
+#include "libfs/format/verify.h"
 
 #define BLKSZ 4096
 #define ISZ 512

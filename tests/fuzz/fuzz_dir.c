@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target for directory decoding (libfs/dir.c): an input is a shape
+ * Fuzz target for directory decoding (libfs/format/dir.c): an input is a shape
  * byte (block, leaf or node form) and up to six 4 KiB directory blocks,
  * mapped at the logical offsets that shape uses (data blocks from 0, the
  * leaf/DA blocks at XFS_DIR2_LEAF_OFFSET, free index blocks at
@@ -17,12 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libfs/bmap.h"
-#include "libfs/crc.h"
-#include "libfs/dir.h"
-#include "libfs/endian.h"
-#include "libfs/sb.h"
-#include "libfs/verify.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/crc.h"
+#include "libfs/format/dir.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/sb.h"
+#include "libfs/format/verify.h"
 
 #define BLKSZ 4096
 #define AGBLOCKS 16384

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target for the directory encoder (libfs/dirbuild.c): an input picks
+ * Fuzz target for the directory encoder (libfs/build/dirbuild.c): an input picks
  * a geometry (block and directory block sizes, ascii-ci, inode numbers
  * past 2^32), an entry count, name lengths and a share of hash collisions,
  * and seeds the entry generator with the rest of its bytes; the directory
- * is encoded into memory and must walk back through libfs/dir.c with no
+ * is encoded into memory and must walk back through libfs/format/dir.c with no
  * findings and the same entries (tests/libfs/dir_rt.c).  Anything else
  * aborts.  With clang -fsanitize=fuzzer it is a libFuzzer target;
  * otherwise main() replays random inputs, or writes seeds with --seeds DIR.

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libfs/ag.h"
-#include "libfs/crc.h"
-#include "libfs/endian.h"
-#include "libfs/sb.h"
-#include "libfs/verify.h"
+#include "libfs/format/ag.h"
+#include "libfs/format/crc.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/sb.h"
+#include "libfs/format/verify.h"
 
 #define SECT 512
 

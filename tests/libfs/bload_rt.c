@@ -14,13 +14,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "libfs/bmap.h"
-#include "libfs/btree.h"
-#include "libfs/btree_ag.h"
-#include "libfs/encode.h"
-#include "libfs/endian.h"
-#include "libfs/inode.h"
-#include "libfs/sb.h"
+#include "libfs/format/bmap.h"
+#include "libfs/format/btree.h"
+#include "libfs/format/btree_ag.h"
+#include "libfs/build/encode.h"
+#include "libfs/format/endian.h"
+#include "libfs/format/inode.h"
+#include "libfs/format/sb.h"
 
 static unsigned ilog2u(uint32_t v)
 {

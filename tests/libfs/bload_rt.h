@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "libfs/bload.h"
-#include "libfs/format.h"
+#include "libfs/build/bload.h"
+#include "libfs/format/format.h"
 
 /* 4 AGs of 16384 blocks, 512-byte inodes, finobt, sparse inodes, rmapbt, reflink. */
 int rt_geom(uint32_t blocksize, struct fs_geom *g);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libfs/da.h"
+#include "libfs/format/da.h"
 #include "tests/libfs/bload_rt.h"
 
 /*

@@ -3,8 +3,8 @@
  * Directory encoder round trips, shared by the unit test (test_dirbuild)
  * and the fuzz target (tests/fuzz/fuzz_dirbuild): random entry sets
  * (names of every length, every file type, forced hash collisions, inode
- * numbers above 2^32), encoded by libfs/dirbuild.c into memory at random
- * physical blocks, walked back through libfs/dir.c (whose reads run the
+ * numbers above 2^32), encoded by libfs/build/dirbuild.c into memory at random
+ * physical blocks, walked back through libfs/format/dir.c (whose reads run the
  * verifier table on every block) and compared.  No cmocka: what went
  * wrong comes back as text.
  */
@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "libfs/dirbuild.h"
+#include "libfs/build/dirbuild.h"
 
 /* How a generated set looks. */
 struct dir_rt_shape {

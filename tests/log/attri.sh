@@ -17,7 +17,7 @@
 # and xfsx_check clean.  Fuzzed ATTRIs (an
 # unknown op, an empty name, a value over 64 KiB, an unknown filter bit, a
 # NUL in the name, a remove with a value) are refused by the kernel (the
-# mount fails) and by xfsx_repair (libfs/logattr.c's checks), with nothing
+# mount fails) and by xfsx_repair (libfs/log/logattr.c's checks), with nothing
 # written.
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 . "$XFSX_SRC/tests/lib.sh"

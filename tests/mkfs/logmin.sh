@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The minimum log size (libfs/logres.c): for every combination of block
+# The minimum log size (libfs/log/logres.c): for every combination of block
 # size, inode size, directory block size, reflink/rmapbt and nrext64 below,
 # xfsx_mkfs must refuse a too-small -l size= with the same minimum that
 # Debian's mkfs.xfs 6.1 names ("minimum size is N blocks"), and accept the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Write errors mid-repair: the k-th device write fails with EIO
-# (XFSX_TEST_FAIL_WRITE=k, libfs/io.c; nothing after it is submitted),
+# (XFSX_TEST_FAIL_WRITE=k, libfs/io/io.c; nothing after it is submitted),
 # with and without --undo-file, and, where the kernel has device-mapper,
 # an error target under one range the repair writes.  xfsx_repair stops,
 # names the failing range, exits 8; the image is the original (first

@@ -3,7 +3,7 @@
 # Crash safety: xfsx_repair --undo-file on a kernel-aged 8-AG image with
 # every AG's bnobt root damaged, killed with SIGKILL (a) at fractions of a
 # measured run and (b) right after its k-th device write
-# (XFSX_TEST_KILL_AFTER_WRITES=k, libfs/io.c).  For each: the image is the
+# (XFSX_TEST_KILL_AFTER_WRITES=k, libfs/io/io.c).  For each: the image is the
 # untouched original, or has NEEDSREPAIR set (the kernel refuses it), or
 # the run had finished its writes; the undo file restores the original
 # byte-exact; a second xfsx_repair finishes to the oracle (xfs_repair -n,
