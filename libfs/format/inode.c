@@ -10,11 +10,13 @@
  * device's I/O queue, delivering every inode in inode-number order.
  *
  * The check scan's phase 4 (scan/phase_inodes.c) shares the chunk
- * geometry but not the reading: its chunks come from the in-core model
- * (the inode btrees and the chunks the rmapbt or a probe found, which no
- * inobt walk sees), read as whole clusters through fs_ra_stream on the
- * worker's queue with many windows in flight and handed out in completion
- * order, each inode's work standing alone.  This scan walks the inobt
+ * geometry (it takes its cluster list from fs_ichunk_clusters, this scan
+ * its inode addresses from fs_inode_byte and fs_inode_in_read) but not
+ * the reading: its chunks come from the in-core model (the inode btrees
+ * and the chunks the rmapbt or a probe found, which no inobt walk sees),
+ * read as whole clusters through fs_ra_stream on the worker's queue with
+ * many windows in flight and handed out in completion order, each inode's
+ * work standing alone.  This scan walks the inobt
  * itself, checking records as they arrive, and must deliver in inode
  * order because bulkstat's output is in that order: two batches read in
  * turn by a reader thread of its own.  One reader for both would make the
@@ -507,12 +509,6 @@ int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 
 /* ---- inode chunk geometry ---- */
 
-uint64_t fs_inode_byte(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t agino)
-{
-	return fs_daddr_to_bytes(fs_agbno_to_daddr(g, agno, fs_agino_to_agbno(g, agino))) +
-	       (uint64_t)fs_agino_to_offset(g, agino) * g->inodesize;
-}
-
 unsigned fs_ichunk_clusters(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t startino,
 			    uint16_t holemask, struct fs_icluster out[XFS_INODES_PER_CHUNK])
 {
@@ -533,17 +529,6 @@ unsigned fs_ichunk_clusters(const struct fs_geom *g, fs_agnumber_t agno, fs_agin
 		out[n++] = (struct fs_icluster){ u, u + bpc <= aglen ? bpc : aglen - u };
 	}
 	return n;
-}
-
-const unsigned char *fs_inode_in_read(const struct fs_geom *g, fs_agnumber_t agno,
-				      fs_agino_t agino, uint64_t off, const unsigned char *data,
-				      uint64_t len)
-{
-	uint64_t at = fs_inode_byte(g, agno, agino);
-
-	if (at < off || at - off > len || len - (at - off) < g->inodesize)
-		return NULL;
-	return data + (at - off);
 }
 
 /* ---- the inode scan ---- */

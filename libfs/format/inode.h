@@ -92,11 +92,16 @@ int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
  * (scan/phase_inodes.c) read inode chunks their own ways (see inode.c's
  * opening paragraph for why); where a chunk's inodes are, which clusters
  * hold them and where an inode lies in what was read is described here
- * once, for both.
+ * once: phase 4 lists clusters, the bulkstat scan addresses inodes.
  */
 
 /* Byte address on the device of inode agino of AG agno. */
-uint64_t fs_inode_byte(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t agino);
+static inline uint64_t fs_inode_byte(const struct fs_geom *g, fs_agnumber_t agno,
+				     fs_agino_t agino)
+{
+	return fs_daddr_to_bytes(fs_agbno_to_daddr(g, agno, fs_agino_to_agbno(g, agino))) +
+	       (uint64_t)fs_agino_to_offset(g, agino) * g->inodesize;
+}
 
 /* Inode i of a chunk is in one of its sparse holes (holemask: the inobt's ir_holemask). */
 static inline bool fs_ichunk_in_hole(uint16_t holemask, unsigned i)
@@ -126,9 +131,16 @@ unsigned fs_ichunk_clusters(const struct fs_geom *g, fs_agnumber_t agno, fs_agin
  * Inode agino of AG agno within len bytes read from device byte off into
  * data, or NULL when they do not hold it whole.
  */
-const unsigned char *fs_inode_in_read(const struct fs_geom *g, fs_agnumber_t agno,
-				      fs_agino_t agino, uint64_t off, const unsigned char *data,
-				      uint64_t len);
+static inline const unsigned char *fs_inode_in_read(const struct fs_geom *g, fs_agnumber_t agno,
+						    fs_agino_t agino, uint64_t off,
+						    const unsigned char *data, uint64_t len)
+{
+	uint64_t at = fs_inode_byte(g, agno, agino);
+
+	if (at < off || at - off > len || len - (at - off) < g->inodesize)
+		return NULL;
+	return data + (at - off);
+}
 
 /* ---- inode scan: every inode of an AG, chunk by chunk, in inode order ---- */
 
