@@ -7,7 +7,8 @@
 #   1. names a repository path (under libfs, tests, scripts, ...) that is
 #      neither a file nor a directory of the source tree, nor a glob
 #      matching one, nor a tool's binary (check/xfsx_check), nor a target
-#      built from a source of that name (a fuzz target: its .c);
+#      built from a source of that name (a fuzz target: its .c); a
+#      placeholder in angle brackets stands for any name;
 #   2. cites the design document by the capitalised name it had outside
 #      the repository (it is doc/design.md);
 #   3. cites a section of doc/design.md (its path, a comma, the heading in
@@ -25,7 +26,7 @@ top = os.path.abspath(sys.argv[1])
 TOP_DIRS = ("libfs", "scan", "check", "repair", "mkfs", "bulkstat", "undo", "tests", "scripts",
             "man", "doc")
 SKIP_DIRS = {".git", "subprojects"}
-PATH_RE = re.compile(r"(?<![\w./-])((?:%s)/[\w./*+-]*)" % "|".join(TOP_DIRS))
+PATH_RE = re.compile(r"(?<![\w./-])((?:%s)/[\w./*+<>-]*)" % "|".join(TOP_DIRS))
 DESIGN_RE = re.compile(r"DESIGN\.md")
 SECTION_RE = re.compile(r'doc/design\.md,?\s*"([^"]+)"')
 ISSUE_RE = re.compile(r"\bissues?\s+#?\d+", re.IGNORECASE)
@@ -117,6 +118,8 @@ def path_exists(p):
         p = p[:-1]
     full = os.path.join(top, p)
     head, base = os.path.split(p)
+    if "<" in p:            # a placeholder: tests/libfs/<room>/
+        return True, p
     if "*" in p:
         return bool(glob.glob(full)), p
     return (os.path.exists(full) or base == "xfsx_" + head or
@@ -160,7 +163,8 @@ SAMPLE = "\n".join([
     "// as DESIGN" + ".md says",
     "/* doc/design.md, \"No such\n * section\" */",
     "/* for iss" + "ue 7 */",
-    "/* libfs/format/inode.c, doc/design.md, \"The check scan\", tests/log/attri*.sh */",
+    "/* libfs/format/inode.c, doc/design.md, \"The check scan\", tests/log/attri*.sh, "
+    "tests/libfs/<room>/ */",
     "const char *s = \"libfs/nothing.c iss" + "ue #3\";",
 ])
 sample = {"path": [], "design": [], "section": [], "issue": []}
