@@ -43,7 +43,6 @@ void bs_output_prepare(struct bs_output *o);
 /* Names of every field, for --help and the man page test. */
 const char *bs_field_name(unsigned i);
 unsigned bs_field_count(void);
-bool bs_field_is_default(unsigned i);
 
 /* The CSV header row (with newline) into buf; returns its length (0 for other formats). */
 size_t bs_format_header(const struct bs_output *o, char *buf, size_t len);

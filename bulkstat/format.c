@@ -58,7 +58,6 @@ static const struct field fields[] = {
 
 const char *bs_field_name(unsigned i) { return i < NFIELDS ? fields[i].name : NULL; }
 unsigned bs_field_count(void) { return NFIELDS; }
-bool bs_field_is_default(unsigned i) { return i < NFIELDS && fields[i].dflt; }
 
 int bs_output_parse_format(struct bs_output *o, const char *name)
 {

@@ -48,7 +48,8 @@ static int perr(char *err, size_t el, const char *fmt, ...)
 	return -EINVAL;
 }
 
-int mkfs_parse_size(const char *s, uint64_t *out)
+/* A size with an optional k/m/g/t/p/e (powers of 1024) or s (512 bytes) suffix. */
+static int parse_size(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -136,7 +137,7 @@ static int size_arg(struct parser *ps, const char *opt, const char *val, uint64_
 		ps->pend[ps->npend++].dst = dst;
 		return 0;
 	}
-	if (mkfs_parse_size(val, dst) < 0)
+	if (parse_size(val, dst) < 0)
 		return perr(ps->err, ps->el, "%s=%s is not a size: use a number with an optional "
 			    "k/m/g/t/p/e, s or b suffix", opt, val);
 	/* a zero stripe unit means "no stripe" (mkfs.xfs takes -d su=0,sw=0) */
@@ -151,7 +152,7 @@ static int size_arg(struct parser *ps, const char *opt, const char *val, uint64_
 /* Sizes of blocks, sectors, inodes: bytes with an optional k suffix, never in blocks. */
 static int small_size_arg(struct parser *ps, const char *opt, const char *val, uint64_t *dst)
 {
-	if (!val || mkfs_parse_size(val, dst) < 0)
+	if (!val || parse_size(val, dst) < 0)
 		return perr(ps->err, ps->el, "%s=%s is not a size in bytes (e.g. 4096 or 4k)", opt,
 			    val ? val : "");
 	/* 0 is not "the default": mkfs.xfs calls it too small, so do we */
@@ -527,7 +528,7 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 		}
 		memcpy(num, ps.pend[i].val, n - 1);
 		num[n - 1] = 0;
-		if (mkfs_parse_size(num, &v) < 0) {
+		if (parse_size(num, &v) < 0) {
 			perr(err, el, "%s=%s is not a number of blocks", ps.pend[i].opt, ps.pend[i].val);
 			return MKFS_PARSE_ERROR;
 		}

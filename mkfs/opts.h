@@ -15,9 +15,6 @@ enum mkfs_parse_result { MKFS_PARSE_OK = 0, MKFS_PARSE_ERROR, MKFS_PARSE_HELP, M
 enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *o,
 				       const char **target, char *err, size_t errlen);
 
-/* Parse a size with an optional k/m/g/t/p/e (powers of 1024) or s (512 bytes) suffix. */
-int mkfs_parse_size(const char *s, uint64_t *out);
-
 extern const char mkfs_usage[];
 
 #endif

@@ -7,7 +7,7 @@
 #   make_proto   the same tree from a protofile (mkfs.xfs -p), for hosts
 #                without root or loop devices
 #   make_aged    a realistic aged volume of at least $want inodes, made by
-#                the kernel (issue 17): fragmented files (btree extent
+#                the kernel: fragmented files (btree extent
 #                maps), sparse files, xattrs in every format (short form,
 #                leaf, node, remote values), inline and remote symlinks,
 #                hard links, a 100k-entry directory, small files for the

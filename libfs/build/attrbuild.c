@@ -7,7 +7,7 @@
  * a block in remote value blocks (XARM, one header per block); one leaf
  * is attr block 0, more leaves hang under DA3 node levels rooted there.
  * Layout and field rules follow the kernel's attr leaf and remote formats; tests in
- * tests/libfs/test_attrbuild.c read the result back through libfs/format/attr.c.
+ * tests/libfs/build/test_attrbuild.c read the result back through libfs/format/attr.c.
  */
 #include "libfs/build/attrbuild.h"
 

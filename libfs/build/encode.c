@@ -333,11 +333,6 @@ size_t fs_log_first_record_len(uint32_t lsunit_bytes)
 	return (size_t)log_record_sectors(lsunit_bytes) * FS_BBSIZE;
 }
 
-size_t fs_enc_log_first_record(void *buf, uint32_t lsunit_bytes, const unsigned char uuid[16])
-{
-	return fs_enc_log_unmount_record(buf, lsunit_bytes, uuid, 1);
-}
-
 size_t fs_enc_log_unmount_record(void *buf, uint32_t lsunit_bytes, const unsigned char uuid[16],
 				 uint32_t cycle)
 {

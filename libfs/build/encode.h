@@ -124,14 +124,14 @@ void fs_enc_dqblk(void *buf, uint32_t id, uint8_t type, const unsigned char uuid
 size_t fs_enc_dir_sf_empty(void *dfork, fs_ino_t parent);
 
 /*
- * The first log record of a freshly formatted log: a record header at
- * cycle 1, LSN (1,0), tail (1,0), holding one unmount record, padded to the
- * log stripe unit (lsunit_bytes, 0 for none) with every sector stamped with
- * the cycle.  buf must hold fs_log_first_record_len() bytes; returns that length.
+ * The one log record of a clean log at block 0 of a cycle (1 for a freshly
+ * formatted log, another for a log reset past metadata LSNs): a record
+ * header with LSN and tail (cycle, 0), holding one unmount record, padded
+ * to the log stripe unit (lsunit_bytes, 0 for none) with every sector
+ * stamped with the cycle.  buf must hold fs_log_first_record_len() bytes;
+ * returns that length.
  */
 size_t fs_log_first_record_len(uint32_t lsunit_bytes);
-size_t fs_enc_log_first_record(void *buf, uint32_t lsunit_bytes, const unsigned char uuid[16]);
-/* The same record at block 0 of another cycle (a log reset past metadata LSNs). */
 size_t fs_enc_log_unmount_record(void *buf, uint32_t lsunit_bytes, const unsigned char uuid[16],
 				 uint32_t cycle);
 

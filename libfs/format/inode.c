@@ -3,10 +3,24 @@
  * Inodes: decoding a v3 dinode core into host order (legacy and bigtime
  * timestamps, legacy and nrext64 extent counters, fork geometry, flags as
  * FS_XFLAG_*), the dinode field rules the verifier table runs (the
- * kernel's xfs_dinode_verify and xfs_iformat_* checks), and the inode
- * scan: walk an AG's inode btree and read its inode chunks in large
- * coalesced windows through the device's I/O queue, delivering every inode
- * in inode-number order.
+ * kernel's xfs_dinode_verify and xfs_iformat_* checks), the geometry of
+ * inode chunks on disk (which clusters hold a chunk's inodes, where an
+ * inode lies in a read), and bulkstat's inode scan: walk an AG's inode
+ * btree and read its inode chunks in large coalesced windows through the
+ * device's I/O queue, delivering every inode in inode-number order.
+ *
+ * The check scan's phase 4 (scan/phase_inodes.c) shares the chunk
+ * geometry (it takes its cluster list from fs_ichunk_clusters, this scan
+ * its inode addresses from fs_inode_byte and fs_inode_in_read) but not
+ * the reading: its chunks come from the in-core model (the inode btrees
+ * and the chunks the rmapbt or a probe found, which no inobt walk sees),
+ * read as whole clusters through fs_ra_stream on the worker's queue with
+ * many windows in flight and handed out in completion order, each inode's
+ * work standing alone.  This scan walks the inobt
+ * itself, checking records as they arrive, and must deliver in inode
+ * order because bulkstat's output is in that order: two batches read in
+ * turn by a reader thread of its own.  One reader for both would make the
+ * check scan wait on its oldest window or bulkstat reorder what it read.
  */
 #include "libfs/format/inode.h"
 #include "libfs/format/symlink.h"
@@ -493,6 +507,30 @@ int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 	return v.n;
 }
 
+/* ---- inode chunk geometry ---- */
+
+unsigned fs_ichunk_clusters(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t startino,
+			    uint16_t holemask, struct fs_icluster out[XFS_INODES_PER_CHUNK])
+{
+	uint32_t bpc = g->blocks_per_cluster ? g->blocks_per_cluster : 1;
+	uint32_t aglen = fs_ag_blocks(g, agno);
+	fs_agblock_t chunk_agbno = fs_agino_to_agbno(g, startino), last = NULLAGBLOCK;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < XFS_INODES_PER_CHUNK; i++) {
+		fs_agblock_t u;
+
+		if (fs_ichunk_in_hole(holemask, i))
+			continue;
+		u = chunk_agbno + (fs_agino_to_agbno(g, startino + i) - chunk_agbno) / bpc * bpc;
+		if (u == last || u >= aglen)
+			continue;
+		last = u;
+		out[n++] = (struct fs_icluster){ u, u + bpc <= aglen ? bpc : aglen - u };
+	}
+	return n;
+}
+
 /* ---- the inode scan ---- */
 
 /*
@@ -657,12 +695,6 @@ void fs_inode_scan_get_stats(const struct fs_inode_scan *s, struct fs_inode_scan
 	*st = s->st;
 }
 
-static uint64_t inode_byte(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t agino)
-{
-	return fs_daddr_to_bytes(fs_agbno_to_daddr(g, agno, fs_agino_to_agbno(g, agino))) +
-	       (uint64_t)fs_agino_to_offset(g, agino) * g->inodesize;
-}
-
 /* Inodes of a record the caller wants: allocated space, past start, free ones if asked. */
 static uint64_t wanted_mask(const struct fs_inode_scan *s, const struct fs_inobt_rec *r)
 {
@@ -776,7 +808,6 @@ static int deliver(struct fs_inode_scan *s, struct batch *b)
 		s->st.chunks++;
 		for (unsigned i = 0; i < XFS_INODES_PER_CHUNK; i++) {
 			struct fs_inode_scan_item it;
-			uint64_t at;
 
 			if (!(m & (1ull << i)))
 				continue;
@@ -785,15 +816,11 @@ static int deliver(struct fs_inode_scan *s, struct batch *b)
 			it.ino = fs_agino_to_ino(g, s->agno, it.agino);
 			it.free = pd->rec.free & (1ull << i);
 			it.rec = &pd->rec;
-			at = inode_byte(g, s->agno, it.agino);
-			if (r->result < 0 || at < w->off ||
-			    at + g->inodesize > w->off + (uint64_t)r->result) {
-				it.dinode = NULL;
-				it.read_err = r->result < 0 ? (int)r->result : -EIO;
-			} else {
-				it.dinode = (w->map ? w->map : b->buf + w->buf_off) + (at - w->off);
-				it.read_err = 0;
-			}
+			it.dinode = r->result < 0 ? NULL :
+				    fs_inode_in_read(g, s->agno, it.agino, w->off,
+						     w->map ? w->map : b->buf + w->buf_off,
+						     (uint64_t)r->result);
+			it.read_err = it.dinode ? 0 : r->result < 0 ? (int)r->result : -EIO;
 			ret = s->fn(s->priv, &it);
 			if (ret)
 				break;
@@ -974,8 +1001,8 @@ static int scan_visit_rec(void *priv, const void *rec)
 		return 0;
 	lo = (unsigned)__builtin_ctzll(m);
 	hi = 63 - (unsigned)__builtin_clzll(m);
-	return plan_record(s, &r, inode_byte(g, s->agno, r.startino + lo),
-			   inode_byte(g, s->agno, r.startino + hi) + g->inodesize);
+	return plan_record(s, &r, fs_inode_byte(g, s->agno, r.startino + lo),
+			   fs_inode_byte(g, s->agno, r.startino + hi) + g->inodesize);
 }
 
 /*
@@ -1056,12 +1083,6 @@ static int scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start
 	s->collect = false;
 	fs_findings_free(&quiet);
 	return err ? err : derr;
-}
-
-int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start_agino,
-		     struct fs_findings *fl, fs_inode_scan_fn fn, void *priv)
-{
-	return scan_ag(s, agno, start_agino, 0, NULLAGINO, false, fl, fn, priv);
 }
 
 int fs_inode_scan_ag_range(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start_agino,

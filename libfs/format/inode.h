@@ -85,6 +85,63 @@ uint32_t fs_inode_bulkstat_rdev(uint32_t ondisk_dev);
  */
 int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len);
 
+/*
+ * ---- inode chunks on disk: the geometry both inode readers use ----
+ *
+ * The bulkstat scan below and the check scan's phase 4
+ * (scan/phase_inodes.c) read inode chunks their own ways (see inode.c's
+ * opening paragraph for why); where a chunk's inodes are, which clusters
+ * hold them and where an inode lies in what was read is described here
+ * once: phase 4 lists clusters, the bulkstat scan addresses inodes.
+ */
+
+/* Byte address on the device of inode agino of AG agno. */
+static inline uint64_t fs_inode_byte(const struct fs_geom *g, fs_agnumber_t agno,
+				     fs_agino_t agino)
+{
+	return fs_daddr_to_bytes(fs_agbno_to_daddr(g, agno, fs_agino_to_agbno(g, agino))) +
+	       (uint64_t)fs_agino_to_offset(g, agino) * g->inodesize;
+}
+
+/* Inode i of a chunk is in one of its sparse holes (holemask: the inobt's ir_holemask). */
+static inline bool fs_ichunk_in_hole(uint16_t holemask, unsigned i)
+{
+	return holemask & (1u << (i / XFS_INODES_PER_HOLEMASK_BIT));
+}
+
+/*
+ * An inode cluster, the unit the kernel reads inodes in: blocks_per_cluster
+ * blocks counted from the chunk's first block (one block when a block
+ * holds more than a cluster, and then two chunks), cut at the AG's end.
+ */
+struct fs_icluster {
+	fs_agblock_t agbno;
+	uint32_t blocks;
+};
+
+/*
+ * The clusters holding the inodes of chunk startino of AG agno (those in
+ * its sparse holes left out), in disk order; returns how many.  A cluster
+ * that would start past the AG's end is left out too.
+ */
+unsigned fs_ichunk_clusters(const struct fs_geom *g, fs_agnumber_t agno, fs_agino_t startino,
+			    uint16_t holemask, struct fs_icluster out[XFS_INODES_PER_CHUNK]);
+
+/*
+ * Inode agino of AG agno within len bytes read from device byte off into
+ * data, or NULL when they do not hold it whole.
+ */
+static inline const unsigned char *fs_inode_in_read(const struct fs_geom *g, fs_agnumber_t agno,
+						    fs_agino_t agino, uint64_t off,
+						    const unsigned char *data, uint64_t len)
+{
+	uint64_t at = fs_inode_byte(g, agno, agino);
+
+	if (at < off || at - off > len || len - (at - off) < g->inodesize)
+		return NULL;
+	return data + (at - off);
+}
+
 /* ---- inode scan: every inode of an AG, chunk by chunk, in inode order ---- */
 
 struct fs_inode_scan_opts {
@@ -116,23 +173,17 @@ int  fs_inode_scan_create(struct fs *fs, const struct fs_inode_scan_opts *o,
 void fs_inode_scan_destroy(struct fs_inode_scan *s);
 
 /*
- * Scan one AG: read its AGI, walk its inode btree, read the chunks in
- * coalesced windows and deliver each inode at or after start_agino in
- * inode-number order.  Problems with the AGI, the btree or its records go
- * to fl as findings (those records are skipped).  Returns 0, a callback's
- * nonzero value, -EUCLEAN when the AGI cannot be trusted (nothing scanned),
- * or another negative errno on operational failure.
- */
-int fs_inode_scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start_agino,
-		     struct fs_findings *fl, fs_inode_scan_fn fn, void *priv);
-
-/*
- * The same for one range of the AG: the records whose startino is in
- * [lo, end) (end NULLAGINO: to the AG's end) are checked and their inodes
- * delivered; start_agino still skips inodes before it.  Every range walks
- * the whole inode btree, but only the range with lo 0 reports the AGI's
- * and the btree blocks' findings, so ranges that cover the AG report each
- * problem once.  Ranges let callers cut an AG into pieces of work.
+ * Scan one range of an AG: read its AGI, walk its inode btree, and for the
+ * records whose startino is in [lo, end) (lo 0, end NULLAGINO: the whole
+ * AG) read the chunks in coalesced windows and deliver each inode at or
+ * after start_agino in inode-number order.  Problems with the AGI, the
+ * btree or its records go to fl as findings (those records are skipped).
+ * Every range walks the whole inode btree, but only the range with lo 0
+ * reports the AGI's and the btree blocks' findings, so ranges that cover
+ * the AG report each problem once; ranges let callers cut an AG into
+ * pieces of work.  Returns 0, a callback's nonzero value, -EUCLEAN when
+ * the AGI cannot be trusted (nothing scanned), or another negative errno
+ * on operational failure.
  */
 int fs_inode_scan_ag_range(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start_agino,
 			   fs_agino_t lo, fs_agino_t end, struct fs_findings *fl,

@@ -938,11 +938,6 @@ int fs_cache_dirty_set(struct fs_cache *c, const struct fs_flush_opts *o,
 	return 0;
 }
 
-size_t fs_dirty_set_count(const struct fs_dirty_set *s)
-{
-	return s ? s->n : 0;
-}
-
 void fs_dirty_set_patch(void *priv, void *buf, size_t len, uint64_t off)
 {
 	const struct fs_dirty_set *s = priv;

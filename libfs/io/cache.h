@@ -230,7 +230,6 @@ int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_
 struct fs_dirty_set;
 int fs_cache_dirty_set(struct fs_cache *c, const struct fs_flush_opts *o,
 		       struct fs_dirty_set **out, struct fs_flush_result *res);
-size_t fs_dirty_set_count(const struct fs_dirty_set *s);
 void fs_dirty_set_patch(void *priv, void *buf, size_t len, uint64_t off);
 void fs_dirty_set_free(struct fs_dirty_set *s);
 

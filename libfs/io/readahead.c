@@ -4,10 +4,10 @@
  * (windows of up to 2 MiB over dense regions, exact reads for isolated
  * objects), runs them through the device's batch engine, and chops every
  * completed window into one cached buffer per object, dropping the bytes in
- * between.  This is the I/O path of DESIGN.md, steps 2 to 4.  Metadata read
- * once and never again (inode clusters) is streamed instead: the same plan,
- * windows kept in flight on the queue, each completed window's objects
- * handed to a callback in place and the buffer reused, nothing cached.
+ * between (the I/O path, doc/design.md, "libfs").  Metadata read once and
+ * never again (inode clusters) is streamed instead: the same plan, windows
+ * kept in flight on the queue, each completed window's objects handed to a
+ * callback in place and the buffer reused, nothing cached.
  * Both read into the queue's slot buffers (fs_ioq_buffer), kept across
  * calls: fresh 2 MiB buffers per call cost a page fault per 4 KiB.
  */

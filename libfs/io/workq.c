@@ -29,7 +29,8 @@ struct agq_worker {
 	pthread_t th;
 };
 
-unsigned fs_cpu_count(void)
+/* Online CPUs (at least 1). */
+static unsigned cpu_count(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -45,7 +46,7 @@ unsigned fs_ag_workq_threads(const struct fs_ag_workq_opts *o)
 {
 	uint32_t stride = stride_of(o);
 	uint64_t groups = ((uint64_t)o->ag_count + stride - 1) / stride;
-	unsigned t = o->threads ? o->threads : fs_cpu_count();
+	unsigned t = o->threads ? o->threads : cpu_count();
 
 	if (groups < t)
 		t = (unsigned)groups;

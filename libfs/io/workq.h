@@ -35,7 +35,4 @@ unsigned fs_ag_workq_threads(const struct fs_ag_workq_opts *o);
  */
 int fs_ag_workq_run(const struct fs_ag_workq_opts *o, fs_ag_work_fn fn, void *priv);
 
-/* Online CPUs (at least 1). */
-unsigned fs_cpu_count(void);
-
 #endif

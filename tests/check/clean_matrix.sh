@@ -113,7 +113,7 @@ check "-m below 16 MiB is a usage error (16)" [ $rc -eq 16 ]
 "$XFSX_CHECK" --queue-depth=0 "$img" >/dev/null 2>&1; rc=$?
 check "--queue-depth=0 is a usage error (16)" [ $rc -eq 16 ]
 
-# a dirty log is replayed in memory (issue 15): clean, exit 0, nothing written
+# a dirty log is replayed in memory: clean, exit 0, nothing written
 if have_loop_xfs && command -v xfs_io >/dev/null; then
 	rm -f "$img"; truncate -s 1G "$img"; mkfs.xfs -q -f "$img"
 	mount_img "$img" "$TMP/mnt" && {

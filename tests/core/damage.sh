@@ -70,7 +70,7 @@ detected() {
 		return 1
 	fi
 	# unknown compat bits: harmless by definition (the kernel mounts with them);
-	# xfs_repair refuses them, xfsx_check says so as information (issue 26)
+	# xfs_repair refuses them, xfsx_check says so as information
 	if [ "$rc" -eq 0 ] && [ "$prefix" = sb ] && [ "$ag" -eq 0 ] &&
 	   tool has "$json" sb.compat_unknown 0 >/dev/null; then
 		return 0

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Documentation agrees with the binaries (issue 13, item 17): one version
+# Documentation agrees with the binaries: one version
 # (meson's) in every man page and every --version; every long option a
 # tool's --help lists is in its man page's synopsis; mkfs --help and its
 # man page list the same size suffixes; the README points at a design

@@ -254,7 +254,7 @@ if mount_img "$img" "$mnt" loop; then
 		if xfs_io -x -c "shutdown -f" "$mnt" >/dev/null 2>&1; then
 			umount "$mnt"
 			"$XFSX_CHECK" --json "$img" >"$TMP/dirty.json" 2>/dev/null; rc=$?
-			# replayed in memory and checked as recovery leaves it (issue 15)
+			# replayed in memory and checked as recovery leaves it
 			check "dirty log: exit 0 (replayed in memory, clean)" test $rc -eq 0
 			check "dirty log: JSON says the log is dirty" \
 				test "$(tool get "$TMP/dirty.json" filesystem.log)" = dirty

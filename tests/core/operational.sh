@@ -59,7 +59,7 @@ if ! have_xfsprogs; then
 	exit
 fi
 
-# v4: refused with the words the issue asks for
+# v4: refused, and the message says why (a v4 filesystem, not supported)
 truncate -s 1g "$TMP/v4.img"
 if mkfs.xfs -f -q -m crc=0 "$TMP/v4.img" >/dev/null 2>&1; then
 	check "v4 image: exit 8, 'v4 filesystems are not supported'" \

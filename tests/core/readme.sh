@@ -55,7 +55,7 @@ for name, text in texts.items():
                 missing.append(p)
         elif not os.path.exists(os.path.join(src, p)):
             missing.append(p)
-    # relative links between documents: (doc/x.md) from README, (x.md) or (../man/...) from doc/
+    # relative links between documents: (doc/check.md) from README, (check.md) or (../man/...) from doc/
     for m in re.finditer(r"\]\(([^)#:]+)\)", text):
         seen += 1
         if not os.path.exists(os.path.normpath(os.path.join(base, m.group(1)))):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Filesystems repaired by Debian xfs_repair are clean (issue 13, item 0).
+# Filesystems repaired by Debian xfs_repair are clean.
 # xfs_repair rewrites AG headers outside the log and stamps the AGFL with
 # LSN NULLCOMMITLSN (all ones), which the kernel accepts by rule.  Each case
 # builds a populated image with mkfs.xfs -p (no kernel needed), damages it

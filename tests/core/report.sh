@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# What xfsx_check's report says (issue 13, items 5 and 16): findings that
+# What xfsx_check's report says: findings that
 # follow from another are grouped under their cause, cause first, with a
 # count (JSON keeps every record and names the cause); the summary line
 # says what was checked (AGs, inodes, directories and entries, blocks,

@@ -85,7 +85,7 @@ check "no usable superblock at all: says no valid secondary was found" \
 	grep -q "no valid secondary superblock was found" "$TMP/none.err"
 
 # a zeroed first sector (dd over the start) in front of intact secondaries:
-# the secondaries are found, as xfs_repair finds them (issue 26)
+# the secondaries are found, as xfs_repair finds them
 cp --sparse=always "$base" "$TMP/zero0.img"
 dd if=/dev/zero of="$TMP/zero0.img" bs=512 count=1 conv=notrunc status=none
 "$XFSX_CHECK" --json "$TMP/zero0.img" >"$TMP/zero0.json" 2>"$TMP/zero0.err"; rc=$?

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The target and the output, for xfsx_check and xfsx_bulkstat (issue 13):
+# The target and the output, for xfsx_check and xfsx_bulkstat:
 # what is not a block device or regular file is refused at once (a FIFO
 # never hangs), a read-write mount is refused by check and listed through
 # the kernel by bulkstat, a read-only mount is checked with a warning, a bad

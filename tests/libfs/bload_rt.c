@@ -114,7 +114,8 @@ uint64_t rt_rand(uint64_t *s)
 	return *s * 0x2545f4914f6cdd1dull;
 }
 
-fs_ino_t rt_bmbt_ino(const struct fs_geom *g)
+/* The inode whose bmbt the round trips build. */
+static fs_ino_t bmbt_ino(const struct fs_geom *g)
 {
 	return fs_agino_to_ino(g, RT_AGNO, fs_agbno_to_agino(g, 512));
 }
@@ -524,7 +525,7 @@ int rt_roundtrip(const struct fs_geom *g, enum rt_tree t, const unsigned char *r
 	struct store s = { .g = g, .lf = ops->long_format };
 	struct cmp c = { .recs = recs, .n = n, .rec_len = ops->rec_len };
 	struct fs_bload b = {
-		.ops = ops, .g = g, .agno = RT_AGNO, .ino = rt_bmbt_ino(g), .nrecs = n,
+		.ops = ops, .g = g, .agno = RT_AGNO, .ino = bmbt_ino(g), .nrecs = n,
 		.recs = recs, .alloc_block = st_alloc, .write_block = st_write, .priv = &s,
 	};
 	unsigned char *dinode = NULL;

@@ -34,9 +34,8 @@ uint64_t rt_rand(uint64_t *state);
  */
 unsigned char *rt_records(const struct fs_geom *g, enum rt_tree t, uint64_t *n, uint64_t *rng);
 
-/* The AG (short format) or inode (bmbt) the round trips build for. */
+/* The AG the round trips build in (short format trees, and the bmbt's inode). */
 #define RT_AGNO 1
-fs_ino_t rt_bmbt_ino(const struct fs_geom *g);
 
 struct rt_result {
 	struct fs_bload_geom geom;

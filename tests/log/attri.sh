@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Unfinished xattr intents (issue 15).  This kernel logs xattr intents only
+# Unfinished xattr intents.  This kernel logs xattr intents only
 # on parent-pointer filesystems, which Debian's mkfs.xfs cannot make, so no
 # workload leaves an ATTRI behind; but the kernel recovers one on any v5
 # filesystem with the log-incompat bit LOG_XATTRS.  tests/log/attriwrite.py

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Unfinished xattr intents (issue 15), the edges (attri.sh has one intent per
+# Unfinished xattr intents, the edges (attri.sh has one intent per
 # image).  The logs are crafted by tests/log/attriwrite.py (one transaction
 # per intent, in the order given) and the kernel's recovery of the same image
 # is the oracle.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Unfinished log intents (issue 15): logs that stop after an EFI, RUI, CUI
+# Unfinished log intents: logs that stop after an EFI, RUI, CUI
 # or BUI was logged and before its done item.  A kernel workload that uses
 # intents (a fragmented file truncated; reflink copies and CoW writes on a
 # reflink+rmapbt filesystem, of one large file and of many small ones) runs

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Offline log replay against the kernel's own recovery (issue 15).  Each
+# Offline log replay against the kernel's own recovery.  Each
 # case makes an image the kernel leaves dirty (mount, workload, xfs_io
 # "shutdown -f", unmount), copies it twice: A is mounted by the kernel (its
 # recovery) and unmounted, B is replayed by xfsx_repair.  Then: xfs_repair

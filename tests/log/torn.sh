@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Damaged logs (issue 15): a log torn at the head (its newest record's data
+# Damaged logs: a log torn at the head (its newest record's data
 # changed, so its CRC fails; or its last sector never written, a hole in
 # the cycle numbers) is replayed as the kernel replays it, without that
 # record; fuzzed logs (bytes flipped between tail and head) never crash or

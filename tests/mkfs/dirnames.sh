@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # The directory encoder (libfs/build/dirbuild.c, shared by mkfs -p and repair)
-# read back by the kernel (issue 12's proof of the encoders): dirnames.py
+# read back by the kernel (the proof of the encoders): dirnames.py
 # makes directories sized for every format (short form, block, leaf, node,
 # a 20,000-entry node directory) with random names of every length 1..255,
 # every file type, and groups of 2..4 names sharing one directory name hash

@@ -38,7 +38,7 @@ options=(
 	"-n size=8192"
 	"-L label12chars"
 )
-# options mkfs.xfs 6.1 spells differently or lacks: checked by repair/check only
+# options mkfs.xfs 6.1 spells differently or lacks: judged by xfs_repair -n and xfsx_check only
 solo_options=(
 	"-m rmapbt=0"
 	"-i nrext64=0"

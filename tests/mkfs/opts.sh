@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# xfsx_mkfs option parsing and advice (issue 13, items 9-14): sizes in
+# xfsx_mkfs option parsing and advice: sizes in
 # blocks keep their option's name (no use after scope: this suite runs under
 # ASan too), zero sizes and repeated suboptions are refused before anything
 # is printed, as mkfs.xfs refuses them; an impossible size is refused by -N

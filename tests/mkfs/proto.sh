@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# xfsx_mkfs -p (issue 16): a source tree made in the test on a kernel-mounted
+# xfsx_mkfs -p: a source tree made in the test on a kernel-mounted
 # XFS (every file type, hard links, sparse files, a file with hundreds of
 # extents, xattrs in short form, leaf, node and remote formats, ACLs,
 # 255-byte names, setuid/setgid/sticky, times before 1970 and after 2038, a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Xattr salvage (issue 12): on copies of one kernel-made image holding a
+# Xattr salvage: on copies of one kernel-made image holding a
 # file with a multi-block (node) attr fork, one with remote values and one
 # with a short form fork, one damage each: a leaf entry's name, a remote
 # value block, every block of the fork, a short form entry's flags.  After

@@ -170,7 +170,7 @@ def targets_for(base, inos, has_rmap):
     if i("data/sparse0"):
         t.append(("bmbt.root", ["inode " + i("data/sparse0")], re.compile(r"^u3\.bmbt")))
         t.append(("bmbt.block", ["inode " + i("data/sparse0"), "addr u3.bmbt.ptrs[1]"], None))
-    # the namespace (issue 12): directories in every format, xattrs,
+    # the namespace: directories in every format, xattrs,
     # symlinks, and the inode fields that drive them
     g = db(base, ["sb 0", "p blocksize"])
     bsize = int(re.search(r"blocksize = (\d+)", g).group(1))
@@ -199,7 +199,7 @@ def main():
     xfsx_check = os.environ["XFSX_CHECK"]
     xfsx_repair = os.environ["XFSX_REPAIR"]
     cap = int(os.environ.get("XFSX_REPAIR_CORPUS_FIELDS", "3"))
-    # the namespace types (issue 12) sample fewer fields by default: the
+    # the namespace types sample fewer fields by default: the
     # suite stays well inside CI's time; XFSX_REPAIR_CORPUS_NAMES_FIELDS=24
     # runs them like the rest
     names_cap = int(os.environ.get("XFSX_REPAIR_CORPUS_NAMES_FIELDS", str(min(cap, 1))))
@@ -283,7 +283,7 @@ def main():
         d1 = sh(["xfs_repair", deb]).returncode
         res["deb"] = sh(["xfs_repair", "-n", deb]).returncode == 0
         res["deb_rc"] = d1
-        # the namespace types: no file xfs_repair keeps may be lost (issue 12)
+        # the namespace types: no file xfs_repair keeps may be lost
         if (stype.split(".")[0] in NAMES_TYPES and no_mount is None and not res["refused"]
                 and not fail):
             ours, theirs = files_of(img, mnt), files_of(deb, mnt)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Repair damage corpus (issue 11's proof): two small kernel-aged images
+# Repair damage corpus: two small kernel-aged images
 # (tests/check/aged_lib.sh, age.py), one with rmapbt+reflink and one
 # without, damaged one (block, field, verb) at a time with `xfs_db -x fuzz`
 # over the superblock (primary and a secondary), AGF, AGI, AGFL, the AG

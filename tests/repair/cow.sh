@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Leftover CoW staging extents (issue 12, "Reflink/CoW"): a reflinked file
+# Leftover CoW staging extents: a reflinked file
 # written with a large CoW extent size hint holds staging extents beyond
 # what was written; a copy of the device taken while the filesystem is
 # frozen keeps them in the refcount btree (and as OWN_COW rmaps).  Offline

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Differential repair harness (issue 26): xfsx_repair is never worse than
+"""Differential repair harness: xfsx_repair is never worse than
 Debian's xfs_repair.
 
 Run by tests/repair/differential.sh (TAP, a deterministic sample) and by
@@ -13,8 +13,9 @@ btree-format directory and xattr forks) and "sparse4k" (4 KiB blocks, no
 rmapbt/reflink, all free space fragmented: sparse inode chunks, two-level
 free-space btrees); both hold every directory and xattr format, remote
 values, inline and remote symlinks, hard links, devices.  And "repro",
-made by xfsx_mkfs and filled by fill_repro() for the issue's ten
-reproductions.  Realtime is not covered: the judge is the kernel, and a
+made by xfsx_mkfs and filled by fill_repro() for ten reproductions of
+repair bugs found before (damage xfsx_repair once handled worse than
+xfs_repair).  Realtime is not covered: the judge is the kernel, and a
 kernel without CONFIG_XFS_RT cannot mount a realtime filesystem
 (tests/repair/rt.sh covers the rt metadata without it).
 
@@ -86,14 +87,13 @@ MEASURES = ["onerun", "rerun", "kernel", "paths", "files", "xattrs", "report"]
 TIMEOUT = 900
 KEEP_MAX = 100      # failing cases kept (--keep): the first ones only
 
-# Cases whose failure is reported as TAP TODO (not a red suite) until the
-# fixes of issue 26 land: case id (or "base/type" for a whole type) ->
-# reason.  Shrink it as fixes merge; a case not listed that is worse fails.
-R1 = "issue 26 repro 1: a bad inode field clears the inode (the file and its hard link lost)"
+# Cases whose failure is reported as TAP TODO (not a red suite) until their
+# fixes land: case id (or "base/type" for a whole type) -> reason.  Shrink
+# it as fixes merge; a case not listed that is worse fails.
 KNOWN_GAPS = {
-    # (empty: every repro case and the CI sample pass since the inode mending,
-    # namespace, symlink and superblock vote work merged; a case that fails goes
-    # here only with its reason, and the issue stays open while it does)
+    # (empty: every reproduction case and the CI sample pass since the inode
+    # mending, namespace, symlink and superblock vote work merged; a case that
+    # fails goes here only with its reason, and stays until it is fixed)
 }
 
 BASES = {
@@ -319,8 +319,8 @@ def age_base(name, work):
 
 
 def fill_repro(mnt):
-    """the objects the issue's reproductions damage (the issue's "S":
-    xfsx_mkfs, mount, fill, unmount)"""
+    """the objects the reproductions damage (xfsx_mkfs, mount, fill,
+    unmount)"""
     j = lambda *p: os.path.join(mnt, *p)
 
     def put(p, data):
@@ -458,7 +458,7 @@ def fuzz_cases(base, full, fields_cap):
 
 
 def repro_cases(base):
-    """the issue's reproductions 1-10, as damage on the repro base"""
+    """the reproductions 1-10, as damage on the repro base"""
     b = base.name
     c = []
     sb = lambda cmd: [("db", ["sb 0", cmd])]
@@ -800,7 +800,7 @@ def table(results, out):
 def main(argv=None, tap=False):
     ap = argparse.ArgumentParser(
         prog="diff-repair", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Differential repair harness (issue 26): damage kernel-aged XFS images with "
+        description="Differential repair harness: damage kernel-aged XFS images with "
                     "xfs_db, repair copies with xfsx_repair and with Debian xfs_repair, and "
                     "require xfsx_repair to be at least as good on every measure.",
         epilog="""environment (the options win):

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Differential repair harness (issue 26): a deterministic sample of damage
-# cases on kernel-aged images, plus the issue's reproductions, each repaired
+# Differential repair harness: a deterministic sample of damage cases on
+# kernel-aged images, plus reproductions of past repair bugs, each repaired
 # by xfsx_repair and by Debian's xfs_repair on copies; xfsx_repair must be
 # at least as good on every measure (one-run clean, second run changes
 # nothing, the kernel survives writes, paths/files/xattrs kept, an honest
 # report).  tests/repair/differential.py has the details and the KNOWN_GAPS
-# set (cases reported as TAP TODO while issue 26's fixes land); the table
+# set (cases reported as TAP TODO while their fixes land); the table
 # per structure type ends the output.  XFSX_DIFF_CASES, XFSX_DIFF_TYPES,
 # XFSX_DIFF_JOBS, XFSX_DIFF_SEED, XFSX_DIFF_FULL=1 (every case) size it;
 # XFSX_REPAIR / XFSX_CHECK point it at other binaries.  scripts/diff-repair

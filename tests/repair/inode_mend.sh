@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Mend, don't clear (issue 26, reproductions 1 and 8).  On copies of one
+# Mend, don't clear.  On copies of one
 # kernel-filled image (xfsx_mkfs, 1 GiB: /r of 300 KB with a hard link /r2,
 # /d with 20 files, /many with 300 xattrs in leaf blocks, /short with a
 # short form attr fork, /abt whose attr fork is a btree), one damage each:
@@ -25,7 +25,7 @@ need_kernel_images "inode mending"
 mnt="$TMP/mnt"
 mkdir -p "$mnt"
 
-# make_base IMG [mkfs options]: setup S of issue 26, filled by the kernel
+# make_base IMG [mkfs options]: the image above, filled by the kernel
 make_base() {
 	local img=$1; shift
 	truncate -s 1G "$img"
@@ -170,7 +170,7 @@ run_case "/abt attr bmbt leaf numrecs 0" files 0 \
 run_case "/abt attr bmbt root numrecs 5" files 0 -c "path /abt" -c "write -d a.bmbt.numrecs 5"
 run_case "/d core.magic 0 (a directory)" all 0 -c "path /d" -c "write -d core.magic 0"
 # a flag that does not belong on a directory: dropped, the directory walked and kept
-# (issue 26 reproduction 6: its children were moved to lost+found and left in /d too)
+# (once its children were moved to lost+found and left in /d too)
 run_case "/d core.realtime 1 (a directory)" all 0 -c "path /d" -c "write -d core.realtime 1"
 
 # reproduction 8: a stale CRC hides nothing

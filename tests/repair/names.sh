@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The namespace (issue 12): directory damage and the scenarios a user meets
+# The namespace: directory damage and the scenarios a user meets
 # after a crash, each on a copy of one kernel-made image holding directories
 # in every format (short form, block, leaf, node), a subtree, hard links
 # and symlinks (the root is inode 128 with mkfs.xfs's defaults: AG 0).  After ONE xfsx_repair run the oracle holds (xfs_repair -n

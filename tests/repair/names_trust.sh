@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Issue 26 ("repair you can trust"), reproductions 4, 5, 6, 7 and 9: what
+# Repair you can trust: what
 # the namespace keeps, and allocation that is proven.  One image made as a
 # user makes one (xfsx_mkfs, then the kernel fills it: /d with 5 files, /e
 # with 100, /a/b/c/x and /a/b/y, /dn a block directory of 50 names, /dl a
@@ -22,9 +22,9 @@
 . "$XFSX_SRC/tests/check/aged_lib.sh"	# imgsum
 . "$XFSX_SRC/tests/repair/repair_lib.sh"
 
-need_repair "namespace trust (issue 26)"
-need_kernel_images "namespace trust (issue 26)"
-[ -x "$XFSX_MKFS" ] || { skip "namespace trust (issue 26)" "xfsx_mkfs not built"; tap_done; exit 0; }
+need_repair "namespace trust"
+need_kernel_images "namespace trust"
+[ -x "$XFSX_MKFS" ] || { skip "namespace trust" "xfsx_mkfs not built"; tap_done; exit 0; }
 
 base="$TMP/base.img"
 mnt="$TMP/mnt"

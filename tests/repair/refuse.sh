@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Refusals (issue 11): xfsx_repair exits 8 and leaves the image unchanged
+# Refusals: xfsx_repair exits 8 and leaves the image unchanged
 # (sha256) on a mounted filesystem (the loop device and the image file
 # behind it; the mount is frozen while we look so the kernel itself writes
 # nothing), a v4 filesystem, unknown incompat feature bits, something that

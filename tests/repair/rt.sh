@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The realtime section's free space (issue 12: "realtime bitmap and summary
-# recomputed from the rt extents"), on filesystems Debian mkfs.xfs makes
+# The realtime section's free space (the bitmap and summary recomputed from
+# the rt extents), on filesystems Debian mkfs.xfs makes
 # with -r rtdev= (rt extent size 1 and 4 blocks): a bitmap word zeroed, a
 # summary counter changed, sb_frextents wrong, and a file made realtime
 # with xfs_db whose rt extents the bitmap still calls free (its old data
-# blocks leak), and (issue 26) the summary inode's fork format invalid and
+# blocks leak), and the summary inode's fork format invalid and
 # the bitmap inode free on disk, both made again in place.
 # xfs_repair -n -r reports each; xfsx_check reports the
 # expected codes; after ONE xfsx_repair run xfs_repair -n -r is clean,
@@ -88,7 +88,7 @@ for ext in 4k 16k; do
 	run_case "summary counter changed" "rt.summary" bump_counter
 	run_case "sb_frextents wrong" "rt.frextents" bad_frext
 	run_case "a realtime file the bitmap calls free" "rt.bitmap rt.summary rt.frextents block.leak" make_rt
-	# issue 26: a realtime inode that cannot be kept is made again in place
+	# a realtime inode that cannot be kept is made again in place
 	# (new blocks holding what the files call for), never left cleared
 	bad_sum_format() { xfs_db -x -c "inode $rsum" -c "write -d core.format 5" "$1" >/dev/null 2>&1; }
 	free_bitmap() { xfs_db -x -c "inode $rbm" -c "write -d core.mode 0" "$1" >/dev/null 2>&1; }

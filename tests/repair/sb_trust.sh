@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Vote on the superblock first (issue 26, reproductions 2, 3 and 10): a
+# Vote on the superblock first: a
 # damaged primary superblock is judged against the secondaries and the
 # geometry before anything trusts it.  On an xfsx_mkfs image the kernel
 # filled, each damage of sb 0 gives xfsx_check exit 4 with an sb.* finding

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Scale of sharing (issue 11): images where one file is reflinked 10, 1000
+# Scale of sharing: images where one file is reflinked 10, 1000
 # and 10,000 times, and a dedup-like image (many files sharing many
 # extents, FICLONERANGE from a pool), all made by the kernel on a loop
 # mount.  Each is damaged so the AG's space metadata must be rebuilt (the

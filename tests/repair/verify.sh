@@ -116,7 +116,7 @@ xfs_db -r -c 'path /victim' "$TMP/c-xfs.img" >"$TMP/c-xfs.db" 2>&1
 check "identity gone: Debian xfs_repair clears it too" grep -q 'No such file' "$TMP/c-xfs.db"
 
 # 4. a kept inode whose result brings in problems is planned again cleared:
-# /victim's core with a bad CRC maps /e/big's blocks (issue 26, case 8)
+# /victim's core with a bad CRC maps /e/big's blocks
 img="$TMP/e.img"
 cp --sparse=always "$base" "$img"
 big=$(xfs_db -r -c 'path /e/big' -c 'print u3.bmx[0].startblock' "$img" | awk '{print $3}')

@@ -3,7 +3,7 @@
 # Stand-in for xfsx_repair over Debian's xfs_repair, only to validate the
 # tests/repair harness before the real binary exists:
 #   XFSX_REPAIR=$XFSX_SRC/tests/repair/xfs_repair_wrap.sh meson test --suite repair
-# Speaks xfsx_repair's interface (issue 11): the same options, and exit
+# Speaks xfsx_repair's interface: the same options, and exit
 # status as fsck(8): 0 nothing wrong, 1 errors fixed, 4 errors left, 8
 # operational error, 16 usage.  xfs_repair exits 0 after fixing and
 # rewrites every AG's btrees even on a clean volume, so this first asks

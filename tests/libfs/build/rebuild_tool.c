@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Test helper for tests/libfs/rebuild.sh: rebuild AG btrees of a real
+ * Test helper for tests/libfs/build/rebuild.sh: rebuild AG btrees of a real
  * filesystem with the bulk loader and write them through the cache's
  * verified writeback, as repair will.  Each tree is walked (records and
  * blocks collected, no findings allowed), a slack is found that needs

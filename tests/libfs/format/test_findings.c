@@ -73,7 +73,7 @@ static void test_table_integrity(void **state)
 	assert_null(fs_finding_lookup("agf.nonexistent"));
 	assert_null(fs_finding_lookup(""));
 	assert_null(fs_finding_lookup("agf"));
-	/* codes this issue's verifiers and check use */
+	/* codes the verifiers and check use */
 	{
 		static const char *const need[] = {
 			"sb.magic", "sb.crc", "sb.version", "sb.feature", "sb.geometry", "sb.log",
@@ -100,7 +100,7 @@ static void test_fix_actions(void **state)
 		/*
 		 * sb.feature: unknown bits are refused before a repair plans
 		 * anything; the rest (flags, bad_features2, features2's CRC bit)
-		 * is mended by rewriting the superblock (issue 26)
+		 * is mended by rewriting the superblock
 		 */
 		{ "sb.unreadable", FS_FIX_NONE }, { "sb.feature", FS_FIX_SB },
 		{ "sb.magic", FS_FIX_SB }, { "sb.secondary", FS_FIX_SB },
@@ -370,7 +370,7 @@ static void test_json(void **state)
 }
 
 /*
- * Findings that follow from another (issue 13 item 5): in text, under
+ * Findings that follow from another: in text, under
  * their cause with a count per code, not on lines of their own; in JSON,
  * every record, naming the cause.  A cause with no finding of its own
  * leaves its consequences on their own lines.

@@ -2,8 +2,10 @@
 /*
  * Unit tests for libfs/format/inode.c: timestamp decoding (legacy, bigtime,
  * before 1970, the bigtime epoch offset), extent counter encodings (legacy
- * and nrext64), flags to FS_XFLAG_*, the bulkstat rdev encoding, and the
- * dinode rules of the verifier table on inodes built in memory.
+ * and nrext64), flags to FS_XFLAG_*, the bulkstat rdev encoding, inode
+ * chunk geometry (clusters, sparse holes, the AG's end, 64 KiB blocks;
+ * where an inode lies in a read), and the dinode rules of the verifier
+ * table on inodes built in memory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -325,6 +327,82 @@ static void test_fork_geometry(void **state)
 	assert_int_equal(fs_inode_max_nextents(true, XFS_ATTR_FORK), XFS_MAX_EXTCNT_ATTR_FORK_LARGE);
 }
 
+/* ---- inode chunk geometry ---- */
+
+static void test_chunk_clusters(void **state)
+{
+	struct fx f;
+	struct fs_icluster cl[XFS_INODES_PER_CHUNK];
+	fs_agino_t startino;
+
+	(void)state;
+	fx_init_default(&f);
+	/* 4 KiB blocks, 512-byte inodes: 16 KiB clusters of four blocks, two a chunk */
+	assert_int_equal(f.g.blocks_per_cluster, 4);
+	startino = fs_agbno_to_agino(&f.g, 64);
+	assert_int_equal(fs_ichunk_clusters(&f.g, 0, startino, 0, cl), 2);
+	assert_int_equal(cl[0].agbno, 64);
+	assert_int_equal(cl[0].blocks, 4);
+	assert_int_equal(cl[1].agbno, 68);
+	assert_int_equal(cl[1].blocks, 4);
+	/* the first 32 inodes sparse: only the second cluster */
+	assert_true(fs_ichunk_in_hole(0x00ff, 31));
+	assert_false(fs_ichunk_in_hole(0x00ff, 32));
+	assert_int_equal(fs_ichunk_clusters(&f.g, 0, startino, 0x00ff, cl), 1);
+	assert_int_equal(cl[0].agbno, 68);
+	assert_int_equal(fs_ichunk_clusters(&f.g, 0, startino, 0xffff, cl), 0);
+	/* the last AG has 10000 blocks: a cluster at its end is cut, one past it left out */
+	startino = fs_agbno_to_agino(&f.g, 9998);
+	assert_int_equal(fs_ichunk_clusters(&f.g, 3, startino, 0, cl), 1);
+	assert_int_equal(cl[0].agbno, 9998);
+	assert_int_equal(cl[0].blocks, 2);
+}
+
+static void test_chunk_clusters_64k(void **state)
+{
+	struct fx_params p;
+	struct fx f;
+	struct fs_icluster cl[XFS_INODES_PER_CHUNK];
+
+	(void)state;
+	fx_default_params(&p);
+	p.blocksize = 65536;
+	p.agblocks = 4096;
+	p.last_ag_blocks = 4096;
+	fx_init(&f, &p);
+	/* a block holds two chunks: both name the one block as their cluster */
+	assert_int_equal(f.g.blocks_per_cluster, 1);
+	assert_int_equal(fs_ichunk_clusters(&f.g, 1, fs_agbno_to_agino(&f.g, 10), 0, cl), 1);
+	assert_int_equal(cl[0].agbno, 10);
+	assert_int_equal(cl[0].blocks, 1);
+	assert_int_equal(fs_ichunk_clusters(&f.g, 1, fs_agbno_to_agino(&f.g, 10) + 64, 0, cl), 1);
+	assert_int_equal(cl[0].agbno, 10);
+}
+
+static void test_inode_in_read(void **state)
+{
+	struct fx f;
+	unsigned char data[16384];
+	fs_agino_t first;
+	uint64_t off;
+
+	(void)state;
+	fx_init_default(&f);
+	first = fs_agbno_to_agino(&f.g, 64);
+	off = fs_inode_byte(&f.g, 2, first);
+	assert_int_equal(off, ((uint64_t)2 * 16384 + 64) * 4096);
+	assert_int_equal(fs_inode_byte(&f.g, 2, first + 9), off + 9 * 512);
+	/* a read of the cluster [off, off + 16 KiB) holds its 32 inodes */
+	assert_ptr_equal(fs_inode_in_read(&f.g, 2, first, off, data, sizeof(data)), data);
+	assert_ptr_equal(fs_inode_in_read(&f.g, 2, first + 31, off, data, sizeof(data)),
+			 data + 31 * 512);
+	assert_null(fs_inode_in_read(&f.g, 2, first + 32, off, data, sizeof(data)));
+	/* one byte short of the last inode, or starting past the first: not held */
+	assert_null(fs_inode_in_read(&f.g, 2, first + 31, off, data, sizeof(data) - 1));
+	assert_null(fs_inode_in_read(&f.g, 2, first, off + 512, data, sizeof(data)));
+	assert_ptr_equal(fs_inode_in_read(&f.g, 2, first + 1, off + 512, data, 512), data);
+}
+
 /* ---- verifier rules ---- */
 
 static void test_verify_good(void **state)
@@ -489,6 +567,9 @@ int main(void)
 		cmocka_unit_test(test_xflags),
 		cmocka_unit_test(test_rdev),
 		cmocka_unit_test(test_fork_geometry),
+		cmocka_unit_test(test_chunk_clusters),
+		cmocka_unit_test(test_chunk_clusters_64k),
+		cmocka_unit_test(test_inode_in_read),
 		cmocka_unit_test(test_verify_good),
 		cmocka_unit_test(test_verify_damage),
 		cmocka_unit_test(test_verify_bigtime_feature),
