@@ -15,10 +15,9 @@
 
 #include "check/geometry.h"
 #include "libfs/log/logattr.h"
+#include "libfs/util/exit.h"
 #include "scan/log.h"
 #include "scan/scan.h"
-
-enum { EXIT_CLEAN = 0, EXIT_CORRUPT = 4, EXIT_OPERATIONAL = 8, EXIT_USAGE = 16 };
 
 static void usage(FILE *out)
 {
@@ -61,7 +60,7 @@ static int finish_output(int rc)
 	if (err) {
 		fprintf(stderr, "xfsx_check: cannot write the report to standard output: %s\n",
 			strerror(-err));
-		return EXIT_OPERATIONAL;
+		return XFSX_EXIT_OPERATIONAL;
 	}
 	return rc;
 }
@@ -175,7 +174,7 @@ int main(int argc, char **argv)
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*end || v < 1 || v > 1024) {
 				fprintf(stderr, "xfsx_check: --threads takes a number from 1 to 1024\n");
-				return EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			co.threads = (unsigned)v;
 			break;
@@ -183,14 +182,14 @@ int main(int argc, char **argv)
 		case 'm':
 			if (scan_parse_memory(optarg, &co.cache_bytes)) {
 				fprintf(stderr, "xfsx_check: --memory takes a size in MiB (at least 16)\n");
-				return EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			break;
 		case 'o':
 			if (scan_parse_subopts(optarg, &co)) {
 				fprintf(stderr, "xfsx_check: unknown or invalid -o option '%s' (ag_stride=N)\n",
 					optarg);
-				return EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			break;
 		case 'P': co.progress = 1; break;
@@ -198,7 +197,7 @@ int main(int argc, char **argv)
 		case 'E':
 			if (fs_io_engine_parse(optarg, &oo.dev.engine) < 0) {
 				fprintf(stderr, "xfsx_check: unknown I/O engine '%s' (uring, aio, pread)\n", optarg);
-				return EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			break;
 		case 'D': oo.dev.no_direct = true; break;
@@ -207,16 +206,16 @@ int main(int argc, char **argv)
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*end || v < 1 || v > 1024) {
 				fprintf(stderr, "xfsx_check: --queue-depth takes a number from 1 to 1024\n");
-				return EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			co.qdepth = (unsigned)v;
 			/* the submission ring holds at least that many */
 			oo.dev.qdepth = v > 64 ? (unsigned)v : 64;
 			break;
 		}
-		case 'h': usage(stdout); return EXIT_CLEAN;
-		case 'V': printf("xfsx_check %s\n", XFSX_VERSION); return EXIT_CLEAN;
-		default: usage(stderr); return EXIT_USAGE;
+		case 'h': usage(stdout); return XFSX_EXIT_CLEAN;
+		case 'V': printf("xfsx_check %s\n", XFSX_VERSION); return XFSX_EXIT_CLEAN;
+		default: usage(stderr); return XFSX_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
@@ -226,7 +225,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "xfsx_check: extra argument '%s': give one device or image\n",
 				argv[optind + 1]);
 		usage(stderr);
-		return EXIT_USAGE;
+		return XFSX_EXIT_USAGE;
 	}
 	path = argv[optind];
 	oo.dev.writable = false;	/* check never writes */
@@ -253,7 +252,7 @@ int main(int argc, char **argv)
 		if (!quiet || !json)
 			fprintf(stderr, "xfsx_check: %s\n", ferr.msg);
 		fs_findings_free(&fl);
-		rc = corrupt ? EXIT_CORRUPT : EXIT_OPERATIONAL;
+		rc = corrupt ? XFSX_EXIT_UNCORRECTED : XFSX_EXIT_OPERATIONAL;
 		return finish_output(rc);
 	}
 	if (fs->target.mounted && !quiet)
@@ -268,7 +267,7 @@ int main(int argc, char **argv)
 			check_print_geometry_text(fs, path, stdout);
 		fs_close(fs);
 		fs_findings_free(&fl);
-		return finish_output(EXIT_CLEAN);
+		return finish_output(XFSX_EXIT_CLEAN);
 	}
 
 	/*
@@ -296,7 +295,7 @@ int main(int argc, char **argv)
 					"log failed: %s\n", path, ferr.msg);
 				scan_log_free(&sl);
 				fs_findings_free(&fl);
-				return finish_output(EXIT_OPERATIONAL);
+				return finish_output(XFSX_EXIT_OPERATIONAL);
 			}
 			/* the scan sees the filesystem as recovery leaves it */
 			fs->log_replayed = true;
@@ -329,7 +328,7 @@ int main(int argc, char **argv)
 		fs_close(fs);
 		scan_log_free(&sl);
 		fs_findings_free(&fl);
-		return EXIT_OPERATIONAL;
+		return XFSX_EXIT_OPERATIONAL;
 	}
 
 	/*
@@ -344,7 +343,7 @@ int main(int argc, char **argv)
 		fs_close(fs);
 		scan_log_free(&sl);
 		fs_findings_free(&fl);
-		return finish_output(EXIT_OPERATIONAL);
+		return finish_output(XFSX_EXIT_OPERATIONAL);
 	}
 	/*
 	 * Unfinished intents: mounting completes them after the replay, so what
@@ -360,7 +359,7 @@ int main(int argc, char **argv)
 			fs_close(fs);
 			scan_log_free(&sl);
 			fs_findings_free(&fl);
-			return finish_output(EXIT_OPERATIONAL);
+			return finish_output(XFSX_EXIT_OPERATIONAL);
 		}
 		scan_log_intents(&sl, what, sizeof(what));
 		if (!quiet && !json)
@@ -373,7 +372,7 @@ int main(int argc, char **argv)
 				fs_replay_bui_unapplied(sl.rp) ? fs_replay_bui_unapplied(sl.rp) : "");
 	}
 	fs_findings_sort(&fl);
-	rc = fl.by_sev[FS_SEV_ERROR] ? EXIT_CORRUPT : EXIT_CLEAN;
+	rc = fl.by_sev[FS_SEV_ERROR] ? XFSX_EXIT_UNCORRECTED : XFSX_EXIT_CLEAN;
 	if (json) {
 		fputc('{', stdout);
 		scan_print_fs_json(fs, path, stdout);
@@ -388,7 +387,7 @@ int main(int argc, char **argv)
 		fputs("}\n", stdout);
 	} else if (!quiet) {
 		fs_findings_write_text(&fl, stdout);
-		print_summary_text(&cx, path, rc == EXIT_CLEAN, stdout);
+		print_summary_text(&cx, path, rc == XFSX_EXIT_CLEAN, stdout);
 	}
 	scan_teardown(&cx);
 	fs_close(fs);

@@ -12,12 +12,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <uuid/uuid.h>
 
 #include "libfs/log/logattr.h"
 #include "libfs/undo/undo.h"
+#include "libfs/util/clock.h"
+#include "libfs/util/exit.h"
 #include "repair/repair.h"
 #include "scan/log.h"
 
@@ -57,14 +58,6 @@ static void usage(FILE *out)
 		"NEEDSREPAIR set and names the range), 16 usage error.  Invoked through a link\n"
 		"named xfs_repair, xfs_repair's: 0 clean or fixed (4 with -e when fixed), 1 damage\n"
 		"found with -n, left, or an error, 2 stopped by a dirty log.\n");
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* rx->phase_seconds[i] is the time of phase_names[i] */
@@ -143,7 +136,7 @@ static int fail_open(const struct repair_opts *o, const char *path, struct fs_fi
 	}
 	fprintf(stderr, "xfsx_repair: %s\n", msg);
 	(void)path;
-	return REPAIR_EXIT_OPERATIONAL;
+	return XFSX_EXIT_OPERATIONAL;
 }
 
 /* The planning phases in run order, and the phase_names[] slot each is timed in. */
@@ -173,9 +166,9 @@ static int plan_round(struct repair_ctx *rx, struct scan_log *sl, size_t attris_
 	size_t left_;
 	int err;
 
-	t0 = now();
+	t0 = fs_monotonic_seconds();
 	err = scan_run(rx->sx);
-	rx->phase_seconds[0] = now() - t0;
+	rx->phase_seconds[0] = fs_monotonic_seconds() - t0;
 	if (err) {
 		fprintf(stderr, "xfsx_repair: %s: scan failed: %s\n", path, strerror(-err));
 		return err;
@@ -212,9 +205,9 @@ static int plan_round(struct repair_ctx *rx, struct scan_log *sl, size_t attris_
 	 * rebuilt attr forks too).
 	 */
 	for (size_t i = 0; !err && i < sizeof(plan_phases) / sizeof(plan_phases[0]); i++) {
-		t0 = now();
+		t0 = fs_monotonic_seconds();
 		err = plan_phases[i].run(rx);
-		rx->phase_seconds[plan_phases[i].slot] += now() - t0;
+		rx->phase_seconds[plan_phases[i].slot] += fs_monotonic_seconds() - t0;
 	}
 	if (!err && rx->nattris && !ro->quiet && !ro->json) {
 		/*
@@ -260,9 +253,9 @@ static int plan_round(struct repair_ctx *rx, struct scan_log *sl, size_t attris_
 	 * that would bring in problems that were not there is not written.
 	 */
 	if (rx->planned_writes || ro->zero_log) {
-		t0 = now();
+		t0 = fs_monotonic_seconds();
 		err = repair_verify_plan(rx, msg, sizeof(msg));
-		rx->phase_seconds[7] = now() - t0;
+		rx->phase_seconds[7] = fs_monotonic_seconds() - t0;
 		if (err) {
 			fprintf(stderr, "xfsx_repair: %s: %s\n", path, msg);
 			return err;
@@ -286,10 +279,10 @@ static int plan_round(struct repair_ctx *rx, struct scan_log *sl, size_t attris_
 static int commit_plan(struct repair_ctx *rx, struct fs_undo *undo, const char *undo_path)
 {
 	char msg[1024];
-	double t0 = now();
+	double t0 = fs_monotonic_seconds();
 	int err = repair_commit(rx, msg, sizeof(msg));
 
-	rx->phase_seconds[6] = now() - t0;
+	rx->phase_seconds[6] = fs_monotonic_seconds() - t0;
 	if (err) {
 		fprintf(stderr, "xfsx_repair: %s: %s\n", rx->path, msg);
 		if (undo && *fs_undo_error(undo))
@@ -429,7 +422,7 @@ static int repair_main(int argc, char **argv, struct compat *cp)
 		case OPT_UNDO:
 			if (!*optarg) {
 				fprintf(stderr, "xfsx_repair: --undo-file needs a file name\n");
-				return REPAIR_EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			undo_path = optarg;
 			break;
@@ -438,7 +431,7 @@ static int repair_main(int argc, char **argv, struct compat *cp)
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (!*optarg || *end || v < 1 || v > 1024) {
 				fprintf(stderr, "xfsx_repair: --threads takes a number from 1 to 1024\n");
-				return REPAIR_EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			ro.scan.threads = (unsigned)v;
 			break;
@@ -450,7 +443,7 @@ static int repair_main(int argc, char **argv, struct compat *cp)
 			if (!*optarg || *end || v < 1 || v > 86400) {
 				fprintf(stderr, "xfsx_repair: -t takes the progress interval in seconds "
 					"(1 to 86400); worker threads are --threads\n");
-				return REPAIR_EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			ro.scan.progress_interval = (unsigned)v;
 			ro.scan.progress = 1;
@@ -459,14 +452,14 @@ static int repair_main(int argc, char **argv, struct compat *cp)
 		case 'm':
 			if (scan_parse_memory(optarg, &ro.scan.cache_bytes)) {
 				fprintf(stderr, "xfsx_repair: --memory takes a size in MiB (at least 16)\n");
-				return REPAIR_EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			break;
 		case 'o':
 			if (scan_parse_subopts_ex(optarg, &ro.scan, note_subopt, NULL)) {
 				fprintf(stderr, "xfsx_repair: invalid -o option '%s' (ag_stride=N, N "
 					"from 1)\n", optarg);
-				return REPAIR_EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			break;
 		case 'v': cp->verbose++; break;
@@ -491,32 +484,32 @@ static int repair_main(int argc, char **argv, struct compat *cp)
 		case 'r': rtdev = optarg; break;
 		case OPT_PROGRESS: ro.scan.progress = 1; break;
 		case OPT_NO_PROGRESS: ro.scan.progress = 0; break;
-		case 'h': usage(stdout); return REPAIR_EXIT_CLEAN;
-		case 'V': printf("xfsx_repair %s\n", XFSX_VERSION); return REPAIR_EXIT_CLEAN;
-		default: usage(stderr); return REPAIR_EXIT_USAGE;
+		case 'h': usage(stdout); return XFSX_EXIT_CLEAN;
+		case 'V': printf("xfsx_repair %s\n", XFSX_VERSION); return XFSX_EXIT_CLEAN;
+		default: usage(stderr); return XFSX_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "xfsx_repair: no device or image given\n");
 		usage(stderr);
-		return REPAIR_EXIT_USAGE;
+		return XFSX_EXIT_USAGE;
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "xfsx_repair: extra argument '%s'\n", argv[optind + 1]);
 		usage(stderr);
-		return REPAIR_EXIT_USAGE;
+		return XFSX_EXIT_USAGE;
 	}
 	if (ro.dry_run && ro.zero_log) {
 		fprintf(stderr, "xfsx_repair: -n and -L cannot be used together\n");
-		return REPAIR_EXIT_USAGE;
+		return XFSX_EXIT_USAGE;
 	}
 	if (ro.dry_run && cp->e) {
 		fprintf(stderr, "xfsx_repair: -n and -e cannot be used together\n");
-		return REPAIR_EXIT_USAGE;
+		return XFSX_EXIT_USAGE;
 	}
 	if (ro.dry_run && undo_path) {
 		fprintf(stderr, "xfsx_repair: -n writes nothing: --undo-file is for a repair\n");
-		return REPAIR_EXIT_USAGE;
+		return XFSX_EXIT_USAGE;
 	}
 	cp->dry_run = ro.dry_run;
 	if (cp->e && !cp->xfs_repair)
@@ -657,7 +650,7 @@ static int repair_main(int argc, char **argv, struct compat *cp)
 			if (err) {
 				fprintf(stderr, "xfsx_repair: %s: replaying the log: %s; run xfsx_repair "
 					"again (the log is still dirty until its reset)\n", path, msg);
-				rc = REPAIR_EXIT_OPERATIONAL;
+				rc = XFSX_EXIT_OPERATIONAL;
 				goto early_out;
 			}
 		}
@@ -680,7 +673,7 @@ static int repair_main(int argc, char **argv, struct compat *cp)
 		if (undo && fs_undo_attach(undo, fs->dev)) {
 			fprintf(stderr, "xfsx_repair: %s: the device changed size while it was open\n",
 				path);
-			rc = REPAIR_EXIT_OPERATIONAL;
+			rc = XFSX_EXIT_OPERATIONAL;
 			goto early_out;
 		}
 		if (ro.dry_run)
@@ -717,7 +710,7 @@ early_out:
 						 NULL, &undo, msg, sizeof(msg)))
 		goto refuse;
 
-	rc = REPAIR_EXIT_OPERATIONAL;
+	rc = XFSX_EXIT_OPERATIONAL;
 	for (int attempt = 1;; attempt++) {
 		size_t nblamed;
 
@@ -895,13 +888,13 @@ early_out:
 			print_phase_times(i ? &more[i - 1].rx : &rx, i + 1, stdout);
 	}
 	if (!fl.by_sev[FS_SEV_ERROR] && !fl.by_sev[FS_SEV_WARNING])
-		rc = REPAIR_EXIT_CLEAN;
+		rc = XFSX_EXIT_CLEAN;
 	else if (left)
-		rc = REPAIR_EXIT_LEFT;
+		rc = XFSX_EXIT_UNCORRECTED;
 	else
-		rc = ro.dry_run ? REPAIR_EXIT_LEFT : REPAIR_EXIT_FIXED;
+		rc = ro.dry_run ? XFSX_EXIT_UNCORRECTED : XFSX_EXIT_FIXED;
 	if (attris_refused)
-		rc = REPAIR_EXIT_LEFT;
+		rc = XFSX_EXIT_UNCORRECTED;
 out:
 	/* a run stopped by an error still leaves a finished undo file of what it wrote */
 	if (undo && (err = fs_undo_finish(undo, msg, sizeof(msg))) < 0)
@@ -912,7 +905,7 @@ out:
 	if (err && err != -EPIPE) {
 		fprintf(stderr, "xfsx_repair: cannot write the report to standard output: %s\n",
 			strerror(-err));
-		rc = REPAIR_EXIT_OPERATIONAL;
+		rc = XFSX_EXIT_OPERATIONAL;
 	}
 	for (int i = 0; i < nmore; i++) {
 		plan_free(&more[i].rx);
@@ -949,11 +942,11 @@ int main(int argc, char **argv)
 	if (!cp.xfs_repair)
 		return rc;
 	switch (rc) {
-	case REPAIR_EXIT_CLEAN:
+	case XFSX_EXIT_CLEAN:
 		return 0;
-	case REPAIR_EXIT_FIXED:
+	case XFSX_EXIT_FIXED:
 		return cp.e ? 4 : 0;
-	case REPAIR_EXIT_OPERATIONAL:
+	case XFSX_EXIT_OPERATIONAL:
 		return cp.log_refused ? 2 : 1;
 	default:
 		return 1;

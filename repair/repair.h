@@ -36,9 +36,6 @@
  *   commit.c         the writes, in crash-protocol order; -L's clean log
  */
 
-enum { REPAIR_EXIT_CLEAN = 0, REPAIR_EXIT_FIXED = 1, REPAIR_EXIT_LEFT = 4,
-       REPAIR_EXIT_OPERATIONAL = 8, REPAIR_EXIT_USAGE = 16 };
-
 struct repair_opts {
 	bool dry_run;              /* -n: plan and report, write nothing */
 	bool zero_log;             /* -L: throw a dirty log away */
