@@ -283,25 +283,17 @@ int main(int argc, char **argv)
 			/* the full reader finds an unmount record newest (a padded one, say) */
 			fs->log_clean = true;
 		} else if (!sl.err) {
-			fs_close(fs);
-			fs = NULL;
-			fs_findings_free(&fl);
-			fs_findings_init(&fl);
-			oo.dev.read_patch = fs_replay_patch;
-			oo.dev.read_patch_priv = sl.rp;
-			err = fs_open(path, &oo, &fs, &fl, &ferr);
-			if (err) {
+			enum scan_reopen_step failed;
+
+			/* the scan sees the filesystem as recovery leaves it */
+			if (scan_log_reopen(&sl, SCAN_REPLAY_IN_MEMORY, path, &oo, NULL, &fs, &fl, &ferr,
+					    &failed, what, sizeof(what))) {
 				fprintf(stderr, "xfsx_check: %s: opening the filesystem over the replayed "
 					"log failed: %s\n", path, ferr.msg);
 				scan_log_free(&sl);
 				fs_findings_free(&fl);
 				return finish_output(XFSX_EXIT_OPERATIONAL);
 			}
-			/* the scan sees the filesystem as recovery leaves it */
-			fs->log_replayed = true;
-			/* lazy counters are recomputed by the kernel after recovery: not judged */
-			if (fs->g.lazysbcount)
-				fs->sb_counters_stale = true;
 			scan_log_describe(&sl, what, sizeof(what));
 			if (!quiet && !json)
 				fprintf(stderr, "xfsx_check: %s: the log is dirty: replayed in memory only, "

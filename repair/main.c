@@ -571,6 +571,7 @@ static int repair_main(int argc, char **argv, struct compat *cp)
 			"recovery; unmount and run xfsx_repair again), or -L throws the log away (its "
 			"last transactions are lost).  Nothing was written.";
 		const char *bui_why;
+		enum scan_reopen_step failed;
 		char what[512];
 
 		cp->log_refused = true;	/* until it is replayed */
@@ -641,46 +642,30 @@ static int repair_main(int argc, char **argv, struct compat *cp)
 			err = 0;
 		}
 		scan_log_describe(&sl, what, sizeof(what));
-		if (!ro.dry_run) {
-			/* the replay is the run's first write: the undo file covers it too */
-			if (undo_path && fs_undo_create(undo_path, fs->dev, "xfsx_repair " XFSX_VERSION,
-							NULL, &undo, msg, sizeof(msg)))
-				goto refuse;
-			err = fs_replay_write(fs, sl.rp, &sl.li, msg, sizeof(msg));
-			if (err) {
-				fprintf(stderr, "xfsx_repair: %s: replaying the log: %s; run xfsx_repair "
-					"again (the log is still dirty until its reset)\n", path, msg);
-				rc = XFSX_EXIT_OPERATIONAL;
-				goto early_out;
-			}
-		}
+		/* the replay is the run's first write: the undo file covers it too */
+		if (!ro.dry_run && undo_path &&
+		    fs_undo_create(undo_path, fs->dev, "xfsx_repair " XFSX_VERSION, NULL, &undo, msg,
+				   sizeof(msg)))
+			goto refuse;
 		/* again, over what the replay changed (in memory with -n) */
-		if (undo)
-			fs_undo_detach(undo);
-		fs_close(fs);
-		fs = NULL;
-		fs_findings_free(&fl);
-		fs_findings_init(&fl);
-		if (ro.dry_run) {
-			oo.dev.read_patch = fs_replay_patch;
-			oo.dev.read_patch_priv = sl.rp;
+		err = scan_log_reopen(&sl, ro.dry_run ? SCAN_REPLAY_IN_MEMORY : SCAN_REPLAY_ON_DISK,
+				      path, &oo, undo, &fs, &fl, &ferr, &failed, msg, sizeof(msg));
+		if (err && failed == SCAN_REOPEN_WRITE) {
+			fprintf(stderr, "xfsx_repair: %s: replaying the log: %s; run xfsx_repair "
+				"again (the log is still dirty until its reset)\n", path, msg);
+			rc = XFSX_EXIT_OPERATIONAL;
+			goto early_out;
 		}
-		err = fs_open(path, &oo, &fs, &fl, &ferr);
-		if (err) {
+		if (err && failed == SCAN_REOPEN_OPEN) {
 			rc = fail_open(&ro, path, &fl, ferr.msg);
 			goto early_out;
 		}
-		if (undo && fs_undo_attach(undo, fs->dev)) {
+		if (err) {
 			fprintf(stderr, "xfsx_repair: %s: the device changed size while it was open\n",
 				path);
 			rc = XFSX_EXIT_OPERATIONAL;
 			goto early_out;
 		}
-		if (ro.dry_run)
-			fs->log_replayed = true;
-		/* the kernel recomputes lazy counters after recovery: not a finding */
-		if (fs->g.lazysbcount)
-			fs->sb_counters_stale = true;
 		if (!ro.quiet && !ro.json)
 			printf("%s: the log was dirty: %s (%s)\n", path,
 			       ro.dry_run ? "replayed in memory only" : "replayed and reset", what);
