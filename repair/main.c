@@ -19,7 +19,18 @@
 #include "libfs/undo/undo.h"
 #include "libfs/util/clock.h"
 #include "libfs/util/exit.h"
-#include "repair/repair.h"
+#include "repair/commit.h"
+#include "repair/fix.h"
+#include "repair/phase_counters.h"
+#include "repair/phase_inodes.h"
+#include "repair/phase_names.h"
+#include "repair/phase_quota.h"
+#include "repair/phase_rebuild.h"
+#include "repair/phase_rt.h"
+#include "repair/phase_sb.h"
+#include "repair/phase_xattrs.h"
+#include "repair/place.h"
+#include "repair/verify.h"
 #include "scan/log.h"
 
 static void usage(FILE *out)
@@ -304,6 +315,7 @@ static void plan_free(struct repair_ctx *rx)
 	free(rx->rewrite_sb);
 	free(rx->ffix);
 	free(rx->symlinks);
+	repair_place_free(rx);
 }
 
 /*

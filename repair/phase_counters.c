@@ -9,7 +9,7 @@
 #include <errno.h>
 
 #include "libfs/format/ag.h"
-#include "repair/repair.h"
+#include "repair/phase_counters.h"
 
 static int read_counts(struct repair_ctx *rx, fs_agnumber_t agno, uint64_t *fd, uint64_t *ic,
 		       uint64_t *ifree)

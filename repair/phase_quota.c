@@ -28,7 +28,8 @@
 #include "libfs/format/endian.h"
 #include "libfs/format/inode.h"
 #include "libfs/util/vec.h"
-#include "repair/repair.h"
+#include "repair/buf.h"
+#include "repair/phase_quota.h"
 #include "scan/links.h"
 
 /* The quota file a finding's inode is, and its record type; false if none. */

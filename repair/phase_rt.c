@@ -26,7 +26,9 @@
 #include "libfs/build/encode.h"
 #include "libfs/format/endian.h"
 #include "libfs/format/inode.h"
-#include "repair/repair.h"
+#include "repair/buf.h"
+#include "repair/phase_rt.h"
+#include "repair/place.h"
 #include "scan/links.h"
 
 /* Rewrite the blocks of file ino marked bad with want's bytes; all of them or *done false. */
@@ -162,7 +164,7 @@ static int remake(struct repair_ctx *rx, fs_ino_t ino, bool bitmap, const uint8_
 		if (err)
 			goto out;
 	}
-	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
+	err = repair_get_buf(rx, fs_ino_to_daddr(g, ino), g->inodesize, false, &b);
 	if (err)
 		goto out;
 	gen = get_be32(&((struct xfs_dinode *)b->data)->di_gen);

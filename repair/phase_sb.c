@@ -15,7 +15,7 @@
 #include "libfs/build/encode.h"
 #include "libfs/fs.h"
 #include "libfs/format/sb.h"
-#include "repair/repair.h"
+#include "repair/phase_sb.h"
 
 /* Findings the primary would still get (its CRC set as it will be written). */
 static int primary_findings(const struct fs_geom *g, const struct xfs_sb *sb)

@@ -44,7 +44,10 @@
 #include "libfs/format/inode.h"
 #include "libfs/log/logattr.h"
 #include "libfs/util/vec.h"
-#include "repair/repair.h"
+#include "repair/buf.h"
+#include "repair/phase_inodes.h"
+#include "repair/phase_xattrs.h"
+#include "repair/place.h"
 #include "scan/links.h"
 
 /* Dropped names kept for the report, per inode (the rest only counted). */
@@ -712,7 +715,7 @@ static int salvage(struct repair_ctx *rx, fs_ino_t ino, const struct attri_ref *
 	bool was_sf, stamp = false;
 	int err;
 
-	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
+	err = repair_get_buf(rx, fs_ino_to_daddr(g, ino), g->inodesize, false, &b);
 	if (err)
 		return err;
 	fs_inode_decode(b->data, &ip);

@@ -21,7 +21,8 @@
 #include "libfs/format/endian.h"
 #include "libfs/build/encode.h"
 #include "libfs/format/sb.h"
-#include "repair/repair.h"
+#include "repair/buf.h"
+#include "repair/verify.h"
 #include "scan/links.h"
 
 struct plan_view {
@@ -181,7 +182,7 @@ static int test_fault(struct repair_ctx *rx)
 
 	if (!f || (strcmp(f, "plan-new-finding") && strcmp(f, "plan-bad-block")))
 		return 0;
-	err = repair_get_buf(rx, repair_inode_daddr(g, g->rootino), g->inodesize, false, &b);
+	err = repair_get_buf(rx, fs_ino_to_daddr(g, g->rootino), g->inodesize, false, &b);
 	if (err)
 		return err;
 	d = (struct xfs_dinode *)b->data;
