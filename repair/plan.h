@@ -17,14 +17,42 @@
  * (verify.c), then commit.c writes it under the crash protocol.
  */
 struct fs_log_attri;
+struct repair_run;
 struct repair_names;
 struct repair_xattrs;
 struct repair_space;
 
+/*
+ * The steps of one round, in the order run.c's table runs them; every
+ * repair_phase_* file's opening paragraph gives its step number (from 1).
+ */
+enum repair_phase {
+	REPAIR_PH_SCAN,            /* the shared scan (scan/): model, findings, graph */
+	REPAIR_PH_INTENTS,         /* after a replay: the unfinished intents accounted */
+	REPAIR_PH_SB,              /* phase_sb.c */
+	REPAIR_PH_INODES,          /* phase_inodes.c */
+	REPAIR_PH_NAMES,           /* phase_names.c */
+	REPAIR_PH_XATTRS,          /* phase_xattrs.c (after the namespace: its blocks are placed
+				      among the rebuilt directories') */
+	REPAIR_PH_QUOTA,           /* phase_quota.c */
+	REPAIR_PH_RT,              /* phase_rt.c */
+	REPAIR_PH_REBUILD,         /* phase_rebuild.c */
+	REPAIR_PH_COUNTERS,        /* phase_counters.c */
+	REPAIR_PH_DECIDE,          /* fix.c: which findings the plan covers */
+	REPAIR_PH_VERIFY,          /* verify.c: the planned result scanned */
+	REPAIR_PH_BLAME,           /* verify.c: a plan that brings in problems made again */
+	REPAIR_PH_COMMIT,          /* commit.c: the plan written */
+	REPAIR_PH_NR
+};
+
+/* What the command line asks for (main.c). */
 struct repair_opts {
 	bool dry_run;              /* -n: plan and report, write nothing */
 	bool zero_log;             /* -L: throw a dirty log away */
+	bool no_replay;            /* --no-replay: refuse a dirty log */
 	bool json, quiet;
+	const char *undo_path;     /* --undo-file */
+	const char *logdev, *rtdev; /* xfs_repair's -l and -r */
 	struct scan_opts scan;
 };
 
@@ -77,6 +105,8 @@ struct repair_ctx {
 	struct scan_ctx *sx;
 	const struct repair_opts *o;
 	const char *path;
+	struct repair_run *run;    /* the run this plan is a round of (run.c) */
+	int round;                 /* 0: the first */
 
 	/* the plan */
 	uint8_t *verdict;          /* RV_* per link slot (sx->links->nslots) */
@@ -127,7 +157,8 @@ struct repair_ctx {
 	struct xfs_sb newsb;       /* the primary as it will be written */
 	uint64_t icount, ifree, fdblocks;
 	uint64_t blocks_written, writes, bytes_written;
-	double phase_seconds[8];
+	size_t left;               /* errors and warnings the plan leaves (dropped ones too) */
+	double phase_seconds[REPAIR_PH_NR]; /* wall time of each step */
 	struct repair_space *space; /* where new blocks may go, per AG (place.c) */
 };
 
