@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 3, inodes: mend, don't clear.  Each finding about an inode
+ * Repair step 4 (run.c), inodes: mend, don't clear.  Each finding about an inode
  * becomes a verdict on its link-record slot.  An inode is cleared (RV_CLEAR:
  * freed, its data lost) only when nothing shows it is one (di_ino and the
  * UUID), its type or data fork cannot be read, its data fork claims blocks

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 3b, the namespace: directories and link counts.  Works on
- * the scan's directory graph (kept for repair: links.h gfirst/gedge) and
- * the verdicts of phase 3:
+ * Repair step 5 (run.c), the namespace: directories and link counts.  Works
+ * on the scan's directory graph (kept for repair: links.h gfirst/gedge)
+ * and the verdicts of step 4 (phase_inodes.c):
  *  - a directory is rebuilt when the scan found anything wrong with it
  *    (its "dir." and "da." findings), when it names an inode that is not
  *    in use or that this repair clears, or a directory that has another
@@ -18,8 +18,8 @@
  *    naming them, directories 2 + subdirectories.
  * Rebuilt directories are encoded by libfs's directory encoder
  * (libfs/build/dirbuild.c, the one mkfs -p uses) into the smallest format that
- * holds them, into blocks free before and after the repair (the old ones
- * are freed by the AG rebuild once the new ones are in place); the inode
+ * holds them, into blocks free before and after the repair (place.c; the
+ * old ones are freed by the AG rebuild once the new ones are in place); the inode
  * gets its new fork, size and counts.
  */
 #include <errno.h>

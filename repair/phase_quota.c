@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 3c, quota.  A quota file block with findings gets every
+ * Repair step 7 (run.c), quota.  A quota file block with findings gets every
  * record that fails verification (magic, version, CRC, its type, the id
  * its place says) rewritten as the kernel's own dquot repair rewrites one
  * (zero usage, limits and timers; libfs/build/encode.c fs_enc_dqblk); the

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phases 2 and 4: an AG's headers and btrees rebuilt from the model,
+ * Repair step 9 (run.c): an AG's headers and btrees rebuilt from the model,
  * only for AGs with findings about them or whose owners changed (inodes
  * cleared, attr forks removed); the rest are left byte-identical.
  *
- * What the model gives (DESIGN.md, "Plan, then write"):
+ * What the model gives:
  *  - kept owners: AG headers, the log, inode chunks, file data/attr/bmbt
  *    blocks (minus those of cleared inodes and removed attr forks); leftover
  *    CoW staging extents are freed;

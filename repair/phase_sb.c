@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 1, superblocks.  The geometry the scan used is the
+ * Repair step 3 (run.c), superblocks.  The geometry the scan used is the
  * primary's, or (primary unusable) the one a majority of secondaries agree
  * on (libfs/fs.c).  Planned here: the primary is rewritten when it was
  * unusable, has findings of its own or its counters are off (the counters

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 3d, xattrs: an inode whose attr fork the scan found damaged
+ * Repair step 6 (run.c), xattrs: an inode whose attr fork the scan found damaged
  * (its "attr."/"attrrmt." findings, a DA node of its attr fork, a bad
  * short form) keeps every attribute that still verifies, and loses only
  * the others.  The entries are collected from what is there: the short
@@ -13,7 +13,7 @@
  * libfs's xattr encoder (libfs/build/attrbuild.c, the one mkfs -p uses) in the
  * smallest format that holds them: short form in the inode when it fits
  * the fork, else leaf/node blocks with remote values in blocks free before
- * and after the repair (phase_names.c's allocator; the old blocks are
+ * and after the repair (place.c's allocator; the old blocks are
  * freed by the AG rebuild once the new ones are in place), mapped by an
  * extent list or, when that does not fit, a bmbt (repair_fork_map).  Only when no
  * entry survives (or the new fork cannot be placed) is the fork cleared,

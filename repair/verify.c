@@ -11,7 +11,8 @@
  * every rule it has.  A finding from before the plan that the scan of the
  * result no longer makes is fixed; one it still makes is left; one it makes
  * that nothing before matched (same code and object) is a problem the plan
- * would bring in, and then nothing is written at all (main.c).
+ * would bring in, and then nothing is written at all (run.c's steps 12
+ * to 14: verify, blame, commit).
  */
 #include <errno.h>
 #include <stdlib.h>
