@@ -16,7 +16,8 @@
 #include <xfs/xfs.h>
 #include <xfs/xfs_fs.h>
 
-enum { EXIT_OK = 0, EXIT_DAMAGE = 4, EXIT_OPERATIONAL = 8, EXIT_USAGE = 16 };
+#include "libfs/util/exit.h"
+
 
 /* ---- fields and formats (format.c) ---- */
 

@@ -97,14 +97,14 @@ int main(int argc, char **argv)
 		case 'f':
 			if (bs_output_parse_format(&o.out, optarg)) {
 				fprintf(stderr, "xfsx_bulkstat: unknown format '%s' (jsonl, csv, text)\n", optarg);
-				return EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			break;
 		case 'F': fields = optarg; break;
 		case 'a':
 			if (parse_u64(optarg, UINT32_MAX - 1, &v)) {
 				fprintf(stderr, "xfsx_bulkstat: --ag takes an AG number\n");
-				return EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			o.have_ag = true;
 			o.ag = (uint32_t)v;
@@ -112,14 +112,14 @@ int main(int argc, char **argv)
 		case 's':
 			if (parse_u64(optarg, UINT64_MAX, &v)) {
 				fprintf(stderr, "xfsx_bulkstat: --start-ino takes an inode number\n");
-				return EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			o.start_ino = v;
 			break;
 		case 't':
 			if (parse_u64(optarg, 1024, &v) || v < 1) {
 				fprintf(stderr, "xfsx_bulkstat: --threads takes a number from 1 to 1024\n");
-				return EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			o.threads = (unsigned)v;
 			break;
@@ -128,13 +128,13 @@ int main(int argc, char **argv)
 		case OPT_IO_ENGINE:
 			if (fs_io_engine_parse(optarg, &engine) < 0) {
 				fprintf(stderr, "xfsx_bulkstat: unknown I/O engine '%s' (uring, aio, pread)\n", optarg);
-				return EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			break;
 		case OPT_NO_DIRECT: o.no_direct = true; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		case 'V': printf("xfsx_bulkstat %s\n", XFSX_VERSION); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
+		case 'h': usage(stdout); return XFSX_EXIT_CLEAN;
+		case 'V': printf("xfsx_bulkstat %s\n", XFSX_VERSION); return XFSX_EXIT_CLEAN;
+		default: usage(stderr); return XFSX_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
@@ -144,13 +144,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "xfsx_bulkstat: extra argument '%s': give one device, image or "
 				"mount point\n", argv[optind + 1]);
 		usage(stderr);
-		return EXIT_USAGE;
+		return XFSX_EXIT_USAGE;
 	}
 	path = argv[optind];
 	o.io_engine = engine;
 	if (bs_output_parse_fields(&o.out, fields, msg, sizeof(msg))) {
 		fprintf(stderr, "xfsx_bulkstat: --fields: %s\n", msg);
-		return EXIT_USAGE;
+		return XFSX_EXIT_USAGE;
 	}
 	bs_output_prepare(&o.out);
 
@@ -158,17 +158,17 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (fs_target_io_engine_env(msg, sizeof(msg))) {
 		fprintf(stderr, "xfsx_bulkstat: %s\n", msg);
-		return EXIT_OPERATIONAL;
+		return XFSX_EXIT_OPERATIONAL;
 	}
 	if (stat(path, &st) < 0) {
 		fprintf(stderr, "xfsx_bulkstat: %s: %s\n", path, strerror(errno));
-		return EXIT_OPERATIONAL;
+		return XFSX_EXIT_OPERATIONAL;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		rc = bs_run_online(path, &o, &r);
 	} else if (fs_target_check(path, FS_TARGET_INSPECT, &ti, emsg, sizeof(emsg))) {
 		fprintf(stderr, "xfsx_bulkstat: %s\n", emsg);
-		return EXIT_OPERATIONAL;
+		return XFSX_EXIT_OPERATIONAL;
 	} else if (ti.mounted) {
 		/* the device holds stale metadata while mounted: ask its kernel */
 		rc = bs_run_online(ti.mount_point, &o, &r);
@@ -179,15 +179,15 @@ int main(int argc, char **argv)
 	if (r.damaged || r.problems)
 		fprintf(stderr, "xfsx_bulkstat: %" PRIu64 " inodes listed; %" PRIu64 " damaged inodes skipped; %" PRIu64 " other problems\n",
 			r.inodes, r.damaged, r.problems);
-	if (rc == EXIT_OK && o.strict && (r.damaged || r.problems))
-		rc = EXIT_DAMAGE;
-	if (rc == EXIT_OK && r.primary_bad)
-		rc = EXIT_DAMAGE;
+	if (rc == XFSX_EXIT_CLEAN && o.strict && (r.damaged || r.problems))
+		rc = XFSX_EXIT_UNCORRECTED;
+	if (rc == XFSX_EXIT_CLEAN && r.primary_bad)
+		rc = XFSX_EXIT_UNCORRECTED;
 	/* an empty answer to a narrowed question says so: silence reads as a failure */
-	if (rc == EXIT_OK && r.inodes == 0 && o.have_ag)
+	if (rc == XFSX_EXIT_CLEAN && r.inodes == 0 && o.have_ag)
 		fprintf(stderr, "xfsx_bulkstat: no inodes in AG %u at or after inode %" PRIu64 "\n",
 			o.ag, o.start_ino);
-	else if (rc == EXIT_OK && r.inodes == 0 && o.start_ino)
+	else if (rc == XFSX_EXIT_CLEAN && r.inodes == 0 && o.start_ino)
 		fprintf(stderr, "xfsx_bulkstat: no inodes at or after inode %" PRIu64 "\n",
 			o.start_ino);
 	/* output goes to fd 1 unbuffered; stdio's stdout still tells a failed close */
@@ -197,7 +197,7 @@ int main(int argc, char **argv)
 		if (err && err != -EPIPE) {
 			fprintf(stderr, "xfsx_bulkstat: cannot write to standard output: %s\n",
 				strerror(-err));
-			rc = EXIT_OPERATIONAL;
+			rc = XFSX_EXIT_OPERATIONAL;
 		}
 	}
 	return rc;

@@ -425,7 +425,7 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 	struct engine e = { .o = o };
 	struct fs_ag_workq_opts wo = { .threads = o->threads, .ag_stride = 1 };
 	unsigned nthreads;
-	int rc = EXIT_OK, err;
+	int rc = XFSX_EXIT_CLEAN, err;
 	long pg = sysconf(_SC_PAGESIZE);
 
 	oo.dev.writable = false;
@@ -436,7 +436,7 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 	if (err) {
 		fprintf(stderr, "xfsx_bulkstat: %s\n", ferr.msg);
 		fs_findings_free(&e.fl);
-		return err == -EUCLEAN ? EXIT_DAMAGE : EXIT_OPERATIONAL;
+		return err == -EUCLEAN ? XFSX_EXIT_UNCORRECTED : XFSX_EXIT_OPERATIONAL;
 	}
 	if (e.fs->sb_source) {
 		fprintf(stderr, "xfsx_bulkstat: %s: the primary superblock is unusable; reading "
@@ -464,7 +464,7 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 					o->ag, g->agcount);
 				fs_close(e.fs);
 				fs_findings_free(&e.fl);
-				return EXIT_USAGE;
+				return XFSX_EXIT_USAGE;
 			}
 			wo.first_ag = o->ag;
 			wo.ag_count = sag > o->ag ? 0 : 1;
@@ -485,7 +485,7 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 	pthread_cond_init(&e.sink.moved, NULL);
 	if (!e.w) {
 		fprintf(stderr, "xfsx_bulkstat: out of memory\n");
-		rc = EXIT_OPERATIONAL;
+		rc = XFSX_EXIT_OPERATIONAL;
 		goto out;
 	}
 	for (unsigned i = 0; i < nthreads; i++) {
@@ -496,14 +496,14 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 		if (err) {
 			fprintf(stderr, "xfsx_bulkstat: %s: cannot set up reading: %s\n", path,
 				strerror(-err));
-			rc = EXIT_OPERATIONAL;
+			rc = XFSX_EXIT_OPERATIONAL;
 			goto out;
 		}
 	}
 	err = make_items(&e, &wo, nthreads);
 	if (err) {
 		fprintf(stderr, "xfsx_bulkstat: %s: %s\n", path, strerror(-err));
-		rc = EXIT_OPERATIONAL;
+		rc = XFSX_EXIT_OPERATIONAL;
 		goto out;
 	}
 	{
@@ -514,7 +514,7 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 			if (err != -EPIPE)
 				fprintf(stderr, "xfsx_bulkstat: cannot write to standard output: %s\n",
 					strerror(-err));
-			rc = err == -EPIPE ? EXIT_OK : EXIT_OPERATIONAL;
+			rc = err == -EPIPE ? XFSX_EXIT_CLEAN : XFSX_EXIT_OPERATIONAL;
 			goto out;
 		}
 	}
@@ -545,15 +545,15 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 			sum.chunks, sum.windows, sum.bytes_read, sum.btree_blocks);
 	}
 	if (err == -EPIPE || e.sink.err == -EPIPE) {
-		rc = EXIT_OK;	/* the reader went away: not our failure */
+		rc = XFSX_EXIT_CLEAN;	/* the reader went away: not our failure */
 	} else if (e.sink.err) {
 		/* the output failed, not the image: name the output */
 		fprintf(stderr, "xfsx_bulkstat: cannot write to standard output: %s\n",
 			strerror(-e.sink.err));
-		rc = EXIT_OPERATIONAL;
+		rc = XFSX_EXIT_OPERATIONAL;
 	} else if (err) {
 		fprintf(stderr, "xfsx_bulkstat: %s: %s\n", path, strerror(err < 0 ? -err : EIO));
-		rc = EXIT_OPERATIONAL;
+		rc = XFSX_EXIT_OPERATIONAL;
 	}
 	/* header, btree and record problems met on the way */
 	fs_findings_sort(&e.fl);

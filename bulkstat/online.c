@@ -174,7 +174,7 @@ int bs_run_online(const char *mnt, const struct bs_opts *o, struct bs_result *r)
 	struct online s = { .o = o, .r = r, .flags = XFS_BULK_IREQ_NREXT64 };
 	struct statfs sfs;
 	uint64_t ino = o->start_ino, next;
-	int rc = EXIT_OK;
+	int rc = XFSX_EXIT_CLEAN;
 
 	if (o->include_internal)
 		fprintf(stderr, "xfsx_bulkstat: %s is mounted: the kernel never reports internal inodes; --include-internal has no effect\n",
@@ -182,18 +182,18 @@ int bs_run_online(const char *mnt, const struct bs_opts *o, struct bs_result *r)
 	s.fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s.fd < 0) {
 		fprintf(stderr, "xfsx_bulkstat: %s: %s\n", mnt, strerror(errno));
-		return EXIT_OPERATIONAL;
+		return XFSX_EXIT_OPERATIONAL;
 	}
 	if (fstatfs(s.fd, &sfs) == 0 && sfs.f_type != XFS_SUPER_MAGIC) {
 		fprintf(stderr, "xfsx_bulkstat: %s is not on an XFS filesystem\n", mnt);
 		close(s.fd);
-		return EXIT_OPERATIONAL;
+		return XFSX_EXIT_OPERATIONAL;
 	}
 	s.req = calloc(1, XFS_BULKSTAT_REQ_SIZE(BATCH));
 	s.out = malloc(OUTBUF);
 	if (!s.req || !s.out) {
 		fprintf(stderr, "xfsx_bulkstat: out of memory\n");
-		rc = EXIT_OPERATIONAL;
+		rc = XFSX_EXIT_OPERATIONAL;
 		goto out;
 	}
 	s.outlen = bs_format_header(&o->out, s.out, OUTBUF);
@@ -212,7 +212,7 @@ int bs_run_online(const char *mnt, const struct bs_opts *o, struct bs_result *r)
 		if (n < 0) {
 			fprintf(stderr, "xfsx_bulkstat: %s: XFS_IOC_BULKSTAT: %s%s\n", mnt, strerror(-n),
 				n == -EPERM || n == -EACCES ? " (it needs CAP_SYS_ADMIN)" : "");
-			rc = EXIT_OPERATIONAL;
+			rc = XFSX_EXIT_OPERATIONAL;
 			break;
 		}
 		if (n == 0)
@@ -227,7 +227,7 @@ int bs_run_online(const char *mnt, const struct bs_opts *o, struct bs_result *r)
 		s.werr = bs_write_all(o->out_fd, s.out, s.outlen);
 	if (s.werr && s.werr != -EPIPE) {
 		fprintf(stderr, "xfsx_bulkstat: writing the output: %s\n", strerror(-s.werr));
-		rc = EXIT_OPERATIONAL;
+		rc = XFSX_EXIT_OPERATIONAL;
 	}
 out:
 	free(s.req);

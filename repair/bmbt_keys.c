@@ -15,7 +15,8 @@
 #include "libfs/format/btree.h"
 #include "libfs/format/endian.h"
 #include "libfs/format/inode.h"
-#include "repair/repair.h"
+#include "repair/bmbt_keys.h"
+#include "repair/buf.h"
 
 /* The first key of bmbt block b at level (its first record's offset at level 0). */
 static uint64_t first_key(const struct fs_btree_ops *ops, const unsigned char *b, uint32_t level)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Writing the plan, under the crash protocol (DESIGN.md): the primary
+ * Writing the plan, under the crash protocol: the primary
  * superblock gets NEEDSREPAIR first (the kernel refuses to mount while it
  * is set) and is flushed; then new blocks (btrees nothing points to yet),
  * then the AG headers and inode cores that switch to them, then the
@@ -16,47 +16,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "libfs/format/bmap.h"
 #include "libfs/build/encode.h"
-#include "libfs/format/inode.h"
 #include "libfs/format/sb.h"
-#include "repair/repair.h"
-
-int repair_get_buf(struct repair_ctx *rx, fs_daddr_t daddr, uint32_t len, bool fresh,
-		   struct fs_buf **out)
-{
-	if (fresh)
-		return fs_cache_get_new(rx->sx->cache, daddr, len, out);
-	return fs_cache_read(rx->sx->cache, daddr, len, out);
-}
-
-int repair_mark(struct repair_ctx *rx, struct fs_buf *b, enum fs_mtype type, fs_agnumber_t agno,
-		fs_ino_t ino, uint8_t wclass)
-{
-	struct fs_dirty_info di = { .type = type, .agno = agno, .ino = ino, .wclass = wclass };
-	int err = fs_buf_mark_dirty(rx->sx->cache, b, &di);
-
-	if (err == -ENOSPC)
-		fprintf(stderr, "xfsx_repair: the repair's changed blocks do not fit in the "
-			"metadata cache (-m %llu MiB): raise -m; nothing was written\n",
-			(unsigned long long)(fs_cache_cap(rx->sx->cache) >> 20));
-	return err;
-}
-
-int repair_data_map(struct repair_ctx *rx, fs_ino_t ino, struct fs_bmap *m)
-{
-	const struct fs_geom *g = &rx->fs->g;
-	struct fs_buf *b;
-	struct fs_inode ip;
-	int err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
-
-	if (err)
-		return err;
-	fs_inode_decode(b->data, &ip);
-	err = scan_load_map(rx->sx, b->data, &ip, XFS_DATA_FORK, NULL, m);
-	fs_buf_put(rx->sx->cache, b);
-	return err;
-}
+#include "repair/buf.h"
+#include "repair/commit.h"
 
 /* A superblock sector into a dirty buffer of the class. */
 static int put_sb(struct repair_ctx *rx, fs_agnumber_t agno, const struct xfs_sb *sb,

@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "repair/repair.h"
+#include "repair/fix.h"
+#include "repair/phase_inodes.h"
+#include "repair/phase_names.h"
+#include "repair/phase_rt.h"
 #include "scan/links.h"
 
 int64_t repair_finding_ag(const struct repair_ctx *rx, const struct fs_finding *f)

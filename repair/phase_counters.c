@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 5, the superblock counters: inodes, free inodes and free
+ * Repair step 10 (run.c), the superblock counters: inodes, free inodes and free
  * blocks summed over the AGs, from what the rebuild built for rebuilt AGs
  * and from the (consistent) AGF/AGI of the others.  The primary is
  * rewritten when they differ from what it says, or when anything else is
@@ -9,7 +9,7 @@
 #include <errno.h>
 
 #include "libfs/format/ag.h"
-#include "repair/repair.h"
+#include "repair/phase_counters.h"
 
 static int read_counts(struct repair_ctx *rx, fs_agnumber_t agno, uint64_t *fd, uint64_t *ic,
 		       uint64_t *ifree)

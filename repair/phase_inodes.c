@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 3, inodes: mend, don't clear.  Each finding about an inode
+ * Repair step 4 (run.c), inodes: mend, don't clear.  Each finding about an inode
  * becomes a verdict on its link-record slot.  An inode is cleared (RV_CLEAR:
  * freed, its data lost) only when nothing shows it is one (di_ino and the
  * UUID), its type or data fork cannot be read, its data fork claims blocks
@@ -27,7 +27,10 @@
 #include "libfs/format/endian.h"
 #include "libfs/format/symlink.h"
 #include "libfs/util/vec.h"
-#include "repair/repair.h"
+#include "repair/bmbt_keys.h"
+#include "repair/buf.h"
+#include "repair/phase_inodes.h"
+#include "repair/symlinks.h"
 #include "scan/links.h"
 
 static uint8_t *verdict_of(struct repair_ctx *rx, fs_ino_t ino)
@@ -47,11 +50,6 @@ static int add_field_fix(struct repair_ctx *rx, fs_ino_t ino, int field, uint64_
 }
 
 /* Byte address of an inode's core on the device, as a daddr plus offset in sectors. */
-fs_daddr_t repair_inode_daddr(const struct fs_geom *g, fs_ino_t ino)
-{
-	return fs_ino_to_daddr(g, ino);
-}
-
 /* Whether daddr is a block of the inode's attr fork (as its core maps it now). */
 static bool in_attr_fork(struct repair_ctx *rx, fs_ino_t ino, fs_daddr_t daddr)
 {
@@ -61,7 +59,7 @@ static bool in_attr_fork(struct repair_ctx *rx, fs_ino_t ino, fs_daddr_t daddr)
 	struct fs_bmap m = { 0 };
 	bool in = false;
 
-	if (repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b))
+	if (repair_get_buf(rx, fs_ino_to_daddr(g, ino), g->inodesize, false, &b))
 		return false;
 	fs_inode_decode(b->data, &ip);
 	if (!scan_load_map(rx->sx, b->data, &ip, XFS_ATTR_FORK, NULL, &m)) {
@@ -136,7 +134,7 @@ static bool identified(struct repair_ctx *rx, fs_ino_t ino)
 	struct fs_buf *b;
 	bool ok;
 
-	if (repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b))
+	if (repair_get_buf(rx, fs_ino_to_daddr(g, ino), g->inodesize, false, &b))
 		return false;
 	ok = scan_inode_identified(g, ino, b->data);
 	fs_buf_put(rx->sx->cache, b);
@@ -839,7 +837,7 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 	struct xfs_dinode *d;
 	int err = 0;
 
-	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
+	err = repair_get_buf(rx, fs_ino_to_daddr(g, ino), g->inodesize, false, &b);
 	if (err)
 		return err;
 	d = (struct xfs_dinode *)b->data;

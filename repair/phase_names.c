@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 3b, the namespace: directories and link counts.  Works on
- * the scan's directory graph (kept for repair: links.h gfirst/gedge) and
- * the verdicts of phase 3:
+ * Repair step 5 (run.c), the namespace: directories and link counts.  Works
+ * on the scan's directory graph (kept for repair: links.h gfirst/gedge)
+ * and the verdicts of step 4 (phase_inodes.c):
  *  - a directory is rebuilt when the scan found anything wrong with it
  *    (its "dir." and "da." findings), when it names an inode that is not
  *    in use or that this repair clears, or a directory that has another
@@ -18,8 +18,8 @@
  *    naming them, directories 2 + subdirectories.
  * Rebuilt directories are encoded by libfs's directory encoder
  * (libfs/build/dirbuild.c, the one mkfs -p uses) into the smallest format that
- * holds them, into blocks free before and after the repair (the old ones
- * are freed by the AG rebuild once the new ones are in place); the inode
+ * holds them, into blocks free before and after the repair (place.c; the
+ * old ones are freed by the AG rebuild once the new ones are in place); the inode
  * gets its new fork, size and counts.
  */
 #include <errno.h>
@@ -38,7 +38,11 @@
 #include "libfs/format/endian.h"
 #include "libfs/format/inode.h"
 #include "libfs/util/vec.h"
-#include "repair/repair.h"
+#include "repair/buf.h"
+#include "repair/fix.h"
+#include "repair/phase_names.h"
+#include "repair/phase_quota.h"
+#include "repair/place.h"
 #include "scan/links.h"
 
 /* Per-slot namespace state. */
@@ -64,13 +68,6 @@ struct nm_dir {
 	uint64_t slot;
 	fs_ino_t ino;
 	struct nm_ent *v;
-	size_t n, cap;
-};
-
-/* Free runs of one AG that this repair may put new blocks in. */
-struct nm_space {
-	bool loaded;
-	struct nm_run { fs_agblock_t start; uint32_t len; } *v;
 	size_t n, cap;
 };
 
@@ -100,7 +97,6 @@ struct repair_names {
 	unsigned char *names;
 	size_t nnames, capnames;
 	uint64_t lf_slot;          /* lost+found's slot, UINT64_MAX none */
-	struct nm_space *space;    /* per AG */
 	uint64_t rebuilt, moved, nlinks;
 	fs_ino_t *moves;           /* what went to lost+found, in order */
 	size_t nmoves, capmoves;
@@ -363,7 +359,7 @@ static void dedupe(struct repair_names *nm, struct nm_dir *d)
 
 static int read_inode(struct repair_ctx *rx, fs_ino_t ino, struct fs_buf **b)
 {
-	return repair_get_buf(rx, repair_inode_daddr(&rx->fs->g, ino), rx->fs->g.inodesize,
+	return repair_get_buf(rx, fs_ino_to_daddr(&rx->fs->g, ino), rx->fs->g.inodesize,
 			      false, b);
 }
 
@@ -496,7 +492,7 @@ static bool reads_free(struct repair_ctx *rx, fs_ino_t ino)
 {
 	const struct fs_geom *g = &rx->fs->g;
 	struct fs_vctx vc = { .g = g, .agno = fs_ino_to_agno(g, ino), .ino = ino,
-			      .daddr = repair_inode_daddr(g, ino),
+			      .daddr = fs_ino_to_daddr(g, ino),
 			      .have_log_head = rx->fs->have_log_head,
 			      .head_lsn = rx->fs->log_head_lsn };
 	struct fs_findings scratch;
@@ -1098,65 +1094,6 @@ const char *repair_names_path(const struct repair_ctx *rx, int64_t ino)
 	return lo < nm->npaths && nm->pino[lo] == (fs_ino_t)ino ? nm->paths[lo] : NULL;
 }
 
-/* ---- new blocks ---- */
-
-static void on_space(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len)
-{
-	struct nm_space *sp = priv;
-
-	(void)agno;
-	if (sp->loaded && !FS_VEC_ROOM(sp->v, sp->n, sp->cap, 64))
-		sp->v[sp->n++] = (struct nm_run){ agbno, len };
-	else
-		sp->loaded = false;	/* out of memory: no space from this AG */
-}
-
-/*
- * Count contiguous blocks in AG agno that are free now and stay free:
- * owned by nobody, not even old metadata the rebuild will free (a crash
- * before the new metadata is complete must not find them overwritten).
- */
-static int alloc_blocks(struct repair_ctx *rx, fs_agnumber_t agno, uint32_t count,
-			fs_agblock_t *out)
-{
-	struct nm_space *sp = &rx->nm->space[agno];
-
-	if (!sp->loaded) {
-		sp->loaded = true;
-		model_ag_free_gaps(rx->sx->model, agno, MODEL_CLASS_BIT(MC_FREE), on_space, sp);
-		if (!sp->loaded)
-			return -ENOMEM;
-	}
-	for (size_t i = 0; i < sp->n; i++)
-		if (sp->v[i].len >= count) {
-			*out = sp->v[i].start;
-			sp->v[i].start += count;
-			sp->v[i].len -= count;
-			return 0;
-		}
-	return -ENOSPC;
-}
-
-/* Directory block i's fs blocks (or an attr fork's): near the inode, in its AG first. */
-int repair_place(struct repair_ctx *rx, fs_ino_t ino, uint32_t fsbs, fs_fsblock_t *fsb)
-{
-	const struct fs_geom *g = &rx->fs->g;
-	fs_agnumber_t a0 = fs_ino_to_agno(g, ino);
-
-	for (fs_agnumber_t k = 0; k < g->agcount; k++) {
-		fs_agnumber_t a = (a0 + k) % g->agcount;
-		fs_agblock_t agbno;
-
-		if (scan_ag_unread(rx->sx, a))
-			continue;
-		if (!alloc_blocks(rx, a, fsbs, &agbno)) {
-			*fsb = fs_agbno_to_fsb(g, a, agbno);
-			return 0;
-		}
-	}
-	return -ENOSPC;
-}
-
 /* ---- writing ---- */
 
 static const enum fs_mtype dir_types[] = {
@@ -1264,56 +1201,6 @@ static int write_blocks(struct repair_ctx *rx, const struct fs_dirbuild *b, fs_i
 	free(bb);
 	free(bufs);
 	return err;
-}
-
-/*
- * A rebuilt fork (a directory's, an attr fork's) whose extents do not fit
- * its inode gets a bmbt from the one bulk loader, its blocks placed like
- * the fork's own (near the inode, free before and after) and entered in
- * the model as the fork's bmbt blocks.
- */
-struct fork_bmbt {
-	struct repair_ctx *rx;
-	fs_ino_t ino;
-	uint8_t mflags;            /* MODEL_EXT_NEW, | MODEL_EXT_ATTRFORK */
-	struct fs_bload_cache_target tgt;
-};
-
-static int fork_bmbt_alloc(void *priv, uint64_t *ptr)
-{
-	struct fork_bmbt *fb = priv;
-	const struct fs_geom *g = &fb->rx->fs->g;
-	fs_fsblock_t fsb;
-	int err = repair_place(fb->rx, fb->ino, 1, &fsb);
-
-	if (!err)
-		err = model_add(fb->rx->sx->model, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb),
-				1, MC_BMBT, fb->ino, 0, fb->mflags);
-	*ptr = fsb;
-	return err;
-}
-
-static int fork_bmbt_write(void *priv, uint64_t ptr, uint32_t level, const void *block)
-{
-	struct fork_bmbt *fb = priv;
-
-	return fs_bload_cache_writer(&fb->tgt, ptr, level, block);
-}
-
-int repair_fork_map(struct repair_ctx *rx, fs_ino_t ino, int whichfork,
-		    const struct fs_bmap_ext *ext, size_t n, void *fork, size_t size,
-		    uint8_t *format, uint64_t *bmbt)
-{
-	const struct fs_geom *g = &rx->fs->g;
-	struct fork_bmbt fb = {
-		.rx = rx, .ino = ino,
-		.mflags = MODEL_EXT_NEW | (whichfork == XFS_ATTR_FORK ? MODEL_EXT_ATTRFORK : 0),
-		.tgt = { .cache = rx->sx->cache, .g = g, .ops = fs_btree_ops_get(FS_BTREE_BMBT),
-			 .ino = ino, .wclass = FS_WCLASS_NEW },
-	};
-
-	return fs_bload_fork(g, ino, ext, n, fork, (uint32_t)size, fork_bmbt_alloc,
-			     fork_bmbt_write, &fb, format, bmbt);
 }
 
 /* Encode one rebuilt directory: new blocks (NEW class), its inode (with the headers). */
@@ -1458,10 +1345,8 @@ static int names_alloc(struct repair_ctx *rx)
 	nm->dirix = calloc(n, sizeof(*nm->dirix));
 	nm->refs = calloc(n, sizeof(*nm->refs));
 	nm->subdirs = calloc(n, sizeof(*nm->subdirs));
-	nm->space = calloc(rx->fs->g.agcount, sizeof(*nm->space));
 	nm->st = malloc(n);
-	if (!nm->flags || !nm->parent || !nm->dirix || !nm->refs || !nm->subdirs || !nm->space ||
-	    !nm->st)
+	if (!nm->flags || !nm->parent || !nm->dirix || !nm->refs || !nm->subdirs || !nm->st)
 		return -ENOMEM;
 	for (uint64_t s = 0; s + 1 < n; s++)
 		set_st(rx, s);
@@ -1477,9 +1362,6 @@ void repair_names_free(struct repair_ctx *rx)
 		return;
 	for (size_t i = 0; i < nm->ndirs; i++)
 		free(nm->dirs[i].v);
-	for (fs_agnumber_t a = 0; nm->space && a < rx->fs->g.agcount; a++)
-		free(nm->space[a].v);
-	free(nm->space);
 	for (size_t i = 0; nm->from && i < nm->nmoves; i++) {
 		free(nm->from[i]);
 		free(nm->from_dir[i]);

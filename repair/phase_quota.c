@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 3c, quota.  A quota file block with findings gets every
+ * Repair step 7 (run.c), quota.  A quota file block with findings gets every
  * record that fails verification (magic, version, CRC, its type, the id
  * its place says) rewritten as the kernel's own dquot repair rewrites one
  * (zero usage, limits and timers; libfs/build/encode.c fs_enc_dqblk); the
@@ -28,7 +28,8 @@
 #include "libfs/format/endian.h"
 #include "libfs/format/inode.h"
 #include "libfs/util/vec.h"
-#include "repair/repair.h"
+#include "repair/buf.h"
+#include "repair/phase_quota.h"
 #include "scan/links.h"
 
 /* The quota file a finding's inode is, and its record type; false if none. */

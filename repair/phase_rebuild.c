@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phases 2 and 4: an AG's headers and btrees rebuilt from the model,
+ * Repair step 9 (run.c): an AG's headers and btrees rebuilt from the model,
  * only for AGs with findings about them or whose owners changed (inodes
  * cleared, attr forks removed); the rest are left byte-identical.
  *
- * What the model gives (DESIGN.md, "Plan, then write"):
+ * What the model gives:
  *  - kept owners: AG headers, the log, inode chunks, file data/attr/bmbt
  *    blocks (minus those of cleared inodes and removed attr forks); leftover
  *    CoW staging extents are freed;
@@ -35,7 +35,10 @@
 #include "libfs/util/sort.h"
 #include "libfs/util/vec.h"
 #include "libfs/io/workq.h"
-#include "repair/repair.h"
+#include "repair/buf.h"
+#include "repair/fix.h"
+#include "repair/phase_rebuild.h"
+#include "repair/place.h"
 #include "scan/links.h"
 
 struct run {
@@ -1241,23 +1244,6 @@ static void choose_ags(struct repair_ctx *rx)
 }
 
 /*
- * Inodes the model does not know own blocks it does not know either:
- * inodes the scan could not read (unreadable chunks), and every inode of a
- * chunk an inode btree lost.  Rebuilding free space anywhere could then
- * hand their blocks out.  NULL, or why not.
- */
-const char *repair_model_incomplete(const struct repair_ctx *rx)
-{
-	for (size_t i = 0; i < rx->fl->n; i++)
-		if (rx->fl->v[i].def->fix == FS_FIX_NONE && rx->fl->v[i].ino >= 0)
-			return "some inodes could not be read";
-	for (fs_agnumber_t a = 0; a < rx->fs->g.agcount; a++)
-		if (!rx->sx->chunks_known[a])
-			return "an inode btree could not be walked whole, so inode chunks may be unknown";
-	return NULL;
-}
-
-/*
  * A chunk no inode btree listed that the rebuild lists (an inode in it
  * proved itself) gets every inode that did not prove itself marked free:
  * that must be true on disk too.  Such an inode that does not read as a
@@ -1291,7 +1277,7 @@ static int free_unproven(struct repair_ctx *rx)
 				if ((c->seen_mask >> i & 1) ||
 				    (c->holemask >> (i / XFS_INODES_PER_HOLEMASK_BIT) & 1))
 					continue;
-				err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize,
+				err = repair_get_buf(rx, fs_ino_to_daddr(g, ino), g->inodesize,
 						     false, &b);
 				if (err)
 					break;

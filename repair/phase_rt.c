@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 3d, the realtime section's free space: the bitmap and
+ * Repair step 8 (run.c), the realtime section's free space: the bitmap and
  * summary blocks the scan found wrong are rewritten with what the
  * realtime extents the files map say (scan/phase_rt.c computed them), in
  * place in the blocks the two inodes already map, and sb_frextents is set
  * from the bitmap, as xfs_repair recomputes them.  Only when the scan
  * judged them: every fork read, both inodes usable.
  *
- * A bitmap or summary inode that phase 3 clears, that is free on disk,
+ * A bitmap or summary inode that step 4 (inodes) clears, that is free on disk,
  * not a regular file, or of the wrong size is made again in place (as
  * xfs_repair reinitialises them), in use in the rebuilt inode btree, its
  * old blocks freed (RV_NEW keeps only its new ones), so the superblock
  * never names a free inode: without a realtime section an empty regular
  * file; with one, new blocks holding what the files' rt extents call for
- * (computed once phase 3 has loaded every kept inode's forks), the other
+ * (computed once step 4 has loaded every kept inode's forks), the other
  * inode's blocks rewritten whole from the same and sb_frextents set.
  */
 #include <errno.h>
@@ -26,7 +26,9 @@
 #include "libfs/build/encode.h"
 #include "libfs/format/endian.h"
 #include "libfs/format/inode.h"
-#include "repair/repair.h"
+#include "repair/buf.h"
+#include "repair/phase_rt.h"
+#include "repair/place.h"
 #include "scan/links.h"
 
 /* Rewrite the blocks of file ino marked bad with want's bytes; all of them or *done false. */
@@ -162,7 +164,7 @@ static int remake(struct repair_ctx *rx, fs_ino_t ino, bool bitmap, const uint8_
 		if (err)
 			goto out;
 	}
-	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
+	err = repair_get_buf(rx, fs_ino_to_daddr(g, ino), g->inodesize, false, &b);
 	if (err)
 		goto out;
 	gen = get_be32(&((struct xfs_dinode *)b->data)->di_gen);

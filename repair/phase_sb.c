@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 1, superblocks.  The geometry the scan used is the
+ * Repair step 3 (run.c), superblocks.  The geometry the scan used is the
  * primary's, or (primary unusable) the one a majority of secondaries agree
  * on (libfs/fs.c).  Planned here: the primary is rewritten when it was
  * unusable, has findings of its own or its counters are off (the counters
@@ -15,7 +15,7 @@
 #include "libfs/build/encode.h"
 #include "libfs/fs.h"
 #include "libfs/format/sb.h"
-#include "repair/repair.h"
+#include "repair/phase_sb.h"
 
 /* Findings the primary would still get (its CRC set as it will be written). */
 static int primary_findings(const struct fs_geom *g, const struct xfs_sb *sb)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Repair phase 3d, xattrs: an inode whose attr fork the scan found damaged
+ * Repair step 6 (run.c), xattrs: an inode whose attr fork the scan found damaged
  * (its "attr."/"attrrmt." findings, a DA node of its attr fork, a bad
  * short form) keeps every attribute that still verifies, and loses only
  * the others.  The entries are collected from what is there: the short
@@ -13,7 +13,7 @@
  * libfs's xattr encoder (libfs/build/attrbuild.c, the one mkfs -p uses) in the
  * smallest format that holds them: short form in the inode when it fits
  * the fork, else leaf/node blocks with remote values in blocks free before
- * and after the repair (phase_names.c's allocator; the old blocks are
+ * and after the repair (place.c's allocator; the old blocks are
  * freed by the AG rebuild once the new ones are in place), mapped by an
  * extent list or, when that does not fit, a bmbt (repair_fork_map).  Only when no
  * entry survives (or the new fork cannot be placed) is the fork cleared,
@@ -44,7 +44,10 @@
 #include "libfs/format/inode.h"
 #include "libfs/log/logattr.h"
 #include "libfs/util/vec.h"
-#include "repair/repair.h"
+#include "repair/buf.h"
+#include "repair/phase_inodes.h"
+#include "repair/phase_xattrs.h"
+#include "repair/place.h"
 #include "scan/links.h"
 
 /* Dropped names kept for the report, per inode (the rest only counted). */
@@ -712,7 +715,7 @@ static int salvage(struct repair_ctx *rx, fs_ino_t ino, const struct attri_ref *
 	bool was_sf, stamp = false;
 	int err;
 
-	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
+	err = repair_get_buf(rx, fs_ino_to_daddr(g, ino), g->inodesize, false, &b);
 	if (err)
 		return err;
 	fs_inode_decode(b->data, &ip);

@@ -17,7 +17,8 @@
 #include "libfs/format/bmap.h"
 #include "libfs/format/inode.h"
 #include "libfs/format/symlink.h"
-#include "repair/repair.h"
+#include "repair/buf.h"
+#include "repair/symlinks.h"
 
 int repair_symlink_salvage(struct repair_ctx *rx, fs_ino_t ino)
 {
@@ -31,7 +32,7 @@ int repair_symlink_salvage(struct repair_ctx *rx, fs_ino_t ino)
 	uint64_t nblocks;
 	int err;
 
-	err = repair_get_buf(rx, repair_inode_daddr(g, ino), g->inodesize, false, &b);
+	err = repair_get_buf(rx, fs_ino_to_daddr(g, ino), g->inodesize, false, &b);
 	if (err)
 		return err;
 	fs_inode_decode(b->data, &ip);

@@ -11,7 +11,8 @@
  * every rule it has.  A finding from before the plan that the scan of the
  * result no longer makes is fixed; one it still makes is left; one it makes
  * that nothing before matched (same code and object) is a problem the plan
- * would bring in, and then nothing is written at all (main.c).
+ * would bring in, and then nothing is written at all (run.c's steps 12
+ * to 14: verify, blame, commit).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,7 +22,8 @@
 #include "libfs/format/endian.h"
 #include "libfs/build/encode.h"
 #include "libfs/format/sb.h"
-#include "repair/repair.h"
+#include "repair/buf.h"
+#include "repair/verify.h"
 #include "scan/links.h"
 
 struct plan_view {
@@ -181,7 +183,7 @@ static int test_fault(struct repair_ctx *rx)
 
 	if (!f || (strcmp(f, "plan-new-finding") && strcmp(f, "plan-bad-block")))
 		return 0;
-	err = repair_get_buf(rx, repair_inode_daddr(g, g->rootino), g->inodesize, false, &b);
+	err = repair_get_buf(rx, fs_ino_to_daddr(g, g->rootino), g->inodesize, false, &b);
 	if (err)
 		return err;
 	d = (struct xfs_dinode *)b->data;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The dirty log for the tools: locate, replay in memory through libfs
- * (logread.c, logreplay.c), and say what was found in words and JSON.
- * The decisions (refuse, write, show to the scan) stay with the tools.
+ * The dirty log for the tools, once replay.c has replayed it: what was
+ * found and done in words and JSON, and the unfinished intents' account
+ * (the findings their completion explains).  The decisions (refuse,
+ * write, show to the scan) stay with the tools.
  */
 #include "scan/log.h"
 
@@ -12,24 +13,6 @@
 #include <string.h>
 
 #include "libfs/format/findings.h"
-
-int scan_log_replay(struct fs *fs, struct scan_log *sl)
-{
-	memset(sl, 0, sizeof(*sl));
-	sl->err = fs_log_locate(fs, &sl->li, sl->msg, sizeof(sl->msg));
-	if (sl->err) {
-		/* the simple head search still says whether it is dirty */
-		sl->dirty = fs->have_log_head && !fs->log_clean;
-		return sl->err;
-	}
-	sl->located = true;
-	sl->dirty = !sl->li.clean;
-	if (!sl->dirty)
-		return 0;
-	sl->err = fs_replay_log(fs, &sl->li, &sl->rp, sl->msg, sizeof(sl->msg));
-	sl->replayed = !sl->err;
-	return sl->err;
-}
 
 void scan_log_intents(const struct scan_log *sl, char *buf, size_t len)
 {

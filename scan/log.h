@@ -8,9 +8,9 @@
 
 /*
  * A dirty log, as both tools meet it: located, read and replayed in
- * memory (never written here), with what it held for the JSON "log"
- * summary and the messages.  check shows the replay to its scan;
- * repair writes it (fs_replay_write) before its own scan.
+ * memory, with what it held for the JSON "log" summary and the messages.
+ * scan_log_reopen makes the replay real: shown to the scan (check,
+ * repair -n) or written (repair) before the scan.
  */
 struct scan_log {
 	bool dirty;                /* the log needs recovery */
@@ -25,8 +25,37 @@ struct scan_log {
 	char msg[512];
 };
 
-/* Locate and, if dirty, replay in memory.  Returns sl->err (0 for a clean log). */
+struct fs_open_opts;
+struct fs_error;
+struct fs_undo;
+
+/* Locate and, if dirty, replay in memory (replay.c).  Returns sl->err (0 for a clean log). */
 int scan_log_replay(struct fs *fs, struct scan_log *sl);
+
+/* How scan_log_reopen makes a replay real. */
+enum scan_replay_mode {
+	SCAN_REPLAY_IN_MEMORY,     /* shown to every read of the reopened device: check, repair -n */
+	SCAN_REPLAY_ON_DISK,       /* written (fs_replay_write) and the log reset: repair */
+};
+/* The step of scan_log_reopen that failed. */
+enum scan_reopen_step {
+	SCAN_REOPEN_WRITE = 1,     /* writing the replay (msg says why) */
+	SCAN_REOPEN_OPEN,          /* opening the filesystem again (ferr says why) */
+	SCAN_REOPEN_UNDO,          /* the undo file on the new device: its size changed */
+};
+/*
+ * After a replay (sl->rp): the replay made real as mode says, then the
+ * filesystem opened again with *oo (in memory: its read patch set to the
+ * replay), *fs replaced, *fl emptied and filled by the new open, an undo
+ * file (NULL: none) moved from the old device to the new one.  The new
+ * filesystem has log_replayed set (in memory) and its lazy counters not
+ * judged.  0, or a negative errno and *failed; after a failed write *fs
+ * is still the old filesystem, after a failed open it is NULL.
+ */
+int scan_log_reopen(struct scan_log *sl, enum scan_replay_mode mode, const char *path,
+		    struct fs_open_opts *oo, struct fs_undo *undo, struct fs **fs,
+		    struct fs_findings *fl, struct fs_error *ferr, enum scan_reopen_step *failed,
+		    char *msg, size_t ml);
 /* The "log" JSON member's value (an object). */
 void scan_log_json(const struct scan_log *sl, FILE *out);
 /* One line on what the replay did: "N transactions (...), M blocks". */

@@ -7,9 +7,9 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "libfs/util/clock.h"
 #include "scan/scan.h"
 
 struct scan_progress {
@@ -23,17 +23,9 @@ struct scan_progress {
 	const char *prefix;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void draw(struct scan_progress *p, bool final)
 {
-	double t = now(), el = t - p->start;
+	double t = fs_monotonic_seconds(), el = t - p->start;
 	unsigned pct = p->total ? (unsigned)(p->done * 100 / p->total) : 100;
 
 	fprintf(stderr, "%s%sphase %u: %s: %llu/%llu (%u%%)", p->tty ? "\r\033[K" : "",
@@ -78,7 +70,7 @@ void scan_progress_phase(struct scan_ctx *cx, const char *name, uint64_t total)
 	p->phase_no++;
 	p->total = total;
 	p->done = 0;
-	p->start = now();
+	p->start = fs_monotonic_seconds();
 	p->last = 0;
 	pthread_mutex_unlock(&p->lock);
 }
@@ -91,7 +83,7 @@ void scan_progress_add(struct scan_ctx *cx, uint64_t done)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->done += done;
-	if (now() - p->last >= p->every)
+	if (fs_monotonic_seconds() - p->last >= p->every)
 		draw(p, false);
 	pthread_mutex_unlock(&p->lock);
 }

@@ -16,7 +16,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <uuid/uuid.h>
 
@@ -25,6 +24,7 @@
 #include "libfs/format/crc.h"
 #include "libfs/format/endian.h"
 #include "libfs/io/workq.h"
+#include "libfs/util/clock.h"
 
 /*
  * Inode clusters are streamed, never cached, so the cache holds btree,
@@ -302,14 +302,6 @@ const char *scan_phase_name(enum scan_phase ph)
 	return (unsigned)ph < SCAN_PH_NR ? names[ph] : "unknown";
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Phase 1 draws its own progress line; the others set theirs up inside. */
 static int phase_headers(struct scan_ctx *cx)
 {
@@ -350,10 +342,10 @@ int scan_run(struct scan_ctx *cx)
 	if (err)
 		return err;
 	for (unsigned ph = 0; ph < SCAN_PH_NR; ph++) {
-		double t0 = now();
+		double t0 = fs_monotonic_seconds();
 
 		err = run[ph](cx);
-		cx->phase_seconds[ph] = now() - t0;
+		cx->phase_seconds[ph] = fs_monotonic_seconds() - t0;
 		if (err)
 			return err;
 	}

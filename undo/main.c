@@ -23,15 +23,11 @@
 #include "libfs/io/io.h"
 #include "libfs/io/target.h"
 #include "libfs/undo/undo.h"
+#include "libfs/util/exit.h"
 
 #ifndef XFSX_VERSION
 #define XFSX_VERSION "unknown"
 #endif
-
-enum {
-	UNDO_EXIT_OK = 0, UNDO_EXIT_REFUSED = 1, UNDO_EXIT_BADFILE = 2, UNDO_EXIT_MISMATCH = 4,
-	UNDO_EXIT_OPERATIONAL = 8, UNDO_EXIT_USAGE = 16,
-};
 
 static void usage(FILE *out)
 {
@@ -85,23 +81,23 @@ int main(int argc, char **argv)
 	uint64_t zero_bytes = 0, data_bytes = 0;
 	uint32_t fp;
 	time_t ct;
-	int c, err, rc = UNDO_EXIT_OPERATIONAL;
+	int c, err, rc = XFSX_EXIT_OPERATIONAL;
 
 	while ((c = getopt_long(argc, argv, "nfvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': dry = true; break;
 		case 'f': force = true; break;
 		case 'v': verbose = true; break;
-		case 'h': usage(stdout); return UNDO_EXIT_OK;
-		case 'V': printf("xfsx_undo %s\n", XFSX_VERSION); return UNDO_EXIT_OK;
-		default: usage(stderr); return UNDO_EXIT_USAGE;
+		case 'h': usage(stdout); return XFSX_EXIT_CLEAN;
+		case 'V': printf("xfsx_undo %s\n", XFSX_VERSION); return XFSX_EXIT_CLEAN;
+		default: usage(stderr); return XFSX_EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 2) {
 		fprintf(stderr, "xfsx_undo: %s\n", argc - optind < 2 ?
 			"give an undo file and a device or image" : "too many arguments");
 		usage(stderr);
-		return UNDO_EXIT_USAGE;
+		return XFSX_EXIT_USAGE;
 	}
 	upath = argv[optind];
 	dpath = argv[optind + 1];
@@ -111,7 +107,7 @@ int main(int argc, char **argv)
 	err = fs_undo_file_open(upath, &f, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "xfsx_undo: %s: %s; nothing was written\n", upath, msg);
-		return err == -ENOMEM ? UNDO_EXIT_OPERATIONAL : UNDO_EXIT_BADFILE;
+		return err == -ENOMEM ? XFSX_EXIT_OPERATIONAL : XFSX_EXIT_UNDO_BADFILE;
 	}
 	for (size_t i = 0; i < f->nrecs; i++) {
 		if (f->recs[i].zero)
@@ -158,7 +154,7 @@ int main(int argc, char **argv)
 				"anyway)\n", dpath, msg, m == FS_UNDO_WRONG_DEVICE ?
 				"Refusing another device" : "Refusing a device that changed since "
 				"the run");
-			rc = UNDO_EXIT_REFUSED;
+			rc = XFSX_EXIT_UNDO_REFUSED;
 			goto out;
 		}
 		fprintf(stderr, "xfsx_undo: %s: %s; restoring anyway (-f)\n", dpath, msg);
@@ -188,7 +184,7 @@ int main(int argc, char **argv)
 	if (dry) {
 		printf("%s: would restore %zu ranges (%s) to %s; nothing was written (-n)\n",
 		       upath, f->nrecs, human(f->saved_bytes, hb, sizeof(hb)), dpath);
-		rc = UNDO_EXIT_OK;
+		rc = XFSX_EXIT_CLEAN;
 		goto out;
 	}
 	err = fs_dev_flush(dev);
@@ -206,19 +202,19 @@ int main(int argc, char **argv)
 			" bytes differ from before the run (CRC32c 0x%08x, was 0x%08x): it changed "
 			"outside what the run wrote\n", dpath, f->nrecs, f->h.fp_len, fp,
 			f->h.fp_before);
-		rc = UNDO_EXIT_MISMATCH;
+		rc = XFSX_EXIT_UNDO_MISMATCH;
 		goto out;
 	}
 	printf("%s: restored %zu ranges (%s); its first %" PRIu64 " bytes are as before the run\n",
 	       dpath, f->nrecs, human(f->saved_bytes, hb, sizeof(hb)), f->h.fp_len);
-	rc = UNDO_EXIT_OK;
+	rc = XFSX_EXIT_CLEAN;
 out:
 	fs_dev_close(dev);
 	fs_undo_file_close(f);
 	err = fs_output_close(stdout);
-	if (err && err != -EPIPE && rc == UNDO_EXIT_OK) {
+	if (err && err != -EPIPE && rc == XFSX_EXIT_CLEAN) {
 		fprintf(stderr, "xfsx_undo: cannot write to standard output: %s\n", strerror(-err));
-		rc = UNDO_EXIT_OPERATIONAL;
+		rc = XFSX_EXIT_OPERATIONAL;
 	}
 	return rc;
 }
