@@ -78,13 +78,13 @@ static int blkhdr_fields(const struct fs_vctx *c, uint64_t blkno, uint64_t owner
 	int n = 0;
 
 	if (c->ino && owner != c->ino) {
-		fs_report(c->fl, "dir.owner", c->agno, c->daddr, ino, "owner", FS_U(c->ino),
+		fs_report(c->fl, FS_C_DIR_OWNER, c->agno, c->daddr, ino, "owner", FS_U(c->ino),
 			  FS_U(owner), "directory %s block belongs to inode %llu", what,
 			  (unsigned long long)owner);
 		n++;
 	}
 	if (blkno != c->daddr) {
-		fs_report(c->fl, "dir.blkno", c->agno, c->daddr, ino, "blkno", FS_U(c->daddr),
+		fs_report(c->fl, FS_C_DIR_BLKNO, c->agno, c->daddr, ino, "blkno", FS_U(c->daddr),
 			  FS_U(blkno), "directory %s block says it lives at daddr %llu", what,
 			  (unsigned long long)blkno);
 		n++;
@@ -114,7 +114,7 @@ int fs_dir3_free_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 		char exp[48];
 
 		snprintf(exp, sizeof(exp), "nused <= nvalid <= %u", maxbests);
-		fs_report(c->fl, "dir.free", c->agno, c->daddr, c->ino ? (int64_t)c->ino : FS_NONE,
+		fs_report(c->fl, FS_C_DIR_FREE, c->agno, c->daddr, c->ino ? (int64_t)c->ino : FS_NONE,
 			  "nvalid", exp, FS_U(be32(h->nvalid)),
 			  "free index block counts nvalid %u / nused %u are impossible",
 			  be32(h->nvalid), be32(h->nused));
@@ -145,7 +145,7 @@ int fs_dir3_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 		char exp[48];
 
 		snprintf(exp, sizeof(exp), "stale <= count <= %u", room);
-		fs_report(c->fl, "dir.count", c->agno, c->daddr, c->ino ? (int64_t)c->ino : FS_NONE,
+		fs_report(c->fl, FS_C_DIR_COUNT, c->agno, c->daddr, c->ino ? (int64_t)c->ino : FS_NONE,
 			  "hdr.count", exp, FS_U(count),
 			  "directory leaf counts (count %u, stale %u) do not fit the block",
 			  count, stale);
@@ -169,7 +169,7 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 		char exp[48];
 
 		snprintf(exp, sizeof(exp), "6..%zu", forklen);
-		REPORT(c, 0, "dir.sf", "di_size", exp, FS_U(size),
+		REPORT(c, 0, FS_C_DIR_SF, "di_size", exp, FS_U(size),
 		       "short form directory size %llu does not fit the inode fork",
 		       (unsigned long long)size);
 		return 1;
@@ -179,13 +179,13 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 	inosize = i8count ? 8 : 4;
 	hdrsize = 2 + inosize;
 	if (hdrsize > size) {
-		REPORT(c, 0, "dir.sf", "i8count", "a header inside di_size", FS_U(i8count),
+		REPORT(c, 0, FS_C_DIR_SF, "i8count", "a header inside di_size", FS_U(i8count),
 		       "short form directory header does not fit its size");
 		return 1;
 	}
 	c->parent = inosize == 8 ? get_be64(p + 2) : get_be32(p + 2);
 	if (!fs_ino_valid(g, c->parent)) {
-		REPORT(c, 0, "dir.parent", "parent", "a valid inode number", FS_U(c->parent),
+		REPORT(c, 0, FS_C_DIR_PARENT, "parent", "a valid inode number", FS_U(c->parent),
 		       "short form directory parent %llu cannot exist",
 		       (unsigned long long)c->parent);
 		n++;
@@ -204,7 +204,7 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 
 		snprintf(field, sizeof(field), "list[%u]", i);
 		if (e + 3 > end) {
-			REPORT(c, 0, "dir.sf", "count", "entries inside di_size", FS_U(count),
+			REPORT(c, 0, FS_C_DIR_SF, "count", "entries inside di_size", FS_U(count),
 			       "short form directory entry %u starts past the end", i);
 			return n + 1;
 		}
@@ -212,12 +212,12 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 		eoff = get_be16(e + 1);
 		elen = 3 + namelen + (g->ftype ? 1 : 0) + inosize;
 		if (namelen == 0 || e + elen > end) {
-			REPORT(c, 0, "dir.namelen", field, "1.. inside di_size", FS_U(namelen),
+			REPORT(c, 0, FS_C_DIR_NAMELEN, field, "1.. inside di_size", FS_U(namelen),
 			       "short form directory entry %u name length is impossible", i);
 			return n + 1;
 		}
 		if (eoff < off) {
-			REPORT(c, 0, "dir.sf", field, ">= end of the previous entry", FS_U(eoff),
+			REPORT(c, 0, FS_C_DIR_SF, field, ">= end of the previous entry", FS_U(eoff),
 			       "short form directory entry %u offset goes backwards", i);
 			n++;
 		}
@@ -238,17 +238,17 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 		name_bad = !fs_dir_name_ok(d.name, namelen) || is_dot(d.name, namelen) ||
 			   is_dotdot(d.name, namelen);
 		if (name_bad) {
-			REPORT(c, 0, "dir.name", field, "no '/' or NUL, not . or ..", NULL,
+			REPORT(c, 0, FS_C_DIR_NAME, field, "no '/' or NUL, not . or ..", NULL,
 			       "short form directory entry %u has an invalid name", i);
 			n++;
 		}
 		if (d.ftype >= XFS_DIR3_FT_MAX) {
-			REPORT(c, 0, "dir.ftype", field, "< " "9", FS_U(d.ftype),
+			REPORT(c, 0, FS_C_DIR_FTYPE, field, "< " "9", FS_U(d.ftype),
 			       "directory entry %u file type is unknown", i);
 			n++;
 		}
 		if (!fs_ino_valid(g, d.ino)) {
-			REPORT(c, 0, "dir.ino", field, "a valid inode number", FS_U(d.ino),
+			REPORT(c, 0, FS_C_DIR_INO, field, "a valid inode number", FS_U(d.ino),
 			       "directory entry %u names inode %llu, which cannot exist", i,
 			       (unsigned long long)d.ino);
 			n++;
@@ -262,7 +262,7 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 
 				snprintf(name, sizeof(name), "%.*s", namelen > 60 ? 60 : (int)namelen,
 					 (const char *)d.name);
-				REPORT(c, 0, "dir.dup_name", field, "one entry per name", name,
+				REPORT(c, 0, FS_C_DIR_DUP_NAME, field, "one entry per name", name,
 				       "short form directory holds the name \"%s\" more than once", name);
 				n++;
 				break;
@@ -276,18 +276,18 @@ int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint6
 		}
 	}
 	if (i8seen != i8count) {
-		REPORT(c, 0, "dir.sf", "i8count", FS_U(i8seen), FS_U(i8count),
+		REPORT(c, 0, FS_C_DIR_SF, "i8count", FS_U(i8seen), FS_U(i8count),
 		       "short form directory 8-byte inode count is wrong");
 		n++;
 	}
 	if (e != end) {
-		REPORT(c, 0, "dir.sf", "di_size", FS_U(e - p), FS_U(size),
+		REPORT(c, 0, FS_C_DIR_SF, "di_size", FS_U(e - p), FS_U(size),
 		       "short form directory size is not the end of its last entry");
 		n++;
 	}
 	/* the entries' offsets must fit one directory block (the kernel's rule) */
 	if (off > g->dirblksize) {
-		REPORT(c, 0, "dir.sf", "offset", FS_U(g->dirblksize), FS_U(off),
+		REPORT(c, 0, FS_C_DIR_SF, "offset", FS_U(g->dirblksize), FS_U(off),
 		       "short form directory entries' offsets run past a directory block");
 		n++;
 	}
@@ -480,7 +480,7 @@ static void dup_names(struct walk *w)
 					continue;
 				snprintf(name, sizeof(name), "%.*s", x->len > 60 ? 60 : x->len,
 					 (const char *)(w->arena + y->off));
-				REPORT(w->c, y->daddr, "dir.dup_name", "name", "one entry per name", name,
+				REPORT(w->c, y->daddr, FS_C_DIR_DUP_NAME, "name", "one entry per name", name,
 				       "directory holds the name \"%s\" more than once", name);
 				w->n++;
 			}
@@ -494,7 +494,7 @@ static int read_block(struct walk *w, uint64_t dablk, fs_daddr_t *daddr)
 
 	if (err) {
 		w->unusable++;
-		REPORT(w->c, 0, "dir.unreadable", NULL, NULL, NULL,
+		REPORT(w->c, 0, FS_C_DIR_UNREADABLE, NULL, NULL, NULL,
 		       "directory block at file block %llu could not be read (%s)",
 		       (unsigned long long)dablk, strerror(-err));
 		w->n++;
@@ -554,7 +554,7 @@ static bool give_up(struct walk *w)
 	if (w->unusable < DIR_UNUSABLE_MAX)
 		return false;
 	if (!w->gave_up) {
-		REPORT(w->c, 0, "dir.format", "u3.bmx", "directory blocks",
+		REPORT(w->c, 0, FS_C_DIR_FORMAT, "u3.bmx", "directory blocks",
 		       FS_U(w->unusable),
 		       "directory maps at least %u blocks that are not readable directory blocks; "
 		       "the rest of it is not read", w->unusable);
@@ -624,7 +624,7 @@ static int scan_data(struct walk *w, uint32_t db, fs_daddr_t daddr, uint32_t end
 			char field[32];
 
 			snprintf(field, sizeof(field), "bestfree[%d]", i);
-			REPORT(c, daddr, "dir.bestfree", field, "descending, inside the block",
+			REPORT(c, daddr, FS_C_DIR_BESTFREE, field, "descending, inside the block",
 			       FS_U(bflen[i]), "directory data block bestfree table is malformed");
 			w->n++;
 			break;
@@ -638,18 +638,18 @@ static int scan_data(struct walk *w, uint32_t db, fs_daddr_t daddr, uint32_t end
 			int slot = -1;
 
 			if (len < 8 || (len & 7) || off + len > end) {
-				REPORT(c, daddr, "dir.unused", "length", "a multiple of 8 inside the block",
+				REPORT(c, daddr, FS_C_DIR_UNUSED, "length", "a multiple of 8 inside the block",
 				       FS_U(len), "unused region at offset %u has an impossible length", off);
 				w->n++;
 				break;
 			}
 			if (get_be16(e + len - 2) != off) {
-				REPORT(c, daddr, "dir.tag", "freetag", FS_U(off), FS_U(get_be16(e + len - 2)),
+				REPORT(c, daddr, FS_C_DIR_TAG, "freetag", FS_U(off), FS_U(get_be16(e + len - 2)),
 				       "unused region at offset %u has a wrong tag", off);
 				w->n++;
 			}
 			if (lastfree) {
-				REPORT(c, daddr, "dir.unused", "freetag", "an entry between free regions",
+				REPORT(c, daddr, FS_C_DIR_UNUSED, "freetag", "an entry between free regions",
 				       "two adjacent free regions",
 				       "unused region at offset %u follows another one", off);
 				w->n++;
@@ -659,14 +659,14 @@ static int scan_data(struct walk *w, uint32_t db, fs_daddr_t daddr, uint32_t end
 					slot = i;
 			if (slot >= 0) {
 				if (bflen[slot] != len) {
-					REPORT(c, daddr, "dir.bestfree", "bestfree.length", FS_U(len),
+					REPORT(c, daddr, FS_C_DIR_BESTFREE, "bestfree.length", FS_U(len),
 					       FS_U(bflen[slot]),
 					       "bestfree entry for offset %u has the wrong length", off);
 					w->n++;
 				}
 				bfseen[slot] = true;
 			} else if (len > bflen[2]) {
-				REPORT(c, daddr, "dir.bestfree", "bestfree", "a slot for this region",
+				REPORT(c, daddr, FS_C_DIR_BESTFREE, "bestfree", "a slot for this region",
 				       FS_U(len), "free region of %u bytes at offset %u is missing "
 				       "from the bestfree table", len, off);
 				w->n++;
@@ -683,7 +683,7 @@ static int scan_data(struct walk *w, uint32_t db, fs_daddr_t daddr, uint32_t end
 			struct fs_dirent d;
 
 			if (end - off < 12) {
-				REPORT(c, daddr, "dir.namelen", "namelen", "an entry inside the block",
+				REPORT(c, daddr, FS_C_DIR_NAMELEN, "namelen", "an entry inside the block",
 				       NULL, "directory entry at offset %u runs past the data", off);
 				w->n++;
 				break;
@@ -691,14 +691,14 @@ static int scan_data(struct walk *w, uint32_t db, fs_daddr_t daddr, uint32_t end
 			namelen = e[8];
 			elen = fs_dir_entsize(g, namelen);
 			if (namelen == 0 || off + elen > end) {
-				REPORT(c, daddr, "dir.namelen", "namelen", "1.. inside the block",
+				REPORT(c, daddr, FS_C_DIR_NAMELEN, "namelen", "1.. inside the block",
 				       FS_U(namelen), "directory entry at offset %u has an impossible "
 				       "name length", off);
 				w->n++;
 				break;
 			}
 			if (get_be16(e + elen - 2) != off) {
-				REPORT(c, daddr, "dir.tag", "tag", FS_U(off), FS_U(get_be16(e + elen - 2)),
+				REPORT(c, daddr, FS_C_DIR_TAG, "tag", FS_U(off), FS_U(get_be16(e + elen - 2)),
 				       "directory entry at offset %u has a wrong tag", off);
 				w->n++;
 			}
@@ -717,7 +717,7 @@ static int scan_data(struct walk *w, uint32_t db, fs_daddr_t daddr, uint32_t end
 			lastfree = false;
 			off += elen;
 			if (!fs_dir_name_ok(d.name, namelen)) {
-				REPORT(c, daddr, "dir.name", "name", "no '/' or NUL", NULL,
+				REPORT(c, daddr, FS_C_DIR_NAME, "name", "no '/' or NUL", NULL,
 				       "directory entry at offset %u has an invalid name",
 				       off - elen);
 				w->n++;
@@ -730,27 +730,27 @@ static int scan_data(struct walk *w, uint32_t db, fs_daddr_t daddr, uint32_t end
 				nent++;
 				/* "." and ".." name directories: xfs_repair checks their file type too */
 				if (ok && g->ftype && d.ftype != XFS_DIR3_FT_DIR) {
-					REPORT(c, daddr, "dir.ftype", "ftype", FS_U(XFS_DIR3_FT_DIR),
+					REPORT(c, daddr, FS_C_DIR_FTYPE, "ftype", FS_U(XFS_DIR3_FT_DIR),
 					       FS_U(d.ftype), "directory's %s entry file type is not "
 					       "directory", want_dot ? "\".\"" : "\"..\"");
 					w->n++;
 				}
 				if (!ok) {
-					REPORT(c, daddr, want_dot ? "dir.dot" : "dir.dotdot", "name",
+					REPORT(c, daddr, want_dot ? FS_C_DIR_DOT : FS_C_DIR_DOTDOT, "name",
 					       want_dot ? "." : "..", NULL,
 					       "directory's %s entry is missing from the first block",
 					       want_dot ? "first (\".\")" : "second (\"..\")");
 					w->n++;
 				} else if (want_dot) {
 					if (d.ino != c->ino) {
-						REPORT(c, daddr, "dir.dot", "inumber", FS_U(c->ino),
+						REPORT(c, daddr, FS_C_DIR_DOT, "inumber", FS_U(c->ino),
 						       FS_U(d.ino), "\".\" names another inode");
 						w->n++;
 					}
 					continue;
 				} else {
 					if (!fs_ino_valid(g, d.ino)) {
-						REPORT(c, daddr, "dir.parent", "inumber", "a valid inode number",
+						REPORT(c, daddr, FS_C_DIR_PARENT, "inumber", "a valid inode number",
 						       FS_U(d.ino), "\"..\" names an inode that cannot exist");
 						w->n++;
 					} else {
@@ -760,19 +760,19 @@ static int scan_data(struct walk *w, uint32_t db, fs_daddr_t daddr, uint32_t end
 				}
 			}
 			if (is_dot(d.name, namelen) || is_dotdot(d.name, namelen)) {
-				REPORT(c, daddr, "dir.dot", "name", "only at the start of the first block",
+				REPORT(c, daddr, FS_C_DIR_DOT, "name", "only at the start of the first block",
 				       (const char *)(is_dot(d.name, namelen) ? "." : ".."),
 				       "extra \".\" or \"..\" entry at offset %u", off - elen);
 				w->n++;
 				continue;
 			}
 			if (d.ftype >= XFS_DIR3_FT_MAX) {
-				REPORT(c, daddr, "dir.ftype", "ftype", "< 9", FS_U(d.ftype),
+				REPORT(c, daddr, FS_C_DIR_FTYPE, "ftype", "< 9", FS_U(d.ftype),
 				       "directory entry at offset %u file type is unknown", off - elen);
 				w->n++;
 			}
 			if (!fs_ino_valid(g, d.ino)) {
-				REPORT(c, daddr, "dir.ino", "inumber", "a valid inode number", FS_U(d.ino),
+				REPORT(c, daddr, FS_C_DIR_INO, "inumber", "a valid inode number", FS_U(d.ino),
 				       "directory entry at offset %u names inode %llu, which cannot exist",
 				       off - elen, (unsigned long long)d.ino);
 				w->n++;
@@ -794,12 +794,12 @@ static int scan_data(struct walk *w, uint32_t db, fs_daddr_t daddr, uint32_t end
 			char field[32];
 
 			snprintf(field, sizeof(field), "bestfree[%d]", i);
-			REPORT(c, daddr, "dir.bestfree", field, "a free region at its offset",
+			REPORT(c, daddr, FS_C_DIR_BESTFREE, field, "a free region at its offset",
 			       FS_U(bfoff[i]), "bestfree entry names no free region");
 			w->n++;
 		}
 	if (db == 0 && nent < 2) {
-		REPORT(c, daddr, nent ? "dir.dotdot" : "dir.dot", "name", nent ? ".." : ".", NULL,
+		REPORT(c, daddr, nent ? FS_C_DIR_DOTDOT : FS_C_DIR_DOT, "name", nent ? ".." : ".", NULL,
 		       "directory's first block lacks \".\" or \"..\"");
 		w->n++;
 	}
@@ -820,7 +820,7 @@ static int scan_leaf_ents(struct walk *w, fs_daddr_t daddr, const unsigned char 
 			char field[32];
 
 			snprintf(field, sizeof(field), "ents[%u].hashval", i);
-			REPORT(w->c, daddr, "dir.hash_order", field, ">= previous hash", FS_X(hash),
+			REPORT(w->c, daddr, FS_C_DIR_HASH_ORDER, field, ">= previous hash", FS_X(hash),
 			       "directory leaf hash %#x is below the previous %#x", hash,
 			       w->last_leaf_hash);
 			w->n++;
@@ -836,7 +836,7 @@ static int scan_leaf_ents(struct walk *w, fs_daddr_t daddr, const unsigned char 
 			return err;
 	}
 	if (stale != stale_hdr) {
-		REPORT(w->c, daddr, "dir.stale", "stale", FS_U(stale), FS_U(stale_hdr),
+		REPORT(w->c, daddr, FS_C_DIR_STALE, "stale", FS_U(stale), FS_U(stale_hdr),
 		       "directory leaf stale count is wrong");
 		w->n++;
 	}
@@ -874,7 +874,7 @@ static int data_blocks(struct walk *w)
 				stale = get_be32(b + g->dirblksize - BLOCK_TAIL + 4);
 				if ((uint64_t)count * LEAF_ENT + BLOCK_TAIL + DATA_HDR > g->dirblksize ||
 				    stale > count) {
-					REPORT(w->c, daddr, "dir.count", "tail.count",
+					REPORT(w->c, daddr, FS_C_DIR_COUNT, "tail.count",
 					       "leaf entries inside the block", FS_U(count),
 					       "block directory leaf count %u (stale %u) does not fit",
 					       count, stale);
@@ -936,7 +936,7 @@ static void check_bests(struct walk *w, fs_daddr_t daddr, const char *what, uint
 			char field[32];
 
 			snprintf(field, sizeof(field), "bests[%u]", i);
-			REPORT(w->c, daddr, "dir.bests", field, FS_U(want), FS_U(v),
+			REPORT(w->c, daddr, FS_C_DIR_BESTS, field, FS_U(want), FS_U(v),
 			       "%s best free length for data block %u is wrong", what, db0 + i);
 			w->n++;
 		}
@@ -961,7 +961,7 @@ static int leaf1_block(struct walk *w)
 	if (h->info.hdr.forw || h->info.hdr.back) {
 		bool f = h->info.hdr.forw != 0;
 
-		REPORT(w->c, daddr, "da.sibling", f ? "info.forw" : "info.back", "0",
+		REPORT(w->c, daddr, FS_C_DA_SIBLING, f ? "info.forw" : "info.back", "0",
 		       FS_U(f ? be32(h->info.hdr.forw) : be32(h->info.hdr.back)),
 		       "the single leaf block of a leaf-format directory has a sibling pointer");
 		w->n++;
@@ -972,7 +972,7 @@ static int leaf1_block(struct walk *w)
 	    g->dirblksize)
 		return 0;	/* dir.count already said so */
 	if (bestcount != w->last_data_db) {
-		REPORT(w->c, daddr, "dir.bests", "tail.bestcount", FS_U(w->last_data_db),
+		REPORT(w->c, daddr, FS_C_DIR_BESTS, "tail.bestcount", FS_U(w->last_data_db),
 		       FS_U(bestcount), "leaf block best count is not the number of data blocks");
 		w->n++;
 	}
@@ -1019,12 +1019,12 @@ static void siblings(struct walk *w, fs_daddr_t daddr, unsigned level, uint64_t 
 	uint64_t prev = w->have_prev[level] ? w->prev_at_level[level] : 0;
 
 	if (back != prev) {
-		REPORT(w->c, daddr, "da.sibling", "info.back", FS_U(prev), FS_U(back),
+		REPORT(w->c, daddr, FS_C_DA_SIBLING, "info.back", FS_U(prev), FS_U(back),
 		       "directory btree block's back pointer does not name its left neighbour");
 		w->n++;
 	}
 	if (w->have_prev[level] && w->prev_forw[level] != dablk) {
-		REPORT(w->c, w->prev_daddr[level], "da.sibling", "info.forw", FS_U(dablk),
+		REPORT(w->c, w->prev_daddr[level], FS_C_DA_SIBLING, "info.forw", FS_U(dablk),
 		       FS_U(w->prev_forw[level]),
 		       "directory btree block's forward pointer does not name its right neighbour");
 		w->n++;
@@ -1040,7 +1040,7 @@ static void siblings_end(struct walk *w)
 {
 	for (unsigned l = 0; l <= XFS_DA_NODE_MAXDEPTH; l++)
 		if (w->have_prev[l] && w->prev_forw[l]) {
-			REPORT(w->c, w->prev_daddr[l], "da.sibling", "info.forw", "0",
+			REPORT(w->c, w->prev_daddr[l], FS_C_DA_SIBLING, "info.forw", "0",
 			       FS_U(w->prev_forw[l]),
 			       "last directory btree block of a level has a forward pointer");
 			w->n++;
@@ -1067,7 +1067,7 @@ static int tree_block(struct walk *w, uint64_t dablk, int level_want, uint32_t *
 	if (!visit(w, dablk, &err)) {
 		if (err)
 			return err;
-		REPORT(w->c, 0, "da.loop", "before", "each block once", FS_U(dablk),
+		REPORT(w->c, 0, FS_C_DA_LOOP, "before", "each block once", FS_U(dablk),
 		       "directory btree block at file block %llu is reached twice",
 		       (unsigned long long)dablk);
 		w->n++;
@@ -1081,7 +1081,7 @@ static int tree_block(struct walk *w, uint64_t dablk, int level_want, uint32_t *
 		uint32_t count;
 
 		if (level_want > 0) {
-			REPORT(w->c, daddr, "da.level", "level", FS_U(level_want), "0 (leaf)",
+			REPORT(w->c, daddr, FS_C_DA_LEVEL, "level", FS_U(level_want), "0 (leaf)",
 			       "directory btree leaf found where a node of level %d belongs", level_want);
 			w->n++;
 		}
@@ -1112,7 +1112,7 @@ static int tree_block(struct walk *w, uint64_t dablk, int level_want, uint32_t *
 			return 0;
 		level = n.level;
 		if (level_want >= 0 && level != level_want) {
-			REPORT(w->c, daddr, "da.level", "hdr.level", FS_U(level_want), FS_U(level),
+			REPORT(w->c, daddr, FS_C_DA_LEVEL, "hdr.level", FS_U(level_want), FS_U(level),
 			       "directory btree node level is wrong for its place in the tree");
 			w->n++;
 			return 0;
@@ -1136,7 +1136,7 @@ static int tree_block(struct walk *w, uint64_t dablk, int level_want, uint32_t *
 				char field[32];
 
 				snprintf(field, sizeof(field), "btree[%u].hashval", i);
-				REPORT(w->c, daddr, "da.hash", field, FS_X(cmax), FS_X(key),
+				REPORT(w->c, daddr, FS_C_DA_HASH, field, FS_X(cmax), FS_X(key),
 				       "directory btree key is not its child's highest hash");
 				w->n++;
 			}
@@ -1191,7 +1191,7 @@ static void orphan_leaf_blocks(struct walk *w)
 		}
 	}
 	if (orphans) {
-		REPORT(w->c, 0, "dir.leaf", "u3.bmx", "every leaf-space block in the btree",
+		REPORT(w->c, 0, FS_C_DIR_LEAF, "u3.bmx", "every leaf-space block in the btree",
 		       FS_U(first), "%u leaf-space block(s) of the directory are not reached from "
 		       "its btree root (first at file block %llu)", orphans,
 		       (unsigned long long)first);
@@ -1227,7 +1227,7 @@ static int free_blocks(struct walk *w)
 				continue;
 			nvalid = be32(h->nvalid);
 			if (be32(h->firstdb) != want_first) {
-				REPORT(w->c, daddr, "dir.free", "firstdb", FS_U(want_first),
+				REPORT(w->c, daddr, FS_C_DIR_FREE, "firstdb", FS_U(want_first),
 				       FS_U(be32(h->firstdb)),
 				       "free index block's first data block is wrong");
 				w->n++;
@@ -1238,7 +1238,7 @@ static int free_blocks(struct walk *w)
 			check_bests(w, daddr, "free index", (uint32_t)want_first,
 				    w->buf + FREE_HDR, nvalid, &nused);
 			if (nused != be32(h->nused)) {
-				REPORT(w->c, daddr, "dir.free", "nused", FS_U(nused), FS_U(be32(h->nused)),
+				REPORT(w->c, daddr, FS_C_DIR_FREE, "nused", FS_U(nused), FS_U(be32(h->nused)),
 				       "free index block's used count is wrong");
 				w->n++;
 			}
@@ -1270,7 +1270,7 @@ static void match_leaf(struct walk *w)
 		}
 	}
 	if (badhash) {
-		REPORT(w->c, 0, "dir.bad_hash", "hashval", "the hash of the entry's name", NULL,
+		REPORT(w->c, 0, FS_C_DIR_BAD_HASH, "hashval", "the hash of the entry's name", NULL,
 		       "%u directory leaf entries carry a hash that is not their name's", badhash);
 		w->n++;
 	}
@@ -1278,7 +1278,7 @@ static void match_leaf(struct walk *w)
 		char found[64];
 
 		snprintf(found, sizeof(found), "%u without, %u extra", missing, extra);
-		REPORT(w->c, 0, "dir.leaf", "address", "one leaf entry per data entry", found,
+		REPORT(w->c, 0, FS_C_DIR_LEAF, "address", "one leaf entry per data entry", found,
 		       "directory leaf entries do not match the data entries");
 		w->n++;
 	}
@@ -1292,7 +1292,7 @@ int fs_dir_walk(struct fs_dir_ctx *c, const struct fs_bmap *m, uint64_t size)
 
 	w.fmt = fs_dir_block_format(g, m);
 	if (w.fmt == FS_DIR_BAD || m->ext[0].startoff != 0) {
-		REPORT(c, 0, "dir.format", "u3.bmx", "a mapped first directory block",
+		REPORT(c, 0, FS_C_DIR_FORMAT, "u3.bmx", "a mapped first directory block",
 		       m->n ? FS_U(m->ext[0].startoff) : "no mappings",
 		       "directory has no first data block");
 		return 1;
@@ -1302,13 +1302,13 @@ int fs_dir_walk(struct fs_dir_ctx *c, const struct fs_bmap *m, uint64_t size)
 		return -ENOMEM;
 	err = data_blocks(&w);
 	if (!err && w.fmt == FS_DIR_BLOCK && size != g->dirblksize) {
-		REPORT(c, 0, "dir.size", "di_size", FS_U(g->dirblksize), FS_U(size),
+		REPORT(c, 0, FS_C_DIR_SIZE, "di_size", FS_U(g->dirblksize), FS_U(size),
 		       "block directory size is not one directory block");
 		w.n++;
 	}
 	if (!err && w.fmt != FS_DIR_BLOCK &&
 	    size != w.last_data_db << (g->blocklog + g->dirblklog)) {
-		REPORT(c, 0, "dir.size", "di_size", FS_U(w.last_data_db << (g->blocklog + g->dirblklog)),
+		REPORT(c, 0, FS_C_DIR_SIZE, "di_size", FS_U(w.last_data_db << (g->blocklog + g->dirblklog)),
 		       FS_U(size), "directory size is not the end of its last data block");
 		w.n++;
 	}
@@ -1319,7 +1319,7 @@ int fs_dir_walk(struct fs_dir_ctx *c, const struct fs_bmap *m, uint64_t size)
 		bool known;
 
 		if (!mapped(m, leaf_fsb(g))) {
-			REPORT(c, 0, "dir.format", "u3.bmx", "a mapped leaf block",
+			REPORT(c, 0, FS_C_DIR_FORMAT, "u3.bmx", "a mapped leaf block",
 			       FS_U(leaf_fsb(g)), "node directory has no btree root block");
 			w.n++;
 		} else {
@@ -1332,7 +1332,7 @@ int fs_dir_walk(struct fs_dir_ctx *c, const struct fs_bmap *m, uint64_t size)
 			err = free_blocks(&w);
 		for (size_t i = 0; !err && i < w.nbests; i++)
 			if (!w.bests[i].indexed) {
-				REPORT(c, 0, "dir.bests", "firstdb", "a free index entry for every data block",
+				REPORT(c, 0, FS_C_DIR_BESTS, "firstdb", "a free index entry for every data block",
 				       FS_U(w.bests[i].db),
 				       "data block %u has no entry in the free index", w.bests[i].db);
 				w.n++;
