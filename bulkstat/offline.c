@@ -237,7 +237,7 @@ static void fill_bulkstat(const struct engine *e, const struct fs_inode *ip, fs_
 	}
 }
 
-/* code: the finding's code as people read it ("inode.free") */
+/* code: the finding's code as people read it (inode.free) */
 static void report_damaged(struct worker *w, fs_ino_t ino, const char *code, const char *msg,
 			   const struct fs_finding *f)
 {

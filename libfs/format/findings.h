@@ -50,7 +50,7 @@ enum fs_code {
 	FS_C_NR
 };
 
-/* What a finding is about: the first half of its code ("sb" in "sb.magic"). */
+/* What a finding is about: the first half of its code (sb in sb.magic). */
 enum fs_obj {
 	FS_OBJ_SB, FS_OBJ_AGF, FS_OBJ_AGI, FS_OBJ_AGFL,
 	FS_OBJ_BNOBT, FS_OBJ_CNTBT, FS_OBJ_RMAPBT, FS_OBJ_REFCBT, FS_OBJ_INOBT, FS_OBJ_FINOBT,
@@ -179,7 +179,7 @@ void fs_findings_free(struct fs_findings *fl);
 const struct fs_finding_def *fs_finding_table(size_t *count);
 /* The row of a code (NULL for a value out of range). */
 const struct fs_finding_def *fs_finding_def(enum fs_code code);
-/* The stable code string of a code ("sb.magic" for FS_C_SB_MAGIC). */
+/* The stable code string of a code (sb.magic for FS_C_SB_MAGIC). */
 const char *fs_code_name(enum fs_code code);
 /* The row of a code string: for tests and command-line lookups only. */
 const struct fs_finding_def *fs_finding_lookup(const char *code);
