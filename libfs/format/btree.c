@@ -190,9 +190,10 @@ static void breport(const struct fs_btree_ops *ops, const struct fs_vctx *c,
 		    enum fs_btree_check what, const char *field, const char *exp, const char *found,
 		    const char *msg)
 {
-	fs_report(c->fl, ops->codes[what], c->agno, (int64_t)c->daddr, c->ino ? (int64_t)c->ino : FS_NONE,
-		  field, exp, found, "%s: %s",
-		  ops->name, msg);
+	struct fs_reporter r = fs_vctx_reporter(c);
+
+	r.prefix = ops->name;
+	fs_reporter_bad(&r, ops->codes[what], field, exp, found, "%s", msg);
 }
 
 static bool sib_ok(const struct fs_geom *g, fs_agnumber_t agno, uint64_t sib)
