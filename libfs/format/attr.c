@@ -173,23 +173,25 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 
 	if (c->ino && h.owner != c->ino)
 		fs_reporter_bad(&v, FS_C_ATTR_OWNER, "owner", FS_U(c->ino), FS_U(h.owner),
-		    "attr leaf block belongs to another inode");
+				"attr leaf block belongs to another inode");
 	if (h.blkno != c->daddr)
 		fs_reporter_bad(&v, FS_C_ATTR_BLKNO, "blkno", FS_U(c->daddr), FS_U(h.blkno),
-		    "attr leaf block says it lives at another address");
+				"attr leaf block says it lives at another address");
 
 	firstused_bound = h.firstused;
 	if (h.firstused > blksize || h.firstused < LEAF_HDR_SIZE) {
-		fs_reporter_bad(&v, FS_C_ATTR_FIRSTUSED, "firstused", "between the header and the block end",
-		    FS_U(h.firstused), "attr leaf first used byte is outside the name area");
+		fs_reporter_bad(&v, FS_C_ATTR_FIRSTUSED, "firstused",
+				"between the header and the block end", FS_U(h.firstused),
+				"attr leaf first used byte is outside the name area");
 		firstused_bound = LEAF_HDR_SIZE;
 	}
 	maxcount = (blksize - LEAF_HDR_SIZE) / LEAF_ENT_SIZE;
 	count = h.count;
 	if (LEAF_HDR_SIZE + (size_t)h.count * LEAF_ENT_SIZE >
 	    (h.firstused > blksize || h.firstused < LEAF_HDR_SIZE ? blksize : h.firstused)) {
-		fs_reporter_bad(&v, FS_C_ATTR_COUNT, "count", "entries that end before the name area",
-		    FS_U(h.count), "attr leaf entry table runs into the name area");
+		fs_reporter_bad(&v, FS_C_ATTR_COUNT, "count",
+				"entries that end before the name area", FS_U(h.count),
+				"attr leaf entry table runs into the name area");
 		if (count > maxcount)
 			count = maxcount;
 		all_decoded = false;
@@ -204,45 +206,53 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 		char f[32];
 
 		if (e.hash < last_hash)
-			fs_reporter_bad(&v, FS_C_ATTR_ORDER, entf(f, i), "hash at least the previous entry's",
-			    FS_X(e.hash), "attr leaf entry %u is out of hash order", i);
+			fs_reporter_bad(&v, FS_C_ATTR_ORDER, entf(f, i),
+					"hash at least the previous entry's", FS_X(e.hash),
+					"attr leaf entry %u is out of hash order", i);
 		last_hash = e.hash;
 		if (e.nameidx < firstused_bound || e.nameidx >= blksize) {
 			fs_reporter_bad(&v, FS_C_ATTR_NAMEIDX, entf(f, i), "inside the name area",
-			    FS_U(e.nameidx),
-			    "attr leaf entry %u name offset is outside the name area", i);
+					FS_U(e.nameidx),
+					"attr leaf entry %u name offset is outside the name area",
+					i);
 			all_decoded = false;
 			continue;
 		}
 		if (!fits) {
 			fs_reporter_bad(&v, FS_C_ATTR_ENTRY, entf(f, i), "inside the block",
-			    FS_U(e.nameidx + e.entsize),
-			    "attr leaf entry %u name/value runs past the block end", i);
+					FS_U(e.nameidx + e.entsize),
+					"attr leaf entry %u name/value runs past the block end", i);
 			all_decoded = false;
 			continue;
 		}
 		if (e.flags & ~(XFS_ATTR_LOCAL | XFS_ATTR_NSP_ONDISK_MASK | XFS_ATTR_INCOMPLETE) ||
 		    !one_namespace(e.flags))
-			fs_reporter_bad(&v, FS_C_ATTR_FLAGS, entf(f, i), "LOCAL/INCOMPLETE and one namespace",
-			    FS_X(e.flags),
-			    "attr leaf entry %u has invalid flags", i);
+			fs_reporter_bad(&v, FS_C_ATTR_FLAGS, entf(f, i),
+					"LOCAL/INCOMPLETE and one namespace", FS_X(e.flags),
+					"attr leaf entry %u has invalid flags", i);
 		if (e.flags & XFS_ATTR_INCOMPLETE)
-			fs_reporter_bad(&v, FS_C_ATTR_INCOMPLETE, entf(f, i), "complete", "INCOMPLETE",
-			    "attr leaf entry %u is marked incomplete (interrupted set/remove)", i);
+			fs_reporter_bad(&v, FS_C_ATTR_INCOMPLETE, entf(f, i), "complete",
+					"INCOMPLETE",
+					"attr leaf entry %u is marked incomplete (interrupted set/remove)",
+					i);
 		if (e.namelen == 0 || memchr(e.name, 0, e.namelen))
-			fs_reporter_bad(&v, FS_C_ATTR_NAME, entf(f, i), "a name without NUL", FS_U(e.namelen),
-			    "attr leaf entry %u has an empty name or a NUL inside it", i);
+			fs_reporter_bad(&v, FS_C_ATTR_NAME, entf(f, i), "a name without NUL",
+					FS_U(e.namelen),
+					"attr leaf entry %u has an empty name or a NUL inside it",
+					i);
 		if (!e.local && e.valueblk == 0 && !(e.flags & XFS_ATTR_INCOMPLETE))
 			fs_reporter_bad(&v, FS_C_ATTR_REMOTE, entf(f, i), "a value block", "0",
-			    "attr leaf entry %u has a remote value at block 0", i);
+					"attr leaf entry %u has a remote value at block 0", i);
 		if (!e.local && e.valuelen > XFS_XATTR_SIZE_MAX)
 			fs_reporter_bad(&v, FS_C_ATTR_REMOTE, entf(f, i), FS_U(XFS_XATTR_SIZE_MAX),
-			    FS_U(e.valuelen),
-			    "attr leaf entry %u remote value is larger than a value can be", i);
+					FS_U(e.valuelen),
+					"attr leaf entry %u remote value is larger than a value can be",
+					i);
 		if (!claim(used, e.nameidx, e.nameidx + e.entsize))
-			fs_reporter_bad(&v, FS_C_ATTR_OVERLAP, entf(f, i), "bytes no other entry uses",
-			    FS_U(e.nameidx),
-			    "attr leaf entry %u name/value overlaps another entry or the table", i);
+			fs_reporter_bad(&v, FS_C_ATTR_OVERLAP, entf(f, i),
+					"bytes no other entry uses", FS_U(e.nameidx),
+					"attr leaf entry %u name/value overlaps another entry or the table",
+					i);
 		usedbs += e.entsize;
 		if (e.nameidx < firstb)
 			firstb = e.nameidx;
@@ -250,11 +260,13 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 	/* as xfs_repair: with no holes firstused is exact, and never past a name */
 	if (all_decoded && firstused_bound == h.firstused &&
 	    ((h.holes == 0 && firstb != h.firstused) || h.firstused > firstb))
-		fs_reporter_bad(&v, FS_C_ATTR_FIRSTUSED, "firstused", FS_U(firstb), FS_U(h.firstused),
-		    "attr leaf first used byte disagrees with its entries");
+		fs_reporter_bad(&v, FS_C_ATTR_FIRSTUSED, "firstused", FS_U(firstb),
+				FS_U(h.firstused),
+				"attr leaf first used byte disagrees with its entries");
 	if (all_decoded && usedbs != h.usedbytes)
-		fs_reporter_bad(&v, FS_C_ATTR_USEDBYTES, "usedbytes", FS_U(usedbs), FS_U(h.usedbytes),
-		    "attr leaf used byte count disagrees with its entries");
+		fs_reporter_bad(&v, FS_C_ATTR_USEDBYTES, "usedbytes", FS_U(usedbs),
+				FS_U(h.usedbytes),
+				"attr leaf used byte count disagrees with its entries");
 	for (int i = 0; i < XFS_ATTR_LEAF_MAPSIZE; i++) {
 		uint32_t base = h.freebase[i], size = h.freesize[i];
 		char fld[24];
@@ -262,9 +274,10 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 		snprintf(fld, sizeof(fld), "freemap[%d]", i);
 		if ((base & 3) || (size & 3) || base > blksize || size > blksize ||
 		    base + size > blksize)
-			fs_reporter_bad(&v, FS_C_ATTR_FREEMAP, fld, "4-byte aligned, inside the block",
-			    FS_U(base), "attr leaf free map region %d (base %u size %u) is invalid",
-			    i, base, size);
+			fs_reporter_bad(&v, FS_C_ATTR_FREEMAP, fld,
+					"4-byte aligned, inside the block", FS_U(base),
+					"attr leaf free map region %d (base %u size %u) is invalid",
+					i, base, size);
 	}
 	return v.n;
 }
@@ -296,7 +309,7 @@ int fs_attr_leaf_verify_hashes(const struct fs_vctx *c, const void *buf, size_t 
 			continue;
 		snprintf(fld, sizeof(fld), "entries[%u].hashval", i);
 		fs_reporter_bad(&v, FS_C_ATTR_HASH, fld, FS_X(want), FS_X(e.hash),
-		    "attr leaf entry %u hash does not match its name", i);
+				"attr leaf entry %u hash does not match its name", i);
 	}
 	return v.n;
 }
@@ -309,15 +322,15 @@ int fs_attr_sf_verify(const struct fs_vctx *c, const void *fork, size_t forksize
 	uint32_t totsize, count, off;
 
 	if (forksize < SF_HDR_SIZE) {
-		fs_reporter_bad(&v, FS_C_ATTR_SF_SIZE, "totsize", "a fork holding the header", FS_U(forksize),
-		    "short form attr fork is smaller than its header");
+		fs_reporter_bad(&v, FS_C_ATTR_SF_SIZE, "totsize", "a fork holding the header",
+				FS_U(forksize), "short form attr fork is smaller than its header");
 		return v.n;
 	}
 	totsize = get_be16(p + offsetof(struct xfs_attr_sf_hdr, totsize));
 	count = p[offsetof(struct xfs_attr_sf_hdr, count)];
 	if (totsize < SF_HDR_SIZE || totsize > forksize) {
 		fs_reporter_bad(&v, FS_C_ATTR_SF_SIZE, "hdr.totsize", FS_U(forksize), FS_U(totsize),
-		    "short form attr size is outside the attr fork");
+				"short form attr size is outside the attr fork");
 		return v.n;
 	}
 	off = SF_HDR_SIZE;
@@ -330,7 +343,8 @@ int fs_attr_sf_verify(const struct fs_vctx *c, const void *fork, size_t forksize
 		/* the fixed part and at least one name byte must fit */
 		if (off + SF_ENT_SIZE >= totsize) {
 			fs_reporter_bad(&v, FS_C_ATTR_SF_ENTRY, fld, FS_U(count), FS_U(i),
-			    "short form attr entry %u starts past the end (count too large)", i);
+					"short form attr entry %u starts past the end (count too large)",
+					i);
 			return v.n;
 		}
 		e.namelen = p[off + offsetof(struct xfs_attr_sf_entry, namelen)];
@@ -342,22 +356,25 @@ int fs_attr_sf_verify(const struct fs_vctx *c, const void *fork, size_t forksize
 		next = off + SF_ENT_SIZE + e.namelen + e.valuelen;
 		if (next > totsize) {
 			fs_reporter_bad(&v, FS_C_ATTR_SF_ENTRY, fld, FS_U(totsize), FS_U(next),
-			    "short form attr entry %u runs past the end", i);
+					"short form attr entry %u runs past the end", i);
 			return v.n;
 		}
 		if (e.namelen == 0 || memchr(e.name, 0, e.namelen))
-			fs_reporter_bad(&v, FS_C_ATTR_SF_NAME, fld, "a name without NUL", FS_U(e.namelen),
-			    "short form attr entry %u has an empty name or a NUL inside it", i);
+			fs_reporter_bad(&v, FS_C_ATTR_SF_NAME, fld, "a name without NUL",
+					FS_U(e.namelen),
+					"short form attr entry %u has an empty name or a NUL inside it",
+					i);
 		else if ((e.flags & ~XFS_ATTR_NSP_ONDISK_MASK) || !one_namespace(e.flags))
-			fs_reporter_bad(&v, FS_C_ATTR_SF_FLAGS, fld, "one namespace flag at most", FS_X(e.flags),
-			    "short form attr entry %u has invalid flags", i);
+			fs_reporter_bad(&v, FS_C_ATTR_SF_FLAGS, fld, "one namespace flag at most",
+					FS_X(e.flags), "short form attr entry %u has invalid flags",
+					i);
 		else if (cb)
 			cb(priv, &e);
 		off = next;
 	}
 	if (off != totsize)
 		fs_reporter_bad(&v, FS_C_ATTR_SF_SIZE, "hdr.totsize", FS_U(off), FS_U(totsize),
-		    "short form attr size is not where its %u entries end", count);
+				"short form attr size is not where its %u entries end", count);
 	return v.n;
 }
 
@@ -382,24 +399,24 @@ int fs_attr_rmt_verify_fields(const struct fs_vctx *c, const void *buf, size_t l
 	fs_attr_rmt_hdr_decode(buf, &h);
 	if (h.owner == 0 || (c->ino && h.owner != c->ino))
 		fs_reporter_bad(&v, FS_C_ATTRRMT_OWNER, "rm_owner", FS_U(c->ino), FS_U(h.owner),
-		    "remote attr value block belongs to another inode");
+				"remote attr value block belongs to another inode");
 	if (h.blkno != c->daddr)
 		fs_reporter_bad(&v, FS_C_ATTRRMT_BLKNO, "rm_blkno", FS_U(c->daddr), FS_U(h.blkno),
-		    "remote attr value block says it lives at another address");
+				"remote attr value block says it lives at another address");
 	if (h.bytes > len - RMT_HDR_SIZE)
-		fs_reporter_bad(&v, FS_C_ATTRRMT_BYTES, "rm_bytes", FS_U(len - RMT_HDR_SIZE), FS_U(h.bytes),
-		    "remote attr value block holds more bytes than fit");
+		fs_reporter_bad(&v, FS_C_ATTRRMT_BYTES, "rm_bytes", FS_U(len - RMT_HDR_SIZE),
+				FS_U(h.bytes), "remote attr value block holds more bytes than fit");
 	/* values are written unlogged, stamped NULLCOMMITLSN (-1); else as any block */
 	if (h.lsn != (uint64_t)-1 && !fs_lsn_ok(c, h.lsn)) {
 		char found[40];
 
 		snprintf(found, sizeof(found), "%u/%u", fs_lsn_cycle(h.lsn), fs_lsn_block(h.lsn));
 		fs_reporter_bad(&v, FS_C_ATTRRMT_LSN, "rm_lsn", "-1 or inside the log", found,
-		    "remote attr value block LSN is beyond the log");
+				"remote attr value block LSN is beyond the log");
 	}
 	if ((uint64_t)h.offset + h.bytes > XFS_XATTR_SIZE_MAX)
 		fs_reporter_bad(&v, FS_C_ATTRRMT_OFFSET, "rm_offset", FS_U(XFS_XATTR_SIZE_MAX),
-		    FS_U((uint64_t)h.offset + h.bytes),
-		    "remote attr value block ends past the largest value");
+				FS_U((uint64_t)h.offset + h.bytes),
+				"remote attr value block ends past the largest value");
 	return v.n;
 }

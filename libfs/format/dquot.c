@@ -43,21 +43,22 @@ int fs_dquot_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 	}
 	if ((type & XFS_DQTYPE_BIGTIME) && !c->g->bigtime)
 		fs_reporter_bad(&r, FS_C_DQUOT_TYPE, "d_type", "no BIGTIME", FS_X(type),
-			    "dquot has bigtime timers on a filesystem without bigtime");
+				"dquot has bigtime timers on a filesystem without bigtime");
 	if ((type & XFS_DQTYPE_BIGTIME) && id == 0)
-		fs_reporter_bad(&r, FS_C_DQUOT_TYPE, "d_type", "no BIGTIME on the default quota", FS_X(type),
-			    "the default quota record (id 0) has bigtime timers");
+		fs_reporter_bad(&r, FS_C_DQUOT_TYPE, "d_type", "no BIGTIME on the default quota",
+				FS_X(type), "the default quota record (id 0) has bigtime timers");
 	if (id == 0)
 		return r.n;	/* id 0 holds the defaults: no usage rules */
 	if (d->d_blk_softlimit && be64(d->d_bcount) > be64(d->d_blk_softlimit) && !d->d_btimer)
 		fs_reporter_bad(&r, FS_C_DQUOT_TIMER, "d_btimer", "set (over the soft limit)", "0",
-			    "dquot block usage is over its soft limit without a grace timer");
+				"dquot block usage is over its soft limit without a grace timer");
 	if (d->d_ino_softlimit && be64(d->d_icount) > be64(d->d_ino_softlimit) && !d->d_itimer)
 		fs_reporter_bad(&r, FS_C_DQUOT_TIMER, "d_itimer", "set (over the soft limit)", "0",
-			    "dquot inode usage is over its soft limit without a grace timer");
+				"dquot inode usage is over its soft limit without a grace timer");
 	if (d->d_rtb_softlimit && be64(d->d_rtbcount) > be64(d->d_rtb_softlimit) && !d->d_rtbtimer)
-		fs_reporter_bad(&r, FS_C_DQUOT_TIMER, "d_rtbtimer", "set (over the soft limit)", "0",
-			    "dquot realtime usage is over its soft limit without a grace timer");
+		fs_reporter_bad(&r, FS_C_DQUOT_TIMER, "d_rtbtimer", "set (over the soft limit)",
+				"0",
+				"dquot realtime usage is over its soft limit without a grace timer");
 	return r.n;
 }
 
@@ -82,11 +83,11 @@ int fs_dquot_block_verify(const struct fs_vctx *c, const void *buf, size_t len,
 
 			snprintf(fld, sizeof(fld), "dquot[%u].d_id", i);
 			fs_reporter_bad(&r, FS_C_DQUOT_ID, fld, FS_U(want), FS_U(be32(d->d_id)),
-				    "dquot id is not the one its place in the quota file says");
+					"dquot id is not the one its place in the quota file says");
 		}
 		if ((d->d_type & XFS_DQTYPE_REC_MASK) != type)
 			fs_reporter_bad(&r, FS_C_DQUOT_TYPE, "d_type", FS_X(type), FS_X(d->d_type),
-				    "dquot type is not the quota file's");
+					"dquot type is not the quota file's");
 	}
 	return n + r.n;
 }

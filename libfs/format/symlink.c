@@ -45,10 +45,10 @@ int fs_symlink_local_verify(const struct fs_vctx *c, const void *fork, uint64_t 
 
 	if (size == 0 || size > XFS_SYMLINK_MAXLEN)
 		fs_reporter_bad(&v, FS_C_SYMLINK_SIZE, "di_size", "1..1024", FS_U(size),
-		    "inline symlink target length is impossible");
+				"inline symlink target length is impossible");
 	else if (memchr(fork, 0, size - 1))
 		fs_reporter_bad(&v, FS_C_SYMLINK_TARGET, "target", "no NUL", "NUL",
-		    "inline symlink target contains a NUL byte");
+				"inline symlink target contains a NUL byte");
 	return v.n;
 }
 
@@ -73,17 +73,18 @@ int fs_symlink_rmt_verify_fields(const struct fs_vctx *c, const void *buf, size_
 	fs_symlink_hdr_decode(buf, &h);
 	if (h.owner == 0 || (c->ino && h.owner != c->ino))
 		fs_reporter_bad(&v, FS_C_SYMLINK_OWNER, "sl_owner", FS_U(c->ino), FS_U(h.owner),
-		    "remote symlink block belongs to another inode");
+				"remote symlink block belongs to another inode");
 	if (h.blkno != c->daddr)
 		fs_reporter_bad(&v, FS_C_SYMLINK_BLKNO, "sl_blkno", FS_U(c->daddr), FS_U(h.blkno),
-		    "remote symlink block says it lives at another address");
+				"remote symlink block says it lives at another address");
 	if (h.bytes > len - SL_HDR_SIZE)
-		fs_reporter_bad(&v, FS_C_SYMLINK_BYTES, "sl_bytes", FS_U(len - SL_HDR_SIZE), FS_U(h.bytes),
-		    "remote symlink block holds more bytes than fit");
+		fs_reporter_bad(&v, FS_C_SYMLINK_BYTES, "sl_bytes", FS_U(len - SL_HDR_SIZE),
+				FS_U(h.bytes), "remote symlink block holds more bytes than fit");
 	/* the kernel's rule: a target stays below XFS_SYMLINK_MAXLEN */
 	if ((uint64_t)h.offset + h.bytes >= XFS_SYMLINK_MAXLEN)
 		fs_reporter_bad(&v, FS_C_SYMLINK_OFFSET, "sl_offset", "offset + bytes below 1024",
-		    FS_U((uint64_t)h.offset + h.bytes), "remote symlink block ends past the longest target");
+				FS_U((uint64_t)h.offset + h.bytes),
+				"remote symlink block ends past the longest target");
 	return v.n;
 }
 
@@ -102,14 +103,14 @@ int fs_symlink_rmt_verify_piece(const struct fs_vctx *c, const void *buf, size_t
 	fs_symlink_hdr_decode(buf, &h);
 	if (h.offset != *done)
 		fs_reporter_bad(&v, FS_C_SYMLINK_OFFSET, "sl_offset", FS_U(*done), FS_U(h.offset),
-		    "remote symlink block does not continue the target where the previous stopped");
+				"remote symlink block does not continue the target where the previous stopped");
 	if (h.bytes != want)
 		fs_reporter_bad(&v, FS_C_SYMLINK_BYTES, "sl_bytes", FS_U(want), FS_U(h.bytes),
-		    "remote symlink block byte count disagrees with the inode size");
+				"remote symlink block byte count disagrees with the inode size");
 	if (want && memchr((const uint8_t *)buf + SL_HDR_SIZE, 0,
 			   *done + want >= size ? want - 1 : want))
 		fs_reporter_bad(&v, FS_C_SYMLINK_TARGET, "target", "no NUL", "NUL",
-		    "remote symlink target contains a NUL byte");
+				"remote symlink target contains a NUL byte");
 	*done += want;
 	return v.n;
 }
@@ -122,12 +123,12 @@ int fs_special_verify(const struct fs_vctx *c, const struct fs_inode *ip)
 		return 0;	/* the inode verifier reports the format */
 	if (ip->size)
 		fs_reporter_bad(&v, FS_C_SPECIAL_SIZE, "di_size", "0", FS_U(ip->size),
-		    "device, fifo or socket inode has a nonzero size");
+				"device, fifo or socket inode has a nonzero size");
 	if (ip->nextents)
 		fs_reporter_bad(&v, FS_C_SPECIAL_EXTENTS, "di_nextents", "0", FS_U(ip->nextents),
-		    "device, fifo or socket inode has data extents");
+				"device, fifo or socket inode has data extents");
 	if (ip->nblocks && !ip->forkoff)
 		fs_reporter_bad(&v, FS_C_SPECIAL_EXTENTS, "di_nblocks", "0", FS_U(ip->nblocks),
-		    "device, fifo or socket inode without xattrs owns blocks");
+				"device, fifo or socket inode without xattrs owns blocks");
 	return v.n;
 }
