@@ -237,6 +237,7 @@ static void fill_bulkstat(const struct engine *e, const struct fs_inode *ip, fs_
 	}
 }
 
+/* code: the finding's code as people read it (inode.free) */
 static void report_damaged(struct worker *w, fs_ino_t ino, const char *code, const char *msg,
 			   const struct fs_finding *f)
 {
@@ -250,11 +251,10 @@ static void report_damaged(struct worker *w, fs_ino_t ino, const char *code, con
 			w->agno, code, msg);
 }
 
-static bool is_lsn_code(const char *code)
+/* An LSN beyond the log: the kernel never judges a block by it when reading it. */
+static bool is_lsn_finding(const struct fs_finding *f)
 {
-	size_t n = strlen(code);
-
-	return n > 4 && !strcmp(code + n - 4, ".lsn");
+	return f->def->flags & FS_FL_LSN;
 }
 
 static int on_inode(void *priv, const struct fs_inode_scan_item *it)
@@ -276,7 +276,7 @@ static int on_inode(void *priv, const struct fs_inode_scan_item *it)
 		char msg[96];
 		snprintf(msg, sizeof(msg), "its inode chunk could not be read: %s",
 			 strerror(-it->read_err));
-		report_damaged(w, it->ino, "inode.unreadable", msg, NULL);
+		report_damaged(w, it->ino, fs_code_name(FS_C_INODE_UNREADABLE), msg, NULL);
 		return 0;
 	}
 	vc.daddr = fs_agbno_to_daddr(g, it->agno, fs_agino_to_agbno(g, it->agino)) +
@@ -286,7 +286,7 @@ static int on_inode(void *priv, const struct fs_inode_scan_item *it)
 
 		/* the kernel never judges an inode by its LSN when reading it */
 		for (size_t i = 0; i < w->scratch.n && !bad; i++)
-			if (!is_lsn_code(w->scratch.v[i].def->code))
+			if (!is_lsn_finding(&w->scratch.v[i]))
 				bad = &w->scratch.v[i];
 		if (bad || w->scratch.dropped) {
 			if (bad)
@@ -303,7 +303,7 @@ static int on_inode(void *priv, const struct fs_inode_scan_item *it)
 	fs_inode_decode(it->dinode, &ip);
 	if (ip.mode == 0) {
 		/* the kernel skips it silently (-ENOENT); it is still an inconsistency */
-		report_damaged(w, it->ino, "inode.free",
+		report_damaged(w, it->ino, fs_code_name(FS_C_INODE_FREE),
 			       "allocated in the inode btree but free on disk (mode 0)", NULL);
 		return 0;
 	}
@@ -559,7 +559,7 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 	fs_findings_sort(&e.fl);
 	for (size_t i = 0; i < e.fl.n; i++) {
 		const struct fs_finding *f = &e.fl.v[i];
-		if (f->def->sev == FS_SEV_ERROR && !is_lsn_code(f->def->code))
+		if (f->def->sev == FS_SEV_ERROR && !is_lsn_finding(f))
 			r->problems++;
 	}
 	if (e.fl.n) {

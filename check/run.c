@@ -87,7 +87,7 @@ static void on_attri_bad(void *priv, const struct fs_log_attri *a, const char *w
 	char what[400];
 
 	fs_log_attri_describe(a, what, sizeof(what));
-	fs_report(priv, "log.attri", FS_NONE, FS_NONE, (int64_t)a->ino, "log", "completed",
+	fs_report(priv, FS_C_LOG_ATTRI, FS_NONE, FS_NONE, (int64_t)a->ino, "log", "completed",
 		  "stops recovery", "%s cannot be completed: %s", what, why);
 }
 

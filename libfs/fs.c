@@ -308,7 +308,7 @@ static int place_root_inodes(struct fs_dev *dev, struct xfs_sb *sb, const struct
 			root = fs_ino_valid(&g, calc) ? calc : root;
 	}
 	if (root != sb->sb_rootino) {
-		fs_report(fl, "sb.inodes", 0, 0, FS_NONE, "rootino", FS_U(root), FS_U(sb->sb_rootino),
+		fs_sb_report(fl, FS_C_SB_INODES, 0, 0, "rootino", FS_U(root), FS_U(sb->sb_rootino),
 			  "the primary superblock's root inode %llu is neither where the geometry "
 			  "puts the root directory nor a root directory: %llu is used",
 			  (unsigned long long)sb->sb_rootino, (unsigned long long)root);
@@ -318,14 +318,14 @@ static int place_root_inodes(struct fs_dev *dev, struct xfs_sb *sb, const struct
 	if (!rt)
 		return changed;
 	if (sb->sb_rbmino != root + 1) {
-		fs_report(fl, "sb.rtgeometry", 0, 0, FS_NONE, "rbmino", FS_U(root + 1),
+		fs_sb_report(fl, FS_C_SB_RTGEOMETRY, 0, 0, "rbmino", FS_U(root + 1),
 			  FS_U(sb->sb_rbmino), "the primary superblock's realtime bitmap inode "
 			  "is not the one after the root directory, where mkfs puts it: that one is used");
 		sb->sb_rbmino = root + 1;
 		changed++;
 	}
 	if (sb->sb_rsumino != root + 2) {
-		fs_report(fl, "sb.rtgeometry", 0, 0, FS_NONE, "rsumino", FS_U(root + 2),
+		fs_sb_report(fl, FS_C_SB_RTGEOMETRY, 0, 0, "rsumino", FS_U(root + 2),
 			  FS_U(sb->sb_rsumino), "the primary superblock's realtime summary inode "
 			  "is not the second after the root directory, where mkfs puts it: that one is used");
 		sb->sb_rsumino = root + 2;
@@ -384,7 +384,7 @@ static int settle_log_tie(struct fs_dev *dev, struct xfs_sb *out, const struct x
 	trial.sb_logblocks = sec->sb_logblocks;
 	if (log_is_there(dev, out) || !log_is_there(dev, &trial))
 		return 0;
-	fs_report(fl, "sb.secondary", 0, 0, FS_NONE, "logstart", FS_U(sec->sb_logstart),
+	fs_sb_report(fl, FS_C_SB_SECONDARY, 0, 0, "logstart", FS_U(sec->sb_logstart),
 		  FS_U(out->sb_logstart), "the primary superblock's log (start %llu, %u blocks) "
 		  "holds no log record, the only secondary's (start %llu, %u blocks) does: the "
 		  "primary is the damaged one and the secondary's log is used",
@@ -661,7 +661,7 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 			fs_findings_free(&quiet);
 		}
 		fs->sb_source = (fs_agnumber_t)(where / ((uint64_t)fs->sb.sb_agblocks << fs->sb.sb_blocklog));
-		fs_report(fl, "sb.primary_bad", 0, 0, FS_NONE, NULL, NULL, NULL,
+		fs_sb_report(fl, FS_C_SB_PRIMARY_BAD, 0, 0, NULL, NULL, NULL,
 			  "primary superblock unusable; geometry taken from the secondary in AG %u",
 			  fs->sb_source);
 		/*
@@ -682,7 +682,7 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 	}
 	if ((uint64_t)fs->g.dblocks << fs->g.blocklog > fs->dev->size) {
 		/* not fatal: the header reads past the end will say what is missing */
-		fs_report(fl, "sb.geometry", 0, 0, FS_NONE, "dblocks",
+		fs_sb_report(fl, FS_C_SB_GEOMETRY, 0, 0, "dblocks",
 			  FS_U(fs->dev->size >> fs->g.blocklog), FS_U(fs->g.dblocks),
 			  "filesystem is larger than the device (%llu bytes)",
 			  (unsigned long long)fs->dev->size);
@@ -698,7 +698,7 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 		char lu[37], su[37];
 		uuid_unparse_lower(fs->log_uuid, lu);
 		uuid_unparse_lower((const unsigned char *)&fs->sb.sb_uuid, su);
-		fs_report(fl, "sb.uuid", 0, 0, FS_NONE, "uuid", lu, su,
+		fs_sb_report(fl, FS_C_SB_UUID, 0, 0, "uuid", lu, su,
 			  "primary superblock UUID differs from the one stamped in the log");
 	}
 	*out = fs;

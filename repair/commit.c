@@ -56,7 +56,7 @@ static int flush(struct repair_ctx *rx, uint8_t wclass, const char *what, char *
 			 "verifier before it is written (%s: %s); the write stopped there (%s)",
 			 fs_verifier_get(res.type) ? fs_verifier_get(res.type)->name : "metadata",
 			 (unsigned long long)res.daddr, res.agno, (unsigned long long)res.ino,
-			 res.code, res.message, what);
+			 res.has_code ? fs_code_name(res.code) : "unknown", res.message, what);
 	else
 		snprintf(msg, ml, "writing %s failed at daddr %llu (%u bytes): %s; NEEDSREPAIR "
 			 "stays set: run xfsx_repair again", what, (unsigned long long)res.daddr,

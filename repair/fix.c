@@ -68,7 +68,7 @@ static bool covered(const struct repair_ctx *rx, const struct fs_finding *f)
 		return rx->rewrite_primary;
 	case FS_FIX_AGHDR:
 	case FS_FIX_AG_BTREES:
-		if (ag == FS_NONE || (f->ag == 0 && !strncmp(f->def->code, "sb.", 3)))
+		if (ag == FS_NONE || (f->ag == 0 && f->def->obj == FS_OBJ_SB))
 			return rx->counters && rx->rewrite_primary;
 		return rx->ag[ag].rebuild;
 	case FS_FIX_INODE_CLEAR:	/* cleared, or (a bad magic) reset: phase_inodes.c */

@@ -81,16 +81,16 @@ static bool in_attr_fork(struct repair_ctx *rx, fs_ino_t ino, fs_daddr_t daddr)
  * the verifier rejects dropped, legacy nanoseconds past a second to 0.
  */
 static const struct {
-	const char *code;
+	enum fs_code code;
 	int field;
 } field_codes[] = {
-	{ "inode.onlink", RF_ONLINK },
-	{ "inode.extsize", RF_EXTSIZE },
-	{ "inode.cowextsize", RF_COWEXTSIZE },
-	{ "inode.flags", RF_FLAGS },
-	{ "inode.timestamp", RF_TIMESTAMP },
-	{ "inode.lsn", RF_LSN },           /* past the log head: 0 is never in the future */
-	{ "inode.unlinked", RF_UNLINKED }, /* names no inode: the list ends here */
+	{ FS_C_INODE_ONLINK, RF_ONLINK },
+	{ FS_C_INODE_EXTSIZE, RF_EXTSIZE },
+	{ FS_C_INODE_COWEXTSIZE, RF_COWEXTSIZE },
+	{ FS_C_INODE_FLAGS, RF_FLAGS },
+	{ FS_C_INODE_TIMESTAMP, RF_TIMESTAMP },
+	{ FS_C_INODE_LSN, RF_LSN },           /* past the log head: 0 is never in the future */
+	{ FS_C_INODE_UNLINKED, RF_UNLINKED }, /* names no inode: the list ends here */
 };
 
 /* Whether symlink ino was mended (its blocks rewritten), once per inode: 1, 0, -errno. */
@@ -108,23 +108,6 @@ static int symlink_mended(struct repair_ctx *rx, fs_ino_t ino)
 		return -ENOMEM;
 	rx->symlinks[rx->nsymlinks++] = (struct repair_symlink){ ino, r > 0 };
 	return r;
-}
-
-/*
- * Codes whose inode is mended, not cleared, when its identity holds
- * (di_ino and UUID, scan_inode_identified): as xfs_repair resets a bad
- * magic and version, and clears an attr fork it cannot read.
- */
-static bool mended_when_identified(const char *code)
-{
-	static const char *const codes[] = { "inode.magic", "inode.version", "inode.aformat",
-					     "inode.forkoff", "inode.nrext64", "inode.nextents",
-					     "inode.nblocks", "inode.flags" };
-
-	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-		if (!strcmp(code, codes[i]))
-			return true;
-	return false;
 }
 
 /* Whether inode ino as the cache holds it names itself (di_ino, UUID). */
@@ -176,7 +159,7 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 		 * (the finding may name the innocent one); the inode is
 		 * rewritten as it is unless it is cleared there
 		 */
-		if (!strcmp(f->def->code, "block.dup")) {
+		if (f->code == FS_C_BLOCK_DUP) {
 			*v |= RV_FIELDS;
 			return 0;
 		}
@@ -188,7 +171,11 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 		*v |= RV_FIELDS;
 		return 0;
 	case FS_FIX_INODE_FIELD:
-		if (mended_when_identified(f->def->code)) {
+		/*
+		 * mended, not cleared, when its identity holds (di_ino and
+		 * UUID, scan_inode_identified)
+		 */
+		if (f->def->flags & FS_FL_MEND_IF_IDENTIFIED) {
 			if (identified(rx, ino))
 				*v |= RV_FIELDS;
 			else
@@ -196,11 +183,11 @@ static int judge(struct repair_ctx *rx, const struct fs_finding *f)
 			return 0;
 		}
 		for (size_t k = 0; k < sizeof(field_codes) / sizeof(field_codes[0]); k++)
-			if (!strcmp(f->def->code, field_codes[k].code)) {
+			if (f->code == field_codes[k].code) {
 				*v |= RV_FIELDS;
 				return add_field_fix(rx, ino, field_codes[k].field, 0);
 			}
-		if (!strcmp(f->def->code, "inode.reflink")) {
+		if (f->code == FS_C_INODE_REFLINK) {
 			*v |= RV_REFLINK;
 			return 0;
 		}
@@ -1116,10 +1103,10 @@ int repair_phase_inodes(struct repair_ctx *rx)
 		 * back (rmap.missing: a block it maps that the rmapbt gives
 		 * no such owner)
 		 */
-		if (slot != UINT64_MAX && strcmp(f->def->code, "block.dup") &&
+		if (slot != UINT64_MAX && f->code != FS_C_BLOCK_DUP &&
 		    (f->def->fix == FS_FIX_INODE_CLEAR || f->def->fix == FS_FIX_INODE_CRC ||
 		     f->def->fix == FS_FIX_INODE_FIELD || f->def->fix == FS_FIX_FORK ||
-		     !strcmp(f->def->code, "rmap.missing")))
+		     f->code == FS_C_RMAP_MISSING))
 			suspect[slot] = 1;
 	}
 	/* what an earlier attempt kept and its result showed it should not have */

@@ -1211,7 +1211,7 @@ static void choose_ags(struct repair_ctx *rx)
 			continue;
 		ag = repair_finding_ag(rx, f);
 		/* superblock counters are the superblock's, not an AG's */
-		if (ag == FS_NONE || (f->ag == 0 && !strncmp(f->def->code, "sb.", 3))) {
+		if (ag == FS_NONE || (f->ag == 0 && f->def->obj == FS_OBJ_SB)) {
 			rx->counters = true;
 			continue;
 		}

@@ -33,9 +33,9 @@ static int primary_findings(const struct fs_geom *g, const struct xfs_sb *sb)
 	return n;
 }
 
-static bool placed(const char *field)
+static bool placed(enum fs_sb_field field)
 {
-	return !strcmp(field, "rootino") || !strcmp(field, "rbmino") || !strcmp(field, "rsumino");
+	return field == FS_SBF_rootino || field == FS_SBF_rbmino || field == FS_SBF_rsumino;
 }
 
 /*
@@ -63,9 +63,11 @@ static int mend_primary(struct repair_ctx *rx)
 		 * realtime inodes the geometry placed are not taken from it
 		 * (secondaries hold them stale or null)
 		 */
-		if (f->def->fix == FS_FIX_SB && f->ag == 0 && f->field[0] &&
-		    !(placed(f->field) && !fs_sb_field_equal(&rx->fs->sb, &rx->fs->sb_disk, f->field)))
-			fs_sb_copy_field(&trial, &sec, f->field);
+		enum fs_sb_field field = (enum fs_sb_field)f->val.field;
+
+		if (f->def->fix == FS_FIX_SB && f->ag == 0 && field != FS_SBF_NONE &&
+		    !(placed(field) && !fs_sb_field_equal(&rx->fs->sb, &rx->fs->sb_disk, field)))
+			fs_sb_copy_field(&trial, &sec, field);
 	}
 	trial.sb_inprogress = 0;
 	if (primary_findings(g, &trial)) {

@@ -254,8 +254,7 @@ static bool read_remote(struct xa_collect *c, const struct fs_bmap *m, uint32_t 
 		 */
 		n = 0;
 		for (size_t k = 0; k < scratch.n; k++)
-			n += strcmp(scratch.v[k].def->code, "attrrmt.lsn") &&
-			     strcmp(scratch.v[k].def->code, "attrrmt.uuid");
+			n += !(scratch.v[k].def->flags & (FS_FL_LSN | FS_FL_UUID));
 		fs_findings_free(&scratch);
 		fs_attr_rmt_hdr_decode(buf, &h);
 		if (n || h.offset != want_off || h.bytes != want_bytes)

@@ -232,9 +232,7 @@ int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
 		 * plan brings in, caught before the first write (not half-way
 		 * through the commit); the run writes nothing and says so.
 		 */
-		const struct fs_finding_def *def = fs_finding_lookup(res.code);
-
-		if (!def || fs_report(&vf->after, res.code, res.agno, res.daddr,
+		if (!res.has_code || fs_report(&vf->after, res.code, res.agno, res.daddr,
 				      res.ino ? (int64_t)res.ino : FS_NONE, NULL, NULL, NULL,
 				      "the repair's plan would write this %s block so: %s",
 				      fs_verifier_get(res.type) ? fs_verifier_get(res.type)->name :
@@ -243,7 +241,8 @@ int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
 			snprintf(msg, ml, "the repair's plan holds a %s block at daddr %llu that "
 				 "fails its verifier (%s: %s); nothing was written",
 				 fs_verifier_get(res.type) ? fs_verifier_get(res.type)->name :
-				 "metadata", (unsigned long long)res.daddr, res.code, res.message);
+				 "metadata", (unsigned long long)res.daddr,
+				 res.has_code ? fs_code_name(res.code) : "unknown", res.message);
 			return err;
 		}
 		vf->after_new[0] = true;

@@ -107,13 +107,11 @@ bool scan_btree_minrecs(struct scan_ctx *cx, const struct fs_btree_ops *ops, fs_
 	const struct fs_geom *g = &cx->fs->g;
 	uint32_t minr = fs_btree_maxrecs(ops, g->blocksize, level == 0) / 2;
 	struct fs_btree_hdr h;
-	char code[32];
 
 	fs_btree_hdr_decode(ops, block, &h);
 	if (h.numrecs >= minr)
 		return true;
-	snprintf(code, sizeof(code), "%s.numrecs", ops->code_prefix);
-	fs_report(cx->fl, code, agno, (int64_t)fs_agbno_to_daddr(g, agno, agbno), FS_NONE,
+	fs_report(cx->fl, ops->codes[FS_BTC_NUMRECS], agno, (int64_t)fs_agbno_to_daddr(g, agno, agbno), FS_NONE,
 		  "bb_numrecs", FS_U(minr), FS_U(h.numrecs),
 		  "%s block %u holds fewer records than a non-root block must", ops->name, agbno);
 	return false;

@@ -45,14 +45,6 @@ void scan_log_describe(const struct scan_log *sl, char *buf, size_t len)
 		 st->icreates, st->dquots, st->sectors, st->seconds);
 }
 
-/* The finding codes an unfinished intent explains: the AG trees' view of the blocks it names. */
-static const char *const intent_codes[] = {
-	"block.leak", "rmap.extra", "rmap.missing", "rmap.mismatch", "refcount.extra",
-	"refcount.missing", "refcount.mismatch",
-	/* an unfinished CUI: file data still against its CoW staging extent */
-	"block.dup",
-};
-
 struct acct {
 	const struct fs *fs;
 	const struct fs_intent_ext *x;
@@ -64,9 +56,7 @@ static bool explained(void *priv, const struct fs_finding *f)
 {
 	const struct acct *a = priv;
 	const struct fs_geom *g = &a->fs->g;
-	bool code = false;
 	fs_agblock_t agbno;
-	unsigned rs, rl;
 	uint64_t lo, hi;
 
 	/*
@@ -75,32 +65,32 @@ static bool explained(void *priv, const struct fs_finding *f)
 	 * chain cut between its remap and its CUI leaves one no intent names.
 	 * Its AG is rebuilt with the intents' AGs, which frees it.
 	 */
-	if (!strcmp(f->def->code, "refcount.cow_leftover") && f->ag >= 0 &&
-	    f->ag < g->agcount) {
+	if (f->code == FS_C_REFCOUNT_COW_LEFTOVER && f->ag >= 0 && f->ag < g->agcount) {
 		a->ags[f->ag] = true;
 		return true;
 	}
-	for (size_t i = 0; i < sizeof(intent_codes) / sizeof(intent_codes[0]) && !code; i++)
-		code = !strcmp(f->def->code, intent_codes[i]);
-	if (!code || f->ag < 0 || f->ag >= g->agcount || f->daddr < 0 ||
+	/* the AG trees' view of the blocks an intent names (FS_FL_INTENT) */
+	if (!(f->def->flags & FS_FL_INTENT) || f->ag < 0 || f->ag >= g->agcount || f->daddr < 0 ||
 	    (uint64_t)f->daddr < fs_ag_daddr(g, (fs_agnumber_t)f->ag))
 		return false;
 	agbno = fs_daddr_to_agbno(g, (fs_agnumber_t)f->ag, f->daddr);
 	lo = agbno;
 	hi = (uint64_t)agbno + 1;
 	/*
-	 * A record's whole range when the finding states it ("start+len ...")
+	 * A record's whole range when the finding states it (its typed ranges)
 	 * and the range holds the finding's block: it may begin before it (the
 	 * rest of a mapping an unmap split).
 	 */
-	for (int k = 0; k < 2; k++)
-		if (sscanf(k ? f->expected : f->found, "%u+%u", &rs, &rl) == 2 && rl &&
-		    rs <= agbno && agbno < (uint64_t)rs + rl) {
-			if (rs < lo)
-				lo = rs;
-			if ((uint64_t)rs + rl > hi)
-				hi = (uint64_t)rs + rl;
+	for (int k = 0; k < 2; k++) {
+		const struct fs_range *r = k ? &f->val.expected_range : &f->val.found_range;
+
+		if (r->len && r->start <= agbno && agbno < r->start + r->len) {
+			if (r->start < lo)
+				lo = r->start;
+			if (r->start + r->len > hi)
+				hi = r->start + r->len;
 		}
+	}
 	for (size_t i = 0; i < a->n; i++)
 		if (a->x[i].agno == (fs_agnumber_t)f->ag &&
 		    lo < (uint64_t)a->x[i].agbno + a->x[i].len && (uint64_t)a->x[i].agbno < hi)

@@ -52,14 +52,14 @@ static bool attr_read(struct attr_walk *w, uint32_t dablk, fs_fsblock_t *fsb, co
 	const struct fs_geom *g = &cx->fs->g;
 
 	if (!fs_bmap_fsb(g, w->map, dablk, fsb)) {
-		fs_report(cx->fl, w->map->bad ? "attr.unreadable" : "attr.tree", FS_NONE, FS_NONE,
+		fs_report(cx->fl, w->map->bad ? FS_C_ATTR_UNREADABLE : FS_C_ATTR_TREE, FS_NONE, FS_NONE,
 			  (int64_t)w->ino, "dablk", "a mapped block", FS_U(dablk),
 			  "inode %llu: attr fork block %u (%s) is not mapped",
 			  (unsigned long long)w->ino, dablk, what);
 		return false;
 	}
 	if (scan_read_agblock(cx, fs_fsb_to_agno(g, *fsb), fs_fsb_to_agbno(g, *fsb), w->buf)) {
-		fs_report(cx->fl, "attr.unreadable", fs_fsb_to_agno(g, *fsb),
+		fs_report(cx->fl, FS_C_ATTR_UNREADABLE, fs_fsb_to_agno(g, *fsb),
 			  (int64_t)fs_fsb_to_daddr(g, *fsb), (int64_t)w->ino, NULL, NULL, NULL,
 			  "inode %llu: attr fork block %u could not be read",
 			  (unsigned long long)w->ino, dablk);
@@ -74,7 +74,7 @@ static void attr_sibling(struct attr_walk *w, unsigned level, uint32_t dablk, fs
 {
 	struct scan_ctx *cx = w->cx;
 	const struct fs_geom *g = &cx->fs->g;
-	const char *code = level ? "da.sibling" : "attr.sibling";
+	enum fs_code code = level ? FS_C_DA_SIBLING : FS_C_ATTR_SIBLING;
 	uint32_t want_back = w->have_prev[level] ? w->prev[level] : 0;
 
 	if (back != want_back)
@@ -110,14 +110,14 @@ static void attr_remote_value(struct attr_walk *w, const struct fs_attr_ent *e, 
 		fs_fsblock_t fsb;
 
 		if (blk >= w->hi || !fs_bmap_fsb(g, w->map, blk, &fsb)) {
-			fs_report(cx->fl, "attr.remote", FS_NONE, FS_NONE, (int64_t)w->ino, "valueblk",
+			fs_report(cx->fl, FS_C_ATTR_REMOTE, FS_NONE, FS_NONE, (int64_t)w->ino, "valueblk",
 				  "mapped value blocks", FS_U(blk),
 				  "inode %llu: remote value of the entry in attr block %u misses "
 				  "block %u of %u", (unsigned long long)w->ino, dablk, i, nblocks);
 			return;
 		}
 		if (fs_u32set_add(&w->seen, (uint32_t)blk) == 0) {
-			fs_report(cx->fl, "attr.remote", fs_fsb_to_agno(g, fsb),
+			fs_report(cx->fl, FS_C_ATTR_REMOTE, fs_fsb_to_agno(g, fsb),
 				  (int64_t)fs_fsb_to_daddr(g, fsb), (int64_t)w->ino, "valueblk", NULL,
 				  FS_U(blk), "inode %llu: attr fork block %llu is used twice (remote "
 				  "value of the entry in attr block %u)", (unsigned long long)w->ino,
@@ -125,7 +125,7 @@ static void attr_remote_value(struct attr_walk *w, const struct fs_attr_ent *e, 
 			return;
 		}
 		if (scan_read_agblock(cx, fs_fsb_to_agno(g, fsb), fs_fsb_to_agbno(g, fsb), w->buf)) {
-			fs_report(cx->fl, "attr.unreadable", fs_fsb_to_agno(g, fsb),
+			fs_report(cx->fl, FS_C_ATTR_UNREADABLE, fs_fsb_to_agno(g, fsb),
 				  (int64_t)fs_fsb_to_daddr(g, fsb), (int64_t)w->ino, NULL, NULL, NULL,
 				  "inode %llu: remote attr value block could not be read",
 				  (unsigned long long)w->ino);
@@ -136,12 +136,12 @@ static void attr_remote_value(struct attr_walk *w, const struct fs_attr_ent *e, 
 			continue;
 		fs_attr_rmt_hdr_decode(w->buf, &h);
 		if (h.offset != want_off)
-			fs_report(cx->fl, "attrrmt.offset", c.agno, (int64_t)c.daddr, (int64_t)w->ino,
+			fs_report(cx->fl, FS_C_ATTRRMT_OFFSET, c.agno, (int64_t)c.daddr, (int64_t)w->ino,
 				  "rm_offset", FS_U(want_off), FS_U(h.offset),
 				  "inode %llu: remote attr value block %u of %u has the wrong offset",
 				  (unsigned long long)w->ino, i, nblocks);
 		if (h.bytes != want_bytes)
-			fs_report(cx->fl, "attrrmt.bytes", c.agno, (int64_t)c.daddr, (int64_t)w->ino,
+			fs_report(cx->fl, FS_C_ATTRRMT_BYTES, c.agno, (int64_t)c.daddr, (int64_t)w->ino,
 				  "rm_bytes", FS_U(want_bytes), FS_U(h.bytes),
 				  "inode %llu: remote attr value block %u of %u has the wrong length",
 				  (unsigned long long)w->ino, i, nblocks);
@@ -171,7 +171,7 @@ static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned 
 	r = fs_u32set_add(&w->seen, dablk);
 	if (r <= 0) {
 		if (r == 0)
-			fs_report(cx->fl, "da.loop", FS_NONE, FS_NONE, (int64_t)w->ino, "dablk", NULL,
+			fs_report(cx->fl, FS_C_DA_LOOP, FS_NONE, FS_NONE, (int64_t)w->ino, "dablk", NULL,
 				  FS_U(dablk), "inode %llu: attr fork block %u is reached twice",
 				  (unsigned long long)w->ino, dablk);
 		{ w->broken = true; return false; }
@@ -189,7 +189,7 @@ static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned 
 		    fs_da3_node_decode(w->buf, g->blocksize, &n))
 			{ w->broken = true; return false; }
 		if (level > 0 && n.level != level) {
-			fs_report(cx->fl, "da.level", c.agno, (int64_t)c.daddr, (int64_t)w->ino,
+			fs_report(cx->fl, FS_C_DA_LEVEL, c.agno, (int64_t)c.daddr, (int64_t)w->ino,
 				  "hdr.level", FS_U(level), FS_U(n.level),
 				  "inode %llu: attr node block %u level is wrong for its place",
 				  (unsigned long long)w->ino, dablk);
@@ -217,7 +217,7 @@ static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned 
 				char fld[32];
 
 				snprintf(fld, sizeof(fld), "btree[%u].hashval", i);
-				fs_report(cx->fl, "da.hash", node_ag, (int64_t)node_daddr, (int64_t)w->ino,
+				fs_report(cx->fl, FS_C_DA_HASH, node_ag, (int64_t)node_daddr, (int64_t)w->ino,
 					  fld, FS_X(child_max), FS_X(hash[2 * i]),
 					  "inode %llu: attr node block %u key %u is not its child's "
 					  "highest hash", (unsigned long long)w->ino, dablk, i);
@@ -247,7 +247,7 @@ static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned 
 		attr_sibling(w, 0, dablk, fsb, h.forw, h.back);
 		count = h.count;
 		if (count == 0 && dablk != 0)
-			fs_report(cx->fl, "attr.count", c.agno, (int64_t)c.daddr, (int64_t)w->ino,
+			fs_report(cx->fl, FS_C_ATTR_COUNT, c.agno, (int64_t)c.daddr, (int64_t)w->ino,
 				  "count", "at least 1", "0",
 				  "inode %llu: attr leaf block %u below the root is empty",
 				  (unsigned long long)w->ino, dablk);
@@ -258,7 +258,7 @@ static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned 
 			fs_attr_leaf_entry(w->buf, g->blocksize, &h, 0, &first);
 			fs_attr_leaf_entry(w->buf, g->blocksize, &h, count - 1, &last);
 			if (w->have_last_hash && first.hash < w->last_hash)
-				fs_report(cx->fl, "attr.order", c.agno, (int64_t)c.daddr, (int64_t)w->ino,
+				fs_report(cx->fl, FS_C_ATTR_ORDER, c.agno, (int64_t)c.daddr, (int64_t)w->ino,
 					  "entries[0].hashval", "at least the previous leaf's last hash",
 					  FS_X(first.hash), "inode %llu: attr leaf block %u starts below "
 					  "the previous leaf's hashes", (unsigned long long)w->ino, dablk);
@@ -286,12 +286,12 @@ static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned 
 	}
 	/* neither: report against what the place needs */
 	if (level > 0)
-		fs_report(cx->fl, "attr.tree", c.agno, (int64_t)c.daddr, (int64_t)w->ino, "magic",
+		fs_report(cx->fl, FS_C_ATTR_TREE, c.agno, (int64_t)c.daddr, (int64_t)w->ino, "magic",
 			  FS_X(XFS_DA3_NODE_MAGIC), FS_X(magic),
 			  "inode %llu: attr fork block %u should be a node block",
 			  (unsigned long long)w->ino, dablk);
 	else if (magic == XFS_DA3_NODE_MAGIC)
-		fs_report(cx->fl, "attr.tree", c.agno, (int64_t)c.daddr, (int64_t)w->ino, "magic",
+		fs_report(cx->fl, FS_C_ATTR_TREE, c.agno, (int64_t)c.daddr, (int64_t)w->ino, "magic",
 			  FS_X(XFS_ATTR3_LEAF_MAGIC), FS_X(magic),
 			  "inode %llu: attr fork block %u is a node where a leaf belongs",
 			  (unsigned long long)w->ino, dablk);
@@ -318,7 +318,7 @@ static void attr_unreached(struct attr_walk *w)
 				run++;
 			if (!run)
 				continue;
-			fs_report(cx->fl, "attr.unreachable", fs_fsb_to_agno(g, x->startblock + b),
+			fs_report(cx->fl, FS_C_ATTR_UNREACHABLE, fs_fsb_to_agno(g, x->startblock + b),
 				  fs_fsb_valid(g, x->startblock + b) ?
 				  (int64_t)fs_fsb_to_daddr(g, x->startblock + b) : FS_NONE,
 				  (int64_t)w->ino, "dablk", "a tree or value block",
@@ -355,7 +355,7 @@ static int check_attr_blocks(struct scan_ctx *cx, const struct scan_inode *ci,
 	attr_visit(&w, 0, -1, 0, &maxhash);
 	for (unsigned l = 0; l <= XFS_DA_NODE_MAXDEPTH; l++)
 		if (w.have_prev[l] && w.prev_forw[l] != 0)
-			fs_report(cx->fl, l ? "da.sibling" : "attr.sibling", FS_NONE,
+			fs_report(cx->fl, l ? FS_C_DA_SIBLING : FS_C_ATTR_SIBLING, FS_NONE,
 				  (int64_t)w.prev_daddr[l], (int64_t)ino, "info.forw", "0",
 				  FS_U(w.prev_forw[l]), "inode %llu: the last attr block of level %u "
 				  "has a forward pointer", (unsigned long long)ino, l);
@@ -389,7 +389,7 @@ static int check_symlink_blocks(struct scan_ctx *cx, const struct scan_inode *ci
 	int err = 0;
 
 	if (ip->size == 0 || ip->size >= XFS_SYMLINK_MAXLEN) {
-		fs_report(cx->fl, "symlink.size", fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
+		fs_report(cx->fl, FS_C_SYMLINK_SIZE, fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
 			  "di_size", "1..1023", FS_U(ip->size),
 			  "inode %llu: remote symlink target length is impossible",
 			  (unsigned long long)ino);
@@ -400,7 +400,7 @@ static int check_symlink_blocks(struct scan_ctx *cx, const struct scan_inode *ci
 		return err == -ENOMEM ? err : 0;
 	nblocks = (uint32_t)((ip->size + space - 1) / space);
 	if (!m->bad && fs_bmap_blocks(m) != nblocks) {
-		fs_report(cx->fl, "symlink.size", fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
+		fs_report(cx->fl, FS_C_SYMLINK_SIZE, fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
 			  "di_nblocks", FS_U(nblocks), FS_U(fs_bmap_blocks(m)),
 			  "inode %llu: remote symlink maps a number of blocks its size does not need",
 			  (unsigned long long)ino);
@@ -424,7 +424,7 @@ static int check_symlink_blocks(struct scan_ctx *cx, const struct scan_inode *ci
 						       buf + (b << g->blocklog));
 		}
 		if (!readable) {
-			fs_report(cx->fl, "symlink.unreadable", FS_NONE, FS_NONE, (int64_t)ino, NULL,
+			fs_report(cx->fl, FS_C_SYMLINK_UNREADABLE, FS_NONE, FS_NONE, (int64_t)ino, NULL,
 				  NULL, NULL, "inode %llu: remote symlink extent %zu could not be read",
 				  (unsigned long long)ino, i);
 			break;

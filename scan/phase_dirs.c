@@ -67,7 +67,7 @@ static int on_entry(void *priv, const struct fs_dirent *d)
 		if (scan_ag_unread(cx, fs_ino_to_agno(&cx->fs->g, d->ino)))
 			return 0;
 		entry_name(name, sizeof(name), d);
-		fs_report(cx->fl, "dir.entry_free", w->agno, d->daddr ? (int64_t)d->daddr : FS_NONE,
+		fs_report(cx->fl, FS_C_DIR_ENTRY_FREE, w->agno, d->daddr ? (int64_t)d->daddr : FS_NONE,
 			  (int64_t)w->dino, name, "an allocated inode", FS_U(d->ino),
 			  "directory entry \"%s\" names inode %llu, which is not in use", name,
 			  (unsigned long long)d->ino);
@@ -76,7 +76,7 @@ static int on_entry(void *priv, const struct fs_dirent *d)
 	c = &l->rec[cs];
 	if (cx->fs->g.ftype && !(c->flags & LR_BAD) && d->ftype != c->type) {
 		entry_name(name, sizeof(name), d);
-		fs_report(cx->fl, "dir.ftype", w->agno, d->daddr ? (int64_t)d->daddr : FS_NONE,
+		fs_report(cx->fl, FS_C_DIR_FTYPE, w->agno, d->daddr ? (int64_t)d->daddr : FS_NONE,
 			  (int64_t)w->dino, name, ftype_name(c->type), ftype_name(d->ftype),
 			  "directory entry \"%s\" says inode %llu is a %s, it is a %s", name,
 			  (unsigned long long)d->ino, ftype_name(d->ftype), ftype_name(c->type));
@@ -85,7 +85,7 @@ static int on_entry(void *priv, const struct fs_dirent *d)
 	if (w->dino == cx->fs->g.rootino && d->namelen == 10 &&
 	    !memcmp(d->name, "lost+found", 10) && c->type != XFS_DIR3_FT_DIR &&
 	    !(c->flags & LR_BAD))
-		fs_report(cx->fl, "dir.lost_found", w->agno, d->daddr ? (int64_t)d->daddr : FS_NONE,
+		fs_report(cx->fl, FS_C_DIR_LOST_FOUND, w->agno, d->daddr ? (int64_t)d->daddr : FS_NONE,
 			  (int64_t)w->dino, "lost+found", ftype_name(XFS_DIR3_FT_DIR),
 			  ftype_name(c->type), "the root's entry \"lost+found\" names inode %llu, "
 			  "a %s, not a directory", (unsigned long long)d->ino, ftype_name(c->type));

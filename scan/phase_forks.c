@@ -99,7 +99,7 @@ static void load_forks(struct scan_ag *s, const struct scan_inode *ci, struct sc
 		return;
 	}
 	if (ip->nblocks != mapped)
-		fs_report(cx->fl, "inode.nblocks", ci->agno, (int64_t)ci->daddr, (int64_t)ino,
+		fs_report(cx->fl, FS_C_INODE_NBLOCKS, ci->agno, (int64_t)ci->daddr, (int64_t)ino,
 			  "di_nblocks", FS_U(mapped), FS_U(ip->nblocks),
 			  "inode %llu claims %llu blocks but its forks map %llu (extents and bmbt "
 			  "blocks)", (unsigned long long)ino, (unsigned long long)ip->nblocks,

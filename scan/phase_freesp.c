@@ -45,7 +45,7 @@ struct fsp_totals {
 	bool complete;             /* every AG's trees walked without a rejected block */
 };
 
-static void fsp_report(struct fsp_ag *a, const char *code, fs_agblock_t agbno, const char *field,
+static void fsp_report(struct fsp_ag *a, enum fs_code code, fs_agblock_t agbno, const char *field,
 		       const char *exp, const char *found, const char *msg)
 {
 	const struct fs_geom *g = &a->w.cx->fs->g;
@@ -74,7 +74,7 @@ static int visit_other_rec(struct fsp_ag *a, const void *rec)
 	struct fsp_tree *t = (struct fsp_tree *)a->w.t;
 	const struct fs_geom *g = &a->w.cx->fs->g;
 	const char *why;
-	char code[32], found[96], msg[200];
+	char found[96], msg[200];
 
 	if (t->bt.cls == MC_RMAPBT) {
 		struct fs_rmap_rec r;
@@ -105,9 +105,8 @@ static int visit_other_rec(struct fsp_ag *a, const void *rec)
 	if (!why)
 		return 0;
 	t->bad_recs++;
-	snprintf(code, sizeof(code), "%s.rec", t->bt.ops->code_prefix);
 	snprintf(msg, sizeof(msg), "%s record %s: %s", t->bt.ops->name, found, why);
-	fsp_report(a, code, t->bt.leaf, "record", "a valid record", found, msg);
+	fsp_report(a, t->bt.ops->codes[FS_BTC_REC], t->bt.leaf, "record", "a valid record", found, msg);
 	return 0;
 }
 
@@ -127,13 +126,13 @@ static int visit_rec(void *priv, const void *rec)
 	why = fs_alloc_rec_problem(g, a->w.agno, &r);
 	if (why) {
 		snprintf(msg, sizeof(msg), "%s record %s: %s", t->bt.ops->name, found, why);
-		fsp_report(a, "freesp.rec", t->bt.leaf, "record", "an extent inside the AG", found, msg);
+		fsp_report(a, FS_C_FREESP_REC, t->bt.leaf, "record", "an extent inside the AG", found, msg);
 		return 0;
 	}
 	if (t->bt.cls == MC_BNOBT) {
 		if (t->have_prev && r.startblock < t->prev_end) {
 			snprintf(msg, sizeof(msg), "bno btree record %s overlaps the previous record", found);
-			fsp_report(a, "freesp.overlap", t->bt.leaf, "startblock",
+			fsp_report(a, FS_C_FREESP_OVERLAP, t->bt.leaf, "startblock",
 				   FS_U(t->prev_end), FS_U(r.startblock), msg);
 		}
 		t->prev_end = (uint64_t)r.startblock + r.blockcount;
@@ -178,7 +177,7 @@ static void compare_trees(struct fsp_ag *a, struct fsp_tree *bno, struct fsp_tre
 		snprintf(found, sizeof(found), "%u+%u", r->startblock, r->blockcount);
 		snprintf(msg, sizeof(msg), "free extent %s is in the %s btree but not in the %s btree",
 			 found, c < 0 ? "bno" : "cnt", c < 0 ? "cnt" : "bno");
-		fsp_report(a, "freesp.mismatch", NULLAGBLOCK, c < 0 ? "cnt" : "bno",
+		fsp_report(a, FS_C_FREESP_MISMATCH, NULLAGBLOCK, c < 0 ? "cnt" : "bno",
 			   "the same extent", found, msg);
 	}
 	if (bad > MISMATCH_REPORTS) {
@@ -186,7 +185,7 @@ static void compare_trees(struct fsp_ag *a, struct fsp_tree *bno, struct fsp_tre
 
 		snprintf(msg, sizeof(msg), "%zu more free extents are in only one of the two btrees",
 			 bad - MISMATCH_REPORTS);
-		fsp_report(a, "freesp.mismatch", NULLAGBLOCK, NULL, NULL, NULL, msg);
+		fsp_report(a, FS_C_FREESP_MISMATCH, NULLAGBLOCK, NULL, NULL, NULL, msg);
 	}
 }
 
@@ -198,7 +197,7 @@ static void check_counter(struct fsp_ag *a, const char *field, uint64_t on_disk,
 		return;
 	snprintf(msg, sizeof(msg), "AGF %s is %llu but the btrees hold %llu", field,
 		 (unsigned long long)on_disk, (unsigned long long)seen);
-	fs_report(a->w.cx->fl, "agf.counters", a->w.agno,
+	fs_report(a->w.cx->fl, FS_C_AGF_COUNTERS, a->w.agno,
 		  (int64_t)(fs_ag_daddr(&a->w.cx->fs->g, a->w.agno) + (a->w.cx->fs->g.sectsize >> FS_BBSHIFT)),
 		  FS_NONE, field, FS_U(seen), FS_U(on_disk), "%s", msg);
 }
@@ -338,7 +337,7 @@ int scan_phase_freesp(struct scan_ctx *cx)
 	/* a secondary's counters are never kept current; unread AGs were not counted */
 	if (tot.complete && g->lazysbcount && !cx->fs->sb_counters_stale && !cx->ags_past_end &&
 	    cx->fs->sb.sb_fdblocks != tot.fdblocks)
-		fs_report(cx->fl, "sb.counters", 0, 0, FS_NONE, "fdblocks", FS_U(tot.fdblocks),
+		fs_report(cx->fl, FS_C_SB_COUNTERS, 0, 0, FS_NONE, "fdblocks", FS_U(tot.fdblocks),
 			  FS_U(cx->fs->sb.sb_fdblocks),
 			  "superblock free block count is %llu but the AGs hold %llu",
 			  (unsigned long long)cx->fs->sb.sb_fdblocks, (unsigned long long)tot.fdblocks);

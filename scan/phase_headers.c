@@ -19,8 +19,8 @@
 static void report_unreadable(struct scan_ctx *cx, fs_agnumber_t agno, long res)
 {
 	const struct fs_geom *g = &cx->fs->g;
-	static const char *const what[] = { "sb.unreadable", "agf.unreadable", "agi.unreadable",
-					    "agfl.unreadable" };
+	static const enum fs_code what[] = { FS_C_SB_UNREADABLE, FS_C_AGF_UNREADABLE,
+					     FS_C_AGI_UNREADABLE, FS_C_AGFL_UNREADABLE };
 	static const char *const name[] = { "superblock", "AGF", "AGI", "AGFL" };
 
 	for (int i = (agno == 0); i < 4; i++)
@@ -39,7 +39,14 @@ static void report_unreadable(struct scan_ctx *cx, fs_agnumber_t agno, long res)
 static void blame_primary(struct scan_ctx *cx, uint32_t compared)
 {
 	struct fs_findings *fl = cx->fl;
-	struct { char field[48]; char found[96]; char primary[96]; uint32_t n; bool mixed; } f[32];
+	struct {
+		uint16_t field;
+		uint64_t found;
+		char name[48], found_text[96], primary_text[96];
+		uint64_t primary;
+		uint32_t n;
+		bool mixed;
+	} f[32];
 	size_t nf = 0;
 
 	if (compared < 2)
@@ -49,31 +56,40 @@ static void blame_primary(struct scan_ctx *cx, uint32_t compared)
 		const struct fs_finding *r = &fl->v[i];
 		size_t k;
 
-		if (strcmp(r->def->code, "sb.secondary") || r->ag <= 0)
+		if (r->code != FS_C_SB_SECONDARY || r->ag <= 0 ||
+		    (r->val.has & (FS_HAS_EXPECTED | FS_HAS_FOUND)) != (FS_HAS_EXPECTED | FS_HAS_FOUND))
 			continue;
-		for (k = 0; k < nf && strcmp(f[k].field, r->field); k++)
+		for (k = 0; k < nf && f[k].field != r->val.field; k++)
 			;
 		if (k == nf) {
 			if (nf == sizeof(f) / sizeof(f[0]))
 				continue;
-			snprintf(f[k].field, sizeof(f[k].field), "%s", r->field);
-			snprintf(f[k].found, sizeof(f[k].found), "%s", r->found);
-			snprintf(f[k].primary, sizeof(f[k].primary), "%s", r->expected);
+			f[k].field = r->val.field;
+			f[k].found = r->val.found;
+			f[k].primary = r->val.expected;
+			snprintf(f[k].name, sizeof(f[k].name), "%s", r->field);
+			snprintf(f[k].found_text, sizeof(f[k].found_text), "%s", r->found);
+			snprintf(f[k].primary_text, sizeof(f[k].primary_text), "%s", r->expected);
 			f[k].n = 0;
 			f[k].mixed = false;
 			nf++;
 		}
 		f[k].n++;
-		if (strcmp(f[k].found, r->found))
+		if (f[k].found != r->val.found)
 			f[k].mixed = true;
 	}
 	pthread_mutex_unlock(&fl->lock);
-	for (size_t k = 0; k < nf; k++)
+	for (size_t k = 0; k < nf; k++) {
+		struct fs_typed val = { .field = f[k].field, .has = FS_HAS_EXPECTED | FS_HAS_FOUND,
+					.expected = f[k].found, .found = f[k].primary };
+
 		if (f[k].n == compared && !f[k].mixed)
-			fs_report(fl, "sb.secondary", 0, 0, FS_NONE, f[k].field, f[k].found,
-				  f[k].primary, "the primary superblock's %s (%s) differs from all %u "
-				  "secondaries (%s): the primary is the damaged one", f[k].field,
-				  f[k].primary, compared, f[k].found);
+			fs_report_val(fl, &val, FS_C_SB_SECONDARY, 0, 0, FS_NONE, f[k].name,
+				      f[k].found_text, f[k].primary_text,
+				      "the primary superblock's %s (%s) differs from all %u "
+				      "secondaries (%s): the primary is the damaged one", f[k].name,
+				      f[k].primary_text, compared, f[k].found_text);
+	}
 }
 
 static void check_ag(struct scan_ctx *cx, fs_agnumber_t agno, const unsigned char *hdr,
@@ -176,7 +192,7 @@ int scan_phase_headers(struct scan_ctx *cx)
 			snprintf(ags, sizeof(ags), "AG %u starts", readable);
 		else
 			snprintf(ags, sizeof(ags), "AGs %u..%u start", readable, g->agcount - 1);
-		fs_report(cx->fl, "sb.geometry", readable, FS_NONE, FS_NONE, "agcount",
+		fs_sb_report(cx->fl, FS_C_SB_GEOMETRY, readable, FS_NONE, "agcount",
 			  FS_U(readable), FS_U(g->agcount),
 			  "%s beyond the end of the device (%llu bytes) and cannot be read: "
 			  "nothing is claimed about %s blocks and inodes, and link counts, "
@@ -190,7 +206,7 @@ int scan_phase_headers(struct scan_ctx *cx)
 		uint32_t min_log = fs_log_min_blocks(g, fs->sb.sb_logsunit);
 
 		if (g->logblocks < min_log)
-			fs_report(cx->fl, "sb.log", 0, 0, FS_NONE, "logblocks",
+			fs_sb_report(cx->fl, FS_C_SB_LOG, 0, 0, "logblocks",
 				  FS_U(min_log), FS_U(g->logblocks),
 				  "the log (%u blocks) is smaller than this geometry's minimum of %u "
 				  "blocks: the kernel refuses to mount it", g->logblocks, min_log);
@@ -242,7 +258,7 @@ int scan_phase_headers(struct scan_ctx *cx)
 				     .have_log_head = fs->have_log_head, .head_lsn = fs->log_head_lsn };
 
 		if (!fs_lsn_ok(&c, fs->sb.sb_lsn))
-			fs_report(cx->fl, "sb.lsn", 0, 0, FS_NONE, "lsn", "at or before the log head",
+			fs_sb_report(cx->fl, FS_C_SB_LSN, 0, 0, "lsn", "at or before the log head",
 				  FS_X(fs->sb.sb_lsn), "the primary superblock's LSN 0x%llx is beyond "
 				  "the log head: the kernel refuses to mount it",
 				  (unsigned long long)fs->sb.sb_lsn);
@@ -254,7 +270,7 @@ int scan_phase_headers(struct scan_ctx *cx)
 	 * verifier (which repair's own first write passes) does not judge it.
 	 */
 	if (cx->fs->sb.sb_features_incompat & XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR)
-		fs_report(cx->fl, "sb.needsrepair", 0, 0, FS_NONE, "features_incompat",
+		fs_sb_report(cx->fl, FS_C_SB_NEEDSREPAIR, 0, 0, "features_incompat",
 			  "no NEEDSREPAIR", "NEEDSREPAIR",
 			  "the filesystem is marked as needing repair: the kernel will not mount it "
 			  "until a repair finishes");

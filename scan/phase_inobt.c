@@ -49,7 +49,7 @@ static int visit_rec(void *priv, const void *raw)
 	const struct fs_geom *g = &a->cx->fs->g;
 	struct fs_inobt_rec r;
 	const char *why;
-	char code[32], found[64];
+	char found[64];
 
 	fs_inobt_rec_decode(g, raw, &r);
 	snprintf(found, sizeof(found), "startino %u holemask 0x%x count %u freecount %u",
@@ -62,8 +62,7 @@ static int visit_rec(void *priv, const void *raw)
 	if (!why && t->bt.cls == MC_FINOBT && r.freecount == 0)
 		why = "record without free inodes in the free inode btree";
 	if (why) {
-		snprintf(code, sizeof(code), "%s.rec", t->bt.ops->code_prefix);
-		fs_report(a->cx->fl, code, a->agno,
+		fs_report(a->cx->fl, t->bt.ops->codes[FS_BTC_REC], a->agno,
 			  t->bt.leaf == NULLAGBLOCK ? FS_NONE : (int64_t)fs_agbno_to_daddr(g, a->agno, t->bt.leaf),
 			  FS_NONE, "record", "a valid inode chunk", found, "%s record: %s",
 			  t->bt.ops->name, why);
@@ -130,12 +129,12 @@ static void compare_finobt(struct scan_btw *a, const struct ino_tree *ino, const
 		}
 		if (!why || ++bad > MISMATCH_REPORTS)
 			continue;
-		fs_report(a->cx->fl, "finobt.mismatch", a->agno, FS_NONE,
+		fs_report(a->cx->fl, FS_C_FINOBT_MISMATCH, a->agno, FS_NONE,
 			  (int64_t)fs_agino_to_ino(g, a->agno, at), "startino", "the same record",
 			  FS_U(at), "chunk at AG inode %u: %s", at, why);
 	}
 	if (bad > MISMATCH_REPORTS)
-		fs_report(a->cx->fl, "finobt.mismatch", a->agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+		fs_report(a->cx->fl, FS_C_FINOBT_MISMATCH, a->agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
 			  "%zu more differences between the inode and free inode btrees",
 			  bad - MISMATCH_REPORTS);
 }
@@ -146,7 +145,7 @@ static void agi_counter(struct scan_btw *a, const char *field, uint64_t on_disk,
 
 	if (on_disk == seen)
 		return;
-	fs_report(a->cx->fl, "agi.counters", a->agno,
+	fs_report(a->cx->fl, FS_C_AGI_COUNTERS, a->agno,
 		  (int64_t)(fs_ag_daddr(g, a->agno) + 2 * (g->sectsize >> FS_BBSHIFT)), FS_NONE,
 		  field, FS_U(seen), FS_U(on_disk), "AGI %s is %llu but the inode btrees hold %llu",
 		  field, (unsigned long long)on_disk, (unsigned long long)seen);
@@ -396,12 +395,12 @@ int scan_phase_inobt(struct scan_ctx *cx)
 	if (!tot.complete || cx->fs->sb_counters_stale || cx->ags_past_end)
 		return 0;
 	if (cx->fs->sb.sb_icount != tot.icount)
-		fs_report(cx->fl, "sb.counters", 0, 0, FS_NONE, "icount", FS_U(tot.icount),
+		fs_report(cx->fl, FS_C_SB_COUNTERS, 0, 0, FS_NONE, "icount", FS_U(tot.icount),
 			  FS_U(cx->fs->sb.sb_icount),
 			  "superblock inode count is %llu but the inode btrees hold %llu",
 			  (unsigned long long)cx->fs->sb.sb_icount, (unsigned long long)tot.icount);
 	if (cx->fs->sb.sb_ifree != tot.ifree)
-		fs_report(cx->fl, "sb.counters", 0, 0, FS_NONE, "ifree", FS_U(tot.ifree),
+		fs_report(cx->fl, FS_C_SB_COUNTERS, 0, 0, FS_NONE, "ifree", FS_U(tot.ifree),
 			  FS_U(cx->fs->sb.sb_ifree),
 			  "superblock free inode count is %llu but the inode btrees hold %llu",
 			  (unsigned long long)cx->fs->sb.sb_ifree, (unsigned long long)tot.ifree);

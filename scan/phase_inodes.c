@@ -69,55 +69,45 @@ static int cluster_list(struct scan_ctx *cx, fs_agnumber_t agno, const struct mo
 }
 
 /*
- * Codes that say nothing of the inode's contents: its CRC, and a magic or
- * version an identified inode had mended (scan_inode_mend_identity).  They
- * hide nothing: the contents are judged by every rule all the same, and
- * repair re-stamps the CRC only on contents that pass.
+ * Findings that say nothing of the inode's contents: its CRC, and a magic
+ * or version an identified inode had mended (scan_inode_mend_identity).
+ * They hide nothing: the contents are judged by every rule all the same,
+ * and repair re-stamps the CRC only on contents that pass.
  */
-static bool says_nothing_of_contents(const char *code, bool mended)
+static bool says_nothing_of_contents(const struct fs_finding *f, bool mended)
 {
-	return !strcmp(code, "inode.crc") ||
-	       (mended && (!strcmp(code, "inode.magic") || !strcmp(code, "inode.version")));
+	return f->code == FS_C_INODE_CRC || (mended && (f->def->flags & FS_FL_IDENTITY));
 }
 
 /*
- * Codes of fields repair resets without changing how the inode's contents
- * read (a hint, a timestamp, an LSN, a list pointer): a directory, xattrs
- * or a symlink with one of them are judged all the same.  So are bad flags
- * on anything but a regular file (a realtime flag moves a file's data;
- * on other types repair drops every flag that does not belong).  A
- * directory repair keeps must have been walked: its children are where
- * it says, not orphans.
+ * Fields repair resets without changing how the inode's contents read
+ * (FS_FL_KEEPS_CONTENTS): a directory, xattrs or a symlink with one of
+ * them are judged all the same.  So are bad flags on anything but a
+ * regular file (a realtime flag moves a file's data; on other types
+ * repair drops every flag that does not belong).  A directory repair
+ * keeps must have been walked: its children are where it says, not
+ * orphans.
  */
-static bool mended_without_contents(const char *code, uint16_t mode)
+static bool mended_without_contents(const struct fs_finding *f, uint16_t mode)
 {
-	static const char *const codes[] = { "inode.lsn", "inode.timestamp", "inode.onlink",
-					     "inode.extsize", "inode.cowextsize", "inode.unlinked",
-					     "unlinked.linked" };
-
-	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-		if (!strcmp(code, codes[i]))
-			return true;
-	return !strcmp(code, "inode.flags") && mode && !S_ISREG(mode);
+	if (f->def->flags & FS_FL_KEEPS_CONTENTS)
+		return true;
+	return f->code == FS_C_INODE_FLAGS && mode && !S_ISREG(mode);
 }
 
 /* The identity findings of the damaged bytes: the rest is judged on the mended copy. */
 static bool not_identity(void *priv, const struct fs_finding *f)
 {
 	(void)priv;
-	return strcmp(f->def->code, "inode.magic") && strcmp(f->def->code, "inode.version");
+	return !(f->def->flags & FS_FL_IDENTITY);
 }
 
-/* Codes of the inode verifier that leave the forks' block maps meaningful. */
-static bool moves_forks(const char *code, bool mended)
+/* Whether a finding of the inode verifier leaves the forks' block maps meaningless. */
+static bool moves_forks(const struct fs_finding *f, bool mended)
 {
-	static const char *const harmless[] = { "inode.lsn", "inode.nblocks", "inode.extsize",
-						"inode.cowextsize", "inode.unlinked", "inode.size" };
-
-	for (size_t i = 0; i < sizeof(harmless) / sizeof(harmless[0]); i++)
-		if (!strcmp(code, harmless[i]))
-			return false;
-	return !says_nothing_of_contents(code, mended);
+	if (f->def->flags & FS_FL_KEEPS_FORKS)
+		return false;
+	return !says_nothing_of_contents(f, mended);
 }
 
 static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot, uint32_t i,
@@ -169,8 +159,8 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 		memset(&ci.ip, 0, sizeof(ci.ip));
 		fs_verify(FS_MT_INODE, &vc, mended, g->inodesize);
 		/* the CRC as stored does not match the bytes on disk: said, whatever the copy's */
-		if (!crc_ok && !fs_findings_has(&s->scratch, "inode.crc"))
-			fs_report(&s->scratch, "inode.crc", s->agno, (int64_t)daddr, (int64_t)ci.ino,
+		if (!crc_ok && !fs_findings_has(&s->scratch, FS_C_INODE_CRC))
+			fs_report(&s->scratch, FS_C_INODE_CRC, s->agno, (int64_t)daddr, (int64_t)ci.ino,
 				  "crc", FS_X(fs_crc_compute(dip, g->inodesize, XFS_DINODE_CRC_OFF)),
 				  FS_X(fs_crc_stored(dip, XFS_DINODE_CRC_OFF)),
 				  "inode CRC does not match its contents");
@@ -180,12 +170,11 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 	ci.core_ok = !s->scratch.dropped;
 	ci.forks_ok = !s->scratch.dropped;
 	for (size_t k = 0; k < s->scratch.n; k++) {
-		const char *code = s->scratch.v[k].def->code;
+		const struct fs_finding *f = &s->scratch.v[k];
 
-		if (!says_nothing_of_contents(code, mended_id) &&
-		    !mended_without_contents(code, ci.ip.mode))
+		if (!says_nothing_of_contents(f, mended_id) && !mended_without_contents(f, ci.ip.mode))
 			ci.core_ok = false;
-		if (moves_forks(code, mended_id))
+		if (moves_forks(f, mended_id))
 			ci.forks_ok = false;
 	}
 	if (fs_findings_move(cx->fl, &s->scratch) == -ENOMEM && !s->err)
@@ -205,12 +194,12 @@ static void scan_inode(struct scan_ag *s, struct model_ichunk *c, uint64_t slot,
 	if (uncertain)
 		;	/* no inode btree to compare with: inobt.lost says so per AG */
 	else if (free_disk && !free_btree)
-		fs_report(cx->fl, "inode.free", s->agno, (int64_t)daddr, (int64_t)ci.ino, "di_mode",
+		fs_report(cx->fl, FS_C_INODE_FREE, s->agno, (int64_t)daddr, (int64_t)ci.ino, "di_mode",
 			  "an allocated inode", "0 (free)",
 			  "inode %llu is allocated in the inode btree but free on disk",
 			  (unsigned long long)ci.ino);
 	else if (!free_disk && free_btree)
-		fs_report(cx->fl, "inobt.freemask", s->agno, (int64_t)daddr, (int64_t)ci.ino,
+		fs_report(cx->fl, FS_C_INOBT_FREEMASK, s->agno, (int64_t)daddr, (int64_t)ci.ino,
 			  "ir_free", "bit clear (in use)", "bit set (free)",
 			  "inode %llu is in use on disk (mode 0%o) but free in the inode btree",
 			  (unsigned long long)ci.ino, ci.ip.mode);
@@ -254,7 +243,7 @@ static void scan_cluster(void *priv, const struct fs_ra_extent *x, const unsigne
 		if (!data) {
 			s->incomplete = true;
 			if (!reported)
-				fs_report(cx->fl, "inode.unreadable", s->agno,
+				fs_report(cx->fl, FS_C_INODE_UNREADABLE, s->agno,
 					  (int64_t)fs_agbno_to_daddr(g, s->agno, u),
 					  (int64_t)fs_agino_to_ino(g, s->agno, agino), NULL, NULL, NULL,
 					  "inode cluster at AG block %u could not be read", u);
@@ -287,7 +276,7 @@ static void lost_chunks(struct scan_ctx *cx, fs_agnumber_t agno)
 		}
 	if (!lost)
 		return;
-	fs_report(cx->fl, "inobt.lost", agno, FS_NONE,
+	fs_report(cx->fl, FS_C_INOBT_LOST, agno, FS_NONE,
 		  (int64_t)fs_agino_to_ino(g, agno, first->startino), "startino",
 		  "in the inode btree", FS_U(first->startino),
 		  "%zu inode chunks the rmap btree lists hold inodes the inode btree does not list "

@@ -192,7 +192,7 @@ static void report_unreachable(struct scan_ctx *cx, uint64_t s, int64_t cause)
 	fs_agnumber_t agno;
 	fs_ino_t ino = scan_slot_ino(cx, s, &agno);
 
-	fs_report_caused(cx->fl, cause, "inode.unreachable", agno, FS_NONE, (int64_t)ino, NULL,
+	fs_report_caused(cx->fl, cause, FS_C_INODE_UNREACHABLE, agno, FS_NONE, (int64_t)ino, NULL,
 			 "reachable from the root", r->refs ? "only from unreachable directories"
 			 : "no directory entry",
 			 "inode %llu (nlink %u) is not reachable from the root directory",
@@ -306,7 +306,7 @@ int scan_phase_links(struct scan_ctx *cx)
 			bool is_root = ino == g->rootino;
 
 			if (r->refs > 1 || (is_root && r->refs)) {
-				fs_report(cx->fl, "dir.hardlink", agno, FS_NONE, (int64_t)ino, "refs",
+				fs_report(cx->fl, FS_C_DIR_HARDLINK, agno, FS_NONE, (int64_t)ino, "refs",
 					  is_root ? "0" : "1", FS_U(r->refs),
 					  "directory %llu is named by %u directory entries",
 					  (unsigned long long)ino, r->refs);
@@ -317,7 +317,7 @@ int scan_phase_links(struct scan_ctx *cx)
 
 				agno = fs_ino_to_agno(g, ino);
 				if (r->dotdot != parent) {
-					fs_report(cx->fl, "dir.parent", agno, FS_NONE, (int64_t)ino, "..",
+					fs_report(cx->fl, FS_C_DIR_PARENT, agno, FS_NONE, (int64_t)ino, "..",
 						  FS_U(parent), FS_U(r->dotdot),
 						  "directory %llu's \"..\" names %llu, its parent is %llu",
 						  (unsigned long long)ino, (unsigned long long)r->dotdot,
@@ -331,7 +331,7 @@ int scan_phase_links(struct scan_ctx *cx)
 			want = r->refs;
 		}
 		if (want != r->nlink)
-			fs_report(cx->fl, "inode.nlink", fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
+			fs_report(cx->fl, FS_C_INODE_NLINK, fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
 				  "nlink", FS_U(want), FS_U(r->nlink),
 				  "inode %llu has link count %u, directories reference it %llu times",
 				  (unsigned long long)ino, r->nlink, (unsigned long long)want);

@@ -43,7 +43,7 @@ static void on_overlap(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint3
 		return;
 	snprintf(found, sizeof(found), "%s and %s", model_class_name(a->cls),
 		 model_class_name(b->cls));
-	fs_report(d->cx->fl, "block.dup", agno, (int64_t)fs_agbno_to_daddr(g, agno, agbno),
+	fs_report(d->cx->fl, FS_C_BLOCK_DUP, agno, (int64_t)fs_agbno_to_daddr(g, agno, agbno),
 		  b->owner && b->cls >= MC_DATA && b->cls <= MC_BMBT ? (int64_t)b->owner : FS_NONE,
 		  "owner", "one owner", found,
 		  "blocks %u..%u are claimed by %s (extent %u+%u, owner %llu) and by %s (extent "
@@ -66,7 +66,7 @@ static void on_gap(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t 
 	l->blocks += len;
 	if (++l->n > LEAK_REPORTS)
 		return;
-	fs_report(l->cx->fl, "block.leak", agno, (int64_t)fs_agbno_to_daddr(g, agno, agbno), FS_NONE,
+	fs_report(l->cx->fl, FS_C_BLOCK_LEAK, agno, (int64_t)fs_agbno_to_daddr(g, agno, agbno), FS_NONE,
 		  "owner", "free space or an owner", "none",
 		  "blocks %u..%u (%u) are neither free nor used by anything", agbno,
 		  agbno + len - 1, len);
@@ -92,12 +92,12 @@ static int owners_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 		goto out;
 	model_ag_overlaps(cx->model, agno, on_overlap, &d);
 	if (d.n > DUP_REPORTS)
-		fs_report(cx->fl, "block.dup", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+		fs_report(cx->fl, FS_C_BLOCK_DUP, agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
 			  "%zu more multiply claimed block ranges", d.n - DUP_REPORTS);
 	if (cx->forks_complete) {
 		model_ag_gaps(cx->model, agno, on_gap, &l);
 		if (l.n > LEAK_REPORTS)
-			fs_report(cx->fl, "block.leak", agno, FS_NONE, FS_NONE, "owner", NULL,
+			fs_report(cx->fl, FS_C_BLOCK_LEAK, agno, FS_NONE, FS_NONE, "owner", NULL,
 				  FS_U(l.blocks), "%zu more leaked block ranges (%llu blocks leaked "
 				  "in this AG in all)", l.n - LEAK_REPORTS,
 				  (unsigned long long)l.blocks);

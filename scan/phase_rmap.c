@@ -175,12 +175,9 @@ static bool walk_silently(struct rwalk *r, enum fs_btree_ag_type type, fs_agbloc
 	 * out: compare only a tree walked whole.  A parent key or sibling that
 	 * disagrees skips nothing.
 	 */
-	for (size_t i = 0; i < scratch.n; i++) {
-		const char *dot = strrchr(scratch.v[i].def->code, '.');
-		if (!dot || !strcmp(dot, ".order") || !strcmp(dot, ".ptr") ||
-		    !strcmp(dot, ".loop") || !strcmp(dot, ".depth") || !strcmp(dot, ".unreadable"))
+	for (size_t i = 0; i < scratch.n; i++)
+		if (scratch.v[i].def->flags & FS_FL_SKIPS_SUBTREE)
 			shaky = true;
-	}
 	if (scratch.dropped)
 		shaky = true;
 	fs_findings_free(&scratch);
@@ -204,6 +201,12 @@ static void tuple_text(char *buf, size_t len, const struct rtuple *t)
 	}
 }
 
+/* The blocks of a tuple, as a finding carries them typed beside tuple_text's words. */
+static struct fs_range tuple_range(const struct rtuple *t)
+{
+	return (struct fs_range){ t->agbno, t->len };
+}
+
 static bool overlap(const struct rtuple *a, const struct rtuple *b)
 {
 	return a->owner == b->owner && a->agbno < (uint64_t)b->agbno + b->len &&
@@ -219,6 +222,7 @@ static void compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, struct tvec *o
 	size_t nmiss = 0, nextra = 0, tmiss = 0, textra = 0, nmm = 0, rmiss = 0, rextra = 0;
 	size_t i = 0, j = 0;
 	char a[96], b[96];
+	struct fs_typed val;
 
 	obs->n = canonical(obs->v, obs->n);
 	rm->n = canonical(rm->v, rm->n);
@@ -254,8 +258,10 @@ static void compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, struct tvec *o
 				continue;
 			tuple_text(a, sizeof(a), &miss[m]);
 			tuple_text(b, sizeof(b), &extra[x]);
+			val = (struct fs_typed){ .expected_range = tuple_range(&miss[m]),
+						 .found_range = tuple_range(&extra[x]) };
 			if (++nmm <= DIFF_REPORTS)
-				fs_report(cx->fl, "rmap.mismatch", agno,
+				fs_report_val(cx->fl, &val, FS_C_RMAP_MISMATCH, agno,
 					  (int64_t)fs_agbno_to_daddr(g, agno, miss[m].agbno),
 					  inode_owner(miss[m].owner) ? (int64_t)miss[m].owner : FS_NONE,
 					  "rmap record", a, b,
@@ -269,7 +275,8 @@ static void compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, struct tvec *o
 		if (mpaired[m] || ++rmiss > DIFF_REPORTS)
 			continue;
 		tuple_text(a, sizeof(a), &miss[m]);
-		fs_report(cx->fl, "rmap.missing", agno,
+		val = (struct fs_typed){ .expected_range = tuple_range(&miss[m]) };
+		fs_report_val(cx->fl, &val, FS_C_RMAP_MISSING, agno,
 			  (int64_t)fs_agbno_to_daddr(g, agno, miss[m].agbno),
 			  inode_owner(miss[m].owner) ? (int64_t)miss[m].owner : FS_NONE,
 			  "rmap record", a, "none",
@@ -281,21 +288,22 @@ static void compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, struct tvec *o
 			if (xpaired[x] || ++rextra > DIFF_REPORTS)
 				continue;
 			tuple_text(b, sizeof(b), &extra[x]);
-			fs_report(cx->fl, "rmap.extra", agno,
+			val = (struct fs_typed){ .found_range = tuple_range(&extra[x]) };
+			fs_report_val(cx->fl, &val, FS_C_RMAP_EXTRA, agno,
 				  (int64_t)fs_agbno_to_daddr(g, agno, extra[x].agbno),
 				  inode_owner(extra[x].owner) ? (int64_t)extra[x].owner : FS_NONE,
 				  "rmap record", "none", b,
 				  "reverse mapping %s names an owner that does not use those blocks", b);
 		}
 	if (tmiss > rmiss && rmiss > DIFF_REPORTS)
-		fs_report(cx->fl, "rmap.missing", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+		fs_report(cx->fl, FS_C_RMAP_MISSING, agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
 			  "%zu more block ranges in use lack a reverse mapping", tmiss - DIFF_REPORTS);
 	if (complete && textra > DIFF_REPORTS)
-		fs_report(cx->fl, "rmap.extra", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+		fs_report(cx->fl, FS_C_RMAP_EXTRA, agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
 			  "%zu more reverse mappings name owners that do not use those blocks",
 			  textra - DIFF_REPORTS);
 	if (nmm > DIFF_REPORTS)
-		fs_report(cx->fl, "rmap.mismatch", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+		fs_report(cx->fl, FS_C_RMAP_MISMATCH, agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
 			  "%zu more reverse mappings differ from the observed owners",
 			  nmm - DIFF_REPORTS);
 }
@@ -377,8 +385,8 @@ static void compare_refcount(struct scan_ctx *cx, fs_agnumber_t agno, const stru
 {
 	const struct fs_geom *g = &cx->fs->g;
 	size_t i = 0, j = 0, nrep[3] = { 0 };
-	static const char *const codes[3] = { "refcount.missing", "refcount.extra",
-					      "refcount.mismatch" };
+	static const enum fs_code codes[3] = { FS_C_REFCOUNT_MISSING, FS_C_REFCOUNT_EXTRA,
+					       FS_C_REFCOUNT_MISMATCH };
 	uint64_t pos = 0;
 	/* the pending difference, reported once it stops growing */
 	int kind = -1;
@@ -492,14 +500,14 @@ static void check_reflink_flags(struct scan_ctx *cx, fs_agnumber_t agno)
 			continue;
 		last_owner = e[i].owner;	/* its extents are often neighbours: say it once */
 		if (++nrep <= DIFF_REPORTS)
-			fs_report(cx->fl, "inode.reflink", agno,
+			fs_report(cx->fl, FS_C_INODE_REFLINK, agno,
 				  (int64_t)fs_agbno_to_daddr(g, agno, e[i].agbno), (int64_t)e[i].owner,
 				  "di_flags2", "REFLINK", "no REFLINK",
 				  "inode %llu shares data blocks %u+%u but lacks the reflink flag",
 				  (unsigned long long)e[i].owner, e[i].agbno, e[i].len);
 	}
 	if (nrep > DIFF_REPORTS)
-		fs_report(cx->fl, "inode.reflink", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+		fs_report(cx->fl, FS_C_INODE_REFLINK, agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
 			  "%zu more shared extents of inodes without the reflink flag",
 			  nrep - DIFF_REPORTS);
 }
@@ -551,7 +559,7 @@ int scan_rmap_prepare(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_
 				 * of a crash, which the kernel's mount and xfs_repair free.
 				 */
 				if (++ncow <= DIFF_REPORTS)
-					fs_report(cx->fl, "refcount.cow_leftover", agno,
+					fs_report(cx->fl, FS_C_REFCOUNT_COW_LEFTOVER, agno,
 						  (int64_t)fs_agbno_to_daddr(g, agno,
 									     s->rw.rc[i].startblock),
 						  FS_NONE, NULL, NULL, NULL,
@@ -559,7 +567,7 @@ int scan_rmap_prepare(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_
 						  s->rw.rc[i].blockcount);
 			}
 		if (ncow > DIFF_REPORTS)
-			fs_report(cx->fl, "refcount.cow_leftover", agno, FS_NONE, FS_NONE, NULL, NULL,
+			fs_report(cx->fl, FS_C_REFCOUNT_COW_LEFTOVER, agno, FS_NONE, FS_NONE, NULL, NULL,
 				  NULL, "%zu more leftover CoW staging extents", ncow - DIFF_REPORTS);
 	}
 	if (g->rmapbt)

@@ -134,7 +134,7 @@ static int compare_file(struct scan_ctx *cx, fs_ino_t ino, const struct fs_bmap 
 			bool *bad)
 {
 	const struct fs_geom *g = &cx->fs->g;
-	const char *code = bitmap ? "rt.bitmap" : "rt.summary";
+	enum fs_code code = bitmap ? FS_C_RT_BITMAP : FS_C_RT_SUMMARY;
 	const char *what = bitmap ? "realtime bitmap" : "realtime summary";
 	uint8_t *buf = malloc(g->blocksize);
 	size_t nrep = 0;
@@ -258,7 +258,7 @@ int scan_rt_check(struct scan_ctx *cx, const struct fs_bmap *bm, const struct fs
 		return err;
 	if (sb->sb_frextents != rt->frextents) {
 		rt->frextents_bad = true;
-		fs_report(cx->fl, "rt.frextents", 0, 0, FS_NONE, "sb_frextents",
+		fs_report(cx->fl, FS_C_RT_FREXTENTS, 0, 0, FS_NONE, "sb_frextents",
 			  FS_U(rt->frextents), FS_U(sb->sb_frextents),
 			  "superblock says %llu free realtime extents; the bitmap has %llu",
 			  (unsigned long long)sb->sb_frextents, (unsigned long long)rt->frextents);

@@ -130,7 +130,7 @@ static void check_unlinked(struct scan_ctx *cx, fs_agnumber_t agno)
 		if (agi.unlinked[bucket] != NULLAGINO)
 			used++;
 	if (used && !(cx->fs->have_log_head && !cx->fs->log_clean))
-		fs_report(cx->fl, "unlinked.pending", agno, FS_NONE, FS_NONE, "agi_unlinked",
+		fs_report(cx->fl, FS_C_UNLINKED_PENDING, agno, FS_NONE, FS_NONE, "agi_unlinked",
 			  "no lists", FS_U(used), "AGI unlinked lists are in use in %u buckets: "
 			  "their inodes are unlinked but were never freed", used);
 	for (uint32_t bucket = 0; bucket < XFS_AGI_UNLINKED_BUCKETS; bucket++) {
@@ -151,14 +151,14 @@ static void check_unlinked(struct scan_ctx *cx, fs_agnumber_t agno)
 			if (added < 0)
 				break;
 			if (added == 0) {
-				fs_report(cx->fl, "unlinked.loop", agno, FS_NONE, (int64_t)ino,
+				fs_report(cx->fl, FS_C_UNLINKED_LOOP, agno, FS_NONE, (int64_t)ino,
 					  "di_next_unlinked", NULL, FS_U(agino),
 					  "AGI unlinked bucket %u reaches inode %llu a second time",
 					  bucket, (unsigned long long)ino);
 				break;
 			}
 			if (!inode_in_use(cx, agno, agino, &c)) {
-				fs_report(cx->fl, head ? "unlinked.free" : "unlinked.next", agno, FS_NONE,
+				fs_report(cx->fl, head ? FS_C_UNLINKED_FREE : FS_C_UNLINKED_NEXT, agno, FS_NONE,
 					  (int64_t)ino, head ? "agi_unlinked" : "di_next_unlinked",
 					  "an allocated inode", FS_U(agino),
 					  "AGI unlinked bucket %u lists inode %llu, which is not allocated",
@@ -166,7 +166,7 @@ static void check_unlinked(struct scan_ctx *cx, fs_agnumber_t agno)
 				break;
 			}
 			if (agino % XFS_AGI_UNLINKED_BUCKETS != bucket)
-				fs_report(cx->fl, "unlinked.bucket", agno, FS_NONE, (int64_t)ino,
+				fs_report(cx->fl, FS_C_UNLINKED_BUCKET, agno, FS_NONE, (int64_t)ino,
 					  "agi_unlinked", FS_U(agino % XFS_AGI_UNLINKED_BUCKETS),
 					  FS_U(bucket), "inode %llu is on unlinked bucket %u, not %u",
 					  (unsigned long long)ino, bucket,
@@ -181,7 +181,7 @@ static void check_unlinked(struct scan_ctx *cx, fs_agnumber_t agno)
 			}
 			fs_inode_decode(r.dip, &ip);
 			if (ip.nlink)
-				fs_report(cx->fl, "unlinked.nlink", agno, (int64_t)r.daddr, (int64_t)ino,
+				fs_report(cx->fl, FS_C_UNLINKED_NLINK, agno, (int64_t)r.daddr, (int64_t)ino,
 					  "di_nlink", "0", FS_U(ip.nlink),
 					  "inode %llu is on unlinked bucket %u but has %u links",
 					  (unsigned long long)ino, bucket, ip.nlink);
@@ -202,7 +202,7 @@ static void check_unlinked(struct scan_ctx *cx, fs_agnumber_t agno)
 		agino = ic[k / XFS_INODES_PER_CHUNK].startino + (fs_agino_t)(k % XFS_INODES_PER_CHUNK);
 		if (fs_u32set_has(&on_list, agino))
 			continue;
-		fs_report(cx->fl, "unlinked.orphan", agno, FS_NONE,
+		fs_report(cx->fl, FS_C_UNLINKED_ORPHAN, agno, FS_NONE,
 			  (int64_t)fs_agino_to_ino(g, agno, agino), "di_nlink",
 			  "on an unlinked list", "0 links, on no list",
 			  "inode %llu has no links and is on no unlinked list",
@@ -229,7 +229,7 @@ static bool sb_ino_set(uint64_t ino)
 }
 
 /* Read the inode a superblock field names; false (reported) when it is not in use. */
-static bool read_sb_inode(struct scan_ctx *cx, uint64_t ino, const char *code, const char *field,
+static bool read_sb_inode(struct scan_ctx *cx, uint64_t ino, enum fs_code code, const char *field,
 			  struct ino_ref *r, struct fs_inode *ip)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -270,7 +270,7 @@ static void check_quota_file(struct scan_ctx *cx, uint64_t ino, const char *fiel
 	struct fs_bmap m;
 	uint8_t *buf;
 
-	if (!sb_ino_set(ino) || !read_sb_inode(cx, ino, "quota.inode", field, &r, &ip))
+	if (!sb_ino_set(ino) || !read_sb_inode(cx, ino, FS_C_QUOTA_INODE, field, &r, &ip))
 		return;
 	if (scan_load_map(cx, r.dip, &ip, XFS_DATA_FORK, NULL, &m)) {
 		fs_buf_put(cx->cache, r.b);
@@ -291,7 +291,7 @@ static void check_quota_file(struct scan_ctx *cx, uint64_t ino, const char *fiel
 				continue;	/* preallocated, never written */
 			c = scan_vctx(cx, ino, fsb);
 			if (scan_read_agblock(cx, c.agno, fs_fsb_to_agbno(g, fsb), buf)) {
-				fs_report(cx->fl, "dquot.unreadable", c.agno, (int64_t)c.daddr,
+				fs_report(cx->fl, FS_C_DQUOT_UNREADABLE, c.agno, (int64_t)c.daddr,
 					  (int64_t)ino, NULL, NULL, NULL,
 					  "quota file block could not be read");
 				continue;
@@ -311,11 +311,11 @@ static bool check_rt_inode(struct scan_ctx *cx, uint64_t ino, const char *field,
 	struct ino_ref r;
 	bool ok;
 
-	if (!sb_ino_set(ino) || !read_sb_inode(cx, ino, "rt.inode", field, &r, &ip))
+	if (!sb_ino_set(ino) || !read_sb_inode(cx, ino, FS_C_RT_INODE, field, &r, &ip))
 		return false;
 	ok = ip.size == want;
 	if (!ok)
-		fs_report(cx->fl, "rt.inode", fs_ino_to_agno(&cx->fs->g, ino), (int64_t)r.daddr,
+		fs_report(cx->fl, FS_C_RT_INODE, fs_ino_to_agno(&cx->fs->g, ino), (int64_t)r.daddr,
 			  (int64_t)ino, "di_size", FS_U(want), FS_U(ip.size),
 			  "superblock %s inode %llu size disagrees with the realtime geometry",
 			  field, (unsigned long long)ino);

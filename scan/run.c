@@ -334,7 +334,7 @@ int scan_run(struct scan_ctx *cx)
 
 	/* first: a dirty log means what follows may be stale, not corrupt (unless replayed) */
 	if (fs->have_log_head && !fs->log_clean && !fs->log_replayed)
-		fs_report(cx->fl, "log.dirty", FS_NONE, FS_NONE, FS_NONE, "log", "clean", "dirty",
+		fs_report(cx->fl, FS_C_LOG_DIRTY, FS_NONE, FS_NONE, FS_NONE, "log", "clean", "dirty",
 			  "the log is dirty (head at cycle %u block %u): mount the filesystem to "
 			  "replay it; findings below may be spurious",
 			  fs_lsn_cycle(fs->log_head_lsn), fs_lsn_block(fs->log_head_lsn));

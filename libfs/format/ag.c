@@ -92,20 +92,21 @@ uint32_t fs_agfl_active_count(const struct fs_geom *g, const struct fs_agf *agf)
 
 struct agv {
 	const struct fs_vctx *c;
-	const char *hdr;
-	int n;
+	struct fs_reporter r;      /* messages start with the header's name */
 };
 
-static void bad(struct agv *v, const char *code, const char *field, const char *exp,
-		const char *found, const char *msg)
+/* The reporter for header hdr ("AGF") of the block c is told about. */
+static struct agv agv_init(const struct fs_vctx *c, const char *hdr)
 {
-	fs_report(v->c->fl, code, v->c->agno, v->c->daddr, FS_NONE, field, exp, found, "%s: %s",
-		  v->hdr, msg);
-	v->n++;
+	struct agv v = { .c = c, .r = fs_vctx_reporter(c) };
+
+	v.r.ino = FS_NONE;
+	v.r.prefix = hdr;
+	return v;
 }
 
 /* A btree root must sit inside this AG and past its header sectors. */
-static void check_root(struct agv *v, const char *code, const char *field, uint32_t root,
+static void check_root(struct agv *v, enum fs_code code, const char *field, uint32_t root,
 		       uint32_t aglen)
 {
 	const struct fs_geom *g = v->c->g;
@@ -113,24 +114,26 @@ static void check_root(struct agv *v, const char *code, const char *field, uint3
 	if (root < g->ag_hdr_blocks || root >= aglen) {
 		char exp[48];
 		snprintf(exp, sizeof(exp), "%u..%u", g->ag_hdr_blocks, aglen - 1);
-		bad(v, code, field, exp, FS_U(root), "btree root outside the AG or on its headers");
+		fs_reporter_bad(&v->r, code, field, exp, FS_U(root),
+				"btree root outside the AG or on its headers");
 	}
 }
 
-static void check_level(struct agv *v, const char *code, const char *field, uint32_t level,
+static void check_level(struct agv *v, enum fs_code code, const char *field, uint32_t level,
 			uint32_t max)
 {
 	if (level < 1 || level > max) {
 		char exp[32];
 		snprintf(exp, sizeof(exp), "1..%u", max);
-		bad(v, code, field, exp, FS_U(level), "btree height outside what the geometry allows");
+		fs_reporter_bad(&v->r, code, field, exp, FS_U(level),
+				"btree height outside what the geometry allows");
 	}
 }
 
 int fs_agf_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
 	const struct fs_geom *g = c->g;
-	struct agv v = { c, "AGF", 0 };
+	struct agv v = agv_init(c, "AGF");
 	uint32_t aglen = fs_ag_blocks(g, c->agno);
 	struct fs_agf a;
 
@@ -139,71 +142,77 @@ int fs_agf_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 	fs_agf_decode(buf, &a);
 
 	if (a.versionnum != XFS_AGF_VERSION)
-		bad(&v, "agf.version", "versionnum", FS_U(XFS_AGF_VERSION), FS_U(a.versionnum),
-		    "unknown version");
+		fs_reporter_bad(&v.r, FS_C_AGF_VERSION, "versionnum", FS_U(XFS_AGF_VERSION),
+				FS_U(a.versionnum), "unknown version");
 	if (a.seqno != c->agno)
-		bad(&v, "agf.seqno", "seqno", FS_U(c->agno), FS_U(a.seqno), "sequence number is not the AG number");
+		fs_reporter_bad(&v.r, FS_C_AGF_SEQNO, "seqno", FS_U(c->agno), FS_U(a.seqno),
+				"sequence number is not the AG number");
 	if (a.length != aglen)
-		bad(&v, "agf.length", "length", FS_U(aglen), FS_U(a.length), "length is not the AG size");
+		fs_reporter_bad(&v.r, FS_C_AGF_LENGTH, "length", FS_U(aglen), FS_U(a.length),
+				"length is not the AG size");
 
 	if (a.flfirst >= g->agfl_size)
-		bad(&v, "agf.freelist", "flfirst", FS_U(g->agfl_size - 1), FS_U(a.flfirst),
-		    "free list first index past the AGFL");
+		fs_reporter_bad(&v.r, FS_C_AGF_FREELIST, "flfirst", FS_U(g->agfl_size - 1),
+				FS_U(a.flfirst), "free list first index past the AGFL");
 	if (a.fllast >= g->agfl_size)
-		bad(&v, "agf.freelist", "fllast", FS_U(g->agfl_size - 1), FS_U(a.fllast),
-		    "free list last index past the AGFL");
+		fs_reporter_bad(&v.r, FS_C_AGF_FREELIST, "fllast", FS_U(g->agfl_size - 1),
+				FS_U(a.fllast), "free list last index past the AGFL");
 	if (a.flcount > g->agfl_size)
-		bad(&v, "agf.freelist", "flcount", FS_U(g->agfl_size), FS_U(a.flcount),
-		    "free list count larger than the AGFL");
+		fs_reporter_bad(&v.r, FS_C_AGF_FREELIST, "flcount", FS_U(g->agfl_size),
+				FS_U(a.flcount), "free list count larger than the AGFL");
 	else if (a.flfirst < g->agfl_size && a.fllast < g->agfl_size && a.flcount &&
 		 fs_agfl_active_count(g, &a) != a.flcount)
-		bad(&v, "agf.freelist", "flcount", FS_U(fs_agfl_active_count(g, &a)), FS_U(a.flcount),
-		    "free list count does not match flfirst..fllast");
+		fs_reporter_bad(&v.r, FS_C_AGF_FREELIST, "flcount",
+				FS_U(fs_agfl_active_count(g, &a)), FS_U(a.flcount),
+				"free list count does not match flfirst..fllast");
 
 	if (a.freeblks > aglen)
-		bad(&v, "agf.freeblks", "freeblks", "<= AG length", FS_U(a.freeblks),
-		    "more free blocks than the AG holds");
+		fs_reporter_bad(&v.r, FS_C_AGF_FREEBLKS, "freeblks", "<= AG length",
+				FS_U(a.freeblks), "more free blocks than the AG holds");
 	if (a.longest > a.freeblks)
-		bad(&v, "agf.freeblks", "longest", "<= freeblks", FS_U(a.longest),
-		    "longest free extent larger than all free space");
+		fs_reporter_bad(&v.r, FS_C_AGF_FREEBLKS, "longest", "<= freeblks", FS_U(a.longest),
+				"longest free extent larger than all free space");
 	if (a.freeblks && !a.longest)
-		bad(&v, "agf.freeblks", "longest", "> 0 when freeblks > 0", FS_U(a.longest),
-		    "free space present but no longest extent");
+		fs_reporter_bad(&v.r, FS_C_AGF_FREEBLKS, "longest", "> 0 when freeblks > 0",
+				FS_U(a.longest), "free space present but no longest extent");
 
-	check_level(&v, "agf.levels", "bnolevel", a.bno_level, g->alloc_maxlevels);
-	check_level(&v, "agf.levels", "cntlevel", a.cnt_level, g->alloc_maxlevels);
-	check_root(&v, "agf.root", "bnoroot", a.bno_root, aglen);
-	check_root(&v, "agf.root", "cntroot", a.cnt_root, aglen);
+	check_level(&v, FS_C_AGF_LEVELS, "bnolevel", a.bno_level, g->alloc_maxlevels);
+	check_level(&v, FS_C_AGF_LEVELS, "cntlevel", a.cnt_level, g->alloc_maxlevels);
+	check_root(&v, FS_C_AGF_ROOT, "bnoroot", a.bno_root, aglen);
+	check_root(&v, FS_C_AGF_ROOT, "cntroot", a.cnt_root, aglen);
 	if (g->rmapbt) {
-		check_level(&v, "agf.levels", "rmaplevel", a.rmap_level, g->rmap_maxlevels);
-		check_root(&v, "agf.root", "rmaproot", a.rmap_root, aglen);
+		check_level(&v, FS_C_AGF_LEVELS, "rmaplevel", a.rmap_level, g->rmap_maxlevels);
+		check_root(&v, FS_C_AGF_ROOT, "rmaproot", a.rmap_root, aglen);
 		if (a.rmap_blocks < 1 || a.rmap_blocks > aglen)
-			bad(&v, "agf.btreeblks", "rmapblocks", "1..AG length", FS_U(a.rmap_blocks),
-			    "rmap btree block count impossible");
+			fs_reporter_bad(&v.r, FS_C_AGF_BTREEBLKS, "rmapblocks", "1..AG length",
+					FS_U(a.rmap_blocks), "rmap btree block count impossible");
 	} else if (a.rmap_level || a.rmap_root || a.rmap_blocks) {
-		bad(&v, "agf.root", "rmaproot", "0 without rmapbt", FS_U(a.rmap_root),
-		    "rmap btree fields set on a filesystem without rmapbt");
+		fs_reporter_bad(&v.r, FS_C_AGF_ROOT, "rmaproot", "0 without rmapbt",
+				FS_U(a.rmap_root),
+				"rmap btree fields set on a filesystem without rmapbt");
 	}
 	if (g->reflink) {
-		check_level(&v, "agf.levels", "refcntlevel", a.refc_level, g->refc_maxlevels);
-		check_root(&v, "agf.root", "refcntroot", a.refc_root, aglen);
+		check_level(&v, FS_C_AGF_LEVELS, "refcntlevel", a.refc_level, g->refc_maxlevels);
+		check_root(&v, FS_C_AGF_ROOT, "refcntroot", a.refc_root, aglen);
 		if (a.refc_blocks < 1 || a.refc_blocks > aglen)
-			bad(&v, "agf.btreeblks", "refcntblocks", "1..AG length", FS_U(a.refc_blocks),
-			    "refcount btree block count impossible");
+			fs_reporter_bad(&v.r, FS_C_AGF_BTREEBLKS, "refcntblocks", "1..AG length",
+					FS_U(a.refc_blocks),
+					"refcount btree block count impossible");
 	} else if (a.refc_level || a.refc_root || a.refc_blocks) {
-		bad(&v, "agf.root", "refcntroot", "0 without reflink", FS_U(a.refc_root),
-		    "refcount btree fields set on a filesystem without reflink");
+		fs_reporter_bad(&v.r, FS_C_AGF_ROOT, "refcntroot", "0 without reflink",
+				FS_U(a.refc_root),
+				"refcount btree fields set on a filesystem without reflink");
 	}
 	if (a.btreeblks > aglen)
-		bad(&v, "agf.btreeblks", "btreeblks", "<= AG length", FS_U(a.btreeblks),
-		    "btree block count larger than the AG");
-	return v.n;
+		fs_reporter_bad(&v.r, FS_C_AGF_BTREEBLKS, "btreeblks", "<= AG length",
+				FS_U(a.btreeblks), "btree block count larger than the AG");
+	return v.r.n;
 }
 
 int fs_agi_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
 	const struct fs_geom *g = c->g;
-	struct agv v = { c, "AGI", 0 };
+	struct agv v = agv_init(c, "AGI");
 	uint32_t aglen = fs_ag_blocks(g, c->agno);
 	uint64_t max_inodes = (uint64_t)aglen << g->inopblog;
 	struct fs_agi a;
@@ -213,52 +222,58 @@ int fs_agi_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 	fs_agi_decode(buf, &a);
 
 	if (a.versionnum != XFS_AGI_VERSION)
-		bad(&v, "agi.version", "versionnum", FS_U(XFS_AGI_VERSION), FS_U(a.versionnum),
-		    "unknown version");
+		fs_reporter_bad(&v.r, FS_C_AGI_VERSION, "versionnum", FS_U(XFS_AGI_VERSION),
+				FS_U(a.versionnum), "unknown version");
 	if (a.seqno != c->agno)
-		bad(&v, "agi.seqno", "seqno", FS_U(c->agno), FS_U(a.seqno), "sequence number is not the AG number");
+		fs_reporter_bad(&v.r, FS_C_AGI_SEQNO, "seqno", FS_U(c->agno), FS_U(a.seqno),
+				"sequence number is not the AG number");
 	if (a.length != aglen)
-		bad(&v, "agi.length", "length", FS_U(aglen), FS_U(a.length), "length is not the AG size");
+		fs_reporter_bad(&v.r, FS_C_AGI_LENGTH, "length", FS_U(aglen), FS_U(a.length),
+				"length is not the AG size");
 	if (a.count > max_inodes)
-		bad(&v, "agi.count", "count", "<= inodes the AG can hold", FS_U(a.count),
-		    "more inodes than the AG can hold");
+		fs_reporter_bad(&v.r, FS_C_AGI_COUNT, "count", "<= inodes the AG can hold",
+				FS_U(a.count), "more inodes than the AG can hold");
 	if (a.freecount > a.count)
-		bad(&v, "agi.count", "freecount", "<= count", FS_U(a.freecount),
-		    "more free inodes than inodes");
-	check_level(&v, "agi.levels", "level", a.level, g->inobt_maxlevels);
-	check_root(&v, "agi.root", "root", a.root, aglen);
+		fs_reporter_bad(&v.r, FS_C_AGI_COUNT, "freecount", "<= count", FS_U(a.freecount),
+				"more free inodes than inodes");
+	check_level(&v, FS_C_AGI_LEVELS, "level", a.level, g->inobt_maxlevels);
+	check_root(&v, FS_C_AGI_ROOT, "root", a.root, aglen);
 	if (g->finobt) {
-		check_level(&v, "agi.levels", "free_level", a.free_level, g->inobt_maxlevels);
-		check_root(&v, "agi.root", "free_root", a.free_root, aglen);
+		check_level(&v, FS_C_AGI_LEVELS, "free_level", a.free_level, g->inobt_maxlevels);
+		check_root(&v, FS_C_AGI_ROOT, "free_root", a.free_root, aglen);
 	} else if (a.free_level || a.free_root) {
-		bad(&v, "agi.root", "free_root", "0 without finobt", FS_U(a.free_root),
-		    "free inode btree fields set on a filesystem without finobt");
+		fs_reporter_bad(&v.r, FS_C_AGI_ROOT, "free_root", "0 without finobt",
+				FS_U(a.free_root),
+				"free inode btree fields set on a filesystem without finobt");
 	}
 	if (a.newino != NULLAGINO && !fs_agino_valid(g, c->agno, a.newino))
-		bad(&v, "agi.newino", "newino", "null or a valid AG inode", FS_U(a.newino),
-		    "newest inode number cannot exist in this AG");
+		fs_reporter_bad(&v.r, FS_C_AGI_NEWINO, "newino", "null or a valid AG inode",
+				FS_U(a.newino), "newest inode number cannot exist in this AG");
 	if (a.dirino != NULLAGINO)
-		bad(&v, "agi.dirino", "dirino", "null", FS_U(a.dirino), "dirino is unused and must be null");
+		fs_reporter_bad(&v.r, FS_C_AGI_DIRINO, "dirino", "null", FS_U(a.dirino),
+				"dirino is unused and must be null");
 	for (int i = 0; i < XFS_AGI_UNLINKED_BUCKETS; i++) {
 		if (a.unlinked[i] != NULLAGINO && !fs_agino_valid(g, c->agno, a.unlinked[i])) {
 			char field[24];
 			snprintf(field, sizeof(field), "unlinked[%d]", i);
-			bad(&v, "agi.unlinked", field, "null or a valid AG inode", FS_U(a.unlinked[i]),
-			    "unlinked bucket points at an inode that cannot exist");
+			fs_reporter_bad(&v.r, FS_C_AGI_UNLINKED, field, "null or a valid AG inode",
+					FS_U(a.unlinked[i]),
+					"unlinked bucket points at an inode that cannot exist");
 		}
 	}
 	if (g->inobtcount) {
 		if (a.iblocks < 1 || a.iblocks > aglen)
-			bad(&v, "agi.blocks", "ino_blocks", "1..AG length", FS_U(a.iblocks),
-			    "inode btree block count impossible");
+			fs_reporter_bad(&v.r, FS_C_AGI_BLOCKS, "ino_blocks", "1..AG length",
+					FS_U(a.iblocks), "inode btree block count impossible");
 		if (g->finobt && (a.fblocks < 1 || a.fblocks > aglen))
-			bad(&v, "agi.blocks", "fino_blocks", "1..AG length", FS_U(a.fblocks),
-			    "free inode btree block count impossible");
+			fs_reporter_bad(&v.r, FS_C_AGI_BLOCKS, "fino_blocks", "1..AG length",
+					FS_U(a.fblocks), "free inode btree block count impossible");
 	} else if (a.iblocks || a.fblocks) {
-		bad(&v, "agi.blocks", "ino_blocks", "0 without inobtcount", FS_U(a.iblocks),
-		    "inode btree block counters set without the inobtcount feature");
+		fs_reporter_bad(&v.r, FS_C_AGI_BLOCKS, "ino_blocks", "0 without inobtcount",
+				FS_U(a.iblocks),
+				"inode btree block counters set without the inobtcount feature");
 	}
-	return v.n;
+	return v.r.n;
 }
 
 static const __be32 *agfl_slots(const void *buf)
@@ -269,31 +284,31 @@ static const __be32 *agfl_slots(const void *buf)
 int fs_agfl_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
 	const struct fs_geom *g = c->g;
-	struct agv v = { c, "AGFL", 0 };
+	struct agv v = agv_init(c, "AGFL");
 	const struct xfs_agfl *d = buf;
 	const __be32 *slot = agfl_slots(buf);
 
 	if (len < sizeof(struct xfs_agfl) + g->agfl_size * sizeof(__be32))
 		return 0;
 	if (be32(d->agfl_seqno) != c->agno)
-		bad(&v, "agfl.seqno", "seqno", FS_U(c->agno), FS_U(be32(d->agfl_seqno)),
-		    "sequence number is not the AG number");
+		fs_reporter_bad(&v.r, FS_C_AGFL_SEQNO, "seqno", FS_U(c->agno),
+				FS_U(be32(d->agfl_seqno)), "sequence number is not the AG number");
 	for (uint32_t i = 0; i < g->agfl_size; i++) {
 		uint32_t b = be32(slot[i]);
 		if (b != NULLAGBLOCK && b >= g->agblocks) {
 			char field[24];
 			snprintf(field, sizeof(field), "bno[%u]", i);
-			bad(&v, "agfl.bno", field, "null or < agblocks", FS_U(b),
-			    "free list slot holds a block past the AG");
+			fs_reporter_bad(&v.r, FS_C_AGFL_BNO, field, "null or < agblocks", FS_U(b),
+					"free list slot holds a block past the AG");
 		}
 	}
-	return v.n;
+	return v.r.n;
 }
 
 int fs_agfl_check_active(const struct fs_vctx *c, const void *buf, const struct fs_agf *agf)
 {
 	const struct fs_geom *g = c->g;
-	struct agv v = { c, "AGFL", 0 };
+	struct agv v = agv_init(c, "AGFL");
 	const __be32 *slot = agfl_slots(buf);
 	uint32_t aglen = fs_ag_blocks(g, c->agno);
 	uint32_t n = fs_agfl_active_count(g, agf);
@@ -311,19 +326,20 @@ int fs_agfl_check_active(const struct fs_vctx *c, const void *buf, const struct 
 
 		snprintf(field, sizeof(field), "bno[%u]", s);
 		if (b == NULLAGBLOCK || b >= aglen || b < g->ag_hdr_blocks) {
-			bad(&v, "agfl.bno", field, "a block of this AG past its headers", FS_U(b),
-			    "active free list slot does not hold a usable block");
+			fs_reporter_bad(&v.r, FS_C_AGFL_BNO, field,
+					"a block of this AG past its headers", FS_U(b),
+					"active free list slot does not hold a usable block");
 			continue;
 		}
 		for (uint32_t j = 0; j < i; j++) {
 			if (seen[j] == b) {
-				bad(&v, "agfl.bno", field, "each block once", FS_U(b),
-				    "block listed twice on the free list");
+				fs_reporter_bad(&v.r, FS_C_AGFL_BNO, field, "each block once",
+						FS_U(b), "block listed twice on the free list");
 				break;
 			}
 		}
 		seen[i] = b;
 	}
 	free(seen);
-	return v.n;
+	return v.r.n;
 }

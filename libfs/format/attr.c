@@ -113,26 +113,13 @@ bool fs_attr_leaf_entry(const void *buf, size_t blksize, const struct fs_attr_le
 	return (size_t)e->nameidx + e->entsize <= blksize;
 }
 
-struct av {
-	const struct fs_vctx *c;
-	int n;
-};
-
-static void bad(struct av *v, const char *code, const char *field, const char *exp,
-		const char *found, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-static void bad(struct av *v, const char *code, const char *field, const char *exp,
-		const char *found, const char *fmt, ...)
+/* Every finding here is about an attr fork. */
+static struct fs_reporter attr_reporter(const struct fs_vctx *c)
 {
-	char msg[200];
-	va_list ap;
+	struct fs_reporter r = fs_vctx_reporter(c);
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fs_report(v->c->fl, code, v->c->agno, (int64_t)v->c->daddr,
-		  v->c->ino ? (int64_t)v->c->ino : FS_NONE, field, exp, found, "%s", msg);
-	v->n++;
+	r.fork = FS_FORK_ATTR;
+	return r;
 }
 
 static bool one_namespace(uint8_t flags)
@@ -173,7 +160,7 @@ static const char *entf(char buf[32], uint32_t i)
 
 int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
-	struct av v = { .c = c };
+	struct fs_reporter v = attr_reporter(c);
 	struct fs_attr_leaf_hdr h;
 	uint8_t used[MAX_BLKSIZE / 8];
 	uint32_t blksize, maxcount, count, firstused_bound, last_hash = 0, firstb, usedbs = 0;
@@ -185,24 +172,26 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 	fs_attr_leaf_hdr_decode(buf, blksize, &h);
 
 	if (c->ino && h.owner != c->ino)
-		bad(&v, "attr.owner", "owner", FS_U(c->ino), FS_U(h.owner),
-		    "attr leaf block belongs to another inode");
+		fs_reporter_bad(&v, FS_C_ATTR_OWNER, "owner", FS_U(c->ino), FS_U(h.owner),
+				"attr leaf block belongs to another inode");
 	if (h.blkno != c->daddr)
-		bad(&v, "attr.blkno", "blkno", FS_U(c->daddr), FS_U(h.blkno),
-		    "attr leaf block says it lives at another address");
+		fs_reporter_bad(&v, FS_C_ATTR_BLKNO, "blkno", FS_U(c->daddr), FS_U(h.blkno),
+				"attr leaf block says it lives at another address");
 
 	firstused_bound = h.firstused;
 	if (h.firstused > blksize || h.firstused < LEAF_HDR_SIZE) {
-		bad(&v, "attr.firstused", "firstused", "between the header and the block end",
-		    FS_U(h.firstused), "attr leaf first used byte is outside the name area");
+		fs_reporter_bad(&v, FS_C_ATTR_FIRSTUSED, "firstused",
+				"between the header and the block end", FS_U(h.firstused),
+				"attr leaf first used byte is outside the name area");
 		firstused_bound = LEAF_HDR_SIZE;
 	}
 	maxcount = (blksize - LEAF_HDR_SIZE) / LEAF_ENT_SIZE;
 	count = h.count;
 	if (LEAF_HDR_SIZE + (size_t)h.count * LEAF_ENT_SIZE >
 	    (h.firstused > blksize || h.firstused < LEAF_HDR_SIZE ? blksize : h.firstused)) {
-		bad(&v, "attr.count", "count", "entries that end before the name area",
-		    FS_U(h.count), "attr leaf entry table runs into the name area");
+		fs_reporter_bad(&v, FS_C_ATTR_COUNT, "count",
+				"entries that end before the name area", FS_U(h.count),
+				"attr leaf entry table runs into the name area");
 		if (count > maxcount)
 			count = maxcount;
 		all_decoded = false;
@@ -217,45 +206,53 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 		char f[32];
 
 		if (e.hash < last_hash)
-			bad(&v, "attr.order", entf(f, i), "hash at least the previous entry's",
-			    FS_X(e.hash), "attr leaf entry %u is out of hash order", i);
+			fs_reporter_bad(&v, FS_C_ATTR_ORDER, entf(f, i),
+					"hash at least the previous entry's", FS_X(e.hash),
+					"attr leaf entry %u is out of hash order", i);
 		last_hash = e.hash;
 		if (e.nameidx < firstused_bound || e.nameidx >= blksize) {
-			bad(&v, "attr.nameidx", entf(f, i), "inside the name area",
-			    FS_U(e.nameidx),
-			    "attr leaf entry %u name offset is outside the name area", i);
+			fs_reporter_bad(&v, FS_C_ATTR_NAMEIDX, entf(f, i), "inside the name area",
+					FS_U(e.nameidx),
+					"attr leaf entry %u name offset is outside the name area",
+					i);
 			all_decoded = false;
 			continue;
 		}
 		if (!fits) {
-			bad(&v, "attr.entry", entf(f, i), "inside the block",
-			    FS_U(e.nameidx + e.entsize),
-			    "attr leaf entry %u name/value runs past the block end", i);
+			fs_reporter_bad(&v, FS_C_ATTR_ENTRY, entf(f, i), "inside the block",
+					FS_U(e.nameidx + e.entsize),
+					"attr leaf entry %u name/value runs past the block end", i);
 			all_decoded = false;
 			continue;
 		}
 		if (e.flags & ~(XFS_ATTR_LOCAL | XFS_ATTR_NSP_ONDISK_MASK | XFS_ATTR_INCOMPLETE) ||
 		    !one_namespace(e.flags))
-			bad(&v, "attr.flags", entf(f, i), "LOCAL/INCOMPLETE and one namespace",
-			    FS_X(e.flags),
-			    "attr leaf entry %u has invalid flags", i);
+			fs_reporter_bad(&v, FS_C_ATTR_FLAGS, entf(f, i),
+					"LOCAL/INCOMPLETE and one namespace", FS_X(e.flags),
+					"attr leaf entry %u has invalid flags", i);
 		if (e.flags & XFS_ATTR_INCOMPLETE)
-			bad(&v, "attr.incomplete", entf(f, i), "complete", "INCOMPLETE",
-			    "attr leaf entry %u is marked incomplete (interrupted set/remove)", i);
+			fs_reporter_bad(&v, FS_C_ATTR_INCOMPLETE, entf(f, i), "complete",
+					"INCOMPLETE",
+					"attr leaf entry %u is marked incomplete (interrupted set/remove)",
+					i);
 		if (e.namelen == 0 || memchr(e.name, 0, e.namelen))
-			bad(&v, "attr.name", entf(f, i), "a name without NUL", FS_U(e.namelen),
-			    "attr leaf entry %u has an empty name or a NUL inside it", i);
+			fs_reporter_bad(&v, FS_C_ATTR_NAME, entf(f, i), "a name without NUL",
+					FS_U(e.namelen),
+					"attr leaf entry %u has an empty name or a NUL inside it",
+					i);
 		if (!e.local && e.valueblk == 0 && !(e.flags & XFS_ATTR_INCOMPLETE))
-			bad(&v, "attr.remote", entf(f, i), "a value block", "0",
-			    "attr leaf entry %u has a remote value at block 0", i);
+			fs_reporter_bad(&v, FS_C_ATTR_REMOTE, entf(f, i), "a value block", "0",
+					"attr leaf entry %u has a remote value at block 0", i);
 		if (!e.local && e.valuelen > XFS_XATTR_SIZE_MAX)
-			bad(&v, "attr.remote", entf(f, i), FS_U(XFS_XATTR_SIZE_MAX),
-			    FS_U(e.valuelen),
-			    "attr leaf entry %u remote value is larger than a value can be", i);
+			fs_reporter_bad(&v, FS_C_ATTR_REMOTE, entf(f, i), FS_U(XFS_XATTR_SIZE_MAX),
+					FS_U(e.valuelen),
+					"attr leaf entry %u remote value is larger than a value can be",
+					i);
 		if (!claim(used, e.nameidx, e.nameidx + e.entsize))
-			bad(&v, "attr.overlap", entf(f, i), "bytes no other entry uses",
-			    FS_U(e.nameidx),
-			    "attr leaf entry %u name/value overlaps another entry or the table", i);
+			fs_reporter_bad(&v, FS_C_ATTR_OVERLAP, entf(f, i),
+					"bytes no other entry uses", FS_U(e.nameidx),
+					"attr leaf entry %u name/value overlaps another entry or the table",
+					i);
 		usedbs += e.entsize;
 		if (e.nameidx < firstb)
 			firstb = e.nameidx;
@@ -263,11 +260,13 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 	/* as xfs_repair: with no holes firstused is exact, and never past a name */
 	if (all_decoded && firstused_bound == h.firstused &&
 	    ((h.holes == 0 && firstb != h.firstused) || h.firstused > firstb))
-		bad(&v, "attr.firstused", "firstused", FS_U(firstb), FS_U(h.firstused),
-		    "attr leaf first used byte disagrees with its entries");
+		fs_reporter_bad(&v, FS_C_ATTR_FIRSTUSED, "firstused", FS_U(firstb),
+				FS_U(h.firstused),
+				"attr leaf first used byte disagrees with its entries");
 	if (all_decoded && usedbs != h.usedbytes)
-		bad(&v, "attr.usedbytes", "usedbytes", FS_U(usedbs), FS_U(h.usedbytes),
-		    "attr leaf used byte count disagrees with its entries");
+		fs_reporter_bad(&v, FS_C_ATTR_USEDBYTES, "usedbytes", FS_U(usedbs),
+				FS_U(h.usedbytes),
+				"attr leaf used byte count disagrees with its entries");
 	for (int i = 0; i < XFS_ATTR_LEAF_MAPSIZE; i++) {
 		uint32_t base = h.freebase[i], size = h.freesize[i];
 		char fld[24];
@@ -275,9 +274,10 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 		snprintf(fld, sizeof(fld), "freemap[%d]", i);
 		if ((base & 3) || (size & 3) || base > blksize || size > blksize ||
 		    base + size > blksize)
-			bad(&v, "attr.freemap", fld, "4-byte aligned, inside the block",
-			    FS_U(base), "attr leaf free map region %d (base %u size %u) is invalid",
-			    i, base, size);
+			fs_reporter_bad(&v, FS_C_ATTR_FREEMAP, fld,
+					"4-byte aligned, inside the block", FS_U(base),
+					"attr leaf free map region %d (base %u size %u) is invalid",
+					i, base, size);
 	}
 	return v.n;
 }
@@ -285,7 +285,7 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 int fs_attr_leaf_verify_hashes(const struct fs_vctx *c, const void *buf, size_t len,
 			       fs_attr_hash_fn hashfn)
 {
-	struct av v = { .c = c };
+	struct fs_reporter v = attr_reporter(c);
 	struct fs_attr_leaf_hdr h;
 	uint32_t blksize, count;
 
@@ -308,8 +308,8 @@ int fs_attr_leaf_verify_hashes(const struct fs_vctx *c, const void *buf, size_t 
 		if (want == e.hash)
 			continue;
 		snprintf(fld, sizeof(fld), "entries[%u].hashval", i);
-		bad(&v, "attr.hash", fld, FS_X(want), FS_X(e.hash),
-		    "attr leaf entry %u hash does not match its name", i);
+		fs_reporter_bad(&v, FS_C_ATTR_HASH, fld, FS_X(want), FS_X(e.hash),
+				"attr leaf entry %u hash does not match its name", i);
 	}
 	return v.n;
 }
@@ -318,19 +318,19 @@ int fs_attr_sf_verify(const struct fs_vctx *c, const void *fork, size_t forksize
 		      fs_attr_ent_fn cb, void *priv)
 {
 	const uint8_t *p = fork;
-	struct av v = { .c = c };
+	struct fs_reporter v = attr_reporter(c);
 	uint32_t totsize, count, off;
 
 	if (forksize < SF_HDR_SIZE) {
-		bad(&v, "attr.sf_size", "totsize", "a fork holding the header", FS_U(forksize),
-		    "short form attr fork is smaller than its header");
+		fs_reporter_bad(&v, FS_C_ATTR_SF_SIZE, "totsize", "a fork holding the header",
+				FS_U(forksize), "short form attr fork is smaller than its header");
 		return v.n;
 	}
 	totsize = get_be16(p + offsetof(struct xfs_attr_sf_hdr, totsize));
 	count = p[offsetof(struct xfs_attr_sf_hdr, count)];
 	if (totsize < SF_HDR_SIZE || totsize > forksize) {
-		bad(&v, "attr.sf_size", "hdr.totsize", FS_U(forksize), FS_U(totsize),
-		    "short form attr size is outside the attr fork");
+		fs_reporter_bad(&v, FS_C_ATTR_SF_SIZE, "hdr.totsize", FS_U(forksize), FS_U(totsize),
+				"short form attr size is outside the attr fork");
 		return v.n;
 	}
 	off = SF_HDR_SIZE;
@@ -342,8 +342,9 @@ int fs_attr_sf_verify(const struct fs_vctx *c, const void *fork, size_t forksize
 		snprintf(fld, sizeof(fld), "list[%u]", i);
 		/* the fixed part and at least one name byte must fit */
 		if (off + SF_ENT_SIZE >= totsize) {
-			bad(&v, "attr.sf_entry", fld, FS_U(count), FS_U(i),
-			    "short form attr entry %u starts past the end (count too large)", i);
+			fs_reporter_bad(&v, FS_C_ATTR_SF_ENTRY, fld, FS_U(count), FS_U(i),
+					"short form attr entry %u starts past the end (count too large)",
+					i);
 			return v.n;
 		}
 		e.namelen = p[off + offsetof(struct xfs_attr_sf_entry, namelen)];
@@ -354,23 +355,26 @@ int fs_attr_sf_verify(const struct fs_vctx *c, const void *fork, size_t forksize
 		e.value = e.name + e.namelen;
 		next = off + SF_ENT_SIZE + e.namelen + e.valuelen;
 		if (next > totsize) {
-			bad(&v, "attr.sf_entry", fld, FS_U(totsize), FS_U(next),
-			    "short form attr entry %u runs past the end", i);
+			fs_reporter_bad(&v, FS_C_ATTR_SF_ENTRY, fld, FS_U(totsize), FS_U(next),
+					"short form attr entry %u runs past the end", i);
 			return v.n;
 		}
 		if (e.namelen == 0 || memchr(e.name, 0, e.namelen))
-			bad(&v, "attr.sf_name", fld, "a name without NUL", FS_U(e.namelen),
-			    "short form attr entry %u has an empty name or a NUL inside it", i);
+			fs_reporter_bad(&v, FS_C_ATTR_SF_NAME, fld, "a name without NUL",
+					FS_U(e.namelen),
+					"short form attr entry %u has an empty name or a NUL inside it",
+					i);
 		else if ((e.flags & ~XFS_ATTR_NSP_ONDISK_MASK) || !one_namespace(e.flags))
-			bad(&v, "attr.sf_flags", fld, "one namespace flag at most", FS_X(e.flags),
-			    "short form attr entry %u has invalid flags", i);
+			fs_reporter_bad(&v, FS_C_ATTR_SF_FLAGS, fld, "one namespace flag at most",
+					FS_X(e.flags), "short form attr entry %u has invalid flags",
+					i);
 		else if (cb)
 			cb(priv, &e);
 		off = next;
 	}
 	if (off != totsize)
-		bad(&v, "attr.sf_size", "hdr.totsize", FS_U(off), FS_U(totsize),
-		    "short form attr size is not where its %u entries end", count);
+		fs_reporter_bad(&v, FS_C_ATTR_SF_SIZE, "hdr.totsize", FS_U(off), FS_U(totsize),
+				"short form attr size is not where its %u entries end", count);
 	return v.n;
 }
 
@@ -387,32 +391,32 @@ void fs_attr_rmt_hdr_decode(const void *buf, struct fs_attr_rmt_hdr *h)
 
 int fs_attr_rmt_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
-	struct av v = { .c = c };
+	struct fs_reporter v = attr_reporter(c);
 	struct fs_attr_rmt_hdr h;
 
 	if (len < RMT_HDR_SIZE)
 		return 0;
 	fs_attr_rmt_hdr_decode(buf, &h);
 	if (h.owner == 0 || (c->ino && h.owner != c->ino))
-		bad(&v, "attrrmt.owner", "rm_owner", FS_U(c->ino), FS_U(h.owner),
-		    "remote attr value block belongs to another inode");
+		fs_reporter_bad(&v, FS_C_ATTRRMT_OWNER, "rm_owner", FS_U(c->ino), FS_U(h.owner),
+				"remote attr value block belongs to another inode");
 	if (h.blkno != c->daddr)
-		bad(&v, "attrrmt.blkno", "rm_blkno", FS_U(c->daddr), FS_U(h.blkno),
-		    "remote attr value block says it lives at another address");
+		fs_reporter_bad(&v, FS_C_ATTRRMT_BLKNO, "rm_blkno", FS_U(c->daddr), FS_U(h.blkno),
+				"remote attr value block says it lives at another address");
 	if (h.bytes > len - RMT_HDR_SIZE)
-		bad(&v, "attrrmt.bytes", "rm_bytes", FS_U(len - RMT_HDR_SIZE), FS_U(h.bytes),
-		    "remote attr value block holds more bytes than fit");
+		fs_reporter_bad(&v, FS_C_ATTRRMT_BYTES, "rm_bytes", FS_U(len - RMT_HDR_SIZE),
+				FS_U(h.bytes), "remote attr value block holds more bytes than fit");
 	/* values are written unlogged, stamped NULLCOMMITLSN (-1); else as any block */
 	if (h.lsn != (uint64_t)-1 && !fs_lsn_ok(c, h.lsn)) {
 		char found[40];
 
 		snprintf(found, sizeof(found), "%u/%u", fs_lsn_cycle(h.lsn), fs_lsn_block(h.lsn));
-		bad(&v, "attrrmt.lsn", "rm_lsn", "-1 or inside the log", found,
-		    "remote attr value block LSN is beyond the log");
+		fs_reporter_bad(&v, FS_C_ATTRRMT_LSN, "rm_lsn", "-1 or inside the log", found,
+				"remote attr value block LSN is beyond the log");
 	}
 	if ((uint64_t)h.offset + h.bytes > XFS_XATTR_SIZE_MAX)
-		bad(&v, "attrrmt.offset", "rm_offset", FS_U(XFS_XATTR_SIZE_MAX),
-		    FS_U((uint64_t)h.offset + h.bytes),
-		    "remote attr value block ends past the largest value");
+		fs_reporter_bad(&v, FS_C_ATTRRMT_OFFSET, "rm_offset", FS_U(XFS_XATTR_SIZE_MAX),
+				FS_U((uint64_t)h.offset + h.bytes),
+				"remote attr value block ends past the largest value");
 	return v.n;
 }

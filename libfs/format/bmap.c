@@ -76,10 +76,11 @@ struct loader {
 	int err;
 };
 
-static void report(struct loader *l, const char *code, fs_fsblock_t where, const char *field,
+static void report(struct loader *l, enum fs_code code, fs_fsblock_t where, const char *field,
 		   const char *exp, const char *found, const char *fmt, const char *detail)
 {
 	const struct fs_geom *g = l->g;
+	struct fs_typed val = { .fork = l->whichfork == XFS_ATTR_FORK ? FS_FORK_ATTR : FS_FORK_DATA };
 	int64_t ag, daddr = FS_NONE;
 
 	l->out->bad = true;
@@ -91,8 +92,8 @@ static void report(struct loader *l, const char *code, fs_fsblock_t where, const
 	} else {
 		ag = fs_ino_to_agno(g, l->ip->ino);
 	}
-	fs_report(l->c->fl, code, ag, daddr, (int64_t)l->ip->ino, field, exp, found, fmt,
-		  l->fork, detail);
+	fs_report_val(l->c->fl, &val, code, ag, daddr, (int64_t)l->ip->ino, field, exp, found, fmt,
+		      l->fork, detail);
 }
 
 static int seen_add(struct loader *l, uint64_t v)
@@ -195,7 +196,7 @@ static int take_rec(struct loader *l, const void *rec, fs_fsblock_t where)
 	l->nrecs++;
 	fs_bmbt_rec_decode(rec, &e);
 	if (e.blockcount == 0) {
-		report(l, "bmap.blockcount", where, "blockcount", "at least 1", "0",
+		report(l, FS_C_BMAP_BLOCKCOUNT, where, "blockcount", "at least 1", "0",
 		       "%s fork: extent at %s has no blocks", rec_at(what, sizeof(what), &e));
 		return 0;
 	}
@@ -205,7 +206,7 @@ static int take_rec(struct loader *l, const void *rec, fs_fsblock_t where)
 	 * less; xfs_repair holds extents to the second, so it is ours too.
 	 */
 	if (e.startoff + e.blockcount > max_fileoff(g)) {
-		report(l, "bmap.offset", where, "startoff", FS_U(max_fileoff(g) - e.blockcount),
+		report(l, FS_C_BMAP_OFFSET, where, "startoff", FS_U(max_fileoff(g) - e.blockcount),
 		       FS_U(e.startoff), "%s fork: extent at %s ends past the largest file offset",
 		       rec_at(what, sizeof(what), &e));
 		return 0;
@@ -213,7 +214,7 @@ static int take_rec(struct loader *l, const void *rec, fs_fsblock_t where)
 	if (l->rt) {
 		if (l->c->rblocks && (e.startblock >= l->c->rblocks ||
 				      e.blockcount > l->c->rblocks - e.startblock)) {
-			report(l, "bmap.startblock", where, "startblock", "inside the realtime device",
+			report(l, FS_C_BMAP_STARTBLOCK, where, "startblock", "inside the realtime device",
 			       FS_U(e.startblock),
 			       "%s fork: realtime extent at %s is outside the realtime device",
 			       rec_at(what, sizeof(what), &e));
@@ -224,14 +225,14 @@ static int take_rec(struct loader *l, const void *rec, fs_fsblock_t where)
 		fs_agblock_t agbno = fs_fsb_to_agbno(g, e.startblock);
 
 		if (!fsb_usable(g, e.startblock)) {
-			report(l, "bmap.startblock", where, "startblock",
+			report(l, FS_C_BMAP_STARTBLOCK, where, "startblock",
 			       "a block of the filesystem past its AG headers", FS_X(e.startblock),
 			       "%s fork: extent at %s starts outside the filesystem",
 			       rec_at(what, sizeof(what), &e));
 			return 0;
 		}
 		if (e.blockcount > fs_ag_blocks(g, agno) - agbno) {
-			report(l, "bmap.ag_end", where, "blockcount",
+			report(l, FS_C_BMAP_AG_END, where, "blockcount",
 			       FS_U(fs_ag_blocks(g, agno) - agbno), FS_U(e.blockcount),
 			       "%s fork: extent at %s runs past the end of its AG",
 			       rec_at(what, sizeof(what), &e));
@@ -239,11 +240,11 @@ static int take_rec(struct loader *l, const void *rec, fs_fsblock_t where)
 		}
 	}
 	if (e.unwritten && !l->unwritten_ok)
-		report(l, "bmap.unwritten", where, "extentflag", "0", "1",
+		report(l, FS_C_BMAP_UNWRITTEN, where, "extentflag", "0", "1",
 		       "%s fork: extent at %s is unwritten where only regular file data may be",
 		       rec_at(what, sizeof(what), &e));
 	if (e.startoff < l->next_off) {
-		report(l, "bmap.order", where, "startoff", FS_U(l->next_off), FS_U(e.startoff),
+		report(l, FS_C_BMAP_ORDER, where, "startoff", FS_U(l->next_off), FS_U(e.startoff),
 		       "%s fork: extent at %s overlaps or precedes the previous one; skipped",
 		       rec_at(what, sizeof(what), &e));
 		return 0;
@@ -274,15 +275,13 @@ static bool verify_block(struct loader *l, fs_fsblock_t fsb, const void *buf)
 	fs_verify(FS_MT_BMBT, &vc, buf, g->blocksize);
 	for (size_t i = 0; i < tmp.n; i++) {
 		const struct fs_finding *f = &tmp.v[i];
-		size_t n = strlen(f->def->code);
 
 		/* an LSN past the head alone does not stop the kernel reading a block */
-		if (n < 4 || strcmp(f->def->code + n - 4, ".lsn"))
+		if (!(f->def->flags & FS_FL_LSN))
 			reject = true;
 		l->out->bad = true;
 		if (l->c->fl)
-			fs_report(l->c->fl, f->def->code, f->ag, f->daddr, f->ino, f->field,
-				  f->expected, f->found, "%s", f->message);
+			fs_findings_add(l->c->fl, f);
 	}
 	if (tmp.dropped)
 		reject = true;
@@ -303,13 +302,13 @@ static int walk(struct loader *l, uint32_t level, fs_fsblock_t fsb, uint64_t pke
 	if (r < 0)
 		return r;
 	if (r == 0) {
-		report(l, "bmbt.loop", fsb, "ptr", "a block not yet visited", FS_U(fsb),
+		report(l, FS_C_BMBT_LOOP, fsb, "ptr", "a block not yet visited", FS_U(fsb),
 		       "%s fork: bmbt block %s is reached twice (loop or shared subtree)",
 		       FS_U(fsb));
 		goto rejected;
 	}
 	if (l->c->read_fsblock(l->c->priv, fsb, L->buf)) {
-		report(l, "bmbt.unreadable", fsb, NULL, NULL, NULL,
+		report(l, FS_C_BMBT_UNREADABLE, fsb, NULL, NULL, NULL,
 		       "%s fork: bmbt block %s could not be read", FS_U(fsb));
 		goto rejected;
 	}
@@ -317,23 +316,23 @@ static int walk(struct loader *l, uint32_t level, fs_fsblock_t fsb, uint64_t pke
 		goto rejected;
 	fs_btree_hdr_decode(ops, L->buf, &h);
 	if (h.level != level) {
-		report(l, "bmbt.level", fsb, "bb_level", FS_U(level), FS_U(h.level),
+		report(l, FS_C_BMBT_LEVEL, fsb, "bb_level", FS_U(level), FS_U(h.level),
 		       "%s fork: bmbt block %s is not at the level its parent implies", FS_U(fsb));
 		goto rejected;
 	}
 	if (h.numrecs == 0) {
-		report(l, "bmbt.numrecs", fsb, "bb_numrecs", "at least 1", "0",
+		report(l, FS_C_BMBT_NUMRECS, fsb, "bb_numrecs", "at least 1", "0",
 		       "%s fork: bmbt block %s is empty", FS_U(fsb));
 		goto rejected;
 	}
 	if (L->known && h.leftsib != L->prev)
-		report(l, "bmbt.sibling", fsb, "bb_leftsib",
+		report(l, FS_C_BMBT_SIBLING, fsb, "bb_leftsib",
 		       L->prev == NULLFSBLOCK ? "NULL" : FS_U(L->prev),
 		       h.leftsib == NULLFSBLOCK ? "NULL" : FS_U(h.leftsib),
 		       "%s fork: bmbt block %s: left sibling is not the previous block of its level",
 		       FS_U(fsb));
 	if (L->known && L->prev != NULLFSBLOCK && L->prev_right != fsb)
-		report(l, "bmbt.sibling", L->prev, "bb_rightsib", FS_U(fsb),
+		report(l, FS_C_BMBT_SIBLING, L->prev, "bb_rightsib", FS_U(fsb),
 		       L->prev_right == NULLFSBLOCK ? "NULL" : FS_U(L->prev_right),
 		       "%s fork: bmbt block %s: right sibling is not the next block of its level",
 		       FS_U(L->prev));
@@ -344,7 +343,7 @@ static int walk(struct loader *l, uint32_t level, fs_fsblock_t fsb, uint64_t pke
 		uint64_t first = level ? get_be64(fs_btree_key(ops, L->buf, 0)) :
 			(get_be64(fs_btree_rec(ops, L->buf, 0)) >> OFF_SHIFT) & BMBT_STARTOFF_MASK;
 		if (first != pkey)
-			report(l, "bmbt.key", fsb, "br_startoff", FS_U(pkey), FS_U(first),
+			report(l, FS_C_BMBT_KEY, fsb, "br_startoff", FS_U(pkey), FS_U(first),
 			       "%s fork: bmbt block %s: parent key is not its first key", FS_U(fsb));
 	}
 	r = push_bmbt(l, fsb);
@@ -363,7 +362,7 @@ static int walk(struct loader *l, uint32_t level, fs_fsblock_t fsb, uint64_t pke
 		uint64_t ptr = fs_btree_ptr(ops, L->buf, g->blocksize, i);
 
 		if (i > 0 && key <= get_be64(fs_btree_key(ops, L->buf, i - 1))) {
-			report(l, "bmbt.order", fsb, "br_startoff", "keys in ascending order",
+			report(l, FS_C_BMBT_ORDER, fsb, "br_startoff", "keys in ascending order",
 			       FS_U(key), "%s fork: bmbt block %s: node keys out of order; subtree "
 			       "skipped", FS_U(fsb));
 			l->rejected++;
@@ -371,7 +370,7 @@ static int walk(struct loader *l, uint32_t level, fs_fsblock_t fsb, uint64_t pke
 			continue;
 		}
 		if (!fsb_usable(g, ptr)) {
-			report(l, "bmbt.ptr", fsb, "ptr", "a block of the filesystem past its AG "
+			report(l, FS_C_BMBT_PTR, fsb, "ptr", "a block of the filesystem past its AG "
 			       "headers", FS_X(ptr), "%s fork: bmbt block %s: child pointer outside "
 			       "the filesystem", FS_U(fsb));
 			l->rejected++;
@@ -398,7 +397,7 @@ static int load_btree(struct loader *l, const unsigned char *root, uint32_t fsiz
 	int err = 0;
 
 	if (fsize < sizeof(struct xfs_bmdr_block) + sizeof(xfs_bmdr_key_t) + sizeof(xfs_bmdr_ptr_t)) {
-		report(l, "bmbt.root", NULLFSBLOCK, "fork size", "room for a btree root",
+		report(l, FS_C_BMBT_ROOT, NULLFSBLOCK, "fork size", "room for a btree root",
 		       FS_U(fsize), "%s fork: %s bytes cannot hold a btree root", FS_U(fsize));
 		return 0;
 	}
@@ -407,13 +406,13 @@ static int load_btree(struct loader *l, const unsigned char *root, uint32_t fsiz
 	maxr = (fsize - (uint32_t)sizeof(struct xfs_bmdr_block)) /
 	       (uint32_t)(sizeof(xfs_bmdr_key_t) + sizeof(xfs_bmdr_ptr_t));
 	if (level == 0 || (maxlevels && level >= maxlevels)) {
-		report(l, "bmbt.root", NULLFSBLOCK, "bb_level",
+		report(l, FS_C_BMBT_ROOT, NULLFSBLOCK, "bb_level",
 		       maxlevels ? FS_U(maxlevels - 1) : "at least 1", FS_U(level),
 		       "%s fork: btree root level %s is out of range", FS_U(level));
 		return 0;
 	}
 	if (numrecs == 0 || numrecs > maxr) {
-		report(l, "bmbt.root", NULLFSBLOCK, "bb_numrecs", FS_U(maxr), FS_U(numrecs),
+		report(l, FS_C_BMBT_ROOT, NULLFSBLOCK, "bb_numrecs", FS_U(maxr), FS_U(numrecs),
 		       "%s fork: btree root record count %s does not fit the fork", FS_U(numrecs));
 		return 0;
 	}
@@ -437,7 +436,7 @@ static int load_btree(struct loader *l, const unsigned char *root, uint32_t fsiz
 		uint64_t key = get_be64(kp), ptr = get_be64(pp);
 
 		if (i > 0 && key <= get_be64(kp - sizeof(xfs_bmdr_key_t))) {
-			report(l, "bmbt.order", NULLFSBLOCK, "br_startoff", "keys in ascending order",
+			report(l, FS_C_BMBT_ORDER, NULLFSBLOCK, "br_startoff", "keys in ascending order",
 			       FS_U(key), "%s fork: btree root keys out of order at %s; subtree "
 			       "skipped", FS_U(i));
 			l->rejected++;
@@ -445,7 +444,7 @@ static int load_btree(struct loader *l, const unsigned char *root, uint32_t fsiz
 			continue;
 		}
 		if (!fsb_usable(g, ptr)) {
-			report(l, "bmbt.ptr", NULLFSBLOCK, "ptr", "a block of the filesystem past its "
+			report(l, FS_C_BMBT_PTR, NULLFSBLOCK, "ptr", "a block of the filesystem past its "
 			       "AG headers", FS_X(ptr), "%s fork: btree root pointer %s is outside "
 			       "the filesystem", FS_X(ptr));
 			l->rejected++;
@@ -459,7 +458,7 @@ static int load_btree(struct loader *l, const unsigned char *root, uint32_t fsiz
 	for (uint32_t i = 0; i < level; i++) {
 		struct lvstate *L = &l->lv[i];
 		if (L->known && L->prev != NULLFSBLOCK && L->prev_right != NULLFSBLOCK)
-			report(l, "bmbt.sibling", L->prev, "bb_rightsib", "NULL", FS_U(L->prev_right),
+			report(l, FS_C_BMBT_SIBLING, L->prev, "bb_rightsib", "NULL", FS_U(L->prev_right),
 			       "%s fork: bmbt block %s: last block of its level has a right sibling",
 			       FS_U(L->prev));
 	}
@@ -530,7 +529,7 @@ int fs_bmap_load(const struct fs_bmap_ctx *c, const void *dinode, const struct f
 		uint64_t maxext = fsize / sizeof(struct xfs_bmbt_rec), n = claimed;
 
 		if (n > maxext) {
-			report(&l, "bmap.count", NULLFSBLOCK, "nextents", FS_U(maxext), FS_U(n),
+			report(&l, FS_C_BMAP_COUNT, NULLFSBLOCK, "nextents", FS_U(maxext), FS_U(n),
 			       "%s fork: extent count %s is more than the fork holds", FS_U(n));
 			n = maxext;
 		}
@@ -539,7 +538,7 @@ int fs_bmap_load(const struct fs_bmap_ctx *c, const void *dinode, const struct f
 	} else {
 		err = load_btree(&l, fork, fsize);
 		if (!err && !l.rejected && l.nrecs != claimed)
-			report(&l, "bmap.count", NULLFSBLOCK, "nextents", FS_U(l.nrecs), FS_U(claimed),
+			report(&l, FS_C_BMAP_COUNT, NULLFSBLOCK, "nextents", FS_U(l.nrecs), FS_U(claimed),
 			       "%s fork: the inode claims %s extents, the btree holds the number "
 			       "expected", FS_U(claimed));
 	}

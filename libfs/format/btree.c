@@ -58,21 +58,48 @@ static int bmbt_key_cmp(const void *a, const void *b)
 
 static const struct fs_btree_ops btree_table[FS_BTREE_NR] = {
 	[FS_BTREE_INO] = {
-		.type = FS_BTREE_INO, .name = "inode btree", .code_prefix = "inobt",
+		.type = FS_BTREE_INO, .name = "inode btree",
+		.codes = {
+			[FS_BTC_UNREADABLE] = FS_C_INOBT_UNREADABLE,
+			[FS_BTC_OWNER] = FS_C_INOBT_OWNER, [FS_BTC_BLKNO] = FS_C_INOBT_BLKNO,
+			[FS_BTC_LEVEL] = FS_C_INOBT_LEVEL, [FS_BTC_NUMRECS] = FS_C_INOBT_NUMRECS,
+			[FS_BTC_SIBLING] = FS_C_INOBT_SIBLING, [FS_BTC_PTR] = FS_C_INOBT_PTR,
+			[FS_BTC_KEY] = FS_C_INOBT_KEY, [FS_BTC_ORDER] = FS_C_INOBT_ORDER,
+			[FS_BTC_LOOP] = FS_C_INOBT_LOOP, [FS_BTC_DEPTH] = FS_C_INOBT_DEPTH,
+			[FS_BTC_REC] = FS_C_INOBT_REC,
+		},
 		.mtype = FS_MT_INOBT, .magic = XFS_IBT_CRC_MAGIC,
 		.rec_len = sizeof(struct xfs_inobt_rec), .key_len = sizeof(struct xfs_inobt_key),
 		.ptr_len = sizeof(xfs_inobt_ptr_t), .maxlevels = inobt_maxlevels,
 		.rec_key = inobt_rec_key, .key_cmp = inobt_key_cmp,
 	},
 	[FS_BTREE_FINO] = {
-		.type = FS_BTREE_FINO, .name = "free inode btree", .code_prefix = "finobt",
+		.type = FS_BTREE_FINO, .name = "free inode btree",
+		.codes = {
+			[FS_BTC_UNREADABLE] = FS_C_FINOBT_UNREADABLE,
+			[FS_BTC_OWNER] = FS_C_FINOBT_OWNER, [FS_BTC_BLKNO] = FS_C_FINOBT_BLKNO,
+			[FS_BTC_LEVEL] = FS_C_FINOBT_LEVEL, [FS_BTC_NUMRECS] = FS_C_FINOBT_NUMRECS,
+			[FS_BTC_SIBLING] = FS_C_FINOBT_SIBLING, [FS_BTC_PTR] = FS_C_FINOBT_PTR,
+			[FS_BTC_KEY] = FS_C_FINOBT_KEY, [FS_BTC_ORDER] = FS_C_FINOBT_ORDER,
+			[FS_BTC_LOOP] = FS_C_FINOBT_LOOP, [FS_BTC_DEPTH] = FS_C_FINOBT_DEPTH,
+			[FS_BTC_REC] = FS_C_FINOBT_REC,
+		},
 		.mtype = FS_MT_FINOBT, .magic = XFS_FIBT_CRC_MAGIC,
 		.rec_len = sizeof(struct xfs_inobt_rec), .key_len = sizeof(struct xfs_inobt_key),
 		.ptr_len = sizeof(xfs_inobt_ptr_t), .maxlevels = inobt_maxlevels,
 		.rec_key = inobt_rec_key, .key_cmp = inobt_key_cmp,
 	},
 	[FS_BTREE_BMBT] = {
-		.type = FS_BTREE_BMBT, .name = "block map btree", .code_prefix = "bmbt",
+		.type = FS_BTREE_BMBT, .name = "block map btree",
+		.codes = {
+			[FS_BTC_UNREADABLE] = FS_C_BMBT_UNREADABLE,
+			[FS_BTC_OWNER] = FS_C_BMBT_OWNER, [FS_BTC_BLKNO] = FS_C_BMBT_BLKNO,
+			[FS_BTC_LEVEL] = FS_C_BMBT_LEVEL, [FS_BTC_NUMRECS] = FS_C_BMBT_NUMRECS,
+			[FS_BTC_SIBLING] = FS_C_BMBT_SIBLING, [FS_BTC_PTR] = FS_C_BMBT_PTR,
+			[FS_BTC_KEY] = FS_C_BMBT_KEY, [FS_BTC_ORDER] = FS_C_BMBT_ORDER,
+			[FS_BTC_LOOP] = FS_C_BMBT_LOOP, [FS_BTC_DEPTH] = FS_C_NR,
+			[FS_BTC_REC] = FS_C_NR,
+		},
 		.mtype = FS_MT_BMBT, .magic = XFS_BMAP_CRC_MAGIC, .long_format = true,
 		.rec_len = sizeof(struct xfs_bmbt_rec), .key_len = sizeof(xfs_bmbt_key_t),
 		.ptr_len = sizeof(xfs_bmbt_ptr_t), .maxlevels = bmbt_maxlevels,
@@ -159,15 +186,14 @@ uint64_t fs_btree_ptr(const struct fs_btree_ops *ops, const void *block, size_t 
 
 /* ---- field rules for the verifier table ---- */
 
-static void breport(const struct fs_btree_ops *ops, const struct fs_vctx *c, const char *what,
-		    const char *field, const char *exp, const char *found, const char *msg)
+static void breport(const struct fs_btree_ops *ops, const struct fs_vctx *c,
+		    enum fs_btree_check what, const char *field, const char *exp, const char *found,
+		    const char *msg)
 {
-	char code[32];
+	struct fs_reporter r = fs_vctx_reporter(c);
 
-	snprintf(code, sizeof(code), "%s.%s", ops->code_prefix, what);
-	fs_report(c->fl, code, c->agno, (int64_t)c->daddr, c->ino ? (int64_t)c->ino : FS_NONE,
-		  field, exp, found, "%s: %s",
-		  ops->name, msg);
+	r.prefix = ops->name;
+	fs_reporter_bad(&r, ops->codes[what], field, exp, found, "%s", msg);
 }
 
 static bool sib_ok(const struct fs_geom *g, fs_agnumber_t agno, uint64_t sib)
@@ -202,23 +228,23 @@ int fs_btree_block_verify_fields(const struct fs_btree_ops *ops, const struct fs
 		return 0;	/* the common checks already said the block is short */
 	fs_btree_hdr_decode(ops, buf, &h);
 	if (h.owner != want_owner) {
-		breport(ops, c, "owner", "bb_owner", FS_U(want_owner), FS_U(h.owner),
+		breport(ops, c, FS_BTC_OWNER, "bb_owner", FS_U(want_owner), FS_U(h.owner),
 			lf ? "block belongs to another inode" : "block belongs to another AG");
 		n++;
 	}
 	if (h.blkno != c->daddr) {
-		breport(ops, c, "blkno", "bb_blkno", FS_U(c->daddr), FS_U(h.blkno),
+		breport(ops, c, FS_BTC_BLKNO, "bb_blkno", FS_U(c->daddr), FS_U(h.blkno),
 			"block says it lives elsewhere");
 		n++;
 	}
 	if (ops->maxlevels && h.level >= ops->maxlevels(g)) {
-		breport(ops, c, "level", "bb_level", FS_U(ops->maxlevels(g) - 1), FS_U(h.level),
+		breport(ops, c, FS_BTC_LEVEL, "bb_level", FS_U(ops->maxlevels(g) - 1), FS_U(h.level),
 			"block level is above what the geometry allows");
 		n++;
 	}
 	maxr = fs_btree_maxrecs(ops, len, h.level == 0);
 	if (h.numrecs > maxr) {
-		breport(ops, c, "numrecs", "bb_numrecs", FS_U(maxr), FS_U(h.numrecs),
+		breport(ops, c, FS_BTC_NUMRECS, "bb_numrecs", FS_U(maxr), FS_U(h.numrecs),
 			"more records than the block can hold");
 		n++;
 	}
@@ -227,7 +253,7 @@ int fs_btree_block_verify_fields(const struct fs_btree_ops *ops, const struct fs
 
 		if (lf ? lsib_ok(g, sib) : sib_ok(g, c->agno, sib))
 			continue;
-		breport(ops, c, "sibling", right ? "bb_rightsib" : "bb_leftsib", sib_where,
+		breport(ops, c, FS_BTC_SIBLING, right ? "bb_rightsib" : "bb_leftsib", sib_where,
 			lf ? FS_X(sib) : FS_U(sib),
 			right ? (lf ? "right sibling outside the filesystem" :
 				 "right sibling outside the AG") :
@@ -236,7 +262,7 @@ int fs_btree_block_verify_fields(const struct fs_btree_ops *ops, const struct fs
 		n++;
 	}
 	if (h.leftsib != nullsib && h.leftsib == h.rightsib) {
-		breport(ops, c, "sibling", "bb_rightsib", "different from bb_leftsib",
+		breport(ops, c, FS_BTC_SIBLING, "bb_rightsib", "different from bb_leftsib",
 			FS_U(h.rightsib), "left and right siblings are the same block");
 		n++;
 	}
@@ -334,14 +360,13 @@ static bool keys_misordered(const struct fs_btree_ops *ops, const void *prev, co
 	return ops->overlapping ? c > 0 : c >= 0;
 }
 
-static void wreport(struct walker *k, const char *what, fs_agblock_t agbno, const char *field,
-		    const char *exp, const char *found, const char *fmt, const char *detail)
+static void wreport(struct walker *k, enum fs_btree_check what, fs_agblock_t agbno,
+		    const char *field, const char *exp, const char *found, const char *fmt,
+		    const char *detail)
 {
 	struct fs_btree_walk *w = k->w;
-	char code[32];
 
-	snprintf(code, sizeof(code), "%s.%s", w->ops->code_prefix, what);
-	fs_report(w->fl, code, w->vc.agno,
+	fs_report(w->fl, w->ops->codes[what], w->vc.agno,
 		  agbno == NULLAGBLOCK ? FS_NONE : (int64_t)fs_agbno_to_daddr(w->g, w->vc.agno, agbno),
 		  FS_NONE, field, exp, found, fmt, w->ops->name, detail);
 }
@@ -376,7 +401,7 @@ static void close_hi(struct walker *k, uint32_t level)
 	if (!L->have_hi)
 		return;
 	if (L->has_parent_hi && ops->key_cmp(L->hi, L->parent_hi) != 0)
-		wreport(k, "key", L->agbno, "high key", "the highest key of the child's subtree",
+		wreport(k, FS_BTC_KEY, L->agbno, "high key", "the highest key of the child's subtree",
 			ops->key_cmp(L->hi, L->parent_hi) > 0 ? "a lower key" : "a higher key",
 			"%s: block %s: parent's high key is not the highest key below it",
 			FS_U(L->agbno));
@@ -424,13 +449,10 @@ static int verify_block(struct walker *k, struct fs_vctx *vc, const void *buf)
 	vc->fl = w->fl;
 	for (size_t i = 0; i < tmp.n; i++) {
 		const struct fs_finding *f = &tmp.v[i];
-		size_t n = strlen(f->def->code);
 
-		if ((n < 4 || strcmp(f->def->code + n - 4, ".lsn")) &&
-		    (n < 4 || strcmp(f->def->code + n - 4, ".crc")))
+		if (!(f->def->flags & (FS_FL_LSN | FS_FL_CRC)))
 			reject = true;
-		fs_report(w->fl, f->def->code, f->ag, f->daddr, f->ino, f->field, f->expected,
-			  f->found, "%s", f->message);
+		fs_findings_add(w->fl, f);
 	}
 	if (tmp.dropped)
 		reject = true;
@@ -455,14 +477,14 @@ static int open_block(struct walker *k, uint32_t level, fs_agblock_t agbno, cons
 	if (err < 0)
 		return err;
 	if (err == 0) {
-		wreport(k, "loop", agbno, "ptr", "a block not yet visited", FS_U(agbno),
+		wreport(k, FS_BTC_LOOP, agbno, "ptr", "a block not yet visited", FS_U(agbno),
 			"%s: block %s is reached twice (the tree has a loop or shared subtree)",
 			FS_U(agbno));
 		goto rejected;
 	}
 	err = w->read_block(w->priv, w->vc.agno, agbno, L->buf);
 	if (err) {
-		wreport(k, "unreadable", agbno, NULL, NULL, NULL, "%s: block %s could not be read",
+		wreport(k, FS_BTC_UNREADABLE, agbno, NULL, NULL, NULL, "%s: block %s could not be read",
 			FS_U(agbno));
 		goto rejected;
 	}
@@ -478,25 +500,25 @@ static int open_block(struct walker *k, uint32_t level, fs_agblock_t agbno, cons
 	if (h.level != level) {
 		char exp[16];
 		snprintf(exp, sizeof(exp), "%u", level);
-		wreport(k, "level", agbno, "bb_level", exp, FS_U(h.level),
+		wreport(k, FS_BTC_LEVEL, agbno, "bb_level", exp, FS_U(h.level),
 			"%s: block %s is not at the level its parent implies", FS_U(agbno));
 		goto rejected;
 	}
 	if (h.numrecs == 0 && !(level == w->nlevels - 1 && level == 0)) {
-		wreport(k, "numrecs", agbno, "bb_numrecs", "at least 1", "0",
+		wreport(k, FS_BTC_NUMRECS, agbno, "bb_numrecs", "at least 1", "0",
 			"%s: block %s is empty but is not an empty root", FS_U(agbno));
 		goto rejected;
 	}
 	/* sibling links: the left sibling is the previous block of this level */
 	if (L->prev_known) {
 		if (h.leftsib != L->prev)
-			wreport(k, "sibling", agbno, "bb_leftsib",
+			wreport(k, FS_BTC_SIBLING, agbno, "bb_leftsib",
 				L->prev == NULLAGBLOCK ? "NULL" : FS_U(L->prev),
 				h.leftsib == NULLAGBLOCK ? "NULL" : FS_U(h.leftsib),
 				"%s: block %s: left sibling is not the previous block of its level",
 				FS_U(agbno));
 		if (L->prev != NULLAGBLOCK && L->prev_rightsib != agbno)
-			wreport(k, "sibling", L->prev, "bb_rightsib", FS_U(agbno),
+			wreport(k, FS_BTC_SIBLING, L->prev, "bb_rightsib", FS_U(agbno),
 				L->prev_rightsib == NULLAGBLOCK ? "NULL" : FS_U(L->prev_rightsib),
 				"%s: block %s: right sibling is not the next block of its level",
 				FS_U(L->prev));
@@ -514,7 +536,7 @@ static int open_block(struct walker *k, uint32_t level, fs_agblock_t agbno, cons
 		}
 		if (ops->overlapping ? ops->key_cmp(parent_key, fk) > 0 :
 				       ops->key_cmp(parent_key, fk) != 0)
-			wreport(k, "key", agbno, "key", "the first key of the child",
+			wreport(k, FS_BTC_KEY, agbno, "key", "the first key of the child",
 				"a different key", "%s: block %s: parent key does not match its first key",
 				FS_U(agbno));
 	}
@@ -565,7 +587,7 @@ static void visit_leaf(struct walker *k)
 			/* one report per block: a shifted run would otherwise flood */
 			if (!misordered++) {
 				snprintf(where, sizeof(where), "%u", i);
-				wreport(k, "order", L->agbno, "record", "keys in ascending order", where,
+				wreport(k, FS_BTC_ORDER, L->agbno, "record", "keys in ascending order", where,
 					"%s: block %s: record out of key order; skipped",
 					FS_U(L->agbno));
 			}
@@ -586,7 +608,7 @@ static void visit_leaf(struct walker *k)
 	if (misordered > 1) {
 		char n[16];
 		snprintf(n, sizeof(n), "%u", misordered);
-		wreport(k, "order", L->agbno, "record", "keys in ascending order", n,
+		wreport(k, FS_BTC_ORDER, L->agbno, "record", "keys in ascending order", n,
 			"%s: block %s: more records out of key order (count in 'found'); skipped",
 			FS_U(L->agbno));
 	}
@@ -598,7 +620,7 @@ static void check_level_ends(struct walker *k)
 	for (uint32_t l = 0; l < k->w->nlevels; l++) {
 		struct wlevel *L = &k->lv[l];
 		if (L->prev_known && L->prev != NULLAGBLOCK && L->prev_rightsib != NULLAGBLOCK)
-			wreport(k, "sibling", L->prev, "bb_rightsib", "NULL", FS_U(L->prev_rightsib),
+			wreport(k, FS_BTC_SIBLING, L->prev, "bb_rightsib", "NULL", FS_U(L->prev_rightsib),
 				"%s: block %s: last block of its level has a right sibling",
 				FS_U(L->prev));
 	}
@@ -619,12 +641,12 @@ int fs_btree_walk(struct fs_btree_walk *w)
 	if (w->nlevels == 0 || (maxlevels && w->nlevels > maxlevels)) {
 		char exp[24];
 		snprintf(exp, sizeof(exp), "1..%u", maxlevels);
-		wreport(&k, "depth", NULLAGBLOCK, "levels", exp, FS_U(w->nlevels),
+		wreport(&k, FS_BTC_DEPTH, NULLAGBLOCK, "levels", exp, FS_U(w->nlevels),
 			"%s: tree height %s is outside what the geometry allows", FS_U(w->nlevels));
 		return 0;
 	}
 	if (!ptr_ok(w, w->root)) {
-		wreport(&k, "ptr", NULLAGBLOCK, "root", "a block of this AG past its headers",
+		wreport(&k, FS_BTC_PTR, NULLAGBLOCK, "root", "a block of this AG past its headers",
 			FS_U(w->root), "%s: root block %s is outside the AG", FS_U(w->root));
 		return 0;
 	}
@@ -677,7 +699,7 @@ int fs_btree_walk(struct fs_btree_walk *w)
 		if (i > 0 && keys_misordered(ops, fs_btree_key(ops, L->buf, i - 1), key)) {
 			char where[16];
 			snprintf(where, sizeof(where), "%u", i);
-			wreport(&k, "order", L->agbno, "key", "keys in ascending order", where,
+			wreport(&k, FS_BTC_ORDER, L->agbno, "key", "keys in ascending order", where,
 				"%s: block %s: node keys out of order; subtree skipped",
 				FS_U(L->agbno));
 			forget_siblings_below(&k, l);
@@ -685,7 +707,7 @@ int fs_btree_walk(struct fs_btree_walk *w)
 			continue;
 		}
 		if (!ptr_ok(w, child)) {
-			wreport(&k, "ptr", L->agbno, "ptr", "a block of this AG past its headers",
+			wreport(&k, FS_BTC_PTR, L->agbno, "ptr", "a block of this AG past its headers",
 				FS_U(child), "%s: block %s: child pointer outside the AG",
 				FS_U(L->agbno));
 			forget_siblings_below(&k, l);

@@ -19,11 +19,20 @@ enum fs_btree_type {
 	FS_BTREE_NR
 };
 
+/* The checks of a tree's blocks and walk: each one a finding code of the tree's own. */
+enum fs_btree_check {
+	FS_BTC_UNREADABLE, FS_BTC_OWNER, FS_BTC_BLKNO, FS_BTC_LEVEL, FS_BTC_NUMRECS,
+	FS_BTC_SIBLING, FS_BTC_PTR, FS_BTC_KEY, FS_BTC_ORDER, FS_BTC_LOOP, FS_BTC_DEPTH,
+	FS_BTC_REC,
+	FS_BTC_NR
+};
+
 /* What the generic code needs to know about one btree type. */
 struct fs_btree_ops {
 	enum fs_btree_type type;
 	const char *name;          /* for messages: "inode btree" */
-	const char *code_prefix;   /* findings: "<prefix>.level", as in the verifier table */
+	/* the code of each check (FS_C_NR: the tree has no such check) */
+	enum fs_code codes[FS_BTC_NR];
 	enum fs_mtype mtype;       /* the verifier-table row for its blocks */
 	uint32_t magic;            /* v5 (CRC) magic */
 	bool long_format;          /* 64-bit sibling/child pointers, owner is an inode */

@@ -117,13 +117,13 @@ int fs_da3_node_verify_fields(const struct fs_vctx *c, const void *buf, size_t l
 		return 0;	/* the magic check already said "short buffer" */
 	fs_da3_node_decode(buf, len, &n);
 	if (c->ino && n.owner != c->ino) {
-		fs_report(c->fl, "da.owner", c->agno, c->daddr, ino, "info.owner", FS_U(c->ino),
+		fs_report(c->fl, FS_C_DA_OWNER, c->agno, c->daddr, ino, "info.owner", FS_U(c->ino),
 			  FS_U(n.owner), "DA node block belongs to inode %llu, not %llu",
 			  (unsigned long long)n.owner, (unsigned long long)c->ino);
 		bad++;
 	}
 	if (n.blkno != c->daddr) {
-		fs_report(c->fl, "da.blkno", c->agno, c->daddr, ino, "info.blkno", FS_U(c->daddr),
+		fs_report(c->fl, FS_C_DA_BLKNO, c->agno, c->daddr, ino, "info.blkno", FS_U(c->daddr),
 			  FS_U(n.blkno), "DA node block says it lives at daddr %llu",
 			  (unsigned long long)n.blkno);
 		bad++;
@@ -133,7 +133,7 @@ int fs_da3_node_verify_fields(const struct fs_vctx *c, const void *buf, size_t l
 		char exp[16];
 
 		snprintf(exp, sizeof(exp), "1..%d", XFS_DA_NODE_MAXDEPTH);
-		fs_report(c->fl, "da.level", c->agno, c->daddr, ino, "hdr.level", exp, FS_U(n.level),
+		fs_report(c->fl, FS_C_DA_LEVEL, c->agno, c->daddr, ino, "hdr.level", exp, FS_U(n.level),
 			  "DA node level %u is impossible", n.level);
 		bad++;
 	}
@@ -141,7 +141,7 @@ int fs_da3_node_verify_fields(const struct fs_vctx *c, const void *buf, size_t l
 		char exp[32];
 
 		snprintf(exp, sizeof(exp), "1..%u", max);
-		fs_report(c->fl, "da.count", c->agno, c->daddr, ino, "hdr.count", exp, FS_U(n.count),
+		fs_report(c->fl, FS_C_DA_COUNT, c->agno, c->daddr, ino, "hdr.count", exp, FS_U(n.count),
 			  "DA node entry count %u does not fit the block", n.count);
 		return bad + 1;	/* the entries cannot be read */
 	}
@@ -153,7 +153,7 @@ int fs_da3_node_verify_fields(const struct fs_vctx *c, const void *buf, size_t l
 			char field[48];
 
 			snprintf(field, sizeof(field), "btree[%u].hashval", i);
-			fs_report(c->fl, "da.order", c->agno, c->daddr, ino, field,
+			fs_report(c->fl, FS_C_DA_ORDER, c->agno, c->daddr, ino, field,
 				  ">= previous hash", FS_X(cur),
 				  "DA node hash %#x of entry %u is below the previous entry's %#x",
 				  cur, i, prev);
@@ -179,7 +179,7 @@ int fs_da3_node_check_ptrs(const struct fs_vctx *vc, const struct fs_da_node *n,
 
 			snprintf(field, sizeof(field), "btree[%u].before", i);
 			snprintf(exp, sizeof(exp), "in [%u, %u), not %u", lo, hi, self);
-			fs_report(vc->fl, "da.ptr", vc->agno, vc->daddr, obj_ino(vc), field, exp,
+			fs_report(vc->fl, FS_C_DA_PTR, vc->agno, vc->daddr, obj_ino(vc), field, exp,
 				  FS_U(b), "DA node child pointer %u is outside the fork's range", b);
 			bad++;
 		}

@@ -57,7 +57,7 @@ uint32_t fs_da_node_before(const struct fs_da_node *n, uint32_t i);
 /*
  * Rules needing the fork's shape: every child pointer in [lo, hi) (logical
  * fs blocks of the fork) and not the node's own block self.  Reports
- * "da.ptr" with vc's object; returns the number of findings.
+ * FS_C_DA_PTR with vc's object; returns the number of findings.
  */
 int fs_da3_node_check_ptrs(const struct fs_vctx *vc, const struct fs_da_node *n, uint32_t self,
 			   uint32_t lo, uint32_t hi);

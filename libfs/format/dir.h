@@ -48,7 +48,7 @@ struct fs_dir_ctx {
 	/*
 	 * Read the directory block starting at logical fs block dablk
 	 * (g->dirblksize bytes) into buf and say its disk address.  0, or a
-	 * negative errno (the walker reports "dir.unreadable").
+	 * negative errno (the walker reports FS_C_DIR_UNREADABLE).
 	 */
 	int (*read)(void *priv, uint64_t dablk, void *buf, fs_daddr_t *daddr);
 	fs_dirent_fn entry;

@@ -42,19 +42,113 @@ enum fs_fix {
  */
 const char *fs_fix_name(enum fs_fix fix);
 
-/* One row of the findings table: every problem xfsx can report. */
+/* The codes: FS_C_<OBJ>_<NAME> for every row of findings.def, in its order. */
+enum fs_code {
+#define FS_CODE(obj, name, code, sev, fix, flags, summary) FS_C_##obj##_##name,
+#include "libfs/format/findings.def"
+#undef FS_CODE
+	FS_C_NR
+};
+
+/* What a finding is about: the first half of its code (sb in sb.magic). */
+enum fs_obj {
+	FS_OBJ_SB, FS_OBJ_AGF, FS_OBJ_AGI, FS_OBJ_AGFL,
+	FS_OBJ_BNOBT, FS_OBJ_CNTBT, FS_OBJ_RMAPBT, FS_OBJ_REFCBT, FS_OBJ_INOBT, FS_OBJ_FINOBT,
+	FS_OBJ_FREESP, FS_OBJ_BLOCK, FS_OBJ_RMAP, FS_OBJ_REFCOUNT,
+	FS_OBJ_INODE, FS_OBJ_DA, FS_OBJ_DIR, FS_OBJ_ATTR, FS_OBJ_ATTRRMT, FS_OBJ_SYMLINK,
+	FS_OBJ_SPECIAL, FS_OBJ_DQUOT, FS_OBJ_QUOTA, FS_OBJ_RT, FS_OBJ_UNLINKED,
+	FS_OBJ_BMAP, FS_OBJ_BMBT, FS_OBJ_LOG,
+	FS_OBJ_NR
+};
+
+/*
+ * What a row says to the code that reads findings (flags of
+ * struct fs_finding_def), so none of it keeps lists of codes.
+ */
+enum {
+	/* a block's LSN is beyond the log: the kernel reads such a block all the same */
+	FS_FL_LSN = 1 << 0,
+	/* a block's CRC does not match: it hides nothing, the contents are judged by every rule */
+	FS_FL_CRC = 1 << 1,
+	/* a block's UUID is not the filesystem's */
+	FS_FL_UUID = 1 << 2,
+	/*
+	 * repair mends the inode, not clears it, when its identity holds
+	 * (di_ino and UUID): as xfs_repair resets a bad magic and version,
+	 * and clears an attr fork it cannot read
+	 */
+	FS_FL_MEND_IF_IDENTIFIED = 1 << 3,
+	/*
+	 * an inode's magic or version: the scan mends them in an inode whose
+	 * identity holds (scan_inode_mend_identity) and judges the mended copy
+	 */
+	FS_FL_IDENTITY = 1 << 4,
+	/*
+	 * a field repair resets without changing how the inode's contents
+	 * read (a hint, a timestamp, an LSN, a list pointer): a directory,
+	 * xattrs or a symlink with it are judged all the same
+	 */
+	FS_FL_KEEPS_CONTENTS = 1 << 5,
+	/* an inode verifier finding that leaves the forks' block maps meaningful */
+	FS_FL_KEEPS_FORKS = 1 << 6,
+	/*
+	 * the AG trees' view of blocks, which an unfinished log intent naming
+	 * those blocks explains (scan/log.c); block.dup: file data still
+	 * against its CoW staging extent (an unfinished CUI)
+	 */
+	FS_FL_INTENT = 1 << 7,
+	/*
+	 * fs_btree_walk leaves a subtree (or the rest of the tree) unwalked
+	 * for it: key order, a pointer, a loop, the height, an unreadable
+	 * block; records are missing from the walk
+	 */
+	FS_FL_SKIPS_SUBTREE = 1 << 8,
+};
+
+/* One row of the findings table (findings.def). */
 struct fs_finding_def {
-	const char *code;         /* stable: scripts and repair key on it */
+	enum fs_code id;
+	const char *code;         /* stable: scripts and JSON output key on it */
+	enum fs_obj obj;
 	enum fs_severity sev;
 	enum fs_fix fix;          /* what repair does about it (FS_FIX_NONE: report only) */
+	unsigned flags;           /* FS_FL_* */
 	const char *summary;      /* the default message */
 };
 
 #define FS_NONE (-1LL)
 
+/* Which inode fork a finding concerns. */
+enum fs_fork { FS_FORK_NONE, FS_FORK_DATA, FS_FORK_ATTR };
+
+/* A range of blocks (AG block numbers unless a finding says otherwise); len 0: none. */
+struct fs_range {
+	uint64_t start, len;
+};
+
+/*
+ * The values a finding carries for code to decide on; the strings of
+ * struct fs_finding are only for people.  All zero: nothing typed.
+ */
+struct fs_typed {
+	enum fs_fork fork;
+	/*
+	 * the field as an identifier, where code depends on it: for
+	 * superblock findings (FS_OBJ_SB) an enum fs_sb_field (sb.h); 0: none
+	 */
+	uint16_t field;
+	uint8_t has;              /* FS_HAS_EXPECTED, FS_HAS_FOUND: which numbers are set */
+	uint64_t expected, found; /* the numbers expected/found show, when has says so */
+	/* the block ranges expected/found name (rmap records: "start+len owner ...") */
+	struct fs_range expected_range, found_range;
+};
+#define FS_HAS_EXPECTED 1
+#define FS_HAS_FOUND    2
+
 /* One observed problem: rendered as text and as JSON from the same record. */
 struct fs_finding {
-	const struct fs_finding_def *def;
+	enum fs_code code;
+	const struct fs_finding_def *def;  /* its row: &fs_finding_table()[code] */
 	int64_t ag, daddr, ino;   /* FS_NONE where not applicable */
 	/*
 	 * FS_NONE, or the inode whose damage this finding follows from (an
@@ -62,6 +156,8 @@ struct fs_finding {
 	 * renderers group it under that inode's own finding.
 	 */
 	int64_t cause_ino;
+	struct fs_typed val;
+	/* for output only: nothing decides on these */
 	char field[48];
 	char expected[96];
 	char found[96];
@@ -79,24 +175,55 @@ struct fs_findings {
 void fs_findings_init(struct fs_findings *fl);
 void fs_findings_free(struct fs_findings *fl);
 
-/* The whole table, for documentation and tests. */
+/* The whole table (indexed by enum fs_code), for documentation and tests. */
 const struct fs_finding_def *fs_finding_table(size_t *count);
+/* The row of a code (NULL for a value out of range). */
+const struct fs_finding_def *fs_finding_def(enum fs_code code);
+/* The stable code string of a code (sb.magic for FS_C_SB_MAGIC). */
+const char *fs_code_name(enum fs_code code);
+/* The row of a code string: for tests and command-line lookups only. */
 const struct fs_finding_def *fs_finding_lookup(const char *code);
 
 /*
- * Record a finding.  code must be in the table (-EINVAL otherwise: a bug in
- * the caller).  field/expected/found may be NULL; fmt may be NULL to use the
- * table's summary.
+ * Record a finding.  field/expected/found may be NULL; fmt may be NULL to
+ * use the table's summary.  -EINVAL for a code out of range (a bug in the
+ * caller), -ENOMEM when the record was not kept.
  */
-int fs_report(struct fs_findings *fl, const char *code, int64_t ag, int64_t daddr,
+int fs_report(struct fs_findings *fl, enum fs_code code, int64_t ag, int64_t daddr,
 	      int64_t ino, const char *field, const char *expected, const char *found,
 	      const char *fmt, ...) __attribute__((format(printf, 9, 10)));
 
+/* fs_report with typed values (val may be NULL: none). */
+int fs_report_val(struct fs_findings *fl, const struct fs_typed *val, enum fs_code code,
+		  int64_t ag, int64_t daddr, int64_t ino, const char *field,
+		  const char *expected, const char *found, const char *fmt, ...)
+	__attribute__((format(printf, 10, 11)));
+
 /* fs_report for a finding that follows from what is wrong with inode cause_ino. */
-int fs_report_caused(struct fs_findings *fl, int64_t cause_ino, const char *code, int64_t ag,
+int fs_report_caused(struct fs_findings *fl, int64_t cause_ino, enum fs_code code, int64_t ag,
 		     int64_t daddr, int64_t ino, const char *field, const char *expected,
 		     const char *found, const char *fmt, ...)
 	__attribute__((format(printf, 10, 11)));
+
+/* Record a copy of f (a finding made in a scratch list, passed on). */
+int fs_findings_add(struct fs_findings *fl, const struct fs_finding *f);
+
+/*
+ * Where the findings of one verifier go and what they are about: the
+ * verifiers of libfs/format fill one in and report through it.
+ */
+struct fs_reporter {
+	struct fs_findings *fl;
+	int64_t ag, daddr, ino;    /* FS_NONE where not applicable */
+	enum fs_fork fork;
+	const char *prefix;        /* put before every message as "prefix: ", or NULL */
+	int n;                     /* findings made through it */
+};
+
+/* Record one finding at the reporter's place; fmt NULL: the table's summary. */
+void fs_reporter_bad(struct fs_reporter *r, enum fs_code code, const char *field,
+		     const char *expected, const char *found, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 
 /* Number formatting for expected/found strings (valid for the full expression). */
 const char *fs_fmt_u64(char *buf, uint64_t v);
@@ -106,7 +233,7 @@ const char *fs_fmt_x64(char *buf, uint64_t v);
 
 /* Append every record of src to dst (thread-safe on dst) and empty src, keeping its memory. */
 int fs_findings_move(struct fs_findings *dst, struct fs_findings *src);
-bool fs_findings_has(const struct fs_findings *fl, const char *code);
+bool fs_findings_has(const struct fs_findings *fl, enum fs_code code);
 size_t fs_findings_count(const struct fs_findings *fl, enum fs_severity min_sev);
 /* Remove the records drop() says to (counts kept right); returns how many. */
 size_t fs_findings_drop(struct fs_findings *fl, bool (*drop)(void *priv, const struct fs_finding *f),

@@ -184,16 +184,9 @@ uint32_t fs_inode_bulkstat_rdev(uint32_t dev)
 
 struct iv {
 	const struct fs_vctx *c;
-	int n;
+	struct fs_reporter r;      /* messages start "inode N: " */
+	char prefix[32];
 };
-
-static void bad(struct iv *v, const char *code, const char *field, const char *exp,
-		const char *found, const char *msg)
-{
-	fs_report(v->c->fl, code, v->c->agno, (int64_t)v->c->daddr, (int64_t)v->c->ino, field,
-		  exp, found, "inode %llu: %s", (unsigned long long)v->c->ino, msg);
-	v->n++;
-}
 
 static bool mode_type_valid(uint16_t mode)
 {
@@ -211,7 +204,7 @@ static void verify_fork(struct iv *v, const struct fs_geom *g, const void *buf,
 			const struct fs_inode *ip, int whichfork)
 {
 	bool data = whichfork == XFS_DATA_FORK;
-	const char *code = data ? "inode.format" : "inode.aformat";
+	enum fs_code code = data ? FS_C_INODE_FORMAT : FS_C_INODE_AFORMAT;
 	const char *fmtfield = data ? "di_format" : "di_aformat";
 	uint32_t fsize = fs_inode_fork_size(g, ip, whichfork);
 	uint8_t fmt = data ? ip->format : ip->aformat;
@@ -221,30 +214,33 @@ static void verify_fork(struct iv *v, const struct fs_geom *g, const void *buf,
 	if (data) {
 		if ((S_ISDIR(ip->mode) || S_ISLNK(ip->mode)) && ip->size <= fsize &&
 		    fmt != XFS_DINODE_FMT_LOCAL)
-			bad(v, code, fmtfield, "local", FS_U(fmt),
-			    "directory or symlink small enough to be inline is not in local format");
+			fs_reporter_bad(&v->r, code, fmtfield, "local", FS_U(fmt),
+					"directory or symlink small enough to be inline is not in local format");
 		if (ip->size > fsize && fmt == XFS_DINODE_FMT_LOCAL)
-			bad(v, "inode.size", "di_size", FS_U(fsize), FS_U(ip->size),
-			    "local-format data larger than the data fork");
+			fs_reporter_bad(&v->r, FS_C_INODE_SIZE, "di_size", FS_U(fsize),
+					FS_U(ip->size),
+					"local-format data larger than the data fork");
 	}
 	switch (fmt) {
 	case XFS_DINODE_FMT_LOCAL:
 		if (data && S_ISREG(ip->mode))
-			bad(v, code, fmtfield, "extents or btree", "local",
-			    "regular file in local format");
+			fs_reporter_bad(&v->r, code, fmtfield, "extents or btree", "local",
+					"regular file in local format");
 		if (next)
-			bad(v, "inode.nextents", data ? "di_nextents" : "di_anextents", "0", FS_U(next),
-			    "local-format fork has extents");
+			fs_reporter_bad(&v->r, FS_C_INODE_NEXTENTS,
+					data ? "di_nextents" : "di_anextents", "0", FS_U(next),
+					"local-format fork has extents");
 		if (data && S_ISLNK(ip->mode) && ip->size > 0 && ip->size <= fsize) {
 			/* the inline target's own rules (symlink.c) */
-			v->n += fs_symlink_local_verify(v->c, fs_inode_fork_ptr(buf, ip, XFS_DATA_FORK),
+			v->r.n += fs_symlink_local_verify(v->c, fs_inode_fork_ptr(buf, ip, XFS_DATA_FORK),
 							ip->size);
 		}
 		break;
 	case XFS_DINODE_FMT_EXTENTS:
 		if (next > maxext)
-			bad(v, "inode.nextents", data ? "di_nextents" : "di_anextents", FS_U(maxext),
-			    FS_U(next), "more extents than fit in the fork");
+			fs_reporter_bad(&v->r, FS_C_INODE_NEXTENTS,
+					data ? "di_nextents" : "di_anextents", FS_U(maxext),
+					FS_U(next), "more extents than fit in the fork");
 		break;
 	case XFS_DINODE_FMT_BTREE: {
 		const unsigned char *root = fs_inode_fork_ptr(buf, ip, whichfork);
@@ -252,35 +248,40 @@ static void verify_fork(struct iv *v, const struct fs_geom *g, const void *buf,
 		uint16_t level, nrecs;
 
 		if (next > maxn) {
-			bad(v, "inode.nextents", data ? "di_nextents" : "di_anextents", FS_U(maxn),
-			    FS_U(next), "extent count above what the format allows");
+			fs_reporter_bad(&v->r, FS_C_INODE_NEXTENTS,
+					data ? "di_nextents" : "di_anextents", FS_U(maxn),
+					FS_U(next), "extent count above what the format allows");
 			break;
 		}
 		if (fsize < sizeof(struct xfs_bmdr_block)) {
-			bad(v, code, fmtfield, "a fork large enough for a btree root", FS_U(fsize),
-			    "btree-format fork too small for its root");
+			fs_reporter_bad(&v->r, code, fmtfield,
+					"a fork large enough for a btree root", FS_U(fsize),
+					"btree-format fork too small for its root");
 			break;
 		}
 		level = get_be16(root);
 		nrecs = get_be16(root + 2);
 		if (next <= maxext)
-			bad(v, code, fmtfield, "extents", "btree",
-			    "btree-format fork whose extents would fit inline");
+			fs_reporter_bad(&v->r, code, fmtfield, "extents", "btree",
+					"btree-format fork whose extents would fit inline");
 		if (nrecs == 0 ||
 		    sizeof(struct xfs_bmdr_block) +
 		    (size_t)nrecs * (sizeof(xfs_bmdr_key_t) + sizeof(xfs_bmdr_ptr_t)) > fsize)
-			bad(v, code, "bb_numrecs", "records that fit in the fork", FS_U(nrecs),
-			    "btree root record count does not fit the fork");
+			fs_reporter_bad(&v->r, code, "bb_numrecs", "records that fit in the fork",
+					FS_U(nrecs),
+					"btree root record count does not fit the fork");
 		if (level == 0 || (g->bmbt_maxlevels_data && level > g->bmbt_maxlevels_data))
-			bad(v, code, "bb_level", "1..bmbt height", FS_U(level),
-			    "btree root level out of range");
+			fs_reporter_bad(&v->r, code, "bb_level", "1..bmbt height", FS_U(level),
+					"btree root level out of range");
 		if (next > ip->nblocks)
-			bad(v, "inode.nblocks", "di_nblocks", "at least the extent count",
-			    FS_U(ip->nblocks), "fewer blocks than extents");
+			fs_reporter_bad(&v->r, FS_C_INODE_NBLOCKS, "di_nblocks",
+					"at least the extent count", FS_U(ip->nblocks),
+					"fewer blocks than extents");
 		break;
 	}
 	default:
-		bad(v, code, fmtfield, "local, extents or btree", FS_U(fmt), "fork format invalid");
+		fs_reporter_bad(&v->r, code, fmtfield, "local, extents or btree", FS_U(fmt),
+				"fork format invalid");
 	}
 }
 
@@ -309,7 +310,8 @@ static void verify_flags(struct iv *v, const struct fs_geom *g, const struct fs_
 		 !S_ISREG(ip->mode))
 		why = "file-only flags (REALTIME, EXTSIZE) on a non-regular file";
 	if (why)
-		bad(v, "inode.flags", "di_flags", NULL, FS_X(ip->flags), why);
+		fs_reporter_bad(&v->r, FS_C_INODE_FLAGS, "di_flags", NULL, FS_X(ip->flags), "%s",
+				why);
 	why = NULL;
 	if (ip->flags2 & ~XFS_DIFLAG2_ANY)
 		why = "unknown flags2 bits";
@@ -317,7 +319,8 @@ static void verify_flags(struct iv *v, const struct fs_geom *g, const struct fs_
 		 !(S_ISREG(ip->mode) || S_ISDIR(ip->mode)))
 		why = "DAX flag on a special file";
 	if (why)
-		bad(v, "inode.flags", "di_flags2", NULL, FS_X(ip->flags2), why);
+		fs_reporter_bad(&v->r, FS_C_INODE_FLAGS, "di_flags2", NULL, FS_X(ip->flags2), "%s",
+				why);
 }
 
 static void verify_extsize(struct iv *v, const struct fs_geom *g, const struct fs_inode *ip)
@@ -343,7 +346,8 @@ static void verify_extsize(struct iv *v, const struct fs_geom *g, const struct f
 		why = "extent size hint larger than half an AG";
 	/* realtime hints must be multiples of the rt extent size: not judged here */
 	if (why)
-		bad(v, "inode.extsize", "di_extsize", NULL, FS_U(ip->extsize), why);
+		fs_reporter_bad(&v->r, FS_C_INODE_EXTSIZE, "di_extsize", NULL, FS_U(ip->extsize),
+				"%s", why);
 }
 
 static void verify_cowextsize(struct iv *v, const struct fs_geom *g, const struct fs_inode *ip)
@@ -366,85 +370,96 @@ static void verify_cowextsize(struct iv *v, const struct fs_geom *g, const struc
 	else if (ip->cowextsize > g->agblocks / 2)
 		why = "CoW extent size hint larger than half an AG";
 	if (why)
-		bad(v, "inode.cowextsize", "di_cowextsize", NULL, FS_U(ip->cowextsize), why);
+		fs_reporter_bad(&v->r, FS_C_INODE_COWEXTSIZE, "di_cowextsize", NULL,
+				FS_U(ip->cowextsize), "%s", why);
 }
 
 int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
 	const struct fs_geom *g = c->g;
 	const struct xfs_dinode *d = buf;
-	struct iv v = { .c = c };
+	struct iv v = { .c = c, .r = fs_vctx_reporter(c) };
 	struct fs_inode ip;
 	uint32_t lit = fs_inode_litino(g);
 
 	if (len < sizeof(struct xfs_dinode) || len < g->inodesize)
 		return 0;	/* the common checks already said the buffer is short */
+	v.r.ino = (int64_t)c->ino;
+	snprintf(v.prefix, sizeof(v.prefix), "inode %llu", (unsigned long long)c->ino);
+	v.r.prefix = v.prefix;
 	fs_inode_decode(buf, &ip);
 	if (c->decoded)
 		*c->decoded = ip;
 
 	if (ip.version != 3) {
-		bad(&v, "inode.version", "di_version", "3", FS_U(ip.version),
-		    "inode version is not 3 on a v5 filesystem");
-		return v.n;	/* nothing else is laid out as expected */
+		fs_reporter_bad(&v.r, FS_C_INODE_VERSION, "di_version", "3", FS_U(ip.version),
+				"inode version is not 3 on a v5 filesystem");
+		return v.r.n;	/* nothing else is laid out as expected */
 	}
 	/* v1's link count field: xfs_repair wants it 0 in later versions */
 	if (d->di_onlink)
-		bad(&v, "inode.onlink", "di_onlink", "0", FS_U(be16(d->di_onlink)),
-		    "obsolete version 1 link count is not zero");
+		fs_reporter_bad(&v.r, FS_C_INODE_ONLINK, "di_onlink", "0", FS_U(be16(d->di_onlink)),
+				"obsolete version 1 link count is not zero");
 	if (ip.ino != c->ino)
-		bad(&v, "inode.ino", "di_ino", FS_U(c->ino), FS_U(ip.ino),
-		    "inode number stored in the inode is not its own");
+		fs_reporter_bad(&v.r, FS_C_INODE_INO, "di_ino", FS_U(c->ino), FS_U(ip.ino),
+				"inode number stored in the inode is not its own");
 	if (ip.size & (1ull << 63))
-		bad(&v, "inode.size", "di_size", "below 2^63", FS_U(ip.size), "negative size");
+		fs_reporter_bad(&v.r, FS_C_INODE_SIZE, "di_size", "below 2^63", FS_U(ip.size),
+				"negative size");
 	if (ip.mode && !mode_type_valid(ip.mode)) {
-		bad(&v, "inode.mode", "di_mode", "a known file type", FS_X(ip.mode),
-		    "unknown file type");
-		return v.n;
+		fs_reporter_bad(&v.r, FS_C_INODE_MODE, "di_mode", "a known file type",
+				FS_X(ip.mode), "unknown file type");
+		return v.r.n;
 	}
 	/* empty directories and symlinks exist only while being freed (nlink 0) */
 	if ((S_ISLNK(ip.mode) || S_ISDIR(ip.mode)) && ip.size == 0 && ip.nlink)
-		bad(&v, "inode.size", "di_size", "nonzero", "0",
-		    "zero-length directory or symlink");
+		fs_reporter_bad(&v.r, FS_C_INODE_SIZE, "di_size", "nonzero", "0",
+				"zero-length directory or symlink");
 	if (ip.nrext64) {
 		if (!g->nrext64)
-			bad(&v, "inode.nrext64", "di_flags2", "no NREXT64", "NREXT64",
-			    "large extent counters on a filesystem without them");
+			fs_reporter_bad(&v.r, FS_C_INODE_NREXT64, "di_flags2", "no NREXT64",
+					"NREXT64",
+					"large extent counters on a filesystem without them");
 		if (d->di_nrext64_pad)
-			bad(&v, "inode.nrext64", "di_nrext64_pad", "0", FS_U(be16(d->di_nrext64_pad)),
-			    "padding next to the large attr extent counter is not zero");
+			fs_reporter_bad(&v.r, FS_C_INODE_NREXT64, "di_nrext64_pad", "0",
+					FS_U(be16(d->di_nrext64_pad)),
+					"padding next to the large attr extent counter is not zero");
 	} else if (d->di_v3_pad) {
-		bad(&v, "inode.nrext64", "di_v3_pad", "0", FS_X(be64(d->di_v3_pad)),
-		    "padding where large extent counters would be is not zero");
+		fs_reporter_bad(&v.r, FS_C_INODE_NREXT64, "di_v3_pad", "0",
+				FS_X(be64(d->di_v3_pad)),
+				"padding where large extent counters would be is not zero");
 	}
 	if (ip.mode && ip.nextents + ip.anextents > ip.nblocks)
-		bad(&v, "inode.nblocks", "di_nblocks", "at least the extent count",
-		    FS_U(ip.nblocks), "fewer blocks than extents");
+		fs_reporter_bad(&v.r, FS_C_INODE_NBLOCKS, "di_nblocks", "at least the extent count",
+				FS_U(ip.nblocks), "fewer blocks than extents");
 	if (S_ISDIR(ip.mode) &&
 	    ip.nextents > ((uint64_t)XFS_DIR2_MAX_SPACES * XFS_DIR2_SPACE_SIZE >> g->blocklog))
-		bad(&v, "inode.nextents", "di_nextents", "what a directory can have",
-		    FS_U(ip.nextents), "directory has more extents than a directory can");
+		fs_reporter_bad(&v.r, FS_C_INODE_NEXTENTS, "di_nextents",
+				"what a directory can have", FS_U(ip.nextents),
+				"directory has more extents than a directory can");
 	if (ip.mode && ((uint32_t)ip.forkoff << 3) > g->inodesize)
-		bad(&v, "inode.forkoff", "di_forkoff", NULL, FS_U(ip.forkoff),
-		    "attr fork starts past the end of the inode");
+		fs_reporter_bad(&v.r, FS_C_INODE_FORKOFF, "di_forkoff", NULL, FS_U(ip.forkoff),
+				"attr fork starts past the end of the inode");
 	if (ip.forkoff) {
 		if (ip.format == XFS_DINODE_FMT_DEV) {
 			if (ip.forkoff != (sizeof(uint32_t) + 7) / 8)
-				bad(&v, "inode.forkoff", "di_forkoff", "1", FS_U(ip.forkoff),
-				    "device inode attr fork offset is not right after the device number");
+				fs_reporter_bad(&v.r, FS_C_INODE_FORKOFF, "di_forkoff", "1",
+						FS_U(ip.forkoff),
+						"device inode attr fork offset is not right after the device number");
 		} else if (ip.format <= XFS_DINODE_FMT_BTREE && ip.forkoff >= (lit >> 3)) {
-			bad(&v, "inode.forkoff", "di_forkoff", FS_U((lit >> 3) - 1), FS_U(ip.forkoff),
-			    "attr fork offset leaves no room for it");
+			fs_reporter_bad(&v.r, FS_C_INODE_FORKOFF, "di_forkoff",
+					FS_U((lit >> 3) - 1), FS_U(ip.forkoff),
+					"attr fork offset leaves no room for it");
 		}
 	}
-	if (v.n)
-		return v.n;	/* fork geometry below depends on these */
+	if (v.r.n)
+		return v.r.n;	/* fork geometry below depends on these */
 
 	switch (ip.mode & S_IFMT) {
 	case S_IFIFO: case S_IFCHR: case S_IFBLK: case S_IFSOCK:
 		if (ip.format != XFS_DINODE_FMT_DEV)
-			bad(&v, "inode.format", "di_format", "dev", FS_U(ip.format),
-			    "special file not in device format");
+			fs_reporter_bad(&v.r, FS_C_INODE_FORMAT, "di_format", "dev",
+					FS_U(ip.format), "special file not in device format");
 		break;
 	case S_IFREG: case S_IFLNK: case S_IFDIR:
 		verify_fork(&v, g, buf, &ip, XFS_DATA_FORK);
@@ -456,31 +471,33 @@ int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 		verify_fork(&v, g, buf, &ip, XFS_ATTR_FORK);
 	} else {
 		if (ip.aformat != 0 && ip.aformat != XFS_DINODE_FMT_EXTENTS)
-			bad(&v, "inode.aformat", "di_aformat", "0 or extents", FS_U(ip.aformat),
-			    "attr fork format set on an inode without an attr fork");
+			fs_reporter_bad(&v.r, FS_C_INODE_AFORMAT, "di_aformat", "0 or extents",
+					FS_U(ip.aformat),
+					"attr fork format set on an inode without an attr fork");
 		if (ip.anextents)
-			bad(&v, "inode.nextents", "di_anextents", "0", FS_U(ip.anextents),
-			    "attr extents on an inode without an attr fork");
+			fs_reporter_bad(&v.r, FS_C_INODE_NEXTENTS, "di_anextents", "0",
+					FS_U(ip.anextents),
+					"attr extents on an inode without an attr fork");
 	}
 	verify_flags(&v, g, &ip);
 	verify_extsize(&v, g, &ip);
 	if ((ip.flags2 & (XFS_DIFLAG2_REFLINK | XFS_DIFLAG2_COWEXTSIZE)) && !g->reflink)
-		bad(&v, "inode.flags", "di_flags2", "no REFLINK/COWEXTSIZE", FS_X(ip.flags2),
-		    "reflink flags on a filesystem without reflink");
+		fs_reporter_bad(&v.r, FS_C_INODE_FLAGS, "di_flags2", "no REFLINK/COWEXTSIZE",
+				FS_X(ip.flags2), "reflink flags on a filesystem without reflink");
 	if ((ip.flags2 & XFS_DIFLAG2_REFLINK) && !S_ISREG(ip.mode))
-		bad(&v, "inode.flags", "di_flags2", NULL, FS_X(ip.flags2),
-		    "reflink flag on a file that is not regular");
+		fs_reporter_bad(&v.r, FS_C_INODE_FLAGS, "di_flags2", NULL, FS_X(ip.flags2),
+				"reflink flag on a file that is not regular");
 	if ((ip.flags2 & XFS_DIFLAG2_REFLINK) &&
 	    (ip.flags & (XFS_DIFLAG_REALTIME | XFS_DIFLAG_RTINHERIT)))
-		bad(&v, "inode.flags", "di_flags2", NULL, FS_X(ip.flags2),
-		    "reflink flag on a realtime file or directory");
+		fs_reporter_bad(&v.r, FS_C_INODE_FLAGS, "di_flags2", NULL, FS_X(ip.flags2),
+				"reflink flag on a realtime file or directory");
 	if ((ip.flags2 & XFS_DIFLAG2_REFLINK) && (ip.flags2 & XFS_DIFLAG2_DAX))
-		bad(&v, "inode.flags", "di_flags2", NULL, FS_X(ip.flags2),
-		    "reflink and DAX flags together");
+		fs_reporter_bad(&v.r, FS_C_INODE_FLAGS, "di_flags2", NULL, FS_X(ip.flags2),
+				"reflink and DAX flags together");
 	verify_cowextsize(&v, g, &ip);
 	if (ip.bigtime && !g->bigtime)
-		bad(&v, "inode.flags", "di_flags2", "no BIGTIME", "BIGTIME",
-		    "bigtime timestamps on a filesystem without bigtime");
+		fs_reporter_bad(&v.r, FS_C_INODE_FLAGS, "di_flags2", "no BIGTIME", "BIGTIME",
+				"bigtime timestamps on a filesystem without bigtime");
 	/* legacy timestamps: xfs_repair resets nanoseconds of a second or more */
 	if (!ip.bigtime) {
 		static const struct { size_t off; const char *name; } ts[] = {
@@ -492,19 +509,22 @@ int fs_inode_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 		for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
 			uint32_t nsec = get_be32((const unsigned char *)buf + ts[i].off + 4);
 			if (nsec >= 1000000000u)
-				bad(&v, "inode.timestamp", ts[i].name, "nanoseconds < 1000000000",
-				    FS_U(nsec), "legacy timestamp nanoseconds out of range");
+				fs_reporter_bad(&v.r, FS_C_INODE_TIMESTAMP, ts[i].name,
+						"nanoseconds < 1000000000", FS_U(nsec),
+						"legacy timestamp nanoseconds out of range");
 		}
 	}
 	if (ip.next_unlinked != NULLAGINO &&
 	    !fs_agino_valid(g, fs_ino_to_agno(g, c->ino), ip.next_unlinked))
-		bad(&v, "inode.unlinked", "di_next_unlinked", "NULL or an inode of this AG",
-		    FS_U(ip.next_unlinked), "unlinked list pointer names no inode");
+		fs_reporter_bad(&v.r, FS_C_INODE_UNLINKED, "di_next_unlinked",
+				"NULL or an inode of this AG", FS_U(ip.next_unlinked),
+				"unlinked list pointer names no inode");
 	/* only unlinked (nlink 0) inodes are on a list; xfs_repair clears it on the rest */
 	else if (ip.next_unlinked != NULLAGINO && ip.mode && ip.nlink)
-		bad(&v, "unlinked.linked", "di_next_unlinked", "NULL", FS_U(ip.next_unlinked),
-		    "inode with links has an unlinked list pointer");
-	return v.n;
+		fs_reporter_bad(&v.r, FS_C_UNLINKED_LINKED, "di_next_unlinked", "NULL",
+				FS_U(ip.next_unlinked),
+				"inode with links has an unlinked list pointer");
+	return v.r.n;
 }
 
 /* ---- inode chunk geometry ---- */
@@ -978,7 +998,7 @@ static int scan_visit_rec(void *priv, const void *rec)
 		return 0;
 	why = fs_inobt_rec_problem(g, s->agno, &r);
 	if (why) {
-		fs_report(s->fl, "inobt.rec", s->agno, FS_NONE, FS_NONE, "startino", NULL,
+		fs_report(s->fl, FS_C_INOBT_REC, s->agno, FS_NONE, FS_NONE, "startino", NULL,
 			  FS_U(r.startino), "inode btree record for AG inode %u: %s; chunk skipped",
 			  r.startino, why);
 		return 0;
@@ -1037,7 +1057,7 @@ static int scan_ag(struct fs_inode_scan *s, fs_agnumber_t agno, fs_agino_t start
 	fs_findings_init(&quiet);
 	err = fs_dev_read(fs->dev, agibuf, g->sectsize, fs_ag_agi_offset(g, agno));
 	if (err) {
-		fs_report(tfl, "agi.unreadable", agno, (int64_t)vc.daddr, FS_NONE, NULL, NULL, NULL,
+		fs_report(tfl, FS_C_AGI_UNREADABLE, agno, (int64_t)vc.daddr, FS_NONE, NULL, NULL, NULL,
 			  "AGI of AG %u could not be read: %s", agno, strerror(-err));
 		free(agibuf);
 		fs_findings_free(&quiet);

@@ -7,32 +7,13 @@
 #include "libfs/format/sb.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "libfs/format/crc.h"
 #include "libfs/format/endian.h"
-
-/*
- * Every scalar superblock field with its width in bits, in on-disk order:
- * one list, expanded once to decode and once to encode, so the two can
- * never disagree about a field.  8-bit fields need no swapping.
- */
-#define SB_SCALAR_FIELDS(X) \
-	X(magicnum, 32) X(blocksize, 32) X(dblocks, 64) X(rblocks, 64) \
-	X(rextents, 64) X(logstart, 64) X(rootino, 64) X(rbmino, 64) \
-	X(rsumino, 64) X(rextsize, 32) X(agblocks, 32) X(agcount, 32) \
-	X(rbmblocks, 32) X(logblocks, 32) X(versionnum, 16) X(sectsize, 16) \
-	X(inodesize, 16) X(inopblock, 16) X(blocklog, 8) X(sectlog, 8) \
-	X(inodelog, 8) X(inopblog, 8) X(agblklog, 8) X(rextslog, 8) \
-	X(inprogress, 8) X(imax_pct, 8) X(icount, 64) X(ifree, 64) \
-	X(fdblocks, 64) X(frextents, 64) X(uquotino, 64) X(gquotino, 64) \
-	X(qflags, 16) X(flags, 8) X(shared_vn, 8) X(inoalignmt, 32) \
-	X(unit, 32) X(width, 32) X(dirblklog, 8) X(logsectlog, 8) \
-	X(logsectsize, 16) X(logsunit, 32) X(features2, 32) \
-	X(features_compat, 32) X(features_ro_compat, 32) X(features_incompat, 32) \
-	X(features_log_incompat, 32) X(spino_align, 32) X(pquotino, 64) X(lsn, 64)
 
 static inline uint8_t be8(uint8_t v) { return v; }
 static inline uint8_t to_be8(uint8_t v) { return v; }
@@ -58,20 +39,53 @@ void fs_sb_from_disk(struct xfs_sb *to, const struct xfs_dsb *from)
 		      from->sb_fname, &from->sb_meta_uuid);
 }
 
-int fs_sb_copy_field(struct xfs_sb *to, const struct xfs_sb *from, const char *name)
+int fs_sb_copy_field(struct xfs_sb *to, const struct xfs_sb *from, enum fs_sb_field field)
 {
-#define SB_COPY(f, w) if (!strcmp(name, #f)) { to->sb_##f = from->sb_##f; return 0; }
+	switch (field) {
+#define SB_COPY(f, w) case FS_SBF_##f: to->sb_##f = from->sb_##f; return 0;
 	SB_SCALAR_FIELDS(SB_COPY)
 #undef SB_COPY
-	if (!strcmp(name, "uuid")) {
+	case FS_SBF_uuid:
 		memcpy(&to->sb_uuid, &from->sb_uuid, sizeof(to->sb_uuid));
 		return 0;
-	}
-	if (!strcmp(name, "meta_uuid")) {
+	case FS_SBF_meta_uuid:
 		memcpy(&to->sb_meta_uuid, &from->sb_meta_uuid, sizeof(to->sb_meta_uuid));
 		return 0;
+	default:
+		return -ENOENT;
 	}
-	return -ENOENT;
+}
+
+enum fs_sb_field fs_sb_field_id(const char *name)
+{
+	static const char *const names[FS_SBF_NR] = {
+#define SB_NAME(f, w) [FS_SBF_##f] = #f,
+		SB_SCALAR_FIELDS(SB_NAME)
+#undef SB_NAME
+		[FS_SBF_uuid] = "uuid", [FS_SBF_meta_uuid] = "meta_uuid",
+	};
+
+	for (int i = 1; name && i < FS_SBF_NR; i++)
+		if (!strcmp(names[i], name))
+			return (enum fs_sb_field)i;
+	return FS_SBF_NONE;
+}
+
+int fs_sb_report(struct fs_findings *fl, enum fs_code code, int64_t ag, int64_t daddr,
+		 const char *field, const char *expected, const char *found, const char *fmt, ...)
+{
+	struct fs_typed val = { .field = (uint16_t)fs_sb_field_id(field) };
+	char msg[sizeof(((struct fs_finding *)0)->message)];
+	va_list ap;
+
+	if (!fmt)
+		return fs_report_val(fl, &val, code, ag, daddr, FS_NONE, field, expected, found,
+				     "%s", fs_finding_def(code) ? fs_finding_def(code)->summary : "");
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return fs_report_val(fl, &val, code, ag, daddr, FS_NONE, field, expected, found, "%s",
+			     msg);
 }
 
 void fs_sb_to_disk(struct xfs_dsb *to, const struct xfs_sb *from)
@@ -323,11 +337,11 @@ struct sbv {
 	int findings;
 };
 
-static void sb_bad(struct sbv *v, const char *code, const char *field, const char *exp,
+static void sb_bad(struct sbv *v, enum fs_code code, const char *field, const char *exp,
 		   const char *found, bool fatal, const char *msg)
 {
-	fs_report(v->fl, code, v->ag, v->daddr, FS_NONE, field, exp, found, "%s",
-		  msg ? msg : fs_finding_lookup(code)->summary);
+	fs_sb_report(v->fl, code, v->ag, v->daddr, field, exp, found, "%s",
+		     msg ? msg : fs_finding_def(code)->summary);
 	v->findings++;
 	if (fatal)
 		v->bad++;
@@ -347,23 +361,23 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 
 	/* a superblock lives in a sector: anything shorter cannot be CRC-checked */
 	if (len < FS_BBSIZE) {
-		fs_report(fl, "sb.unreadable", agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
+		fs_report(fl, FS_C_SB_UNREADABLE, agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
 			  "superblock buffer too short (%zu bytes)", len);
 		return FS_SB_UNUSABLE;
 	}
 	fs_sb_from_disk(&sb, buf);
 
 	if (sb.sb_magicnum != XFS_SB_MAGIC) {
-		sb_bad(&v, "sb.magic", "magicnum", FS_X(XFS_SB_MAGIC), FS_X(sb.sb_magicnum), true, NULL);
+		sb_bad(&v, FS_C_SB_MAGIC, "magicnum", FS_X(XFS_SB_MAGIC), FS_X(sb.sb_magicnum), true, NULL);
 		return FS_SB_NOT_XFS;
 	}
 	if ((sb.sb_versionnum & XFS_SB_VERSION_NUMBITS) < XFS_SB_VERSION_5 &&
 	    (sb.sb_versionnum & XFS_SB_VERSION_NUMBITS) >= XFS_SB_VERSION_1) {
-		sb_bad(&v, "sb.version", "versionnum", "5", FS_U(sb.sb_versionnum & XFS_SB_VERSION_NUMBITS),
+		sb_bad(&v, FS_C_SB_VERSION, "versionnum", "5", FS_U(sb.sb_versionnum & XFS_SB_VERSION_NUMBITS),
 		       true, "v4 filesystems are not supported");
 		return FS_SB_V4;
 	}
-	SB_CHECK((sb.sb_versionnum & XFS_SB_VERSION_NUMBITS) == XFS_SB_VERSION_5, "sb.version",
+	SB_CHECK((sb.sb_versionnum & XFS_SB_VERSION_NUMBITS) == XFS_SB_VERSION_5, FS_C_SB_VERSION,
 		 "versionnum", "5", FS_U(sb.sb_versionnum & XFS_SB_VERSION_NUMBITS), true, NULL);
 	if (v.bad)
 		return FS_SB_UNUSABLE;
@@ -374,7 +388,7 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 	    sectsize > len)
 		sectsize = FS_BBSIZE;
 	if (!fs_crc_ok(buf, sectsize, FS_SB_CRC_OFF))
-		sb_bad(&v, "sb.crc", "crc", FS_X(fs_crc_compute(buf, sectsize, FS_SB_CRC_OFF)),
+		sb_bad(&v, FS_C_SB_CRC, "crc", FS_X(fs_crc_compute(buf, sectsize, FS_SB_CRC_OFF)),
 		       FS_X(sb.sb_crc), false, NULL);
 
 	/*
@@ -390,30 +404,30 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 			 fs_sb_unknown_ro_compat(&sb), fs_sb_unknown_incompat(&sb));
 		/* name the field that holds the unknown bits */
 		if (fs_sb_unknown_incompat(&sb))
-			sb_bad(&v, "sb.feature", "features_incompat", FS_X(XFS_SB_FEAT_INCOMPAT_ALL),
+			sb_bad(&v, FS_C_SB_FEATURE, "features_incompat", FS_X(XFS_SB_FEAT_INCOMPAT_ALL),
 			       FS_X(sb.sb_features_incompat), true, msg);
 		else
-			sb_bad(&v, "sb.feature", "features_ro_compat", FS_X(XFS_SB_FEAT_RO_COMPAT_ALL),
+			sb_bad(&v, FS_C_SB_FEATURE, "features_ro_compat", FS_X(XFS_SB_FEAT_RO_COMPAT_ALL),
 			       FS_X(sb.sb_features_ro_compat), true, msg);
 		return FS_SB_UNSUPPORTED;
 	}
 	if (primary && (sb.sb_features_compat & XFS_SB_FEAT_COMPAT_UNKNOWN))
-		fs_report(fl, "sb.compat_unknown", agno, FS_NONE, FS_NONE, "features_compat",
+		fs_sb_report(fl, FS_C_SB_COMPAT_UNKNOWN, agno, FS_NONE, "features_compat",
 			  FS_X(XFS_SB_FEAT_COMPAT_ALL), FS_X(sb.sb_features_compat),
 			  "compat feature bits 0x%x are unknown to this build: harmless by "
 			  "definition (the kernel mounts with them), kept as they are",
 			  sb.sb_features_compat & XFS_SB_FEAT_COMPAT_UNKNOWN);
-	SB_CHECK(sb.sb_features2 & XFS_SB_VERSION2_CRCBIT, "sb.feature", "features2",
+	SB_CHECK(sb.sb_features2 & XFS_SB_VERSION2_CRCBIT, FS_C_SB_FEATURE, "features2",
 		 "CRC bit set", FS_X(sb.sb_features2), false, "v5 superblock lacks the CRC feature2 bit");
-	SB_CHECK(sb.sb_features2 == sb.sb_bad_features2, "sb.feature", "bad_features2",
+	SB_CHECK(sb.sb_features2 == sb.sb_bad_features2, FS_C_SB_FEATURE, "bad_features2",
 		 FS_X(sb.sb_features2), FS_X(sb.sb_bad_features2), false,
 		 "bad_features2 must mirror features2");
-	SB_CHECK(!(sb.sb_features_log_incompat & XFS_SB_FEAT_INCOMPAT_LOG_UNKNOWN), "sb.feature",
+	SB_CHECK(!(sb.sb_features_log_incompat & XFS_SB_FEAT_INCOMPAT_LOG_UNKNOWN), FS_C_SB_FEATURE,
 		 "features_log_incompat", FS_X(XFS_SB_FEAT_INCOMPAT_LOG_ALL),
 		 FS_X(sb.sb_features_log_incompat), false, "unknown log incompat features");
 
 	if (primary)
-		SB_CHECK(sb.sb_inprogress == 0, "sb.inprogress", "inprogress", "0",
+		SB_CHECK(sb.sb_inprogress == 0, FS_C_SB_INPROGRESS, "inprogress", "0",
 			 FS_U(sb.sb_inprogress), false, NULL);
 	/*
 	 * A copy mkfs left in progress (the secondaries) never holds quota
@@ -421,48 +435,48 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 	 */
 	if (sb.sb_inprogress == 1) {
 #define QINO_NONE(x) ((x) == 0 || (x) == NULLFSINO)
-		SB_CHECK(QINO_NONE(sb.sb_uquotino), "sb.quota", "uquotino", "0 or null",
+		SB_CHECK(QINO_NONE(sb.sb_uquotino), FS_C_SB_QUOTA, "uquotino", "0 or null",
 			 FS_U(sb.sb_uquotino), false, "quota inode in a superblock mkfs left in progress");
-		SB_CHECK(QINO_NONE(sb.sb_gquotino), "sb.quota", "gquotino", "0 or null",
+		SB_CHECK(QINO_NONE(sb.sb_gquotino), FS_C_SB_QUOTA, "gquotino", "0 or null",
 			 FS_U(sb.sb_gquotino), false, "quota inode in a superblock mkfs left in progress");
-		SB_CHECK(QINO_NONE(sb.sb_pquotino), "sb.quota", "pquotino", "0 or null",
+		SB_CHECK(QINO_NONE(sb.sb_pquotino), FS_C_SB_QUOTA, "pquotino", "0 or null",
 			 FS_U(sb.sb_pquotino), false, "quota inode in a superblock mkfs left in progress");
-		SB_CHECK(sb.sb_qflags == 0, "sb.quota", "qflags", "0", FS_X(sb.sb_qflags), false,
+		SB_CHECK(sb.sb_qflags == 0, FS_C_SB_QUOTA, "qflags", "0", FS_X(sb.sb_qflags), false,
 			 "quota flags in a superblock mkfs left in progress");
 #undef QINO_NONE
 	}
 
 	/* sector and block sizes */
 	SB_CHECK(is_pow2(sb.sb_sectsize) && sb.sb_sectsize >= XFS_MIN_SECTORSIZE &&
-		 sb.sb_sectsize <= XFS_MAX_SECTORSIZE, "sb.geometry", "sectsize",
+		 sb.sb_sectsize <= XFS_MAX_SECTORSIZE, FS_C_SB_GEOMETRY, "sectsize",
 		 "power of 2 in 512..32768", FS_U(sb.sb_sectsize), true, NULL);
-	SB_CHECK(sb.sb_sectlog <= 31 && sb.sb_sectsize == (1u << sb.sb_sectlog), "sb.geometry",
+	SB_CHECK(sb.sb_sectlog <= 31 && sb.sb_sectsize == (1u << sb.sb_sectlog), FS_C_SB_GEOMETRY,
 		 "sectlog", FS_U(highbit32(sb.sb_sectsize)), FS_U(sb.sb_sectlog), true, NULL);
 	SB_CHECK(is_pow2(sb.sb_blocksize) && sb.sb_blocksize >= XFS_MIN_CRC_BLOCKSIZE &&
-		 sb.sb_blocksize <= XFS_MAX_BLOCKSIZE, "sb.geometry", "blocksize",
+		 sb.sb_blocksize <= XFS_MAX_BLOCKSIZE, FS_C_SB_GEOMETRY, "blocksize",
 		 "power of 2 in 1024..65536", FS_U(sb.sb_blocksize), true, NULL);
 	SB_CHECK(sb.sb_blocklog >= XFS_MIN_BLOCKSIZE_LOG && sb.sb_blocklog <= XFS_MAX_BLOCKSIZE_LOG &&
-		 sb.sb_blocksize == (1u << sb.sb_blocklog), "sb.geometry", "blocklog",
+		 sb.sb_blocksize == (1u << sb.sb_blocklog), FS_C_SB_GEOMETRY, "blocklog",
 		 FS_U(highbit32(sb.sb_blocksize)), FS_U(sb.sb_blocklog), true, NULL);
-	SB_CHECK(sb.sb_blocksize >= sb.sb_sectsize, "sb.geometry", "blocksize",
+	SB_CHECK(sb.sb_blocksize >= sb.sb_sectsize, FS_C_SB_GEOMETRY, "blocksize",
 		 ">= sectsize", FS_U(sb.sb_blocksize), true, "block size smaller than sector size");
-	SB_CHECK((uint32_t)sb.sb_dirblklog + sb.sb_blocklog <= XFS_MAX_BLOCKSIZE_LOG, "sb.geometry",
+	SB_CHECK((uint32_t)sb.sb_dirblklog + sb.sb_blocklog <= XFS_MAX_BLOCKSIZE_LOG, FS_C_SB_GEOMETRY,
 		 "dirblklog", "blocklog + dirblklog <= 16", FS_U(sb.sb_dirblklog), true, NULL);
 
 	/* inode geometry */
 	SB_CHECK(sb.sb_inodesize == 256 || sb.sb_inodesize == 512 || sb.sb_inodesize == 1024 ||
-		 sb.sb_inodesize == 2048, "sb.inodes", "inodesize", "256, 512, 1024 or 2048",
+		 sb.sb_inodesize == 2048, FS_C_SB_INODES, "inodesize", "256, 512, 1024 or 2048",
 		 FS_U(sb.sb_inodesize), true, NULL);
 	SB_CHECK(sb.sb_inodelog >= XFS_DINODE_MIN_LOG && sb.sb_inodelog <= XFS_DINODE_MAX_LOG &&
-		 sb.sb_inodesize == (1u << sb.sb_inodelog), "sb.inodes", "inodelog",
+		 sb.sb_inodesize == (1u << sb.sb_inodelog), FS_C_SB_INODES, "inodelog",
 		 FS_U(highbit32(sb.sb_inodesize)), FS_U(sb.sb_inodelog), true, NULL);
 	if (sb.sb_inodesize && sb.sb_blocksize)
 		SB_CHECK(sb.sb_inopblock == (sb.sb_blocksize + sb.sb_inodesize - 1) / sb.sb_inodesize,
-			 "sb.inodes", "inopblock", FS_U(sb.sb_blocksize / sb.sb_inodesize),
+			 FS_C_SB_INODES, "inopblock", FS_U(sb.sb_blocksize / sb.sb_inodesize),
 			 FS_U(sb.sb_inopblock), true, NULL);
-	SB_CHECK((int)sb.sb_blocklog - (int)sb.sb_inodelog == (int)sb.sb_inopblog, "sb.inodes",
+	SB_CHECK((int)sb.sb_blocklog - (int)sb.sb_inodelog == (int)sb.sb_inopblog, FS_C_SB_INODES,
 		 "inopblog", FS_U(sb.sb_blocklog - sb.sb_inodelog), FS_U(sb.sb_inopblog), true, NULL);
-	SB_CHECK(sb.sb_imax_pct <= 100, "sb.inodes", "imax_pct", "<= 100", FS_U(sb.sb_imax_pct),
+	SB_CHECK(sb.sb_imax_pct <= 100, FS_C_SB_INODES, "imax_pct", "<= 100", FS_U(sb.sb_imax_pct),
 		 false, NULL);
 	if (!v.bad) {
 		/* alignment rules as xfs_repair applies them */
@@ -476,49 +490,49 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 			if (sb.sb_features_incompat & XFS_SB_FEAT_INCOMPAT_SPINODES)
 				ok = sb.sb_inoalignmt == chunk;
 		}
-		SB_CHECK(ok, "sb.inodes", "inoalignmt",
+		SB_CHECK(ok, FS_C_SB_INODES, "inoalignmt",
 			 FS_U((sb.sb_features_incompat & XFS_SB_FEAT_INCOMPAT_SPINODES) ? chunk : scaled),
 			 FS_U(sb.sb_inoalignmt), true, NULL);
 		if (sb.sb_features_incompat & XFS_SB_FEAT_INCOMPAT_SPINODES)
-			SB_CHECK(sb.sb_spino_align == scaled, "sb.inodes", "spino_align", FS_U(scaled),
+			SB_CHECK(sb.sb_spino_align == scaled, FS_C_SB_INODES, "spino_align", FS_U(scaled),
 				 FS_U(sb.sb_spino_align), true, NULL);
 		else
-			SB_CHECK(sb.sb_spino_align == 0, "sb.inodes", "spino_align", "0",
+			SB_CHECK(sb.sb_spino_align == 0, FS_C_SB_INODES, "spino_align", "0",
 				 FS_U(sb.sb_spino_align), false, NULL);
 	}
 
 	/* AG and data geometry */
-	SB_CHECK(sb.sb_agcount > 0, "sb.geometry", "agcount", "> 0", FS_U(sb.sb_agcount), true, NULL);
+	SB_CHECK(sb.sb_agcount > 0, FS_C_SB_GEOMETRY, "agcount", "> 0", FS_U(sb.sb_agcount), true, NULL);
 	if (!v.bad) {
 		uint64_t agbytes = (uint64_t)sb.sb_agblocks << sb.sb_blocklog;
 
 		SB_CHECK(agbytes >= XFS_MIN_AG_BYTES && agbytes <= XFS_MAX_AG_BYTES &&
-			 sb.sb_agblocks >= XFS_MIN_AG_BLOCKS, "sb.geometry", "agblocks",
+			 sb.sb_agblocks >= XFS_MIN_AG_BLOCKS, FS_C_SB_GEOMETRY, "agblocks",
 			 "16 MiB .. 1 TiB of blocks", FS_U(sb.sb_agblocks), true, NULL);
 		SB_CHECK(sb.sb_agblocks && sb.sb_agblklog == log2_roundup32(sb.sb_agblocks),
-			 "sb.geometry", "agblklog", FS_U(log2_roundup32(sb.sb_agblocks)),
+			 FS_C_SB_GEOMETRY, "agblklog", FS_U(log2_roundup32(sb.sb_agblocks)),
 			 FS_U(sb.sb_agblklog), true, NULL);
 		SB_CHECK(sb.sb_dblocks > 0 &&
 			 sb.sb_dblocks <= (uint64_t)sb.sb_agcount * sb.sb_agblocks &&
 			 sb.sb_dblocks >= (uint64_t)(sb.sb_agcount - 1) * sb.sb_agblocks + XFS_MIN_AG_BLOCKS,
-			 "sb.geometry", "dblocks",
+			 FS_C_SB_GEOMETRY, "dblocks",
 			 "within (agcount-1)*agblocks+64 .. agcount*agblocks", FS_U(sb.sb_dblocks), true, NULL);
 		if (sb.sb_agblocks) {
 			agcount_calc = (sb.sb_dblocks + sb.sb_agblocks - 1) / sb.sb_agblocks;
-			SB_CHECK(agcount_calc == sb.sb_agcount, "sb.geometry", "agcount",
+			SB_CHECK(agcount_calc == sb.sb_agcount, FS_C_SB_GEOMETRY, "agcount",
 				 FS_U(agcount_calc), FS_U(sb.sb_agcount), true, NULL);
 		}
 	}
-	SB_CHECK(sb.sb_shared_vn == 0, "sb.geometry", "shared_vn", "0", FS_U(sb.sb_shared_vn),
+	SB_CHECK(sb.sb_shared_vn == 0, FS_C_SB_GEOMETRY, "shared_vn", "0", FS_U(sb.sb_shared_vn),
 		 false, NULL);
-	SB_CHECK(!(sb.sb_qflags & (XFS_OQUOTA_ENFD | XFS_OQUOTA_CHKD)), "sb.quota", "qflags",
+	SB_CHECK(!(sb.sb_qflags & (XFS_OQUOTA_ENFD | XFS_OQUOTA_CHKD)), FS_C_SB_QUOTA, "qflags",
 		 "no OQUOTA bits on v5", FS_X(sb.sb_qflags), false, NULL);
 
 	/* log */
 	if (!v.bad) {
 		SB_CHECK(sb.sb_logblocks >= XFS_MIN_LOG_BLOCKS && sb.sb_logblocks <= XFS_MAX_LOG_BLOCKS &&
 			 ((uint64_t)sb.sb_logblocks << sb.sb_blocklog) <= XFS_MAX_LOG_BYTES,
-			 "sb.log", "logblocks", "512 .. 1048576 blocks, at most 2 GiB",
+			 FS_C_SB_LOG, "logblocks", "512 .. 1048576 blocks, at most 2 GiB",
 			 FS_U(sb.sb_logblocks), true, NULL);
 		if (sb.sb_logstart) {
 			uint64_t agno_l = sb.sb_logstart >> sb.sb_agblklog;
@@ -527,51 +541,51 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 				agbno_l + sb.sb_logblocks <= sb.sb_agblocks &&
 				agno_l * sb.sb_agblocks + agbno_l + sb.sb_logblocks <= sb.sb_dblocks &&
 				agbno_l >= 4;
-			SB_CHECK(inside, "sb.log", "logstart", "a block range inside one AG",
+			SB_CHECK(inside, FS_C_SB_LOG, "logstart", "a block range inside one AG",
 				 FS_U(sb.sb_logstart), true, NULL);
 		}
 		SB_CHECK(sb.sb_logsunit <= 1 || (sb.sb_logsunit % sb.sb_blocksize == 0 &&
-			 sb.sb_logsunit <= XLOG_MAX_RECORD_BSIZE), "sb.log", "logsunit",
+			 sb.sb_logsunit <= XLOG_MAX_RECORD_BSIZE), FS_C_SB_LOG, "logsunit",
 			 "a multiple of the block size up to 256 KiB", FS_U(sb.sb_logsunit), false, NULL);
 		if (sb.sb_versionnum & XFS_SB_VERSION_SECTORBIT)
 			SB_CHECK(sb.sb_logsectlog >= XFS_MIN_SECTORSIZE_LOG &&
 				 sb.sb_logsectlog <= XFS_MAX_SECTORSIZE_LOG &&
-				 sb.sb_logsectsize == (1u << sb.sb_logsectlog), "sb.log", "logsectsize",
+				 sb.sb_logsectsize == (1u << sb.sb_logsectlog), FS_C_SB_LOG, "logsectsize",
 				 "2^logsectlog in 512..32768", FS_U(sb.sb_logsectsize), false, NULL);
 		else
-			SB_CHECK(sb.sb_logsectsize == 0 && sb.sb_logsectlog == 0, "sb.log", "logsectsize",
+			SB_CHECK(sb.sb_logsectsize == 0 && sb.sb_logsectlog == 0, FS_C_SB_LOG, "logsectsize",
 				 "0 without the sector feature", FS_U(sb.sb_logsectsize), false, NULL);
 	}
 
 	/* realtime */
 	SB_CHECK((uint64_t)sb.sb_rextsize * sb.sb_blocksize <= XFS_MAX_RTEXTSIZE &&
-		 (uint64_t)sb.sb_rextsize * sb.sb_blocksize >= XFS_MIN_RTEXTSIZE, "sb.rtgeometry",
+		 (uint64_t)sb.sb_rextsize * sb.sb_blocksize >= XFS_MIN_RTEXTSIZE, FS_C_SB_RTGEOMETRY,
 		 "rextsize", "4 KiB .. 1 GiB in bytes", FS_U(sb.sb_rextsize), false, NULL);
 	if (sb.sb_rblocks == 0) {
-		SB_CHECK(sb.sb_rextents == 0, "sb.rtgeometry", "rextents", "0", FS_U(sb.sb_rextents), false, NULL);
-		SB_CHECK(sb.sb_rbmblocks == 0, "sb.rtgeometry", "rbmblocks", "0", FS_U(sb.sb_rbmblocks), false, NULL);
-		SB_CHECK(sb.sb_rextslog == 0, "sb.rtgeometry", "rextslog", "0", FS_U(sb.sb_rextslog), false, NULL);
-		SB_CHECK(sb.sb_frextents == 0, "sb.rtgeometry", "frextents", "0", FS_U(sb.sb_frextents), false, NULL);
+		SB_CHECK(sb.sb_rextents == 0, FS_C_SB_RTGEOMETRY, "rextents", "0", FS_U(sb.sb_rextents), false, NULL);
+		SB_CHECK(sb.sb_rbmblocks == 0, FS_C_SB_RTGEOMETRY, "rbmblocks", "0", FS_U(sb.sb_rbmblocks), false, NULL);
+		SB_CHECK(sb.sb_rextslog == 0, FS_C_SB_RTGEOMETRY, "rextslog", "0", FS_U(sb.sb_rextslog), false, NULL);
+		SB_CHECK(sb.sb_frextents == 0, FS_C_SB_RTGEOMETRY, "frextents", "0", FS_U(sb.sb_frextents), false, NULL);
 	} else if (sb.sb_rextsize) {
 		uint64_t rexts = sb.sb_rblocks / sb.sb_rextsize;
-		SB_CHECK(sb.sb_rextents == rexts, "sb.rtgeometry", "rextents", FS_U(rexts),
+		SB_CHECK(sb.sb_rextents == rexts, FS_C_SB_RTGEOMETRY, "rextents", FS_U(rexts),
 			 FS_U(sb.sb_rextents), false, NULL);
-		SB_CHECK(sb.sb_rextslog == highbit32((uint32_t)sb.sb_rextents), "sb.rtgeometry", "rextslog",
+		SB_CHECK(sb.sb_rextslog == highbit32((uint32_t)sb.sb_rextents), FS_C_SB_RTGEOMETRY, "rextslog",
 			 FS_U(highbit32((uint32_t)sb.sb_rextents)), FS_U(sb.sb_rextslog), false, NULL);
 		if (sb.sb_blocksize)
 			SB_CHECK(sb.sb_rbmblocks == (sb.sb_rextents + 8ull * sb.sb_blocksize - 1) /
-				 (8ull * sb.sb_blocksize), "sb.rtgeometry", "rbmblocks", NULL,
+				 (8ull * sb.sb_blocksize), FS_C_SB_RTGEOMETRY, "rbmblocks", NULL,
 				 FS_U(sb.sb_rbmblocks), false, NULL);
 	}
 
 	/* stripe geometry */
 	if (sb.sb_versionnum & XFS_SB_VERSION_DALIGNBIT) {
 		SB_CHECK(sb.sb_unit && (!sb.sb_agblocks || sb.sb_agblocks % sb.sb_unit == 0),
-			 "sb.stripe", "unit", "non-zero, dividing agblocks", FS_U(sb.sb_unit), false, NULL);
-		SB_CHECK(sb.sb_width && sb.sb_unit && sb.sb_width % sb.sb_unit == 0, "sb.stripe", "width",
+			 FS_C_SB_STRIPE, "unit", "non-zero, dividing agblocks", FS_U(sb.sb_unit), false, NULL);
+		SB_CHECK(sb.sb_width && sb.sb_unit && sb.sb_width % sb.sb_unit == 0, FS_C_SB_STRIPE, "width",
 			 "a non-zero multiple of unit", FS_U(sb.sb_width), false, NULL);
 	} else {
-		SB_CHECK(sb.sb_unit == 0 && sb.sb_width == 0, "sb.stripe", "unit",
+		SB_CHECK(sb.sb_unit == 0 && sb.sb_width == 0, FS_C_SB_STRIPE, "unit",
 			 "0 without the dalign feature", FS_U(sb.sb_unit), false, NULL);
 	}
 
@@ -582,15 +596,15 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 		bool sparse = sb.sb_features_incompat & XFS_SB_FEAT_INCOMPAT_SPINODES;
 		unsigned unit = sparse ? XFS_INODES_PER_HOLEMASK_BIT : XFS_INODES_PER_CHUNK;
 		SB_CHECK(sb.sb_icount <= max_ino && sb.sb_icount % unit == 0,
-			 "sb.counter", "icount", sparse ?
+			 FS_C_SB_COUNTER, "icount", sparse ?
 			 "a multiple of 4 (sparse chunks) no larger than the inode space" :
 			 "a multiple of 64 no larger than the inode space",
 			 FS_U(sb.sb_icount), false, NULL);
-		SB_CHECK(sb.sb_ifree <= sb.sb_icount, "sb.counter", "ifree", "<= icount",
+		SB_CHECK(sb.sb_ifree <= sb.sb_icount, FS_C_SB_COUNTER, "ifree", "<= icount",
 			 FS_U(sb.sb_ifree), false, NULL);
-		SB_CHECK(sb.sb_fdblocks <= sb.sb_dblocks, "sb.counter", "fdblocks", "<= dblocks",
+		SB_CHECK(sb.sb_fdblocks <= sb.sb_dblocks, FS_C_SB_COUNTER, "fdblocks", "<= dblocks",
 			 FS_U(sb.sb_fdblocks), false, NULL);
-		SB_CHECK(sb.sb_frextents <= sb.sb_rextents, "sb.counter", "frextents", "<= rextents",
+		SB_CHECK(sb.sb_frextents <= sb.sb_rextents, FS_C_SB_COUNTER, "frextents", "<= rextents",
 			 FS_U(sb.sb_frextents), false, NULL);
 	}
 
@@ -604,7 +618,7 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 
 		if (fs_geom_derive(&sb, &g) == 0) {
 			SB_CHECK(fs_ino_valid(&g, sb.sb_rootino) || (!primary && sb.sb_rootino == NULLFSINO),
-				 "sb.inodes", "rootino", "an inode number inside the filesystem",
+				 FS_C_SB_INODES, "rootino", "an inode number inside the filesystem",
 				 FS_U(sb.sb_rootino), false, "root directory inode number cannot exist");
 			/*
 			 * mkfs always allocates the realtime inodes after the root
@@ -612,21 +626,21 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 			 * old secondaries may hold NULL
 			 */
 			SB_CHECK((!primary && sb.sb_rbmino == NULLFSINO) || fs_ino_valid(&g, sb.sb_rbmino),
-				 "sb.rtgeometry", "rbmino", primary ? "an inode number inside the filesystem" :
+				 FS_C_SB_RTGEOMETRY, "rbmino", primary ? "an inode number inside the filesystem" :
 				 "null or an inode number inside the filesystem",
 				 FS_U(sb.sb_rbmino), false, "realtime bitmap inode number cannot exist");
 			SB_CHECK((!primary && sb.sb_rsumino == NULLFSINO) || fs_ino_valid(&g, sb.sb_rsumino),
-				 "sb.rtgeometry", "rsumino", primary ? "an inode number inside the filesystem" :
+				 FS_C_SB_RTGEOMETRY, "rsumino", primary ? "an inode number inside the filesystem" :
 				 "null or an inode number inside the filesystem",
 				 FS_U(sb.sb_rsumino), false, "realtime summary inode number cannot exist");
 #define QINO_OK(x) ((x) == 0 || (x) == NULLFSINO || fs_ino_valid(&g, (x)))
-			SB_CHECK(QINO_OK(sb.sb_uquotino), "sb.quota", "uquotino",
+			SB_CHECK(QINO_OK(sb.sb_uquotino), FS_C_SB_QUOTA, "uquotino",
 				 "0, null or an inode number inside the filesystem", FS_U(sb.sb_uquotino),
 				 false, "user quota inode number cannot exist");
-			SB_CHECK(QINO_OK(sb.sb_gquotino), "sb.quota", "gquotino",
+			SB_CHECK(QINO_OK(sb.sb_gquotino), FS_C_SB_QUOTA, "gquotino",
 				 "0, null or an inode number inside the filesystem", FS_U(sb.sb_gquotino),
 				 false, "group quota inode number cannot exist");
-			SB_CHECK(QINO_OK(sb.sb_pquotino), "sb.quota", "pquotino",
+			SB_CHECK(QINO_OK(sb.sb_pquotino), FS_C_SB_QUOTA, "pquotino",
 				 "0, null or an inode number inside the filesystem", FS_U(sb.sb_pquotino),
 				 false, "project quota inode number cannot exist");
 #undef QINO_OK
@@ -634,7 +648,7 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 			/* quotas on (the kernel sets the bit) but no quota inode anywhere */
 			if (primary && (sb.sb_versionnum & XFS_SB_VERSION_QUOTABIT))
 				SB_CHECK(QINO_SET(sb.sb_uquotino) || QINO_SET(sb.sb_gquotino) ||
-					 QINO_SET(sb.sb_pquotino), "sb.quota", "versionnum",
+					 QINO_SET(sb.sb_pquotino), FS_C_SB_QUOTA, "versionnum",
 					 "a quota inode when the quota bit is set", FS_X(sb.sb_versionnum),
 					 false, "quota bit set but no quota inode");
 #undef QINO_SET
@@ -644,7 +658,7 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 	 * No superblock flag is in use: mkfs writes 0 and xfs_repair calls any
 	 * bit, even the historical read-only one, a bad flags field.
 	 */
-	SB_CHECK(sb.sb_flags == 0, "sb.feature", "flags", "0", FS_X(sb.sb_flags), false,
+	SB_CHECK(sb.sb_flags == 0, FS_C_SB_FEATURE, "flags", "0", FS_X(sb.sb_flags), false,
 		 "superblock flags field is not zero");
 
 	/*
@@ -660,7 +674,7 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 			if (p[i]) {
 				char at[32];
 				snprintf(at, sizeof(at), "byte %zu", i);
-				sb_bad(&v, "sb.garbage", at, "0", FS_X(p[i]), false, NULL);
+				sb_bad(&v, FS_C_SB_GARBAGE, at, "0", FS_X(p[i]), false, NULL);
 				break;
 			}
 		}
@@ -681,7 +695,15 @@ struct sb_field {
 };
 #define SB_FIELD_ROW(f, w) { #f, offsetof(struct xfs_sb, sb_##f), sizeof(((struct xfs_sb *)0)->sb_##f) },
 static const struct sb_field sb_fields[] = { SB_SCALAR_FIELDS(SB_FIELD_ROW) };
+_Static_assert(sizeof(sb_fields) / sizeof(sb_fields[0]) == FS_SBF_uuid - FS_SBF_NONE - 1,
+	       "sb_fields and enum fs_sb_field list the same fields");
 #undef SB_FIELD_ROW
+
+/* sb_fields is in FS_SBF_ order: the identifier of a row */
+static enum fs_sb_field sb_field_of(const struct sb_field *f)
+{
+	return (enum fs_sb_field)(FS_SBF_NONE + 1 + (f - sb_fields));
+}
 
 static const struct sb_field *sb_field_named(const char *name)
 {
@@ -761,40 +783,45 @@ int fs_sb_compare_secondary(const struct xfs_sb *p, const struct xfs_sb *s,
 	for (size_t i = 0; i < SB_NSHARED; i++) {
 		const struct sb_field *f = sb_field_named(sb_shared[i].name);
 		uint64_t pv = sb_get(p, f), sv = sb_get(s, f);
+		struct fs_typed val;
 
 		if (!((pv ^ sv) & sb_shared[i].mask))
 			continue;
+		val = (struct fs_typed){ .field = (uint16_t)sb_field_of(f),
+					 .has = FS_HAS_EXPECTED | FS_HAS_FOUND,
+					 .expected = pv, .found = sv };
 		if (sb_field_hex(f->name))
-			fs_report(fl, "sb.secondary", agno, FS_NONE, FS_NONE, f->name, FS_X(pv),
-				  FS_X(sv), "secondary superblock %s differs from the primary", f->name);
+			fs_report_val(fl, &val, FS_C_SB_SECONDARY, agno, FS_NONE, FS_NONE, f->name,
+				      FS_X(pv), FS_X(sv),
+				      "secondary superblock %s differs from the primary", f->name);
 		else
-			fs_report(fl, "sb.secondary", agno, FS_NONE, FS_NONE, f->name, FS_U(pv),
-				  FS_U(sv), "secondary superblock %s differs from the primary", f->name);
+			fs_report_val(fl, &val, FS_C_SB_SECONDARY, agno, FS_NONE, FS_NONE, f->name,
+				      FS_U(pv), FS_U(sv),
+				      "secondary superblock %s differs from the primary", f->name);
 		n++;
 	}
 	if (memcmp(&p->sb_uuid, &s->sb_uuid, sizeof(p->sb_uuid))) {
-		fs_report(fl, "sb.uuid", agno, FS_NONE, FS_NONE, "uuid", NULL, NULL,
+		fs_sb_report(fl, FS_C_SB_UUID, agno, FS_NONE, "uuid", NULL, NULL,
 			  "secondary superblock UUID differs from the primary");
 		n++;
 	}
 	if ((p->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_META_UUID) &&
 	    memcmp(&p->sb_meta_uuid, &s->sb_meta_uuid, sizeof(p->sb_meta_uuid))) {
-		fs_report(fl, "sb.uuid", agno, FS_NONE, FS_NONE, "meta_uuid", NULL, NULL,
+		fs_sb_report(fl, FS_C_SB_UUID, agno, FS_NONE, "meta_uuid", NULL, NULL,
 			  "secondary superblock metadata UUID differs from the primary");
 		n++;
 	}
 	return n;
 }
 
-bool fs_sb_field_equal(const struct xfs_sb *a, const struct xfs_sb *b, const char *name)
+bool fs_sb_field_equal(const struct xfs_sb *a, const struct xfs_sb *b, enum fs_sb_field field)
 {
-	const struct sb_field *f = sb_field_named(name);
-
-	if (f)
-		return sb_get(a, f) == sb_get(b, f);
-	if (!strcmp(name, "uuid"))
+	if (field > FS_SBF_NONE && field < FS_SBF_uuid)
+		return sb_get(a, &sb_fields[field - FS_SBF_NONE - 1]) ==
+		       sb_get(b, &sb_fields[field - FS_SBF_NONE - 1]);
+	if (field == FS_SBF_uuid)
 		return !memcmp(&a->sb_uuid, &b->sb_uuid, sizeof(a->sb_uuid));
-	if (!strcmp(name, "meta_uuid"))
+	if (field == FS_SBF_meta_uuid)
 		return !memcmp(&a->sb_meta_uuid, &b->sb_meta_uuid, sizeof(a->sb_meta_uuid));
 	return true;
 }
@@ -881,7 +908,7 @@ int fs_sb_vote(const struct xfs_sb *p, const struct xfs_sb *voters, unsigned n,
 			snprintf(exp, sizeof(exp), "%llu", (unsigned long long)best);
 			snprintf(found, sizeof(found), "%llu", (unsigned long long)(pv & m));
 		}
-		fs_report(fl, "sb.secondary", 0, 0, FS_NONE, f->name, exp, found,
+		fs_sb_report(fl, FS_C_SB_SECONDARY, 0, 0, f->name, exp, found,
 			  "the primary superblock's %s (%s) differs from %u of the %u secondaries "
 			  "read, which agree on %s: the primary is the damaged one and the "
 			  "secondaries' value is used", f->name, found, count, n, exp);
@@ -897,7 +924,7 @@ int fs_sb_vote(const struct xfs_sb *p, const struct xfs_sb *voters, unsigned n,
 		if (!best || !vote_carries(count, n) || !memcmp(best, dst, sizeof(*dst)))
 			continue;
 		memcpy(dst, best, sizeof(*dst));
-		fs_report(fl, "sb.uuid", 0, 0, FS_NONE, meta ? "meta_uuid" : "uuid", NULL, NULL,
+		fs_sb_report(fl, FS_C_SB_UUID, 0, 0, meta ? "meta_uuid" : "uuid", NULL, NULL,
 			  "the primary superblock's %s differs from %u of the %u secondaries read, "
 			  "which agree: the primary is the damaged one and the secondaries' value "
 			  "is used", meta ? "metadata UUID" : "UUID", count, n);

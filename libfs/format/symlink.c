@@ -17,28 +17,6 @@
 
 #define SL_HDR_SIZE sizeof(struct xfs_dsymlink_hdr)
 
-struct sv {
-	const struct fs_vctx *c;
-	int n;
-};
-
-static void bad(struct sv *v, const char *code, const char *field, const char *exp,
-		const char *found, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-static void bad(struct sv *v, const char *code, const char *field, const char *exp,
-		const char *found, const char *fmt, ...)
-{
-	char msg[200];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fs_report(v->c->fl, code, v->c->agno, (int64_t)v->c->daddr,
-		  v->c->ino ? (int64_t)v->c->ino : FS_NONE, field, exp, found, "%s", msg);
-	v->n++;
-}
-
 void fs_symlink_rmt_encode(const struct fs_geom *g, void *buf, size_t len, fs_ino_t ino,
 			   fs_daddr_t daddr, uint32_t offset, const void *data, uint32_t bytes)
 {
@@ -63,14 +41,14 @@ uint32_t fs_symlink_block_space(const struct fs_geom *g)
 
 int fs_symlink_local_verify(const struct fs_vctx *c, const void *fork, uint64_t size)
 {
-	struct sv v = { .c = c };
+	struct fs_reporter v = fs_vctx_reporter(c);
 
 	if (size == 0 || size > XFS_SYMLINK_MAXLEN)
-		bad(&v, "symlink.size", "di_size", "1..1024", FS_U(size),
-		    "inline symlink target length is impossible");
+		fs_reporter_bad(&v, FS_C_SYMLINK_SIZE, "di_size", "1..1024", FS_U(size),
+				"inline symlink target length is impossible");
 	else if (memchr(fork, 0, size - 1))
-		bad(&v, "symlink.target", "target", "no NUL", "NUL",
-		    "inline symlink target contains a NUL byte");
+		fs_reporter_bad(&v, FS_C_SYMLINK_TARGET, "target", "no NUL", "NUL",
+				"inline symlink target contains a NUL byte");
 	return v.n;
 }
 
@@ -87,32 +65,33 @@ void fs_symlink_hdr_decode(const void *buf, struct fs_symlink_hdr *h)
 
 int fs_symlink_rmt_verify_fields(const struct fs_vctx *c, const void *buf, size_t len)
 {
-	struct sv v = { .c = c };
+	struct fs_reporter v = fs_vctx_reporter(c);
 	struct fs_symlink_hdr h;
 
 	if (len < SL_HDR_SIZE)
 		return 0;
 	fs_symlink_hdr_decode(buf, &h);
 	if (h.owner == 0 || (c->ino && h.owner != c->ino))
-		bad(&v, "symlink.owner", "sl_owner", FS_U(c->ino), FS_U(h.owner),
-		    "remote symlink block belongs to another inode");
+		fs_reporter_bad(&v, FS_C_SYMLINK_OWNER, "sl_owner", FS_U(c->ino), FS_U(h.owner),
+				"remote symlink block belongs to another inode");
 	if (h.blkno != c->daddr)
-		bad(&v, "symlink.blkno", "sl_blkno", FS_U(c->daddr), FS_U(h.blkno),
-		    "remote symlink block says it lives at another address");
+		fs_reporter_bad(&v, FS_C_SYMLINK_BLKNO, "sl_blkno", FS_U(c->daddr), FS_U(h.blkno),
+				"remote symlink block says it lives at another address");
 	if (h.bytes > len - SL_HDR_SIZE)
-		bad(&v, "symlink.bytes", "sl_bytes", FS_U(len - SL_HDR_SIZE), FS_U(h.bytes),
-		    "remote symlink block holds more bytes than fit");
+		fs_reporter_bad(&v, FS_C_SYMLINK_BYTES, "sl_bytes", FS_U(len - SL_HDR_SIZE),
+				FS_U(h.bytes), "remote symlink block holds more bytes than fit");
 	/* the kernel's rule: a target stays below XFS_SYMLINK_MAXLEN */
 	if ((uint64_t)h.offset + h.bytes >= XFS_SYMLINK_MAXLEN)
-		bad(&v, "symlink.offset", "sl_offset", "offset + bytes below 1024",
-		    FS_U((uint64_t)h.offset + h.bytes), "remote symlink block ends past the longest target");
+		fs_reporter_bad(&v, FS_C_SYMLINK_OFFSET, "sl_offset", "offset + bytes below 1024",
+				FS_U((uint64_t)h.offset + h.bytes),
+				"remote symlink block ends past the longest target");
 	return v.n;
 }
 
 int fs_symlink_rmt_verify_piece(const struct fs_vctx *c, const void *buf, size_t len,
 				uint64_t size, uint32_t *done)
 {
-	struct sv v = { .c = c };
+	struct fs_reporter v = fs_vctx_reporter(c);
 	struct fs_symlink_hdr h;
 	uint64_t left = size > *done ? size - *done : 0;
 	uint32_t space, want;
@@ -123,33 +102,33 @@ int fs_symlink_rmt_verify_piece(const struct fs_vctx *c, const void *buf, size_t
 	want = left < space ? (uint32_t)left : space;
 	fs_symlink_hdr_decode(buf, &h);
 	if (h.offset != *done)
-		bad(&v, "symlink.offset", "sl_offset", FS_U(*done), FS_U(h.offset),
-		    "remote symlink block does not continue the target where the previous stopped");
+		fs_reporter_bad(&v, FS_C_SYMLINK_OFFSET, "sl_offset", FS_U(*done), FS_U(h.offset),
+				"remote symlink block does not continue the target where the previous stopped");
 	if (h.bytes != want)
-		bad(&v, "symlink.bytes", "sl_bytes", FS_U(want), FS_U(h.bytes),
-		    "remote symlink block byte count disagrees with the inode size");
+		fs_reporter_bad(&v, FS_C_SYMLINK_BYTES, "sl_bytes", FS_U(want), FS_U(h.bytes),
+				"remote symlink block byte count disagrees with the inode size");
 	if (want && memchr((const uint8_t *)buf + SL_HDR_SIZE, 0,
 			   *done + want >= size ? want - 1 : want))
-		bad(&v, "symlink.target", "target", "no NUL", "NUL",
-		    "remote symlink target contains a NUL byte");
+		fs_reporter_bad(&v, FS_C_SYMLINK_TARGET, "target", "no NUL", "NUL",
+				"remote symlink target contains a NUL byte");
 	*done += want;
 	return v.n;
 }
 
 int fs_special_verify(const struct fs_vctx *c, const struct fs_inode *ip)
 {
-	struct sv v = { .c = c };
+	struct fs_reporter v = fs_vctx_reporter(c);
 
 	if (ip->format != XFS_DINODE_FMT_DEV)
 		return 0;	/* the inode verifier reports the format */
 	if (ip->size)
-		bad(&v, "special.size", "di_size", "0", FS_U(ip->size),
-		    "device, fifo or socket inode has a nonzero size");
+		fs_reporter_bad(&v, FS_C_SPECIAL_SIZE, "di_size", "0", FS_U(ip->size),
+				"device, fifo or socket inode has a nonzero size");
 	if (ip->nextents)
-		bad(&v, "special.extents", "di_nextents", "0", FS_U(ip->nextents),
-		    "device, fifo or socket inode has data extents");
+		fs_reporter_bad(&v, FS_C_SPECIAL_EXTENTS, "di_nextents", "0", FS_U(ip->nextents),
+				"device, fifo or socket inode has data extents");
 	if (ip->nblocks && !ip->forkoff)
-		bad(&v, "special.extents", "di_nblocks", "0", FS_U(ip->nblocks),
-		    "device, fifo or socket inode without xattrs owns blocks");
+		fs_reporter_bad(&v, FS_C_SPECIAL_EXTENTS, "di_nblocks", "0", FS_U(ip->nblocks),
+				"device, fifo or socket inode without xattrs owns blocks");
 	return v.n;
 }

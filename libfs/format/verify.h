@@ -53,15 +53,28 @@ struct fs_vctx {
 	struct fs_inode *decoded;
 };
 
+/* A reporter at the block a verifier is told about (its inode, when it has one). */
+static inline struct fs_reporter fs_vctx_reporter(const struct fs_vctx *c)
+{
+	return (struct fs_reporter){
+		.fl = c->fl, .ag = c->agno, .daddr = (int64_t)c->daddr,
+		.ino = c->ino ? (int64_t)c->ino : FS_NONE,
+	};
+}
+
 /*
  * One row per metadata type, like libxfs' buf_ops: the common checks
  * (magic, CRC, UUID, LSN) run from the row's offsets, then the type's own
- * field rules.  Codes are "<code_prefix>.magic", ".crc", ".uuid", ".lsn".
+ * field rules, each failure reported with the row's code for it.
  */
+struct fs_verifier_codes {
+	enum fs_code magic, crc, uuid, lsn;
+};
+
 struct fs_verifier {
 	enum fs_mtype type;
 	const char *name;          /* for messages: "AGF" */
-	const char *code_prefix;   /* for finding codes: "agf" */
+	struct fs_verifier_codes codes;  /* of the common checks the row has */
 	uint32_t magic;
 	size_t magic_off;
 	size_t crc_off;            /* SIZE_MAX: none */

@@ -651,7 +651,7 @@ static int finish_and_verify(const struct fs_flush_opts *o, struct cbuf *b,
 
 	if (b->pub.len % unit) {
 		name_object(res, b);
-		snprintf(res->code, sizeof(res->code), "%s.size", v->code_prefix);
+		res->has_code = false;
 		snprintf(res->message, sizeof(res->message),
 			 "%s buffer of %u bytes is not a whole number of %u-byte units", v->name,
 			 b->pub.len, unit);
@@ -674,8 +674,9 @@ static int finish_and_verify(const struct fs_flush_opts *o, struct cbuf *b,
 			name_object(res, b);
 			res->daddr = vc.daddr;
 			res->ino = vc.ino;
-			snprintf(res->code, sizeof(res->code), "%s",
-				 fl.n ? fl.v[0].def->code : "unknown");
+			res->has_code = fl.n > 0;
+			if (fl.n)
+				res->code = fl.v[0].code;
 			snprintf(res->message, sizeof(res->message), "%s",
 				 fl.n ? fl.v[0].message : "findings were dropped");
 			ret = -EUCLEAN;

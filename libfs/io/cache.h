@@ -192,7 +192,8 @@ struct fs_flush_result {
 	uint32_t len;
 	fs_agnumber_t agno;
 	fs_ino_t ino;
-	char code[32];             /* the verifier's first finding code, e.g. "agf.crc" */
+	bool has_code;             /* the verifier made a finding: code is its first */
+	enum fs_code code;
 	char message[256];         /* its message, or what failed */
 };
 

@@ -149,18 +149,18 @@ static int judge_read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
 }
 
 /*
- * The first error finding of fl as "what: code (message)", codes in skip
- * (NULL-terminated, or NULL) left out; true when there was one.
+ * The first error finding of fl as "what: code (message)", the nskip codes
+ * of skip left out; true when there was one.
  */
-static bool first_error_but(const struct fs_findings *fl, const char *const *skip,
-			    const char *what, char *why, size_t wl)
+static bool first_error_but(const struct fs_findings *fl, const enum fs_code *skip,
+			    size_t nskip, const char *what, char *why, size_t wl)
 {
 	for (size_t i = 0; i < fl->n; i++) {
 		const struct fs_finding *f = &fl->v[i];
 		bool skipped = false;
 
-		for (size_t k = 0; skip && skip[k] && !skipped; k++)
-			skipped = !strcmp(f->def->code, skip[k]);
+		for (size_t k = 0; k < nskip && !skipped; k++)
+			skipped = f->code == skip[k];
 		if (f->def->sev != FS_SEV_ERROR || skipped)
 			continue;
 		snprintf(why, wl, "%s fails its check: %s (%s)", what, f->def->code,
@@ -172,7 +172,7 @@ static bool first_error_but(const struct fs_findings *fl, const char *const *ski
 
 static bool first_error(const struct fs_findings *fl, const char *what, char *why, size_t wl)
 {
-	return first_error_but(fl, NULL, what, why, wl);
+	return first_error_but(fl, NULL, 0, what, why, wl);
 }
 
 /*
@@ -184,7 +184,7 @@ static bool first_error(const struct fs_findings *fl, const char *what, char *wh
 static bool judge_sf_dir(const struct fs_vctx *vc, const unsigned char *dip,
 			 const struct fs_inode *ip, char *why, size_t wl)
 {
-	static const char *const not_the_kernels[] = { "dir.name", "dir.dup_name", NULL };
+	static const enum fs_code not_the_kernels[] = { FS_C_DIR_NAME, FS_C_DIR_DUP_NAME };
 	struct fs_dir_ctx dc = { .g = vc->g, .fl = vc->fl, .ino = vc->ino, .agno = vc->agno };
 	char what[64];
 
@@ -192,7 +192,8 @@ static bool judge_sf_dir(const struct fs_vctx *vc, const unsigned char *dip,
 		       fs_inode_fork_size(vc->g, ip, XFS_DATA_FORK), ip->size);
 	snprintf(what, sizeof(what), "inode %llu's short form directory",
 		 (unsigned long long)vc->ino);
-	return first_error_but(vc->fl, not_the_kernels, what, why, wl);
+	return first_error_but(vc->fl, not_the_kernels,
+			       sizeof(not_the_kernels) / sizeof(not_the_kernels[0]), what, why, wl);
 }
 
 /* Every block of an extents or btree attr fork: a leaf, node or remote value block that verifies. */

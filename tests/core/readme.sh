@@ -4,7 +4,7 @@
 # path they name (tests/..., scripts/..., libfs/..., man/... and bare
 # test file names in backquotes) exists; every option shown after an
 # xfsx_* tool name is in that tool's --help; every finding code named is a
-# row of the findings table (libfs/format/findings.c); no "issue N"
+# row of the findings table (libfs/format/findings.def); no "issue N"
 # references; the quick start is two commands that exist and are
 # executable; every claim of the README's "What the tests prove" carries a
 # (test: PATH) tag, and every tag anywhere names a test file that exists and
@@ -137,8 +137,8 @@ for t, opts in shown.items():
            "not in --help: " + ", ".join(missing))
 
 # 4. every finding code named is a row of the findings table
-table = open(os.path.join(src, "libfs/format/findings.c")).read()
-codes = set(re.findall(r'^\s*\{\s*"([a-z0-9_]+\.[a-z0-9_]+)"', table, re.M))
+table = open(os.path.join(src, "libfs/format/findings.def")).read()
+codes = set(re.findall(r'^FS_CODE\([A-Z0-9_]+, [A-Z0-9_]+, "([a-z0-9_]+\.[a-z0-9_]+)"', table, re.M))
 families = {c.split(".")[0] for c in codes}
 # dotted names that are not codes: a program, and keys of the JSON summary
 not_code_families = {"mkfs", "summary", "readahead", "filesystem"}

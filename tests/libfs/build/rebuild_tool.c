@@ -400,7 +400,7 @@ int main(int argc, char **argv)
 		fo.wclass = cls;
 		err = fs_cache_flush(c, &fo, &fr);
 		if (err)
-			fprintf(stderr, "flush: %s: %s at daddr %llu: %s\n", strerror(-err), fr.code,
+			fprintf(stderr, "flush: %s: %s at daddr %llu: %s\n", strerror(-err), fr.has_code ? fs_code_name(fr.code) : "-",
 				(unsigned long long)fr.daddr, fr.message);
 		else
 			printf("flush class %u: %llu buffers, %llu writes, %llu bytes\n", cls,

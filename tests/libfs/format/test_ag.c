@@ -415,16 +415,16 @@ static void test_short_buffers(void **state)
 			/* too short for the magic: a magic finding; else the CRC cannot match */
 			assert_true(fs_verify(t, &c, copy, lens[i]) >= 1);
 			if (lens[i] < 4) {
-				char code[32];
-				snprintf(code, sizeof(code), "%s.magic", fs_verifier_get(t)->code_prefix);
+				const char *code = fs_code_name(fs_verifier_get(t)->codes.magic);
+
 				assert_true(fx_has(&fl, code, "magicnum"));
 				assert_string_equal(fl.v[0].found, "short buffer");
 			} else if (lens[i] < fs_verifier_get(t)->crc_off + 4) {
-				char code[32];
-				snprintf(code, sizeof(code), "%s.crc", fs_verifier_get(t)->code_prefix);
-				assert_true(fx_has(&fl, code, "crc"));
+				enum fs_code code = fs_verifier_get(t)->codes.crc;
+
+				assert_true(fx_has(&fl, fs_code_name(code), "crc"));
 				for (size_t k = 0; k < fl.n; k++)
-					if (!strcmp(fl.v[k].def->code, code))
+					if (fl.v[k].code == code)
 						assert_string_equal(fl.v[k].found, "short buffer");
 			}
 			fs_findings_free(&fl);
@@ -545,11 +545,17 @@ static void test_table(void **state)
 		assert_non_null(v->verify_fields);
 		/* every code the common checks can make is in the findings table */
 		if (v->crc_off != SIZE_MAX) {
-			static const char *const sfx[] = { "magic", "crc", "uuid", "lsn" };
+			static const char *const sfx[] = { ".magic", ".crc", ".uuid", ".lsn" };
+			const enum fs_code codes[] = { v->codes.magic, v->codes.crc, v->codes.uuid,
+						       v->codes.lsn };
+
 			for (int k = 0; k < 4; k++) {
-				char code[32];
-				snprintf(code, sizeof(code), "%s.%s", v->code_prefix, sfx[k]);
-				assert_non_null(fs_finding_lookup(code));
+				const char *code = fs_code_name(codes[k]);
+
+				/* the row's code for each check is that check's */
+				assert_non_null(fs_finding_def(codes[k]));
+				assert_true(strlen(code) > strlen(sfx[k]));
+				assert_string_equal(code + strlen(code) - strlen(sfx[k]), sfx[k]);
 			}
 		}
 	}

@@ -653,7 +653,8 @@ static void test_verifier_row(void **state)
 	(void)state;
 	fx_init_default(&d.f);
 	assert_non_null(v);
-	assert_string_equal(v->code_prefix, "bmbt");
+	assert_int_equal(v->codes.magic, FS_C_BMBT_MAGIC);
+	assert_int_equal(v->codes.lsn, FS_C_BMBT_LSN);
 	assert_int_equal(v->magic, XFS_BMAP_CRC_MAGIC);
 	b = mkblock(&d, fsb(&d, 1, 77), 0, 1, NULLFSBLOCK, NULLFSBLOCK);
 	leaf_rec(&d, b, 0, ext(0, fsb(&d, 1, 78), 1));

@@ -191,7 +191,7 @@ static void test_bad_magic(void **state)
 	put_be32(B(t, 18), XFS_FIBT_CRC_MAGIC);
 	crc(t, 18);
 	assert_int_equal(walk(t, &fl, 16, 2), 1);
-	assert_true(fs_findings_has(&fl, "inobt.magic"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_MAGIC));
 	/* the other leaves are still visited, in order */
 	assert_int_equal(t->nrecs, 6);
 	assert_int_equal(t->recs[2], 2 * 64);
@@ -210,13 +210,13 @@ static void test_loop(void **state)
 	fs_findings_init(&fl);
 	node(t, 16, self, key, 3);	/* the root names itself as a child */
 	walk(t, &fl, 16, 2);
-	assert_true(fs_findings_has(&fl, "inobt.loop"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_LOOP));
 	fs_findings_free(&fl);
 
 	fs_findings_init(&fl);
 	node(t, 16, twice, key, 3);	/* one leaf reached twice */
 	walk(t, &fl, 16, 2);
-	assert_true(fs_findings_has(&fl, "inobt.loop"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_LOOP));
 	assert_int_equal(t->nrecs, 6);
 	fs_findings_free(&fl);
 }
@@ -230,7 +230,7 @@ static void test_level_mismatch(void **state)
 	B(t, 19)[5] = 1;	/* bb_level low byte: a "node" where a leaf must be */
 	crc(t, 19);
 	walk(t, &fl, 16, 2);
-	assert_true(fs_findings_has(&fl, "inobt.level"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_LEVEL));
 	assert_int_equal(t->nrecs, 6);
 	fs_findings_free(&fl);
 
@@ -238,7 +238,7 @@ static void test_level_mismatch(void **state)
 	fs_findings_init(&fl);
 	good_tree(t);
 	walk(t, &fl, 16, 1);
-	assert_true(fs_findings_has(&fl, "inobt.level"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_LEVEL));
 	assert_int_equal(t->nrecs, 0);
 	fs_findings_free(&fl);
 }
@@ -254,7 +254,7 @@ static void test_order_and_siblings(void **state)
 	put_be32((unsigned char *)fs_btree_rec(ops, B(t, 18), 1), 64);
 	crc(t, 18);
 	walk(t, &fl, 16, 2);
-	assert_true(fs_findings_has(&fl, "inobt.order"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_ORDER));
 	assert_int_equal(t->nrecs, 8);
 	fs_findings_free(&fl);
 
@@ -262,7 +262,7 @@ static void test_order_and_siblings(void **state)
 	good_tree(t);
 	leaf(t, 18, 3, 3, 17, 42);	/* right sibling is not the next leaf */
 	walk(t, &fl, 16, 2);
-	assert_true(fs_findings_has(&fl, "inobt.sibling"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_SIBLING));
 	assert_int_equal(t->nrecs, 9);
 	fs_findings_free(&fl);
 }
@@ -274,18 +274,18 @@ static void test_bad_root_and_height(void **state)
 
 	fs_findings_init(&fl);
 	walk(t, &fl, t->f.g.agblocks + 5, 2);
-	assert_true(fs_findings_has(&fl, "inobt.ptr"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_PTR));
 	fs_findings_free(&fl);
 
 	fs_findings_init(&fl);
 	walk(t, &fl, 16, 60);
-	assert_true(fs_findings_has(&fl, "inobt.depth"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_DEPTH));
 	assert_int_equal(t->reads, 0);
 	fs_findings_free(&fl);
 
 	fs_findings_init(&fl);
 	walk(t, &fl, 16, 0);
-	assert_true(fs_findings_has(&fl, "inobt.depth"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_DEPTH));
 	fs_findings_free(&fl);
 
 	/* a block from another AG, or claiming another address */
@@ -293,7 +293,7 @@ static void test_bad_root_and_height(void **state)
 	put_be32(B(t, 17) + offsetof(struct xfs_btree_block, bb_u.s.bb_owner), 7);
 	crc(t, 17);
 	walk(t, &fl, 16, 2);
-	assert_true(fs_findings_has(&fl, "inobt.owner"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_OWNER));
 	fs_findings_free(&fl);
 
 	fs_findings_init(&fl);
@@ -301,14 +301,14 @@ static void test_bad_root_and_height(void **state)
 	put_be64(B(t, 17) + offsetof(struct xfs_btree_block, bb_u.s.bb_blkno), 12345);
 	crc(t, 17);
 	walk(t, &fl, 16, 2);
-	assert_true(fs_findings_has(&fl, "inobt.blkno"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_BLKNO));
 	fs_findings_free(&fl);
 
 	fs_findings_init(&fl);
 	good_tree(t);
 	B(t, 19)[XFS_BTREE_SBLOCK_CRC_LEN + 3] ^= 1;	/* no CRC update */
 	walk(t, &fl, 16, 2);
-	assert_true(fs_findings_has(&fl, "inobt.crc"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_CRC));
 	fs_findings_free(&fl);
 }
 
@@ -322,7 +322,7 @@ static void test_lsn_not_fatal(void **state)
 	put_be64(B(t, 18) + offsetof(struct xfs_btree_block, bb_u.s.bb_lsn), 9ull << 32);
 	crc(t, 18);
 	assert_int_equal(walk(t, &fl, 16, 2), 0);
-	assert_true(fs_findings_has(&fl, "inobt.lsn"));
+	assert_true(fs_findings_has(&fl, FS_C_INOBT_LSN));
 	assert_int_equal(t->nrecs, 9);
 	fs_findings_free(&fl);
 }

@@ -191,13 +191,13 @@ static void test_node_hostile(void **st)
 	assert_int_equal(fs_da3_node_decode(small, 256, &n), -EINVAL);
 	assert_null(n.ents);
 	verify(&f, small, 256, &fl);
-	assert_true(fs_findings_has(&fl, "da.count"));
+	assert_true(fs_findings_has(&fl, FS_C_DA_COUNT));
 	/* shorter than the header: decode refuses, verify says short magic/buffer */
 	assert_int_equal(fs_da3_node_decode(small, 16, &n), -EINVAL);
 	fs_findings_free(&fl);
 	fs_findings_init(&fl);
 	verify(&f, small, 8, &fl);
-	assert_true(fs_findings_has(&fl, "da.magic"));
+	assert_true(fs_findings_has(&fl, FS_C_DA_MAGIC));
 	free(small);
 	fs_findings_free(&fl);
 }

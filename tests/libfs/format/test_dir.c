@@ -73,7 +73,8 @@ static int sf_run(struct fx *f, const unsigned char *p, size_t forklen, size_t s
 
 static void expect_code(struct fs_findings *fl, const char *code)
 {
-	if (!fs_findings_has(fl, code)) {
+	assert_non_null(fs_finding_lookup(code));
+	if (!fs_findings_has(fl, fs_finding_lookup(code)->id)) {
 		for (size_t i = 0; i < fl->n; i++)
 			print_message("# got %s (%s)\n", fl->v[i].def->code, fl->v[i].field);
 		fail_msg("expected %s", code);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Findings: the table's integrity (unique, well-formed codes; lookups),
- * fs_report's contract (unknown codes refused, strings bounded, severity
- * counts), ordering, and the text and JSON renderings of the same records,
+ * Findings: the table's integrity (unique, well-formed codes; the enum
+ * indexes it; lookups), the flags rows carry, fs_report's contract (codes
+ * out of range refused, strings bounded, severity counts), typed values,
+ * the shared reporter, ordering, and the text and JSON renderings of the same records,
  * down to the JSON string escapes.
  */
 #include <stdarg.h>
@@ -69,7 +70,24 @@ static void test_table_integrity(void **state)
 			if (!strcmp(c, t[j].code))
 				fail_msg("duplicate finding code %s", c);
 		assert_ptr_equal(fs_finding_lookup(c), &t[i]);
+		/* the enum indexes the table; the code names its object class */
+		assert_int_equal(t[i].id, i);
+		assert_ptr_equal(fs_finding_def((enum fs_code)i), &t[i]);
+		assert_string_equal(fs_code_name((enum fs_code)i), c);
+		assert_true((unsigned)t[i].obj < FS_OBJ_NR);
+		for (size_t j = 0; j < i; j++)
+			if (t[j].obj == t[i].obj)
+				assert_memory_equal(t[j].code, c, (size_t)(dot - c + 1));
 	}
+	assert_int_equal(n, FS_C_NR);
+	assert_null(fs_finding_def(FS_C_NR));
+	assert_string_equal(fs_code_name(FS_C_NR), "unknown");
+	/* names derived from the code string: FS_C_SB_MAGIC is "sb.magic" */
+	assert_string_equal(fs_code_name(FS_C_SB_MAGIC), "sb.magic");
+	assert_string_equal(fs_code_name(FS_C_REFCOUNT_COW_LEFTOVER), "refcount.cow_leftover");
+	assert_int_equal(fs_finding_def(FS_C_SB_COUNTERS)->obj, FS_OBJ_SB);
+	assert_int_equal(fs_finding_def(FS_C_LOG_DIRTY)->obj, FS_OBJ_LOG);
+	assert_int_equal(fs_finding_def(FS_C_ATTRRMT_LSN)->obj, FS_OBJ_ATTRRMT);
 	assert_null(fs_finding_lookup("agf.nonexistent"));
 	assert_null(fs_finding_lookup(""));
 	assert_null(fs_finding_lookup("agf"));
@@ -166,11 +184,99 @@ static void test_report_unknown(void **state)
 
 	(void)state;
 	fs_findings_init(&fl);
-	assert_int_equal(fs_report(&fl, "agf.bogus", 1, 2, 3, "f", "e", "x", "m"), -EINVAL);
-	assert_int_equal(fs_report(&fl, "", 1, 2, 3, NULL, NULL, NULL, NULL), -EINVAL);
+	assert_int_equal(fs_report(&fl, FS_C_NR, 1, 2, 3, "f", "e", "x", "m"), -EINVAL);
+	assert_int_equal(fs_report(&fl, (enum fs_code)-1, 1, 2, 3, NULL, NULL, NULL, NULL), -EINVAL);
 	assert_int_equal(fl.n, 0);
 	assert_int_equal(fs_findings_count(&fl, FS_SEV_INFO), 0);
-	assert_false(fs_findings_has(&fl, "agf.bogus"));
+	assert_false(fs_findings_has(&fl, FS_C_NR));
+	fs_findings_free(&fl);
+}
+
+/* Flags by row: what repair and the scan read instead of lists of codes. */
+static void test_flags(void **state)
+{
+	size_t n;
+	const struct fs_finding_def *t = fs_finding_table(&n);
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		const char *dot = strchr(t[i].code, '.');
+
+		/* the check flags are exactly the rows of those checks */
+		assert_int_equal(!!(t[i].flags & FS_FL_LSN), !strcmp(dot, ".lsn"));
+		assert_int_equal(!!(t[i].flags & FS_FL_CRC), !strcmp(dot, ".crc"));
+		assert_int_equal(!!(t[i].flags & FS_FL_UUID), !strcmp(dot, ".uuid"));
+		if (t[i].flags & (FS_FL_MEND_IF_IDENTIFIED | FS_FL_IDENTITY | FS_FL_KEEPS_FORKS))
+			assert_int_equal(t[i].obj, FS_OBJ_INODE);
+		if (t[i].flags & FS_FL_IDENTITY)
+			assert_true(t[i].flags & FS_FL_MEND_IF_IDENTIFIED);
+		if (t[i].flags & FS_FL_MEND_IF_IDENTIFIED)
+			assert_int_equal(t[i].fix, FS_FIX_INODE_FIELD);
+	}
+	assert_true(fs_finding_def(FS_C_INODE_MAGIC)->flags & FS_FL_IDENTITY);
+	assert_true(fs_finding_def(FS_C_INODE_VERSION)->flags & FS_FL_IDENTITY);
+	assert_false(fs_finding_def(FS_C_INODE_FLAGS)->flags & FS_FL_IDENTITY);
+	assert_true(fs_finding_def(FS_C_INODE_FLAGS)->flags & FS_FL_MEND_IF_IDENTIFIED);
+	assert_false(fs_finding_def(FS_C_INODE_SIZE)->flags & FS_FL_MEND_IF_IDENTIFIED);
+	assert_true(fs_finding_def(FS_C_UNLINKED_LINKED)->flags & FS_FL_KEEPS_CONTENTS);
+	assert_true(fs_finding_def(FS_C_INODE_SIZE)->flags & FS_FL_KEEPS_FORKS);
+	assert_false(fs_finding_def(FS_C_INODE_SIZE)->flags & FS_FL_KEEPS_CONTENTS);
+	assert_true(fs_finding_def(FS_C_BLOCK_DUP)->flags & FS_FL_INTENT);
+	assert_false(fs_finding_def(FS_C_REFCOUNT_COW_LEFTOVER)->flags & FS_FL_INTENT);
+	assert_true(fs_finding_def(FS_C_RMAPBT_LOOP)->flags & FS_FL_SKIPS_SUBTREE);
+	assert_false(fs_finding_def(FS_C_RMAPBT_KEY)->flags & FS_FL_SKIPS_SUBTREE);
+	assert_false(fs_finding_def(FS_C_RMAPBT_SIBLING)->flags & FS_FL_SKIPS_SUBTREE);
+}
+
+/* Typed values travel with the record; the reporter puts its place and prefix on each finding. */
+static void test_typed_and_reporter(void **state)
+{
+	struct fs_findings fl, copy;
+	struct fs_typed val = { .fork = FS_FORK_ATTR, .field = 7, .has = FS_HAS_FOUND, .found = 42,
+				.found_range = { 10, 5 } };
+	struct fs_reporter r = { .ag = 2, .daddr = 0x80, .ino = 131, .prefix = "AGF" };
+
+	(void)state;
+	fs_findings_init(&fl);
+	fs_findings_init(&copy);
+	assert_int_equal(fs_report_val(&fl, &val, FS_C_RMAP_EXTRA, 1, 2, 3, "rmap record", NULL,
+				       "10+5 owner 3", "m"), 0);
+	assert_int_equal(fl.v[0].code, FS_C_RMAP_EXTRA);
+	assert_int_equal(fl.v[0].val.fork, FS_FORK_ATTR);
+	assert_int_equal(fl.v[0].val.field, 7);
+	assert_int_equal(fl.v[0].val.has, FS_HAS_FOUND);
+	assert_int_equal(fl.v[0].val.found, 42);
+	assert_int_equal(fl.v[0].val.found_range.start, 10);
+	assert_int_equal(fl.v[0].val.found_range.len, 5);
+	assert_int_equal(fl.v[0].val.expected_range.len, 0);
+	/* a plain report carries nothing typed */
+	assert_int_equal(fs_report(&fl, FS_C_AGF_CRC, 1, 2, FS_NONE, NULL, NULL, NULL, NULL), 0);
+	assert_int_equal(fl.v[1].val.fork, FS_FORK_NONE);
+	assert_int_equal(fl.v[1].val.has, 0);
+	/* a copy is the record as it was */
+	assert_int_equal(fs_findings_add(&copy, &fl.v[0]), 0);
+	assert_int_equal(copy.n, 1);
+	assert_int_equal(copy.by_sev[FS_SEV_ERROR], 1);
+	assert_ptr_equal(copy.v[0].def, fs_finding_def(FS_C_RMAP_EXTRA));
+	assert_memory_equal(&copy.v[0], &fl.v[0], sizeof(fl.v[0]));
+
+	r.fl = &fl;
+	fs_reporter_bad(&r, FS_C_AGF_SEQNO, "seqno", "2", "3", "sequence number %s", "wrong");
+	r.prefix = NULL;
+	r.fork = FS_FORK_DATA;
+	fs_reporter_bad(&r, FS_C_AGF_LENGTH, NULL, NULL, NULL, NULL);
+	fs_reporter_bad(&r, FS_C_NR, NULL, NULL, NULL, "x");
+	assert_int_equal(r.n, 3);
+	assert_int_equal(fl.n, 4);
+	assert_int_equal(fl.v[2].code, FS_C_AGF_SEQNO);
+	assert_int_equal(fl.v[2].ag, 2);
+	assert_int_equal(fl.v[2].daddr, 0x80);
+	assert_int_equal(fl.v[2].ino, 131);
+	assert_string_equal(fl.v[2].field, "seqno");
+	assert_string_equal(fl.v[2].message, "AGF: sequence number wrong");
+	assert_string_equal(fl.v[3].message, fs_finding_def(FS_C_AGF_LENGTH)->summary);
+	assert_int_equal(fl.v[3].val.fork, FS_FORK_DATA);
+	fs_findings_free(&copy);
 	fs_findings_free(&fl);
 }
 
@@ -181,7 +287,7 @@ static void test_report_fields(void **state)
 
 	(void)state;
 	fs_findings_init(&fl);
-	assert_int_equal(fs_report(&fl, "agf.crc", 1, 0x40001, FS_NONE, "crc", FS_X(0xabc),
+	assert_int_equal(fs_report(&fl, FS_C_AGF_CRC, 1, 0x40001, FS_NONE, "crc", FS_X(0xabc),
 				   FS_U(42), "AGF %s %d", "CRC", 7), 0);
 	assert_int_equal(fl.n, 1);
 	assert_string_equal(fl.v[0].def->code, "agf.crc");
@@ -194,7 +300,7 @@ static void test_report_fields(void **state)
 	assert_string_equal(fl.v[0].message, "AGF CRC 7");
 
 	/* NULL strings are empty; a NULL format takes the table's summary */
-	assert_int_equal(fs_report(&fl, "agi.dirino", 2, FS_NONE, FS_NONE, NULL, NULL, NULL, NULL), 0);
+	assert_int_equal(fs_report(&fl, FS_C_AGI_DIRINO, 2, FS_NONE, FS_NONE, NULL, NULL, NULL, NULL), 0);
 	assert_string_equal(fl.v[1].field, "");
 	assert_string_equal(fl.v[1].expected, "");
 	assert_string_equal(fl.v[1].found, "");
@@ -203,22 +309,22 @@ static void test_report_fields(void **state)
 	/* over-long strings are cut, never overflow */
 	memset(big, 'z', sizeof(big) - 1);
 	big[sizeof(big) - 1] = 0;
-	assert_int_equal(fs_report(&fl, "sb.geometry", 0, 0, 0, big, big, big, "%s", big), 0);
+	assert_int_equal(fs_report(&fl, FS_C_SB_GEOMETRY, 0, 0, 0, big, big, big, "%s", big), 0);
 	assert_int_equal(strlen(fl.v[2].field), sizeof(fl.v[2].field) - 1);
 	assert_int_equal(strlen(fl.v[2].expected), sizeof(fl.v[2].expected) - 1);
 	assert_int_equal(strlen(fl.v[2].found), sizeof(fl.v[2].found) - 1);
 	assert_int_equal(strlen(fl.v[2].message), sizeof(fl.v[2].message) - 1);
 
 	/* severity counts */
-	assert_int_equal(fs_report(&fl, "log.dirty", FS_NONE, FS_NONE, FS_NONE, NULL, NULL, NULL, NULL), 0);
+	assert_int_equal(fs_report(&fl, FS_C_LOG_DIRTY, FS_NONE, FS_NONE, FS_NONE, NULL, NULL, NULL, NULL), 0);
 	assert_int_equal(fl.by_sev[FS_SEV_ERROR], 3);
 	assert_int_equal(fl.by_sev[FS_SEV_WARNING], 1);
 	assert_int_equal(fs_findings_count(&fl, FS_SEV_ERROR), 3);
 	assert_int_equal(fs_findings_count(&fl, FS_SEV_WARNING), 4);
 	assert_int_equal(fs_findings_count(&fl, FS_SEV_INFO), 4);
-	assert_true(fs_findings_has(&fl, "log.dirty"));
-	assert_true(fs_findings_has(&fl, "agf.crc"));
-	assert_false(fs_findings_has(&fl, "agf.magic"));
+	assert_true(fs_findings_has(&fl, FS_C_LOG_DIRTY));
+	assert_true(fs_findings_has(&fl, FS_C_AGF_CRC));
+	assert_false(fs_findings_has(&fl, FS_C_AGF_MAGIC));
 	fs_findings_free(&fl);
 }
 
@@ -239,7 +345,7 @@ static void test_growth(void **state)
 	(void)state;
 	fs_findings_init(&fl);
 	for (int i = 0; i < 1000; i++)
-		assert_int_equal(fs_report(&fl, "agfl.bno", i % 7, i, FS_NONE, NULL, NULL, NULL, "n%d", i), 0);
+		assert_int_equal(fs_report(&fl, FS_C_AGFL_BNO, i % 7, i, FS_NONE, NULL, NULL, NULL, "n%d", i), 0);
 	assert_int_equal(fl.n, 1000);
 	assert_int_equal(fl.dropped, 0);
 	assert_string_equal(fl.v[999].message, "n999");
@@ -252,7 +358,7 @@ static void *reporter(void *arg)
 {
 	struct thr *t = arg;
 	for (int i = 0; i < 500; i++)
-		fs_report(t->fl, "agi.unlinked", t->id, i, FS_NONE, NULL, NULL, NULL, NULL);
+		fs_report(t->fl, FS_C_AGI_UNLINKED, t->id, i, FS_NONE, NULL, NULL, NULL, NULL);
 	return NULL;
 }
 
@@ -290,13 +396,13 @@ static void test_sort(void **state)
 
 	(void)state;
 	fs_findings_init(&fl);
-	fs_report(&fl, "agi.crc", 2, 16, FS_NONE, NULL, NULL, NULL, NULL);
-	fs_report(&fl, "agf.crc", 2, 8, FS_NONE, NULL, NULL, NULL, NULL);
-	fs_report(&fl, "agf.seqno", 2, 8, FS_NONE, NULL, NULL, NULL, NULL);
-	fs_report(&fl, "agf.magic", 2, 8, FS_NONE, NULL, NULL, NULL, NULL);
-	fs_report(&fl, "sb.secondary", 1, FS_NONE, FS_NONE, NULL, NULL, NULL, NULL);
-	fs_report(&fl, "sb.crc", 0, 0, FS_NONE, NULL, NULL, NULL, NULL);
-	fs_report(&fl, "log.dirty", FS_NONE, FS_NONE, FS_NONE, NULL, NULL, NULL, NULL);
+	fs_report(&fl, FS_C_AGI_CRC, 2, 16, FS_NONE, NULL, NULL, NULL, NULL);
+	fs_report(&fl, FS_C_AGF_CRC, 2, 8, FS_NONE, NULL, NULL, NULL, NULL);
+	fs_report(&fl, FS_C_AGF_SEQNO, 2, 8, FS_NONE, NULL, NULL, NULL, NULL);
+	fs_report(&fl, FS_C_AGF_MAGIC, 2, 8, FS_NONE, NULL, NULL, NULL, NULL);
+	fs_report(&fl, FS_C_SB_SECONDARY, 1, FS_NONE, FS_NONE, NULL, NULL, NULL, NULL);
+	fs_report(&fl, FS_C_SB_CRC, 0, 0, FS_NONE, NULL, NULL, NULL, NULL);
+	fs_report(&fl, FS_C_LOG_DIRTY, FS_NONE, FS_NONE, FS_NONE, NULL, NULL, NULL, NULL);
 	fs_findings_sort(&fl);
 	/* log first, then by AG, sector, inode, and table order within one sector */
 	assert_string_equal(fl.v[0].def->code, "log.dirty");
@@ -316,11 +422,11 @@ static void test_text(void **state)
 
 	(void)state;
 	fs_findings_init(&fl);
-	fs_report(&fl, "agf.freeblks", 1, 0x40001, FS_NONE, "freeblks", "<= AG length", "99999",
+	fs_report(&fl, FS_C_AGF_FREEBLKS, 1, 0x40001, FS_NONE, "freeblks", "<= AG length", "99999",
 		  "AGF: more free blocks than the AG holds");
-	fs_report(&fl, "agi.dirino", 3, FS_NONE, 131, "dirino", NULL, NULL, "dirino set");
-	fs_report(&fl, "log.dirty", FS_NONE, FS_NONE, FS_NONE, NULL, NULL, NULL, NULL);
-	fs_report(&fl, "sb.uuid", 2, FS_NONE, FS_NONE, "uuid", NULL, "x", "uuid differs");
+	fs_report(&fl, FS_C_AGI_DIRINO, 3, FS_NONE, 131, "dirino", NULL, NULL, "dirino set");
+	fs_report(&fl, FS_C_LOG_DIRTY, FS_NONE, FS_NONE, FS_NONE, NULL, NULL, NULL, NULL);
+	fs_report(&fl, FS_C_SB_UUID, 2, FS_NONE, FS_NONE, "uuid", NULL, "x", "uuid differs");
 	s = render(fs_findings_write_text, &fl);
 	assert_string_equal(s,
 		"error: agf.freeblks: AG 1 daddr 0x40001: AGF: more free blocks than the AG holds"
@@ -355,9 +461,9 @@ static void test_json(void **state)
 	assert_string_equal(s, "[]");
 	free(s);
 
-	fs_report(&fl, "agf.freeblks", 1, 0x40001, FS_NONE, "freeblks", "<= AG length", "99999",
+	fs_report(&fl, FS_C_AGF_FREEBLKS, 1, 0x40001, FS_NONE, "freeblks", "<= AG length", "99999",
 		  "AGF: \"quoted\"");
-	fs_report(&fl, "log.dirty", FS_NONE, FS_NONE, 7, NULL, NULL, NULL, "tab\there");
+	fs_report(&fl, FS_C_LOG_DIRTY, FS_NONE, FS_NONE, 7, NULL, NULL, NULL, "tab\there");
 	s = render(fs_findings_write_json_array, &fl);
 	assert_string_equal(s,
 		"[{\"code\":\"agf.freeblks\",\"severity\":\"error\",\"ag\":1,\"daddr\":262145,\"ino\":null,"
@@ -383,14 +489,14 @@ static void test_grouped(void **state)
 	(void)state;
 	fs_findings_init(&fl);
 	for (int i = 0; i < 7; i++)
-		fs_report_caused(&fl, 128, "inode.unreachable", 0, FS_NONE, 131 + i, NULL, NULL,
+		fs_report_caused(&fl, 128, FS_C_INODE_UNREACHABLE, 0, FS_NONE, 131 + i, NULL, NULL,
 				 NULL, "unreachable %d", i);
-	fs_report_caused(&fl, 128, "inode.nlink", 0, FS_NONE, 140, NULL, NULL, NULL, "nlink");
-	fs_report_caused(&fl, 999, "inode.unreachable", 3, FS_NONE, 1000, NULL, NULL, NULL,
+	fs_report_caused(&fl, 128, FS_C_INODE_NLINK, 0, FS_NONE, 140, NULL, NULL, NULL, "nlink");
+	fs_report_caused(&fl, 999, FS_C_INODE_UNREACHABLE, 3, FS_NONE, 1000, NULL, NULL, NULL,
 			 "no cause on record");
-	fs_report(&fl, "inode.magic", 0, 0x80, 128, "magicnum", NULL, NULL, "root inode magic");
+	fs_report(&fl, FS_C_INODE_MAGIC, 0, 0x80, 128, "magicnum", NULL, NULL, "root inode magic");
 	/* a cause equal to the inode itself is no cause */
-	fs_report_caused(&fl, 77, "inode.nlink", 0, FS_NONE, 77, NULL, NULL, NULL, "self");
+	fs_report_caused(&fl, 77, FS_C_INODE_NLINK, 0, FS_NONE, 77, NULL, NULL, NULL, "self");
 	fs_findings_sort(&fl);
 	s = render(fs_findings_write_text, &fl);
 	/* the cause's line, then the group line right under it */
@@ -444,6 +550,8 @@ int main(void)
 		cmocka_unit_test(test_table_integrity),
 		cmocka_unit_test(test_fix_actions),
 		cmocka_unit_test(test_report_unknown),
+		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_typed_and_reporter),
 		cmocka_unit_test(test_report_fields),
 		cmocka_unit_test(test_number_formats),
 		cmocka_unit_test(test_growth),

@@ -432,11 +432,12 @@ static void expect(damage_fn fn, bool keep_crc, const char *code)
 	if (keep_crc)
 		recrc(&x);
 	verify(&x, &fl);
-	if (!fs_findings_has(&fl, code)) {
+	assert_non_null(fs_finding_lookup(code));
+	if (!fs_findings_has(&fl, fs_finding_lookup(code)->id)) {
 		print_message("expected %s, got:\n", code);
 		fx_dump(&fl);
 	}
-	assert_true(fs_findings_has(&fl, code));
+	assert_true(fs_findings_has(&fl, fs_finding_lookup(code)->id));
 	/* every finding names the inode */
 	for (size_t i = 0; i < fl.n; i++)
 		assert_int_equal(fl.v[i].ino, (int64_t)x.ino);
@@ -521,7 +522,7 @@ static void test_verify_bigtime_feature(void **state)
 	c = fx_vctx(&x.f, 0, &fl);
 	c.ino = x.ino;
 	fs_verify(FS_MT_INODE, &c, x.buf, x.f.g.inodesize);
-	assert_true(fs_findings_has(&fl, "inode.flags"));
+	assert_true(fs_findings_has(&fl, FS_C_INODE_FLAGS));
 	fs_findings_free(&fl);
 }
 

@@ -281,7 +281,7 @@ static void test_shared_chain_split(void **state)
 	}
 	o.max_write = 8192;
 	if (fs_cache_flush(t->c, &o, &res))
-		fail_msg("%s: %s", res.code, res.message);
+		fail_msg("%s: %s", res.has_code ? fs_code_name(res.code) : "-", res.message);
 	assert_int_equal(res.buffers, 64);
 	if (t->dev->direct && t->dev->dio_align == 4096)
 		assert_true(res.writes >= 96 * 1024 / 8192);
@@ -342,7 +342,7 @@ static void test_shared_unit(void **state)
 	}
 	o.wclass = FS_WCLASS_NEW;
 	if (fs_cache_flush(t->c, &o, &res))
-		fail_msg("%s: %s", res.code, res.message);
+		fail_msg("%s: %s", res.has_code ? fs_code_name(res.code) : "-", res.message);
 	assert_int_equal(res.buffers, 1);
 	assert_int_equal(fs_cache_dirty_bytes(t->c), 512);
 	o.wclass = FS_WCLASS_HEADERS;
@@ -476,7 +476,8 @@ static void test_verify_fails(void **state)
 	assert_int_equal(fs_cache_flush(t->c, &o, &res), -EUCLEAN);
 	assert_int_equal(res.type, FS_MT_BNOBT);
 	assert_int_equal(res.daddr, fs_agbno_to_daddr(&F.g, 0, 101));
-	assert_string_equal(res.code, "bnobt.level");
+	assert_true(res.has_code);
+	assert_int_equal(res.code, FS_C_BNOBT_LEVEL);
 	assert_true(strlen(res.message) > 0);
 	assert_int_equal(h.n, 0);
 	for (fs_agblock_t a = 100; a < 103; a++)
@@ -491,7 +492,8 @@ static void test_verify_fails(void **state)
 	bad->data[offsetof(struct xfs_btree_block, bb_u.s.bb_uuid)] ^= 1;
 	fs_buf_put(t->c, bad);
 	assert_int_equal(fs_cache_flush(t->c, &o, &res), -EUCLEAN);
-	assert_string_equal(res.code, "bnobt.uuid");
+	assert_true(res.has_code);
+	assert_int_equal(res.code, FS_C_BNOBT_UUID);
 	assert_int_equal(h.n, 0);
 	fs_dev_set_write_hook(t->dev, NULL, NULL);
 }
@@ -634,7 +636,7 @@ static void test_superblock_needsrepair(void **state)
 		assert_int_equal(fs_buf_mark_dirty(t->c, b, &di), 0);
 		fs_buf_put(t->c, b);
 		if (fs_cache_flush(t->c, &o, &res))
-			fail_msg("%s: %s", res.code, res.message);
+			fail_msg("%s: %s", res.has_code ? fs_code_name(res.code) : "-", res.message);
 		assert_int_equal(res.buffers, 1);
 		assert_int_equal(pread(t->fd, sec, sizeof(sec), 0), (ssize_t)sizeof(sec));
 		assert_true(fs_crc_ok(sec, F.g.sectsize, FS_SB_CRC_OFF));
@@ -650,7 +652,8 @@ static void test_superblock_needsrepair(void **state)
 	fs_buf_put(t->c, b);
 	assert_int_equal(fs_cache_flush(t->c, &o, &res), -EUCLEAN);
 	assert_int_equal(res.type, FS_MT_SB);
-	assert_int_equal(strncmp(res.code, "sb.", 3), 0);
+	assert_true(res.has_code);
+	assert_int_equal(fs_finding_def(res.code)->obj, FS_OBJ_SB);
 	assert_int_equal(pread(t->fd, sec, sizeof(sec), 0), (ssize_t)sizeof(sec));
 	assert_int_equal(get_be32(sec + offsetof(struct xfs_dsb, sb_agblocks)), F.sb.sb_agblocks);
 }
