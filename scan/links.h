@@ -8,8 +8,8 @@
 #include "libfs/format/format.h"
 
 /*
- * The directory graph and per-inode link records (DESIGN.md, "The in-core
- * model"): one compact record per inode slot of every chunk (a dense index
+ * The directory graph and per-inode link records (doc/design.md, "The
+ * check scan"): one compact record per inode slot of every chunk (a dense index
  * over the model's chunks, 64 slots a chunk), filled by the inode phase
  * (type, nlink), counted by the directory phase (references, subdirectory
  * entries, "..", the first parent seen), and the directory edges in flat

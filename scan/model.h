@@ -11,7 +11,7 @@
 
 /*
  * The in-core model the scan builds of the filesystem as observed, shaped for
- * repair to consume (DESIGN.md, "The in-core model"):
+ * repair to consume (doc/design.md, "The check scan"):
  *  - per AG, every observed use of a block range as an extent (agbno, len,
  *    owner class, owner id, offset), kept as sorted extents rather than one
  *    byte per block.  Overlaps between owners are duplicate blocks; gaps are

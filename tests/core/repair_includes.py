@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 # repair/'s files include one another without circles: the graph of
-# '#include "repair/X.h"' lines is derived from the sources (a file x.c
+# '#include "repair/<x>.h"' lines is derived from the sources (a file x.c
 # and its header x.h are one node, x; an include of y.h from either is an
 # edge x -> y) and every strongly connected component of more than one
 # node is a circle, reported with its members.  One is known: fix.c and
