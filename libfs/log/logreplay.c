@@ -152,23 +152,29 @@ static int cmp_rbuf(const void *x, const void *y)
 /*
  * Every block a buffer item replayed gets what the kernel's write
  * verifier gives it at writeback: the transaction's LSN and a fresh CRC;
- * then its read verifier runs, as the kernel's does when it reads it next.
+ * then its read verifier runs, as the kernel's does when it reads it next,
+ * and so does every replayed inode's (as the kernel demands after each),
+ * every inode chunk an icreate made and every quota record replayed: the
+ * same check (replay_check_writes) runs again just before the write.
+ * Inode buffers logged as such are left to the scan: the replay takes
+ * only their unlinked pointers, the rest of each inode is the disk's.
  */
 static int finish(struct fs_replay *rp)
 {
 	const struct fs_geom *g = &rp->fs->g;
-	struct fs_findings fl;
+	struct fs_flush_result res;
+	const struct rwrite *bad = NULL;
 	int err = 0;
 
 	if (rp->nbufs)
 		qsort(rp->bufs, rp->nbufs, sizeof(*rp->bufs), cmp_rbuf);
-	fs_findings_init(&fl);
 	for (size_t i = 0; i < rp->nbufs && !err; i++) {
 		const struct rbuf *r = &rp->bufs[i];
 		uint32_t bytes = r->bbs << BBSHIFT, unit;
 		const struct fs_verifier *v;
 		enum fs_mtype t;
 		unsigned char *b;
+		fs_ino_t owner = 0;
 
 		/* the newest of the same key carries the LSN */
 		if (i + 1 < rp->nbufs && rp->bufs[i + 1].daddr == r->daddr && rp->bufs[i + 1].bbs == r->bbs)
@@ -188,11 +194,6 @@ static int finish(struct fs_replay *rp)
 		unit = fs_verify_unit(g, t, bytes);
 		for (uint32_t off = 0; off + unit <= bytes; off += unit) {
 			unsigned char *p = b + off;
-			struct fs_vctx vc = {
-				.g = g, .fl = &fl, .daddr = r->daddr + off / BBSIZE,
-				.agno = (fs_agnumber_t)(r->daddr /
-						((uint64_t)g->agblocks << (g->blocklog - BBSHIFT))),
-			};
 
 			if (t == FS_MT_SB) {
 				put_be64(p + offsetof(struct xfs_dsb, sb_lsn), r->lsn);
@@ -206,48 +207,37 @@ static int finish(struct fs_replay *rp)
 				if (v->crc_off != SIZE_MAX)
 					fs_crc_update(p, unit, v->crc_off);
 			}
-			/* owner-dependent checks need the owner: take the block's own claim */
-			if (t == FS_MT_BMBT)
-				vc.ino = be64(((const struct xfs_btree_block *)p)->bb_u.l.bb_owner);
-			else if (t == FS_MT_DIR_BLOCK || t == FS_MT_DIR_DATA || t == FS_MT_DIR_FREE)
-				vc.ino = get_be64(p + offsetof(struct xfs_dir3_blk_hdr, owner));
-			else if (t == FS_MT_DA_NODE || t == FS_MT_DIR_LEAF1 || t == FS_MT_DIR_LEAFN ||
-				 t == FS_MT_ATTR_LEAF)
-				vc.ino = get_be64(p + offsetof(struct xfs_da3_blkinfo, owner));
-			if (t != FS_MT_INODE && t != FS_MT_SB)
-				fs_verify(t, &vc, p, unit);
 		}
-		if (fl.n) {
-			err = replay_fail(rp, -EUCLEAN, "the replayed %s at daddr %llu fails its check: %s: %s",
-				   v->name, (unsigned long long)r->daddr, fl.v[0].def->code,
-				   fl.v[0].message);
-			free(b);
-			break;
-		}
+		/* owner-dependent checks need the owner: take the block's own claim */
+		if (t == FS_MT_BMBT)
+			owner = be64(((const struct xfs_btree_block *)b)->bb_u.l.bb_owner);
+		else if (t == FS_MT_DIR_BLOCK || t == FS_MT_DIR_DATA || t == FS_MT_DIR_FREE)
+			owner = get_be64(b + offsetof(struct xfs_dir3_blk_hdr, owner));
+		else if (t == FS_MT_DA_NODE || t == FS_MT_DIR_LEAF1 || t == FS_MT_DIR_LEAFN ||
+			 t == FS_MT_ATTR_LEAF)
+			owner = get_be64(b + offsetof(struct xfs_da3_blkinfo, owner));
 		err = replay_buf_put(rp, r->daddr, r->bbs, b);
+		/* whole units only: a tail shorter than one was never stamped */
+		if (!err && t != FS_MT_INODE)
+			err = replay_note_write(rp, r->daddr, r->bbs, 0, bytes / unit * unit, t, owner);
 		free(b);
 	}
-	/* every replayed inode passes the inode verifier, as the kernel demands after each */
 	for (size_t i = 0; i < rp->ninos && !err; i++) {
 		const struct rinode *ri = &rp->inos[i];
 		uint32_t bbs = (g->inodesize + BBSIZE - 1) >> BBSHIFT;
-		uint64_t daddr = ri->daddr + (ri->off >> BBSHIFT);
-		unsigned char *b;
-		struct fs_vctx vc = {
-			.g = g, .fl = &fl, .daddr = daddr, .ino = ri->ino,
-			.agno = fs_ino_to_agno(g, ri->ino),
-		};
 
-		err = replay_buf_get(rp, daddr, bbs, &b);
-		if (err)
-			break;
-		fs_verify(FS_MT_INODE, &vc, b, g->inodesize);
-		free(b);
-		if (fl.n)
-			err = replay_fail(rp, -EUCLEAN, "the replayed inode %llu fails its check: %s: %s",
-				   (unsigned long long)ri->ino, fl.v[0].def->code, fl.v[0].message);
+		err = replay_note_write(rp, ri->daddr + (ri->off >> BBSHIFT), bbs, 0, g->inodesize,
+					FS_MT_INODE, ri->ino);
 	}
-	fs_findings_free(&fl);
+	if (!err)
+		err = replay_check_writes(rp, &res, &bad);
+	if (err == -EUCLEAN && bad && bad->info.type == FS_MT_INODE)
+		err = replay_fail(rp, err, "the replayed inode %llu fails its check: %s: %s",
+				  (unsigned long long)res.ino, res.code, res.message);
+	else if (err == -EUCLEAN && bad)
+		err = replay_fail(rp, err, "the replayed %s at daddr %llu fails its check: %s: %s",
+				  fs_verifier_get(bad->info.type)->name,
+				  (unsigned long long)bad->daddr, res.code, res.message);
 	return err;
 }
 
@@ -337,6 +327,8 @@ static int clear_log_incompat(struct fs_replay *rp)
 		d->sb_features_log_incompat = 0;
 		fs_crc_update(b, bbs << BBSHIFT, FS_SB_CRC_OFF);
 		err = replay_buf_put(rp, XFS_SB_DADDR, bbs, b);
+		if (!err)
+			err = replay_note_write(rp, XFS_SB_DADDR, bbs, 0, bbs << BBSHIFT, FS_MT_SB, 0);
 	}
 	free(b);
 	return err;
@@ -345,7 +337,9 @@ static int clear_log_incompat(struct fs_replay *rp)
 int fs_replay_write(struct fs *fs, struct fs_replay *rp, const struct fs_log_info *li, char *msg,
 		    size_t ml)
 {
-	const struct fs_geom *g = &fs->g;
+	struct fs_flush_result res;
+	const struct rwrite *bad = NULL;
+	char why[320];
 	uint64_t *secs;
 	unsigned char *run = NULL;
 	size_t n = 0;
@@ -356,6 +350,16 @@ int fs_replay_write(struct fs *fs, struct fs_replay *rp, const struct fs_log_inf
 	err = clear_log_incompat(rp);
 	rp->msg = NULL;
 	rp->ml = 0;
+	if (err)
+		return err;
+	/* judged as finish judged them, by the flush's own check: a failure now is ours */
+	err = replay_check_writes(rp, &res, &bad);
+	if (err == -EUCLEAN) {
+		fs_flush_result_describe(&res, msg, ml);
+		if (strlen(msg) + 1 < ml)
+			snprintf(msg + strlen(msg), ml - strlen(msg),
+				 "; the replay stopped before its first write");
+	}
 	if (err)
 		return err;
 	secs = malloc((rp->ndata ? rp->ndata : 1) * sizeof(*secs));
@@ -397,12 +401,15 @@ int fs_replay_write(struct fs *fs, struct fs_replay *rp, const struct fs_log_inf
 	/* the log, now replayed, becomes a clean one past every LSN the replay stamped */
 	err = fs_log_write_clean(fs->dev, li->log_off, (uint64_t)li->log_bbs << BBSHIFT,
 				 fs_log_lsunit_bytes(&fs->sb), (const unsigned char *)&fs->sb.sb_uuid,
-				 li->head_cycle + 1);
+				 li->head_cycle + 1, why, sizeof(why));
+	if (err == -EUCLEAN) {
+		snprintf(msg, ml, "%s", why);
+		return err;
+	}
 	if (!err)
 		err = fs_dev_flush(fs->dev);
 	if (err)
 		snprintf(msg, ml, "resetting the log after replay failed: %s", strerror(-err));
-	(void)g;
 	return err;
 }
 
@@ -423,5 +430,6 @@ void fs_replay_free(struct fs_replay *rp)
 	free(rp->data);
 	free(rp->bufs);
 	free(rp->inos);
+	free(rp->writes);
 	free(rp);
 }

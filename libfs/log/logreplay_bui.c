@@ -85,7 +85,12 @@ static int bui_bmbt_write(void *priv, uint64_t ptr, uint32_t level, const void *
 			   "BUI fails its check: %s: %s", (unsigned long long)bb->ino,
 			   fl.v[0].def->code, fl.v[0].message);
 	fs_findings_free(&fl);
-	return err ? err : replay_buf_put(bb->rp, daddr, g->blocksize >> BBSHIFT, block);
+	if (!err)
+		err = replay_buf_put(bb->rp, daddr, g->blocksize >> BBSHIFT, block);
+	if (!err)
+		err = replay_note_write(bb->rp, daddr, g->blocksize >> BBSHIFT, 0, g->blocksize,
+					FS_MT_BMBT, bb->ino);
+	return err;
 }
 
 /*
@@ -518,6 +523,9 @@ static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *
 				   "BUI was applied: %s: %s", (unsigned long long)x->owner,
 				   fl.v[0].def->code, fl.v[0].message);
 		fs_findings_free(&fl);
+		if (!err)
+			err = replay_note_write(rp, daddr, bbs, 0, g->inodesize, FS_MT_INODE,
+						x->owner);
 		if (!err)
 			err = 1;
 	}

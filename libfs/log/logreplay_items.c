@@ -568,6 +568,10 @@ int replay_icreate_item(struct fs_replay *rp, const struct fs_log_item *it)
 		}
 		err = replay_buf_put(rp, daddr, cbbs, b);
 		free(b);
+		if (!err)
+			err = replay_note_write(rp, daddr, cbbs, 0, cbbs << BBSHIFT, FS_MT_INODE,
+						fs_agino_to_ino(g, agno, fs_agbno_to_agino(g, agbno) +
+								c * per));
 		if (err)
 			return err;
 	}
@@ -616,6 +620,9 @@ int replay_dquot_item(struct fs_replay *rp, const struct fs_log_item *it, uint64
 	fs_crc_update(dqb, sizeof(*dqb), XFS_DQUOT_CRC_OFF);
 	err = replay_buf_put(rp, (uint64_t)dq.qlf_blkno, bbs, b);
 	free(b);
+	if (!err)
+		err = replay_note_write(rp, (uint64_t)dq.qlf_blkno, bbs, dq.qlf_boffset,
+					sizeof(*dqb), FS_MT_DQUOT, 0);
 	if (!err)
 		rp->st.dquots++;
 	return err;

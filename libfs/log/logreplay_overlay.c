@@ -3,9 +3,11 @@
  * The log replay's overlay: the sectors the replay changed, kept in memory
  * (a map from sector to its copy) and laid over the device for every read
  * the replay makes (replay_buf_get) and, once installed, for every reader
- * of the device (fs_replay_patch); the small u64 map it and the replay's
- * cancel and intent tables are built on; and the error message helper the
- * replay's files share.
+ * of the device (fs_replay_patch); the objects in it that have a verifier,
+ * noted as they are made and judged by the cache flush's own check before
+ * anything is written (replay_check_writes); the small u64 map it and the
+ * replay's cancel and intent tables are built on; and the error message
+ * helper the replay's files share.
  */
 #include "libfs/log/logreplay_priv.h"
 
@@ -14,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "libfs/util/vec.h"
 
 static uint64_t hash64(uint64_t x)
 {
@@ -187,4 +191,47 @@ bool replay_is_cancelled(const struct fs_replay *rp, int64_t blkno, uint32_t len
 	const uint64_t *c = u64map_find(&rp->cancel, replay_cancel_key(blkno, len));
 
 	return c && *c && *c != MAP_GONE;
+}
+
+int replay_note_write(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, uint32_t off,
+		      uint32_t len, enum fs_mtype t, fs_ino_t ino)
+{
+	const struct fs_geom *g = &rp->fs->g;
+	uint64_t ag_bbs = (uint64_t)g->agblocks << (g->blocklog - BBSHIFT);
+
+	if (!len || (uint64_t)off + len > (uint64_t)bbs << BBSHIFT)
+		return -EINVAL;
+	if (FS_VEC_ROOM(rp->writes, rp->nwrites, rp->capwrites, 256))
+		return -ENOMEM;
+	rp->writes[rp->nwrites++] = (struct rwrite){
+		.daddr = daddr, .bbs = bbs, .off = off, .len = len,
+		.info = { .type = t, .ino = ino,
+			  .agno = (fs_agnumber_t)((daddr + off / BBSIZE) / ag_bbs) },
+	};
+	return 0;
+}
+
+int replay_check_writes(struct fs_replay *rp, struct fs_flush_result *res,
+			const struct rwrite **bad)
+{
+	/* the replay's own LSNs are at most the head; the log is reset past it */
+	struct fs_flush_opts fo = { .g = &rp->fs->g };
+	int err = 0;
+
+	for (size_t i = 0; i < rp->nwrites && !err; i++) {
+		const struct rwrite *w = &rp->writes[i];
+		unsigned char *b;
+
+		err = replay_buf_get(rp, w->daddr, w->bbs, &b);
+		if (err)
+			break;
+		err = fs_meta_seal(&fo, &w->info, w->daddr + w->off / BBSIZE, b + w->off, w->len,
+				   res);
+		if (err == -EUCLEAN)
+			*bad = w;
+		else if (!err)
+			err = replay_buf_put(rp, w->daddr, w->bbs, b);
+		free(b);
+	}
+	return err;
 }

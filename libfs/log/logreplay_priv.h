@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "libfs/io/cache.h"
 #include "libfs/log/logreplay.h"
 
 /* the largest buffer a log item may name: an inode cluster or a 64 KiB directory block */
@@ -49,6 +50,17 @@ struct rintent {                   /* an intent item seen in the log */
 	uint32_t first, n;         /* its extents in exts */
 };
 
+/*
+ * An object the replay writes, judged when the replay finishes and again
+ * just before the write, by the cache flush's own check (fs_meta_seal).
+ */
+struct rwrite {
+	uint64_t daddr;            /* the sectors that hold it */
+	uint32_t bbs;
+	uint32_t off, len;         /* its bytes among them */
+	struct fs_dirty_info info; /* type, AG, owner (FS_MT_INODE: the first inode's number) */
+};
+
 struct fs_replay {
 	struct fs *fs;
 	struct u64map sect;        /* sector -> index in data */
@@ -70,6 +82,8 @@ struct fs_replay {
 	size_t nbufs, capbufs;
 	struct rinode *inos;
 	size_t ninos, capinos;
+	struct rwrite *writes;     /* every object the replay writes that has a verifier */
+	size_t nwrites, capwrites;
 	uint32_t quotaoff;         /* dquot types whose quota was turned off in the log */
 	struct fs_replay_stats st;
 	char bui_why[320];         /* why the first BUI not applied was not */
@@ -86,6 +100,19 @@ bool replay_range_ok(const struct fs_replay *rp, int64_t daddr, uint64_t bbs);
 int replay_buf_get(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, unsigned char **out);
 /* [daddr, daddr + bbs) into the overlay. */
 int replay_buf_put(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, const unsigned char *b);
+/*
+ * The bytes [off, off + len) of sectors [daddr, daddr + bbs) are an object
+ * of type t (owner ino: see struct rwrite) the write must verify.
+ */
+int replay_note_write(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, uint32_t off,
+		      uint32_t len, enum fs_mtype t, fs_ino_t ino);
+/*
+ * Every noted object's CRC stamped and its verifier run on the overlay's
+ * bytes (fs_meta_seal): 0, or -EUCLEAN with res naming the first that
+ * fails and *bad its entry.
+ */
+int replay_check_writes(struct fs_replay *rp, struct fs_flush_result *res,
+			const struct rwrite **bad);
 uint64_t replay_cancel_key(int64_t blkno, uint32_t len);
 /* Whether a cancel record later in the log still stands for (blkno, len). */
 bool replay_is_cancelled(const struct fs_replay *rp, int64_t blkno, uint32_t len);
