@@ -707,9 +707,10 @@ int fs_meta_seal(const struct fs_flush_opts *o, const struct fs_dirty_info *info
 void fs_flush_result_describe(const struct fs_flush_result *res, char *msg, size_t ml)
 {
 	const struct fs_verifier *v = fs_verifier_get(res->type);
+	const char *name = v ? v->name : "metadata";
 
-	snprintf(msg, ml, "BUG: a %s block at daddr %llu (AG %u, inode %llu) fails its verifier "
-		 "before it is written (%s: %s)", v ? v->name : "metadata",
+	snprintf(msg, ml, "BUG: %s %s block at daddr %llu (AG %u, inode %llu) fails its verifier "
+		 "before it is written (%s: %s)", strchr("AEIOUaeiou", name[0]) ? "an" : "a", name,
 		 (unsigned long long)res->daddr, res->agno, (unsigned long long)res->ino, res->code,
 		 res->message);
 }
