@@ -211,6 +211,26 @@ int replay_note_write(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, uint32
 	return 0;
 }
 
+/* replay_buf_get without the device read when the overlay holds every sector (a noted object's do) */
+static int overlay_copy(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, unsigned char **out)
+{
+	unsigned char *b = malloc((size_t)bbs << BBSHIFT);
+
+	if (!b)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < bbs; i++) {
+		const uint64_t *idx = u64map_find(&rp->sect, daddr + i);
+
+		if (!idx) {
+			free(b);
+			return replay_buf_get(rp, daddr, bbs, out);
+		}
+		memcpy(b + ((size_t)i << BBSHIFT), rp->data + (*idx << BBSHIFT), BBSIZE);
+	}
+	*out = b;
+	return 0;
+}
+
 int replay_check_writes(struct fs_replay *rp, struct fs_flush_result *res,
 			const struct rwrite **bad)
 {
@@ -222,7 +242,7 @@ int replay_check_writes(struct fs_replay *rp, struct fs_flush_result *res,
 		const struct rwrite *w = &rp->writes[i];
 		unsigned char *b;
 
-		err = replay_buf_get(rp, w->daddr, w->bbs, &b);
+		err = overlay_copy(rp, w->daddr, w->bbs, &b);
 		if (err)
 			break;
 		err = fs_meta_seal(&fo, &w->info, w->daddr + w->off / BBSIZE, b + w->off, w->len,
