@@ -711,8 +711,8 @@ void fs_flush_result_describe(const struct fs_flush_result *res, char *msg, size
 
 	snprintf(msg, ml, "BUG: %s %s block at daddr %llu (AG %u, inode %llu) fails its verifier "
 		 "before it is written (%s: %s)", strchr("AEIOUaeiou", name[0]) ? "an" : "a", name,
-		 (unsigned long long)res->daddr, res->agno, (unsigned long long)res->ino, res->code,
-		 res->message);
+		 (unsigned long long)res->daddr, res->agno, (unsigned long long)res->ino,
+		 res->has_code ? fs_code_name(res->code) : "unknown", res->message);
 }
 
 static int cmp_cbuf_daddr(const void *x, const void *y)

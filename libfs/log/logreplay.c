@@ -233,11 +233,13 @@ static int finish(struct fs_replay *rp)
 		err = replay_check_writes(rp, &res, &bad);
 	if (err == -EUCLEAN && bad && bad->info.type == FS_MT_INODE)
 		err = replay_fail(rp, err, "the replayed inode %llu fails its check: %s: %s",
-				  (unsigned long long)res.ino, res.code, res.message);
+				  (unsigned long long)res.ino,
+				  res.has_code ? fs_code_name(res.code) : "unknown", res.message);
 	else if (err == -EUCLEAN && bad)
 		err = replay_fail(rp, err, "the replayed %s at daddr %llu fails its check: %s: %s",
 				  fs_verifier_get(bad->info.type)->name,
-				  (unsigned long long)bad->daddr, res.code, res.message);
+				  (unsigned long long)bad->daddr,
+				  res.has_code ? fs_code_name(res.code) : "unknown", res.message);
 	return err;
 }
 

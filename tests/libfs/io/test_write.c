@@ -549,7 +549,8 @@ static void test_seal(void **state)
 	assert_int_equal(res.type, FS_MT_AGF);
 	assert_int_equal(res.daddr, agfd);
 	assert_int_equal(res.agno, 0);
-	assert_string_equal(res.code, "agf.magic");
+	assert_true(res.has_code);
+	assert_int_equal(res.code, FS_C_AGF_MAGIC);
 	fs_flush_result_describe(&res, msg, sizeof(msg));
 	assert_non_null(strstr(msg, "BUG: an AGF block at daddr"));
 	assert_non_null(strstr(msg, "agf.magic"));
@@ -557,7 +558,7 @@ static void test_seal(void **state)
 	agf[0] ^= 0xff;
 	agf[offsetof(struct xfs_agf, agf_uuid)] ^= 1;
 	assert_int_equal(fs_meta_seal(&o, &di, agfd, agf, sizeof(agf), &res), -EUCLEAN);
-	assert_string_equal(res.code, "agf.uuid");
+	assert_int_equal(res.code, FS_C_AGF_UUID);
 	/* no type, no geometry, no bytes: refused as arguments */
 	di.type = FS_MT_NR;
 	assert_int_equal(fs_meta_seal(&o, &di, agfd, agf, sizeof(agf), &res), -EINVAL);
