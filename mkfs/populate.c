@@ -158,6 +158,12 @@ static int perr(struct pop *s, int rc, const char *fmt, ...)
 	va_list ap;
 	size_t n;
 
+	/* once the writer refused a block, that is why the run stops, whatever failed after */
+	if (__atomic_load_n(&s->werr, __ATOMIC_ACQUIRE) == -EUCLEAN && s->vmsg[0]) {
+		snprintf(s->err, s->el, "%s", s->vmsg);
+		return -EUCLEAN;
+	}
+
 	va_start(ap, fmt);
 	vsnprintf(s->err, s->el, fmt, ap);
 	va_end(ap);
