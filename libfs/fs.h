@@ -84,10 +84,23 @@ int fs_log_find_head(struct fs *fs);
  * zeroed, then one record at block 0 holding an unmount record, stamped
  * with cycle (1 for a new filesystem; above every LSN in the metadata when
  * a log is thrown away, or the kernel rejects those blocks as from the
- * future).  lsunit_bytes pads the record (fs_log_lsunit_bytes()).
+ * future).  lsunit_bytes pads the record (fs_log_lsunit_bytes()).  The
+ * record is judged first by the log reader's own checks
+ * (fs_log_check_clean_record): -EUCLEAN, nothing written, msg saying why.
+ * Other errors: msg names what failed.
  */
 int fs_log_write_clean(struct fs_dev *dev, uint64_t log_off, uint64_t log_bytes,
-		       uint32_t lsunit_bytes, const unsigned char uuid[16], uint32_t cycle);
+		       uint32_t lsunit_bytes, const unsigned char uuid[16], uint32_t cycle,
+		       char *msg, size_t ml);
+/* The same with the record given (rec_len bytes, the whole first record). */
+int fs_log_write_record(struct fs_dev *dev, uint64_t log_off, uint64_t log_bytes,
+			const void *rec, size_t rec_len, const unsigned char uuid[16],
+			uint32_t cycle, char *msg, size_t ml);
+/*
+ * repair -L: the internal log thrown away, a clean one written a cycle past
+ * the head (fs_log_write_clean) and flushed.  0, or negative errno with msg.
+ */
+int fs_log_reset(struct fs *fs, char *msg, size_t ml);
 uint32_t fs_log_lsunit_bytes(const struct xfs_sb *sb);
 
 #endif

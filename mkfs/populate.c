@@ -17,6 +17,9 @@
  * refcount) are bulk loaded into one run of blocks after the AG's last
  * allocation, so their own rmap records are three (OWN_INOBT, OWN_REFC,
  * OWN_AG) whatever their sizes, and the AGF, AGI and AGFL are rewritten.
+ * Every metadata block put in a gather buffer is noted with its type, and
+ * the writer seals each (mkfs_seal: CRC stamped, read verifier run) before
+ * the buffer goes out; one that fails stops the run, nothing more written.
  */
 #include "mkfs/proto.h"
 
@@ -43,6 +46,8 @@
 #include "libfs/build/freesp.h"
 #include "libfs/format/sb.h"
 #include "libfs/format/symlink.h"
+#include "libfs/util/vec.h"
+#include "mkfs/write.h"
 
 #define WBUF_BYTES (8u << 20)      /* writes are gathered up to this size */
 #define WBUF_COUNT 4               /* one filling, the others queued or being written */
@@ -95,6 +100,14 @@ struct rjob {
 	unsigned buf;              /* the buffer dst is in */
 };
 
+/* A metadata block in a gather buffer, sealed by the writer before the buffer is written. */
+struct wobj {
+	uint32_t off, len;         /* its bytes in the buffer */
+	enum fs_mtype type;
+	fs_agnumber_t agno;
+	fs_ino_t ino;              /* owner; an inode chunk's first inode */
+};
+
 struct pop {
 	struct fs_dev *dev;
 	const struct mkfs_plan *p;
@@ -109,6 +122,8 @@ struct pop {
 		uint64_t off;
 		bool busy;             /* queued or being written */
 		unsigned pending;      /* reads into it not yet done: it waits for them */
+		struct wobj *objs;     /* its metadata blocks (file data is not) */
+		size_t nobjs, capobjs;
 	} bufs[WBUF_COUNT];
 	unsigned cur;              /* the buffer being filled */
 	unsigned queue[WBUF_COUNT];
@@ -119,6 +134,7 @@ struct pop {
 	pthread_mutex_t wlock;
 	pthread_cond_t wcond;
 	int werr;
+	char vmsg[512];            /* the writer's verifier failure (set before werr) */
 	/* the reader pool (under wlock; rcond: a job queued or a slot freed) */
 	struct rjob *jobs;
 	unsigned jhead, jtail;
@@ -142,6 +158,12 @@ static int perr(struct pop *s, int rc, const char *fmt, ...)
 	va_list ap;
 	size_t n;
 
+	/* once the writer refused a block, that is why the run stops, whatever failed after */
+	if (__atomic_load_n(&s->werr, __ATOMIC_ACQUIRE) == -EUCLEAN && s->vmsg[0]) {
+		snprintf(s->err, s->el, "%s", s->vmsg);
+		return -EUCLEAN;
+	}
+
 	va_start(ap, fmt);
 	vsnprintf(s->err, s->el, fmt, ap);
 	va_end(ap);
@@ -149,6 +171,21 @@ static int perr(struct pop *s, int rc, const char *fmt, ...)
 	if (rc < 0 && n < s->el)
 		snprintf(s->err + n, s->el - n, ": %s", strerror(-rc));
 	return rc < 0 ? rc : -EIO;
+}
+
+/* Every metadata block of a buffer sealed: 0, or -EUCLEAN with s->vmsg naming it. */
+static int seal_buf(struct pop *s, struct wbuf *b)
+{
+	for (size_t i = 0; i < b->nobjs; i++) {
+		const struct wobj *o = &b->objs[i];
+		int rc = mkfs_seal(&s->g, o->type, o->agno, o->ino,
+				   (fs_daddr_t)((b->off + o->off) >> FS_BBSHIFT), b->data + o->off,
+				   o->len, s->vmsg, sizeof(s->vmsg));
+
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 /*
@@ -178,7 +215,9 @@ static void *writer_main(void *arg)
 		failed = s->werr != 0;
 		pthread_mutex_unlock(&s->wlock);
 		/* after a failure the rest is dropped: the run is lost anyway */
-		rc = failed ? 0 : fs_dev_write(s->dev, b->data, b->len, b->off);
+		rc = failed ? 0 : seal_buf(s, b);
+		if (!failed && !rc)
+			rc = fs_dev_write(s->dev, b->data, b->len, b->off);
 		pthread_mutex_lock(&s->wlock);
 		if (rc < 0 && !s->werr)
 			__atomic_store_n(&s->werr, rc, __ATOMIC_RELEASE);
@@ -329,10 +368,14 @@ static int rd_err(struct pop *s)
 	return rc ? perr(s, rc, "reading %s", s->rerr_path) : 0;
 }
 
-/* The first write error (the writer thread sets it under the lock). */
+/* The first write error (the writer thread sets it under the lock); a verifier's names its block. */
 static int werr(struct pop *s)
 {
-	return __atomic_load_n(&s->werr, __ATOMIC_ACQUIRE);
+	int rc = __atomic_load_n(&s->werr, __ATOMIC_ACQUIRE);
+
+	if (rc == -EUCLEAN && s->vmsg[0] && !s->err[0])
+		snprintf(s->err, s->el, "%s", s->vmsg);
+	return rc;
 }
 
 /*
@@ -380,6 +423,7 @@ static int wr_flush(struct pop *s)
 	}
 	cur = &s->bufs[s->cur];
 	cur->len = 0;
+	cur->nobjs = 0;
 	pthread_mutex_unlock(&s->wlock);
 	return werr(s);
 }
@@ -424,15 +468,42 @@ static uint64_t agb_off(const struct pop *s, uint32_t agno, uint32_t agbno)
 	return fs_daddr_to_bytes(fs_agbno_to_daddr(&s->g, agno, agbno));
 }
 
-static int wr_block(struct pop *s, uint64_t off, const void *buf, size_t len)
+/* The len bytes at p (from wr_get, just filled) are a metadata block of type t. */
+static int wr_note(struct pop *s, const unsigned char *p, size_t len, enum fs_mtype t,
+		   fs_agnumber_t agno, fs_ino_t ino)
+{
+	struct wbuf *b = &s->bufs[s->cur];
+
+	if (FS_VEC_ROOM(b->objs, b->nobjs, b->capobjs, 64))
+		return -ENOMEM;
+	b->objs[b->nobjs++] = (struct wobj){ (uint32_t)(p - b->data), (uint32_t)len, t, agno, ino };
+	return 0;
+}
+
+/*
+ * A metadata block copied in and noted: its type the one of cand[0..n) its
+ * magic names (a block with none is noted as cand[0], whose check fails it).
+ */
+static int wr_block(struct pop *s, uint64_t off, const void *buf, size_t len,
+		    const enum fs_mtype *cand, size_t n, fs_agnumber_t agno, fs_ino_t ino)
 {
 	unsigned char *b = wr_get(s, off, len);
+	enum fs_mtype t;
 
 	if (!b)
 		return werr(s);
 	memcpy(b, buf, len);
-	return 0;
+	t = fs_verifier_by_magic(b, len, cand, n);
+	return wr_note(s, b, len, t == FS_MT_NR ? cand[0] : t, agno, ino);
 }
+
+static const enum fs_mtype bmbt_types[] = { FS_MT_BMBT };
+static const enum fs_mtype dir_types[] = { FS_MT_DIR_BLOCK, FS_MT_DIR_DATA, FS_MT_DIR_LEAF1,
+					   FS_MT_DIR_LEAFN, FS_MT_DIR_FREE, FS_MT_DA_NODE };
+static const enum fs_mtype attr_types[] = { FS_MT_ATTR_LEAF, FS_MT_DA_NODE, FS_MT_ATTR_RMT };
+static const enum fs_mtype agbt_types[] = { FS_MT_BNOBT, FS_MT_CNTBT, FS_MT_INOBT, FS_MT_FINOBT,
+					    FS_MT_RMAPBT, FS_MT_REFCBT };
+#define NTYPES(v) (sizeof(v) / sizeof((v)[0]))
 
 /* ---- per-AG space ---- */
 
@@ -685,7 +756,8 @@ static int bm_write_block(void *priv, uint64_t ptr, uint32_t level, const void *
 	struct bm_alloc *b = priv;
 
 	(void)level;
-	return wr_block(b->s, fsb_off(b->s, ptr), block, b->s->g.blocksize);
+	return wr_block(b->s, fsb_off(b->s, ptr), block, b->s->g.blocksize, bmbt_types,
+			NTYPES(bmbt_types), fs_fsb_to_agno(&b->s->g, ptr), b->ino);
 }
 
 static int set_fork(struct pop *s, struct proto_inode *in, const struct fs_bmap_ext *ext, size_t n,
@@ -1010,7 +1082,8 @@ static int do_dir(struct pop *s, struct proto_inode *in)
 		bufs[i] = mem + (size_t)i * s->g.dirblksize;
 	rc = fs_dirbuild_encode(b, phys, bufs);
 	for (uint32_t i = 0; !rc && i < b->nblocks; i++)
-		rc = wr_block(s, fsb_off(s, phys[i]), bufs[i], s->g.dirblksize);
+		rc = wr_block(s, fsb_off(s, phys[i]), bufs[i], s->g.dirblksize, dir_types,
+			      NTYPES(dir_types), fs_fsb_to_agno(&s->g, phys[i]), in->ino);
 	if (!rc)
 		rc = set_fork(s, in, ext.v, ext.n, false);
 out:
@@ -1060,6 +1133,7 @@ static int do_symlink(struct pop *s, struct proto_inode *in)
 			n = in->srclen - done;
 		fs_symlink_rmt_encode(&s->g, b, len, in->ino, fs_fsb_to_daddr(&s->g, fsb), done,
 				      in->src + done, n);
+		rc = wr_note(s, b, len, FS_MT_SYMLINK, fs_fsb_to_agno(&s->g, fsb), in->ino);
 		done += n;
 	}
 	if (!rc)
@@ -1155,7 +1229,8 @@ static int do_xattrs(struct pop *s, struct proto_inode *in)
 
 			rc = fs_attrbuild_encode(ab, i, blk, &fsb);
 			if (!rc)
-				rc = wr_block(s, fsb_off(s, fsb), blk, s->g.blocksize);
+				rc = wr_block(s, fsb_off(s, fsb), blk, s->g.blocksize, attr_types,
+					      NTYPES(attr_types), fs_fsb_to_agno(&s->g, fsb), in->ino);
 		}
 		free(blk);
 		if (!rc)
@@ -1208,6 +1283,7 @@ static int write_chunks(struct pop *s, struct agst *a, const unsigned char *root
 		struct chunk *ch = &a->chunks[c];
 		unsigned char *buf = wr_get(s, agb_off(s, a->agno, ch->agbno), len);
 		fs_agino_t agino0 = fs_agbno_to_agino(&s->g, ch->agbno);
+		int rc;
 
 		if (!buf)
 			return werr(s);
@@ -1224,6 +1300,12 @@ static int write_chunks(struct pop *s, struct agst *a, const unsigned char *root
 				fs_enc_dinode_free(buf + i * is, is, ino,
 						   s->g.meta_uuid);
 		}
+		if (ch->root && mkfs_test_fault("mkfs-bad-inode"))
+			memset(buf, 0, 2);	/* the root inode's magic */
+		rc = wr_note(s, buf, len, FS_MT_INODE, a->agno,
+			     fs_agino_to_ino(&s->g, a->agno, agino0));
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -1251,7 +1333,8 @@ static int tb_write(void *priv, uint64_t ptr, uint32_t level, const void *block)
 	struct tree_blocks *tb = priv;
 
 	(void)level;
-	return wr_block(tb->s, agb_off(tb->s, tb->agno, (uint32_t)ptr), block, tb->s->g.blocksize);
+	return wr_block(tb->s, agb_off(tb->s, tb->agno, (uint32_t)ptr), block, tb->s->g.blocksize,
+			agbt_types, NTYPES(agbt_types), tb->agno, 0);
 }
 
 static int cmp_rrec(const void *x, const void *y)
@@ -1588,8 +1671,11 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 		}
 		fs_enc_agfl(sect, p->sectsize, a->agno, s->g.meta_uuid, 1,
 			    agflv, agf->flcount);
+		rc = wr_note(s, sect, p->sectsize, FS_MT_AGFL, a->agno, 0);
 	}
 	free(agflv);
+	if (rc)
+		return rc;
 	agf->flfirst = 1;
 	agf->fllast = agf->flcount;
 	if (!agf->flcount) {
@@ -1810,12 +1896,18 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 			break;
 		}
 		fs_enc_agf(sect, p->sectsize, &agf, s.g.meta_uuid);
+		rc = wr_note(&s, sect, p->sectsize, FS_MT_AGF, agno, 0);
+		if (rc)
+			break;
 		sect = wr_get(&s, agb_off(&s, agno, 0) + 2 * p->sectsize, p->sectsize);
 		if (!sect) {
 			rc = werr(&s);
 			break;
 		}
 		fs_enc_agi(sect, p->sectsize, &agi, s.g.meta_uuid);
+		rc = wr_note(&s, sect, p->sectsize, FS_MT_AGI, agno, 0);
+		if (rc)
+			break;
 		icount += agi.count;
 		ifree += agi.freecount;
 		fdblocks += (uint64_t)agf.freeblks + agf.flcount + agf.btreeblks;
@@ -1866,8 +1958,10 @@ out:
 		for (unsigned i = 0; i < s.writers; i++)
 			pthread_join(s.writer[i], NULL);
 	}
-	for (unsigned i = 0; i < WBUF_COUNT; i++)
+	for (unsigned i = 0; i < WBUF_COUNT; i++) {
 		free(s.bufs[i].data);
+		free(s.bufs[i].objs);
+	}
 	pthread_mutex_destroy(&s.wlock);
 	pthread_cond_destroy(&s.wcond);
 	pthread_cond_destroy(&s.rcond);

@@ -5,7 +5,10 @@
  * read as zero are zeroed) by offload, then each AG gets one write holding
  * its header sectors and btree roots, AG 0 its inode chunk, and the log its
  * first record.  The primary superblock goes last, with inprogress cleared
- * only after everything else is on stable storage.
+ * only after everything else is on stable storage.  Every metadata block
+ * passes the check repair's writes pass (its CRC stamped, its read verifier
+ * run: mkfs_seal) before the buffer holding it is written, and the log's
+ * record the log reader's checks.
  */
 #include "mkfs/write.h"
 
@@ -18,8 +21,10 @@
 #include <time.h>
 
 #include "libfs/build/encode.h"
+#include "libfs/format/crc.h"
 #include "libfs/fs.h"
 #include "libfs/format/sb.h"
+#include "libfs/io/cache.h"
 
 #define WHACK_BYTES (128 * 1024)   /* old signatures live in the first/last 128 KiB */
 
@@ -37,6 +42,84 @@ static int werr(char *err, size_t el, int rc, const char *fmt, ...)
 	if (rc < 0 && n < el)
 		snprintf(err + n, el - n, ": %s", strerror(-rc));
 	return rc < 0 ? rc : -EIO;
+}
+
+int mkfs_seal(const struct fs_geom *g, enum fs_mtype t, fs_agnumber_t agno, fs_ino_t ino,
+	      fs_daddr_t daddr, void *buf, uint32_t len, char *err, size_t el)
+{
+	/* no log head to judge LSNs by: mkfs stamps none beyond the new log's */
+	struct fs_flush_opts fo = { .g = g };
+	struct fs_dirty_info di = { .type = t, .agno = agno, .ino = ino };
+	struct fs_flush_result res;
+	struct xfs_dsb *d = buf;
+	int rc;
+
+	if (t == FS_MT_SB && len >= sizeof(*d) && d->sb_inprogress) {
+		/*
+		 * inprogress is the crash protocol's mark, set on purpose until
+		 * the primary is rewritten last: the rest is judged on a copy
+		 * without it, and the block gets the CRC of what it holds.
+		 */
+		unsigned char *copy = malloc(len);
+
+		if (!copy)
+			return werr(err, el, -ENOMEM, "checking a superblock");
+		memcpy(copy, buf, len);
+		((struct xfs_dsb *)copy)->sb_inprogress = 0;
+		rc = fs_meta_seal(&fo, &di, daddr, copy, len, &res);
+		free(copy);
+		if (!rc)
+			fs_crc_update(buf, len, FS_SB_CRC_OFF);
+	} else {
+		rc = fs_meta_seal(&fo, &di, daddr, buf, len, &res);
+	}
+	if (rc == -EUCLEAN)
+		fs_flush_result_describe(&res, err, el);
+	else if (rc)
+		werr(err, el, rc, "checking a metadata block at daddr %llu",
+		     (unsigned long long)daddr);
+	return rc;
+}
+
+bool mkfs_test_fault(const char *name)
+{
+	const char *f = getenv("XFSX_TEST_FAULT");
+
+	return f && !strcmp(f, name);
+}
+
+/*
+ * The metadata blocks of encode_ag's buffer, each through mkfs_seal: the
+ * four header sectors and the btree roots.
+ */
+static int seal_ag(const struct fs_geom *g, const struct mkfs_plan *p, uint32_t agno,
+		   unsigned char *agbuf, char *err, size_t el)
+{
+	const struct { enum fs_mtype t; uint32_t off, len; bool on; } obj[] = {
+		{ FS_MT_SB, 0, p->sectsize, true },
+		{ FS_MT_AGF, p->sectsize, p->sectsize, true },
+		{ FS_MT_AGI, 2 * p->sectsize, p->sectsize, true },
+		{ FS_MT_AGFL, 3 * p->sectsize, p->sectsize, true },
+		{ FS_MT_BNOBT, p->bno_root << p->blocklog, p->blocksize, true },
+		{ FS_MT_CNTBT, p->cnt_root << p->blocklog, p->blocksize, true },
+		{ FS_MT_INOBT, p->ino_root << p->blocklog, p->blocksize, true },
+		{ FS_MT_FINOBT, p->fino_root << p->blocklog, p->blocksize, p->finobt },
+		{ FS_MT_RMAPBT, p->rmap_root << p->blocklog, p->blocksize, p->rmapbt },
+		{ FS_MT_REFCBT, p->refc_root << p->blocklog, p->blocksize, p->reflink },
+	};
+	fs_daddr_t base = fs_ag_daddr(g, agno);
+
+	for (size_t i = 0; i < sizeof(obj) / sizeof(obj[0]); i++) {
+		int rc;
+
+		if (!obj[i].on)
+			continue;
+		rc = mkfs_seal(g, obj[i].t, agno, 0, base + obj[i].off / FS_BBSIZE,
+			       agbuf + obj[i].off, obj[i].len, err, el);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static int cmp_cnt(const void *a, const void *b)
@@ -286,8 +369,8 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 	       struct proto_tree *tree, bool progress, char *err, size_t el)
 {
 	struct xfs_sb sb = p->sb;
-	struct fs_geom g = { .blocklog = p->blocklog, .agblocks = p->agblocks };
-	uint64_t log_off = fs_daddr_to_bytes(fs_agbno_to_daddr(&g, p->logagno, p->logagbno));
+	struct fs_geom g;
+	uint64_t log_off;
 	uint64_t log_bytes = (uint64_t)p->logblocks << p->blocklog;
 	size_t agbuf_len = (size_t)p->prealloc_blocks << p->blocklog;
 	size_t chunk_len = (size_t)p->chunk_blocks << p->blocklog;
@@ -295,6 +378,10 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 	struct mkfs_ag ag;
 	int rc;
 
+	rc = fs_geom_derive(&p->sb, &g);
+	if (rc)
+		return werr(err, el, rc, "deriving the geometry");
+	log_off = fs_daddr_to_bytes(fs_agbno_to_daddr(&g, p->logagno, p->logagbno));
 	agbuf = fs_dev_alloc(dev, agbuf_len);
 	chunk = fs_dev_alloc(dev, chunk_len);
 	if (!agbuf || !chunk) {
@@ -336,6 +423,11 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 			goto out;
 		}
 		encode_ag(p, &ag, agbuf);
+		if (a == p->agcount - 1 && mkfs_test_fault("mkfs-bad-header"))
+			memset(agbuf + p->sectsize, 0, 4);	/* the AGF's magic */
+		rc = seal_ag(&g, p, a, agbuf, err, el);
+		if (rc < 0)
+			goto unmake;
 		rc = fs_dev_write(dev, agbuf, agbuf_len, fs_daddr_to_bytes(fs_ag_daddr(&g, a)));
 		if (rc < 0) {
 			rc = werr(err, el, rc, "writing the headers of AG %u", a);
@@ -343,6 +435,11 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 		}
 		if (a == 0) {
 			encode_chunk(p, chunk);
+			rc = mkfs_seal(&g, FS_MT_INODE, 0, p->rootino,
+				       fs_agbno_to_daddr(&g, 0, ag.chunk_agbno), chunk,
+				       (uint32_t)chunk_len, err, el);
+			if (rc < 0)
+				goto unmake;
 			rc = fs_dev_write(dev, chunk, chunk_len,
 					  fs_daddr_to_bytes(fs_agbno_to_daddr(&g, 0, ag.chunk_agbno)));
 			if (rc < 0) {
@@ -352,12 +449,20 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 		}
 	}
 
-	rc = fs_log_write_clean(dev, log_off, log_bytes, fs_log_lsunit_bytes(&p->sb),
-				(const unsigned char *)&p->sb.sb_uuid, 1);
-	if (rc < 0) {
-		rc = werr(err, el, rc, "writing a clean log (%llu bytes at offset %llu)",
-			  (unsigned long long)log_bytes, (unsigned long long)log_off);
-		goto out;
+	{
+		char why[320];
+
+		rc = fs_log_write_clean(dev, log_off, log_bytes, fs_log_lsunit_bytes(&p->sb),
+					(const unsigned char *)&p->sb.sb_uuid, 1, why, sizeof(why));
+		if (rc == -EUCLEAN) {
+			snprintf(err, el, "%s", why);
+			goto unmake;
+		}
+		if (rc < 0) {
+			rc = werr(err, el, rc, "writing a clean log (%llu bytes at offset %llu)",
+				  (unsigned long long)log_bytes, (unsigned long long)log_off);
+			goto out;
+		}
 	}
 
 	/* -p: the tree, with every AG's trees and headers rebuilt around it */
@@ -374,6 +479,9 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 		goto out;
 	}
 	fs_enc_sb(agbuf, p->sectsize, &sb);
+	rc = mkfs_seal(&g, FS_MT_SB, 0, 0, XFS_SB_DADDR, agbuf, p->sectsize, err, el);
+	if (rc < 0)
+		goto unmake;
 	rc = fs_dev_write(dev, agbuf, p->sectsize, 0);
 	if (rc < 0) {
 		rc = werr(err, el, rc, "writing the primary superblock");

@@ -66,24 +66,7 @@ static int flush(struct repair_ctx *rx, uint8_t wclass, const char *what, char *
 
 int repair_zero_log(struct fs *fs, char *msg, size_t ml)
 {
-	const struct fs_geom *g = &fs->g;
-	uint64_t off = fs_daddr_to_bytes(fs_fsb_to_daddr(g, g->logstart));
-	uint64_t len = (uint64_t)g->logblocks << g->blocklog;
-	/* above every LSN metadata can carry: the head's cycle (or more) plus one */
-	uint32_t cycle = (fs->have_log_head ? fs_lsn_cycle(fs->log_head_lsn) : 1) + 1;
-	int err;
-
-	if (!g->log_internal) {
-		snprintf(msg, ml, "external logs are not supported");
-		return -EOPNOTSUPP;
-	}
-	err = fs_log_write_clean(fs->dev, off, len, fs_log_lsunit_bytes(&fs->sb),
-				 (const unsigned char *)&fs->sb.sb_uuid, cycle);
-	if (!err)
-		err = fs_dev_flush(fs->dev);
-	if (err)
-		snprintf(msg, ml, "zeroing the log failed: %s", strerror(-err));
-	return err;
+	return fs_log_reset(fs, msg, ml);
 }
 
 int repair_commit(struct repair_ctx *rx, char *msg, size_t ml)

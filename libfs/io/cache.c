@@ -14,7 +14,9 @@
  * It also owns the write path: dirty buffers carry their metadata type,
  * and writeback (fs_cache_flush) re-stamps each one's CRC, runs the read
  * verifier over the new bytes, and writes them sorted and coalesced in
- * O_DIRECT-aligned runs through the device's engine.
+ * O_DIRECT-aligned runs through the device's engine.  The same check is
+ * offered for buffers written outside the cache (fs_meta_seal: the log
+ * replay's blocks, mkfs's), so every metadata write is judged one way.
  */
 #include "libfs/io/cache.h"
 
@@ -684,6 +686,33 @@ static int finish_and_verify(const struct fs_flush_opts *o, struct cbuf *b,
 	}
 	fs_findings_free(&fl);
 	return ret;
+}
+
+int fs_meta_seal(const struct fs_flush_opts *o, const struct fs_dirty_info *info,
+		 fs_daddr_t daddr, void *data, uint32_t len, struct fs_flush_result *res)
+{
+	struct fs_flush_result dummy;
+	/* the flush's own check, on a buffer the cache does not hold */
+	struct cbuf one = { .pub = { .daddr = daddr, .len = len, .data = data } };
+
+	if (!res)
+		res = &dummy;
+	memset(res, 0, sizeof(*res));
+	if (!o || !o->g || !info || info->type >= FS_MT_NR || !len || !data)
+		return -EINVAL;
+	one.dinfo = *info;
+	return finish_and_verify(o, &one, res);
+}
+
+void fs_flush_result_describe(const struct fs_flush_result *res, char *msg, size_t ml)
+{
+	const struct fs_verifier *v = fs_verifier_get(res->type);
+	const char *name = v ? v->name : "metadata";
+
+	snprintf(msg, ml, "BUG: %s %s block at daddr %llu (AG %u, inode %llu) fails its verifier "
+		 "before it is written (%s: %s)", strchr("AEIOUaeiou", name[0]) ? "an" : "a", name,
+		 (unsigned long long)res->daddr, res->agno, (unsigned long long)res->ino,
+		 res->has_code ? fs_code_name(res->code) : "unknown", res->message);
 }
 
 static int cmp_cbuf_daddr(const void *x, const void *y)

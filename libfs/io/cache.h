@@ -219,6 +219,22 @@ struct fs_flush_result {
 int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_flush_result *res);
 
 /*
+ * The flush's check for one metadata buffer written outside the cache (the
+ * log replay's blocks, mkfs's): info says its type, AG and owner (FS_MT_INODE:
+ * the number of its first inode), as fs_buf_mark_dirty would be told; o's
+ * geometry and log head are used (the rest is ignored).  Every unit of the
+ * buffer (fs_verify_unit) gets its CRC stamped from the verifier table, then
+ * the type's read verifier runs on the new bytes.  0, or -EUCLEAN with res
+ * naming the object and the first finding, exactly as a flush names it (the
+ * caller must not write the buffer); -EINVAL for a bad type or an empty
+ * buffer.  res may be NULL.
+ */
+int fs_meta_seal(const struct fs_flush_opts *o, const struct fs_dirty_info *info,
+		 fs_daddr_t daddr, void *data, uint32_t len, struct fs_flush_result *res);
+/* A verifier failure (-EUCLEAN) in words: "BUG: a <type> block at daddr D (AG a, inode i) ...". */
+void fs_flush_result_describe(const struct fs_flush_result *res, char *msg, size_t ml);
+
+/*
  * The plan as it will be written, before anything is: every dirty buffer
  * referenced and sorted (overlaps refused as by a flush: -EEXIST), and
  * those of o->wclass (FS_WCLASS_ALL: all) given their CRCs and judged by

@@ -7,6 +7,7 @@
  * logread.c and logreplay.c.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,15 +139,27 @@ static int stamp_cycle(struct fs_dev *dev, uint64_t off, uint64_t len, uint32_t 
 	return err;
 }
 
-int fs_log_write_clean(struct fs_dev *dev, uint64_t log_off, uint64_t log_bytes,
-		       uint32_t lsunit_bytes, const unsigned char uuid[16], uint32_t cycle)
+int fs_log_write_record(struct fs_dev *dev, uint64_t log_off, uint64_t log_bytes,
+			const void *rec, size_t rec_len, const unsigned char uuid[16],
+			uint32_t cycle, char *msg, size_t ml)
 {
-	size_t rec_len = fs_log_first_record_len(lsunit_bytes);
-	unsigned char *rec;
+	char why[200];
 	int err;
 
-	if (cycle == 0 || rec_len > log_bytes || log_off + log_bytes > dev->size)
+	if (cycle == 0 || rec_len > log_bytes || log_off + log_bytes > dev->size ||
+	    log_bytes >> FS_BBSHIFT > UINT32_MAX) {
+		snprintf(msg, ml, "a log of %llu bytes at byte %llu does not fit the device",
+			 (unsigned long long)log_bytes, (unsigned long long)log_off);
 		return -EINVAL;
+	}
+	/* the log must read back clean to our own reader: judged before anything is written */
+	err = fs_log_check_clean_record(rec, rec_len, (uint32_t)(log_bytes >> FS_BBSHIFT), cycle,
+					uuid, why, sizeof(why));
+	if (err) {
+		snprintf(msg, ml, "BUG: the clean log's record fails the log reader's checks before "
+			 "it is written (%s); nothing of the log was written", why);
+		return err;
+	}
 	/*
 	 * Cycle 1 (a new log): zeroed sectors read as cycle 0, and the head
 	 * search stops right after the one record.  A later cycle (a log thrown
@@ -159,14 +172,60 @@ int fs_log_write_clean(struct fs_dev *dev, uint64_t log_off, uint64_t log_bytes,
 		err = fs_dev_zero_range(dev, log_off, log_bytes);
 	else
 		err = stamp_cycle(dev, log_off + rec_len, log_bytes - rec_len, cycle - 1);
+	if (!err)
+		err = fs_dev_write(dev, rec, rec_len, log_off);
 	if (err)
-		return err;
+		snprintf(msg, ml, "writing the log (%llu bytes at byte %llu) failed: %s",
+			 (unsigned long long)log_bytes, (unsigned long long)log_off, strerror(-err));
+	return err;
+}
+
+int fs_log_write_clean(struct fs_dev *dev, uint64_t log_off, uint64_t log_bytes,
+		       uint32_t lsunit_bytes, const unsigned char uuid[16], uint32_t cycle,
+		       char *msg, size_t ml)
+{
+	size_t rec_len = fs_log_first_record_len(lsunit_bytes);
+	unsigned char *rec;
+	int err;
+
+	if (rec_len > log_bytes) {
+		snprintf(msg, ml, "a log of %llu bytes cannot hold its first record (%zu bytes)",
+			 (unsigned long long)log_bytes, rec_len);
+		return -EINVAL;
+	}
 	rec = fs_dev_alloc(dev, rec_len);
 	if (!rec)
 		return -ENOMEM;
 	fs_enc_log_unmount_record(rec, lsunit_bytes, uuid, cycle);
-	err = fs_dev_write(dev, rec, rec_len, log_off);
+	err = fs_log_write_record(dev, log_off, log_bytes, rec, rec_len, uuid, cycle, msg, ml);
 	free(rec);
+	return err;
+}
+
+int fs_log_reset(struct fs *fs, char *msg, size_t ml)
+{
+	const struct fs_geom *g = &fs->g;
+	uint64_t off = fs_daddr_to_bytes(fs_fsb_to_daddr(g, g->logstart));
+	uint64_t len = (uint64_t)g->logblocks << g->blocklog;
+	/* above every LSN metadata can carry: the head's cycle (or more) plus one */
+	uint32_t cycle = (fs->have_log_head ? fs_lsn_cycle(fs->log_head_lsn) : 1) + 1;
+	char why[320];
+	int err;
+
+	if (!g->log_internal) {
+		snprintf(msg, ml, "external logs are not supported");
+		return -EOPNOTSUPP;
+	}
+	err = fs_log_write_clean(fs->dev, off, len, fs_log_lsunit_bytes(&fs->sb),
+				 (const unsigned char *)&fs->sb.sb_uuid, cycle, why, sizeof(why));
+	if (err == -EUCLEAN) {
+		snprintf(msg, ml, "%s", why);
+		return err;
+	}
+	if (!err)
+		err = fs_dev_flush(fs->dev);
+	if (err)
+		snprintf(msg, ml, "zeroing the log failed: %s", strerror(-err));
 	return err;
 }
 

@@ -181,11 +181,12 @@ static void record_free(struct record *r)
 	memset(r, 0, sizeof(*r));
 }
 
+static int record_finish(struct record *r);
+
 static int record_read(struct fs *fs, const struct fs_log_info *li, uint32_t blk,
 		       struct record *r)
 {
 	const struct xlog_rec_header *rh;
-	uint32_t stored;
 	int err;
 
 	memset(r, 0, sizeof(*r));
@@ -221,7 +222,25 @@ static int record_read(struct fs *fs, const struct fs_log_info *li, uint32_t blk
 	err = read_log(fs, li, blk_add(li, blk, r->hbbs), r->dbbs, r->data);
 	if (err)
 		goto fail;
-	rh = (const void *)r->hdr;
+	err = record_finish(r);
+	if (err)
+		goto fail;
+	return 0;
+fail:
+	record_free(r);
+	return err;
+}
+
+/*
+ * A record whose header and data are in r: its CRC compared (crc_ok), then
+ * the first word of every data sector given back.  -EUCLEAN when the data
+ * has more sectors than the header's cycle data covers.
+ */
+static int record_finish(struct record *r)
+{
+	const struct xlog_rec_header *rh = (const void *)r->hdr;
+	uint32_t stored;
+
 	memcpy(&stored, &rh->h_crc, 4);
 	r->crc_ok = le32toh(stored) == record_crc(r);
 	/* the first word of every data sector was swapped for the cycle: give it back */
@@ -234,16 +253,11 @@ static int record_read(struct fs *fs, const struct fs_log_info *li, uint32_t blk
 		else if (j < r->hbbs)
 			slot = &((const struct xlog_rec_ext_header *)
 				 (r->hdr + ((size_t)j << BBSHIFT)))->xh_cycle_data[k];
-		else {
-			err = -EUCLEAN;
-			goto fail;
-		}
+		else
+			return -EUCLEAN;
 		memcpy(r->data + ((size_t)i << BBSHIFT), slot, 4);
 	}
 	return 0;
-fail:
-	record_free(r);
-	return err;
 }
 
 /* The first sector from lo (inclusive) to hi (exclusive) whose cycle is not cycle. */
@@ -833,5 +847,78 @@ int fs_log_walk(struct fs *fs, struct fs_log_info *li, fs_log_trans_fn fn, void 
 	for (size_t i = 0; i < s.n; i++)
 		trans_free(s.v[i]);
 	free(s.v);
+	return err;
+}
+
+int fs_log_check_clean_record(const void *buf, size_t len, uint32_t log_bbs, uint32_t cycle,
+			      const unsigned char uuid[16], char *msg, size_t ml)
+{
+	const struct xlog_rec_header *rh = buf;
+	const uint64_t lsn = (uint64_t)cycle << 32;
+	struct fs_log_info li = { .log_bbs = log_bbs };
+	struct trans_set set = { 0 };
+	const struct xlog_op_header *op;
+	struct record r = { 0 };
+	int err;
+
+	if (len < BBSIZE || len % BBSIZE || !cycle) {
+		say(msg, ml, "a log record of %zu bytes in cycle %u", len, cycle);
+		return -EUCLEAN;
+	}
+	/* the reader's own rules, in the order it applies them */
+	if (!header_ok(&li, rh, &r.hbbs, &r.dbbs)) {
+		say(msg, ml, "the log record header is damaged");
+		return -EUCLEAN;
+	}
+	if (((size_t)r.hbbs + r.dbbs) << BBSHIFT != len) {
+		/* the head search would not land right after it */
+		say(msg, ml, "the log record is %u sectors long, its buffer %zu", r.hbbs + r.dbbs,
+		    len / BBSIZE);
+		return -EUCLEAN;
+	}
+	for (size_t i = 0; i < len / BBSIZE; i++) {
+		const unsigned char *sp = (const unsigned char *)buf + i * BBSIZE;
+		uint32_t c = get_be32(sp) == XLOG_HEADER_MAGIC_NUM ? get_be32(sp + 4) : get_be32(sp);
+
+		if (c != cycle || (i == 0) != (get_be32(sp) == XLOG_HEADER_MAGIC_NUM)) {
+			say(msg, ml, "log sector %zu of the record reads as cycle %u, not %u", i, c,
+			    cycle);
+			return -EUCLEAN;
+		}
+	}
+	if (be64(rh->h_lsn) != lsn || be64(rh->h_tail_lsn) != lsn ||
+	    memcmp(&rh->h_fs_uuid, uuid, 16)) {
+		say(msg, ml, "the log record's LSN, tail or UUID is not that of block 0 of cycle %u "
+		    "of this filesystem", cycle);
+		return -EUCLEAN;
+	}
+	r.len = be32(rh->h_len);
+	r.hdr = malloc((size_t)r.hbbs << BBSHIFT);
+	r.data = malloc((size_t)r.dbbs << BBSHIFT);
+	if (!r.hdr || !r.data) {
+		record_free(&r);
+		return -ENOMEM;
+	}
+	memcpy(r.hdr, buf, (size_t)r.hbbs << BBSHIFT);
+	memcpy(r.data, (const unsigned char *)buf + ((size_t)r.hbbs << BBSHIFT),
+	       (size_t)r.dbbs << BBSHIFT);
+	err = record_finish(&r);
+	if (!err && !r.crc_ok) {
+		say(msg, ml, "the log record fails its CRC");
+		err = -EUCLEAN;
+	}
+	if (!err)
+		err = record_ops(&li, &r, &set, NULL, NULL, msg, ml, 0);
+	op = (const void *)r.data;
+	/* what fs_log_locate calls clean: one operation, the unmount record */
+	if (!err && !(be32(rh->h_num_logops) == 1 && r.len >= sizeof(*op) &&
+		      (op->oh_flags & XLOG_UNMOUNT_TRANS) && op->oh_clientid == XFS_LOG)) {
+		say(msg, ml, "the log record is not an unmount record");
+		err = -EUCLEAN;
+	}
+	for (size_t i = 0; i < set.n; i++)
+		trans_free(set.v[i]);
+	free(set.v);
+	record_free(&r);
 	return err;
 }

@@ -11,7 +11,8 @@
 /*
  * Reading the internal log as the kernel's recovery does: where its head
  * and tail are, then its records from tail to head, their operations
- * assembled into transactions.  Nothing here writes.
+ * assembled into transactions; and a clean record checked by the same
+ * rules before a writer puts it in the log.  Nothing here writes.
  */
 
 /* Item type slots for counting (XFS_LI_* minus XFS_LI_EFI; "other" last). */
@@ -73,6 +74,18 @@ int fs_log_walk(struct fs *fs, struct fs_log_info *li, fs_log_trans_fn fn, void 
 /* Name of an item type ("buf", "inode", "efi", ...) and its counter slot. */
 const char *fs_log_item_name(unsigned slot);
 unsigned fs_log_item_slot(uint16_t type);
+
+/*
+ * A clean log's first record, as a writer is about to put it at block 0 of
+ * a log of log_bbs sectors (len bytes: the whole record), judged by this
+ * reader's own rules before the write: the header's lengths, every
+ * sector's cycle (what the head search reads), LSN and tail at block 0 of
+ * cycle, the UUID, the CRC, the operation headers, and the one operation
+ * an unmount record, as fs_log_locate tells a clean log.  0, or -EUCLEAN
+ * with msg saying what is wrong.
+ */
+int fs_log_check_clean_record(const void *buf, size_t len, uint32_t log_bbs, uint32_t cycle,
+			      const unsigned char uuid[16], char *msg, size_t ml);
 
 /* Sector cycle helper shared with log.c's head search. */
 int fs_log_sector_cycle(struct fs *fs, uint64_t log_off, uint64_t bb, uint32_t *cycle,

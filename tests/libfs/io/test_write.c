@@ -4,7 +4,8 @@
  * batches and the before-write hook): dirty buffers of real metadata types
  * (the core fixture's AG headers, btree blocks, inodes) flushed on every
  * engine, buffered and O_DIRECT, over an image file whose every sector is
- * stamped with its number, so a byte that should not have changed proves it.
+ * stamped with its number, so a byte that should not have changed proves it;
+ * and fs_meta_seal, the same check for buffers written outside the cache.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -498,6 +499,79 @@ static void test_verify_fails(void **state)
 	fs_dev_set_write_hook(t->dev, NULL, NULL);
 }
 
+/*
+ * fs_meta_seal, the flush's check for buffers written outside the cache
+ * (the log replay, mkfs): a good block comes out byte-identical (its CRC
+ * already right) or with its CRC stamped (a stale one); a bad one is
+ * refused and named as a flush names it, and nothing it is handed to
+ * reaches the device.
+ */
+static void test_seal(void **state)
+{
+	struct tfix *t = *state;
+	struct fs_flush_opts o = fopts(FS_WCLASS_ALL);
+	struct fs_dirty_info di = { .type = FS_MT_AGF, .agno = 0 };
+	struct fs_dirty_info ii = { .type = FS_MT_INODE, .agno = 0,
+				    .ino = fs_agino_to_ino(&F.g, 0, fs_agbno_to_agino(&F.g, 64)) };
+	struct fs_flush_result res;
+	struct hook_log h = { .fd = t->fd, .before = true };
+	fs_daddr_t agfd = fs_ag_agf_offset(&F.g, 0) / FS_BBSIZE;
+	unsigned char agf[512], want[512], ib[4096], iwant[4096];
+	char msg[512];
+
+	fs_dev_set_write_hook(t->dev, hook, &h);
+	fx_agf(&F, 0, want);
+	memcpy(agf, want, sizeof(agf));
+	assert_int_equal(fs_meta_seal(&o, &di, agfd, agf, sizeof(agf), &res), 0);
+	assert_memory_equal(agf, want, sizeof(agf));
+	/* a stale CRC is stamped: the same bytes as a right one */
+	memset(agf + XFS_AGF_CRC_OFF, 0, 4);
+	assert_int_equal(fs_meta_seal(&o, &di, agfd, agf, sizeof(agf), &res), 0);
+	assert_memory_equal(agf, want, sizeof(agf));
+	/* an inode cluster: every inode judged, the first inode's number given */
+	for (uint32_t i = 0; i < sizeof(ib) / F.g.inodesize; i++)
+		fs_enc_dinode_free(ib + (size_t)i * F.g.inodesize, F.g.inodesize, ii.ino + i,
+				   F.g.meta_uuid);
+	memcpy(iwant, ib, sizeof(ib));
+	assert_int_equal(fs_meta_seal(&o, &ii, fs_agbno_to_daddr(&F.g, 0, 64), ib, sizeof(ib), &res),
+			 0);
+	assert_memory_equal(ib, iwant, sizeof(ib));
+	/* the third inode says it is another: refused, that inode named */
+	put_be64(ib + 2 * F.g.inodesize + offsetof(struct xfs_dinode, di_ino), ii.ino + 9);
+	assert_int_equal(fs_meta_seal(&o, &ii, fs_agbno_to_daddr(&F.g, 0, 64), ib, sizeof(ib), &res),
+			 -EUCLEAN);
+	assert_int_equal(res.ino, ii.ino + 2);
+	assert_int_equal(res.type, FS_MT_INODE);
+
+	/* a wrong magic: refused with the flush's code, the object named */
+	agf[0] ^= 0xff;
+	assert_int_equal(fs_meta_seal(&o, &di, agfd, agf, sizeof(agf), &res), -EUCLEAN);
+	assert_int_equal(res.type, FS_MT_AGF);
+	assert_int_equal(res.daddr, agfd);
+	assert_int_equal(res.agno, 0);
+	assert_true(res.has_code);
+	assert_int_equal(res.code, FS_C_AGF_MAGIC);
+	fs_flush_result_describe(&res, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "BUG: an AGF block at daddr"));
+	assert_non_null(strstr(msg, "agf.magic"));
+	/* a wrong UUID: the CRC is restamped, so only the verifier can tell */
+	agf[0] ^= 0xff;
+	agf[offsetof(struct xfs_agf, agf_uuid)] ^= 1;
+	assert_int_equal(fs_meta_seal(&o, &di, agfd, agf, sizeof(agf), &res), -EUCLEAN);
+	assert_int_equal(res.code, FS_C_AGF_UUID);
+	/* no type, no geometry, no bytes: refused as arguments */
+	di.type = FS_MT_NR;
+	assert_int_equal(fs_meta_seal(&o, &di, agfd, agf, sizeof(agf), &res), -EINVAL);
+	di.type = FS_MT_AGF;
+	assert_int_equal(fs_meta_seal(&o, &di, agfd, agf, 0, NULL), -EINVAL);
+	o.g = NULL;
+	assert_int_equal(fs_meta_seal(&o, &di, agfd, agf, sizeof(agf), NULL), -EINVAL);
+	/* the seal never writes */
+	assert_int_equal(h.n, 0);
+	assert_true(sector_stamped(t->fd, agfd));
+	fs_dev_set_write_hook(t->dev, NULL, NULL);
+}
+
 /* Nothing dirty, nothing written: reads alone never reach the device's write side. */
 static void test_clean_writes_nothing(void **state)
 {
@@ -730,6 +804,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shared_unit, setup_pread_buf, teardown),
 		cmocka_unit_test_setup_teardown(test_write_hook, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_fails, setup_auto_dio, teardown),
+		cmocka_unit_test_setup_teardown(test_seal, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_clean_writes_nothing, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_budget, setup_capped, teardown),
 		cmocka_unit_test_setup_teardown(test_overlap_refused, setup_auto_dio, teardown),
