@@ -934,10 +934,12 @@ static int attri_keep(struct fs_replay *rp, const struct fs_log_item *it, struct
 {
 	struct fs_log_attri a;
 	unsigned char *copy;
-	char why[96];
+	char why[160];
+	int perr = fs_log_attri_parse(&rp->fs->g, it, &a, why, sizeof(why));
 
-	if (fs_log_attri_parse(&rp->fs->g, it, &a, why, sizeof(why)))
-		return fail(rp, -EUCLEAN, "ATTRI log item: %s", why);
+	/* one this version cannot complete is not damage: say which it is */
+	if (perr)
+		return fail(rp, perr == -EOPNOTSUPP ? perr : -EUCLEAN, "ATTRI log item: %s", why);
 	if (FS_VEC_ROOM(rp->attris, rp->nattris, rp->capattris, 16))
 		return -ENOMEM;
 	copy = malloc(a.namelen + a.valuelen);
@@ -1762,8 +1764,10 @@ static int replay_item(struct fs_replay *rp, const struct fs_log_trans *t,
 	case XFS_LI_ATTRD:    return replay_intent(rp, it, FS_INTENT_ATTRI, true);
 	default:
 		return fail(rp, -EOPNOTSUPP, "transaction %#x (LSN %u/%u) holds a log item of type "
-			    "%#x, which this version does not replay", t->tid,
-			    (unsigned)(t->lsn >> 32), (unsigned)t->lsn, it->type);
+			    "%#x%s, which this version does not replay", t->tid,
+			    (unsigned)(t->lsn >> 32), (unsigned)t->lsn, it->type,
+			    it->type == XFS_LI_XMI ? " (XMI: an exchange-range intent)" :
+			    it->type == XFS_LI_XMD ? " (XMD: an exchange-range done)" : "");
 	}
 }
 
