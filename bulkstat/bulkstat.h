@@ -34,6 +34,7 @@ struct bs_output {
 	/* what goes before each value: '{"ino":' / ',' / ' mode=' (bs_output_prepare) */
 	char prefix[BS_MAX_FIELDS][24];
 	uint8_t prefix_len[BS_MAX_FIELDS];
+	bool paths;                      /* a paths column after the fields (CSV header) */
 };
 
 /* Parse "a,b,c" into o->fields; NULL selects the default set.  0 or -EINVAL (msg says why). */
@@ -50,6 +51,29 @@ size_t bs_format_header(const struct bs_output *o, char *buf, size_t len);
 /* One record (with newline) into buf, which has room for BS_MAX_RECORD bytes. */
 size_t bs_format_record(const struct bs_output *o, const struct xfs_bulkstat *bs, char *buf);
 
+/* ---- paths (paths.c) ---- */
+
+/* A growable byte buffer. */
+struct bs_buf {
+	char *p;
+	size_t len, cap;
+};
+
+struct bs_paths;
+struct fs;
+/* The link map of an unmounted filesystem: parent pointers where it has them, else its directories. */
+int bs_paths_build_offline(struct fs *fs, struct bs_paths **out);
+/* The link map of a mounted one: a walk of the tree at mnt. */
+int bs_paths_build_online(const char *mnt, struct bs_paths **out);
+void bs_paths_free(struct bs_paths *p);
+/*
+ * The paths member (JSON: ,"paths":[...]), or column (CSV: ,"p1//p2"), or
+ * pair (text:  paths="p1//p2") of inode ino, with the record's end, into
+ * out; scratch is the caller's (reused between calls).
+ */
+int bs_paths_render(const struct bs_paths *p, enum bs_format fmt, uint64_t ino,
+		    struct bs_buf *out, struct bs_buf *scratch);
+
 /* ---- options and engines ---- */
 
 struct bs_opts {
@@ -63,7 +87,12 @@ struct bs_opts {
 	bool no_direct;
 	int io_engine;             /* enum fs_io_engine */
 	int out_fd;
+	bool want_paths;           /* --paths: each engine builds its link map first */
 };
+
+/* One record with its paths into out (emptied first): 0 or -ENOMEM. */
+int bs_record_with_paths(const struct bs_output *o, const struct bs_paths *p,
+			 const struct xfs_bulkstat *bs, struct bs_buf *out, struct bs_buf *scratch);
 
 /* What a run did, for the summary and the exit code. */
 struct bs_result {

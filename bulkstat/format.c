@@ -147,6 +147,13 @@ size_t bs_format_header(const struct bs_output *o, char *buf, size_t len)
 			return 0;
 		at += (size_t)n;
 	}
+	if (o->paths) {
+		int n = snprintf(buf + at, len - at, ",paths");
+
+		if (n < 0 || (size_t)n >= len - at)
+			return 0;
+		at += (size_t)n;
+	}
 	if (at + 1 >= len)
 		return 0;
 	buf[at++] = '\n';

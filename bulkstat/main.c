@@ -32,6 +32,10 @@ static void usage(FILE *out)
 		"  -s, --start-ino=N       start at inode N\n"
 		"  -t, --threads=N         worker threads (default: one per CPU)\n"
 		"  -i, --include-internal  also list realtime bitmap/summary and quota inodes\n"
+		"  -p, --paths             add each inode's paths (every hard link's): from\n"
+		"                          parent pointers where the filesystem has them,\n"
+		"                          else from one walk of the directories; JSON \"paths\"\n"
+		"                          array, CSV/text one quoted value, paths parted by //\n"
 		"      --strict            exit 4 if any inode or metadata was damaged\n"
 		"      --io-engine=E       uring, aio or pread (default: best available)\n"
 		"      --no-direct         do not use O_DIRECT\n"
@@ -73,6 +77,7 @@ int main(int argc, char **argv)
 		{ "start-ino", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "include-internal", no_argument, NULL, 'i' },
+		{ "paths", no_argument, NULL, 'p' },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "io-engine", required_argument, NULL, OPT_IO_ENGINE },
 		{ "no-direct", no_argument, NULL, OPT_NO_DIRECT },
@@ -92,7 +97,7 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	o.out.format = BS_JSONL;
-	while ((c = getopt_long(argc, argv, "f:F:a:s:t:ihV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:F:a:s:t:iphV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (bs_output_parse_format(&o.out, optarg)) {
@@ -124,6 +129,7 @@ int main(int argc, char **argv)
 			o.threads = (unsigned)v;
 			break;
 		case 'i': o.include_internal = true; break;
+		case 'p': o.want_paths = true; break;
 		case OPT_STRICT: o.strict = true; break;
 		case OPT_IO_ENGINE:
 			if (fs_io_engine_parse(optarg, &engine) < 0) {
@@ -152,6 +158,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xfsx_bulkstat: --fields: %s\n", msg);
 		return XFSX_EXIT_USAGE;
 	}
+	o.out.paths = o.want_paths;
 	bs_output_prepare(&o.out);
 
 	/* a reader that goes away (| head) shows up as EPIPE: a clean end, every time */

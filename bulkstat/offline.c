@@ -131,6 +131,7 @@ struct worker {
 	struct fs_inode_scan *scan;
 	struct fs_findings scratch;   /* one inode's findings at a time */
 	struct chunk *cur;
+	struct bs_buf rec, pathbuf;   /* --paths: one record, one path */
 	fs_agnumber_t agno;
 	uint32_t item;             /* its index in engine.items: where the sink puts its output */
 	uint64_t inodes, damaged;
@@ -151,6 +152,7 @@ struct engine {
 	struct sink sink;
 	struct worker *w;
 	struct fs_findings fl;        /* AG header and btree findings */
+	struct bs_paths *paths;       /* --paths: the link map */
 	fs_ino_t internal[5];
 	unsigned ninternal;
 	uint32_t dev_blksize;         /* what the kernel reports as blksize for devices */
@@ -257,6 +259,36 @@ static bool is_lsn_finding(const struct fs_finding *f)
 	return f->def->flags & FS_FL_LSN;
 }
 
+/* A record of any length (its paths): across as many chunks as it needs, in order. */
+static int put_with_paths(struct worker *w, const struct xfs_bulkstat *bs)
+{
+	struct engine *e = w->e;
+	size_t at = 0;
+	int err = bs_record_with_paths(&e->o->out, e->paths, bs, &w->rec, &w->pathbuf);
+
+	while (!err && at < w->rec.len) {
+		size_t room = CHUNK_SIZE - w->cur->len, n = w->rec.len - at;
+
+		if (!room) {
+			struct chunk *c = chunk_new(&e->sink);
+
+			if (!c)
+				return -ENOMEM;
+			err = sink_put(&e->sink, w->item, w->cur);
+			w->cur = c;
+			continue;
+		}
+		if (n > room)
+			n = room;
+		memcpy(w->cur->data + w->cur->len, w->rec.p + at, n);
+		w->cur->len += n;
+		at += n;
+	}
+	if (!err)
+		w->inodes++;
+	return err;
+}
+
 static int on_inode(void *priv, const struct fs_inode_scan_item *it)
 {
 	struct worker *w = priv;
@@ -308,6 +340,8 @@ static int on_inode(void *priv, const struct fs_inode_scan_item *it)
 		return 0;
 	}
 	fill_bulkstat(e, &ip, it->ino, &bs);
+	if (e->paths)
+		return put_with_paths(w, &bs);
 	if (CHUNK_SIZE - w->cur->len < BS_MAX_RECORD) {
 		struct chunk *n = chunk_new(&e->sink);
 		int err;
@@ -478,6 +512,16 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 		}
 	}
 
+	if (o->want_paths) {
+		err = bs_paths_build_offline(e.fs, &e.paths);
+		if (err) {
+			fprintf(stderr, "xfsx_bulkstat: %s: cannot gather the paths: %s\n", path,
+				strerror(-err));
+			fs_close(e.fs);
+			fs_findings_free(&e.fl);
+			return XFSX_EXIT_OPERATIONAL;
+		}
+	}
 	nthreads = fs_ag_workq_threads(&wo);
 	e.w = calloc(nthreads, sizeof(*e.w));
 	e.sink.fd = o->out_fd;
@@ -573,6 +617,8 @@ out:
 			fs_inode_scan_destroy(e.w[i].scan);
 			fs_findings_free(&e.w[i].scratch);
 			free(e.w[i].cur);
+			free(e.w[i].rec.p);
+			free(e.w[i].pathbuf.p);
 		}
 	if (e.sink.q)
 		for (fs_agnumber_t i = 0; i < e.sink.nags; i++)
@@ -590,6 +636,7 @@ out:
 	free(e.sink.q);
 	free(e.items);
 	free(e.w);
+	bs_paths_free(e.paths);
 	pthread_mutex_destroy(&e.sink.lock);
 	pthread_cond_destroy(&e.sink.moved);
 	fs_close(e.fs);

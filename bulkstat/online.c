@@ -53,6 +53,8 @@ struct online {
 	struct xfs_bulkstat_req *req;
 	char *out;
 	size_t outlen;
+	struct bs_paths *paths;    /* --paths: the link map */
+	struct bs_buf rec, pathbuf;
 	struct bs_result *r;
 	int werr;
 };
@@ -73,6 +75,26 @@ static void emit(struct online *s, struct xfs_bulkstat *bs)
 	else
 		bs->bs_extents = bs->bs_extents64 > XFS_MAX_EXTCNT_DATA_FORK_SMALL ?
 				 (uint32_t)XFS_MAX_EXTCNT_DATA_FORK_SMALL : (uint32_t)bs->bs_extents64;
+	if (s->paths) {
+		int err = bs_record_with_paths(&s->o->out, s->paths, bs, &s->rec, &s->pathbuf);
+
+		if (err && !s->werr)
+			s->werr = err;
+		if (OUTBUF - s->outlen < s->rec.len) {
+			if (!s->werr)
+				s->werr = bs_write_all(s->o->out_fd, s->out, s->outlen);
+			s->outlen = 0;
+		}
+		if (s->rec.len > OUTBUF) {
+			if (!s->werr)
+				s->werr = bs_write_all(s->o->out_fd, s->rec.p, s->rec.len);
+		} else if (!err) {
+			memcpy(s->out + s->outlen, s->rec.p, s->rec.len);
+			s->outlen += s->rec.len;
+		}
+		s->r->inodes++;
+		return;
+	}
 	if (OUTBUF - s->outlen < BS_MAX_RECORD) {
 		if (!s->werr)
 			s->werr = bs_write_all(s->o->out_fd, s->out, s->outlen);
@@ -189,6 +211,16 @@ int bs_run_online(const char *mnt, const struct bs_opts *o, struct bs_result *r)
 		close(s.fd);
 		return XFSX_EXIT_OPERATIONAL;
 	}
+	if (o->want_paths) {
+		int err = bs_paths_build_online(mnt, &s.paths);
+
+		if (err) {
+			fprintf(stderr, "xfsx_bulkstat: %s: cannot gather the paths: %s\n", mnt,
+				strerror(-err));
+			close(s.fd);
+			return XFSX_EXIT_OPERATIONAL;
+		}
+	}
 	s.req = calloc(1, XFS_BULKSTAT_REQ_SIZE(BATCH));
 	s.out = malloc(OUTBUF);
 	if (!s.req || !s.out) {
@@ -230,6 +262,9 @@ int bs_run_online(const char *mnt, const struct bs_opts *o, struct bs_result *r)
 		rc = XFSX_EXIT_OPERATIONAL;
 	}
 out:
+	bs_paths_free(s.paths);
+	free(s.rec.p);
+	free(s.pathbuf.p);
 	free(s.req);
 	free(s.out);
 	close(s.fd);

@@ -131,6 +131,7 @@ struct repair_ctx {
 	struct repair_names *nm;   /* the namespace plan (phase_names.c) */
 	struct repair_xattrs *xa;  /* the xattr salvage's outcome per inode (phase_xattrs.c) */
 	bool planned_writes;       /* anything to write at all */
+	bool refused;              /* a rule forbids writing this plan (pptr_guard.c): nothing is */
 	/* after a replay: the AGs the unfinished intents name, rebuilt (scan/log.h) */
 	const bool *intent_ags;
 	/*

@@ -34,6 +34,7 @@
 #include "repair/phase_sb.h"
 #include "repair/phase_xattrs.h"
 #include "repair/place.h"
+#include "repair/pptr_guard.h"
 #include "repair/run.h"
 #include "repair/verify.h"
 
@@ -149,6 +150,7 @@ static int step_decide(struct repair_ctx *rx)
 	say_attris(rx);
 	fs_findings_sort(rx->fl);
 	rx->left = repair_decide(rx);
+	repair_pptr_guard(rx);
 	return 0;
 }
 
@@ -169,7 +171,7 @@ static int step_verify(struct repair_ctx *rx)
 	char msg[1024];
 	int err;
 
-	if (!rx->planned_writes && !rx->o->zero_log) {
+	if ((!rx->planned_writes && !rx->o->zero_log) || rx->refused) {
 		nothing_fixed(rx);
 		return 0;
 	}
@@ -229,7 +231,8 @@ static int step_commit(struct repair_ctx *rx)
 	char msg[1024];
 	int err;
 
-	if (rx->o->dry_run || rx->verified.introduced || (!rx->planned_writes && !zero_log))
+	if (rx->o->dry_run || rx->verified.introduced || rx->refused ||
+	    (!rx->planned_writes && !zero_log))
 		return 0;
 	err = repair_commit(rx, msg, sizeof(msg));
 	if (err) {

@@ -20,7 +20,9 @@
 #include "libfs/format/da.h"
 #include "libfs/format/endian.h"
 #include "libfs/format/inode.h"
+#include "libfs/format/pptr.h"
 #include "libfs/format/symlink.h"
+#include "scan/pptr.h"
 #include "libfs/util/u32set.h"
 #include "libfs/util/vec.h"
 
@@ -32,6 +34,8 @@
 struct attr_walk {
 	struct scan_ctx *cx;
 	fs_ino_t ino;
+	uint64_t slot;             /* its link record */
+	unsigned worker;
 	const struct fs_bmap *map;
 	struct fs_u32set seen;        /* attr fork blocks reached */
 	uint8_t *buf;              /* one block */
@@ -148,6 +152,21 @@ static void attr_remote_value(struct attr_walk *w, const struct fs_attr_ent *e, 
 	}
 }
 
+/* The parent pointers of a leaf that passed its field rules, as link keys. */
+static void note_leaf_pptrs(struct attr_walk *w, const struct fs_attr_leaf_hdr *h)
+{
+	const struct fs_geom *g = &w->cx->fs->g;
+
+	for (uint32_t i = 0; i < h->count; i++) {
+		struct fs_attr_ent e;
+		struct fs_pptr p;
+
+		if (fs_attr_leaf_entry(w->buf, g->blocksize, h, i, &e) && fs_attr_is_pptr(&e) &&
+		    fs_pptr_decode(g, &e, &p) == FS_PPTR_OK)
+			scan_pptr_note_ptr(w->cx, w->worker, w->slot, &p);
+	}
+}
+
 static uint32_t da_hash(const uint8_t *name, int len)
 {
 	return fs_da_hashname(name, (size_t)len);
@@ -246,6 +265,8 @@ static bool attr_visit(struct attr_walk *w, uint32_t dablk, int level, unsigned 
 		fs_attr_leaf_hdr_decode(w->buf, g->blocksize, &h);
 		attr_sibling(w, 0, dablk, fsb, h.forw, h.back);
 		count = h.count;
+		if (cx->pptrs)
+			note_leaf_pptrs(w, &h);
 		if (count == 0 && dablk != 0)
 			fs_report(cx->fl, FS_C_ATTR_COUNT, c.agno, (int64_t)c.daddr, (int64_t)w->ino,
 				  "count", "at least 1", "0",
@@ -332,26 +353,30 @@ static void attr_unreached(struct attr_walk *w)
 }
 
 static int check_attr_blocks(struct scan_ctx *cx, const struct scan_inode *ci,
-			     struct scan_maps *maps)
+			     struct scan_maps *maps, unsigned worker)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	fs_ino_t ino = ci->ino;
-	struct attr_walk w = { .cx = cx, .ino = ino };
+	struct attr_walk w = { .cx = cx, .ino = ino, .slot = ci->slot, .worker = worker };
 	const struct fs_bmap *m;
 	uint32_t maxhash;
 	int err = 0;
 
 	m = scan_maps_get(cx, ci, maps, XFS_ATTR_FORK, &err);
-	if (!m)
+	if (!m) {
+		scan_pptr_note_unknown(cx, ci->slot);
 		return err == -ENOMEM ? err : 0;	/* the forks step reported a bad map */
+	}
 	if (m->n == 0)
 		goto out;	/* an empty attr fork (the inode verifier judges the counts) */
 	w.map = m;
 	w.hi = m->ext[m->n - 1].startoff + m->ext[m->n - 1].blockcount > UINT32_MAX ? UINT32_MAX :
 	       (uint32_t)(m->ext[m->n - 1].startoff + m->ext[m->n - 1].blockcount);
 	w.buf = malloc(g->blocksize);
-	if (!w.buf)
+	if (!w.buf) {
+		err = -ENOMEM;
 		goto out;
+	}
 	attr_visit(&w, 0, -1, 0, &maxhash);
 	for (unsigned l = 0; l <= XFS_DA_NODE_MAXDEPTH; l++)
 		if (w.have_prev[l] && w.prev_forw[l] != 0)
@@ -361,10 +386,12 @@ static int check_attr_blocks(struct scan_ctx *cx, const struct scan_inode *ci,
 				  "has a forward pointer", (unsigned long long)ino, l);
 	if (!m->bad && !w.broken)
 		attr_unreached(&w);
+	else
+		scan_pptr_note_unknown(cx, ci->slot);	/* some leaves' pointers were not read */
 out:
 	free(w.buf);
 	fs_u32set_free(&w.seen);
-	return 0;
+	return err;
 }
 
 /* ---- symlinks ---- */
@@ -446,6 +473,22 @@ static bool is_special(uint16_t mode)
 	return S_ISCHR(mode) || S_ISBLK(mode) || S_ISFIFO(mode) || S_ISSOCK(mode);
 }
 
+struct sf_pptrs {
+	struct scan_ctx *cx;
+	uint64_t slot;
+	unsigned worker;
+};
+
+/* A short form entry that passed its rules: a parent pointer becomes a link key. */
+static void sf_pptr(void *priv, const struct fs_attr_ent *e)
+{
+	struct sf_pptrs *sp = priv;
+	struct fs_pptr p;
+
+	if (fs_attr_is_pptr(e) && fs_pptr_decode(&sp->cx->fs->g, e, &p) == FS_PPTR_OK)
+		scan_pptr_note_ptr(sp->cx, sp->worker, sp->slot, &p);
+}
+
 static void attrs_inode(struct scan_ag *s, const struct scan_inode *ci)
 {
 	struct scan_ctx *cx = s->cx;
@@ -462,9 +505,14 @@ static void attrs_inode(struct scan_ag *s, const struct scan_inode *ci)
 		return;	/* reported by the inode verifier; the forks mean nothing */
 	if (is_special(ip->mode))
 		fs_special_verify(&c, ip);
-	if (attrs && ip->aformat == XFS_DINODE_FMT_LOCAL)
-		fs_attr_sf_verify(&c, fs_inode_fork_ptr(ci->dip, ip, XFS_ATTR_FORK),
-				  fs_inode_fork_size(&cx->fs->g, ip, XFS_ATTR_FORK), NULL, NULL);
+	if (attrs && ip->aformat == XFS_DINODE_FMT_LOCAL) {
+		struct sf_pptrs sp = { .cx = cx, .slot = ci->slot, .worker = s->worker };
+
+		if (fs_attr_sf_verify(&c, fs_inode_fork_ptr(ci->dip, ip, XFS_ATTR_FORK),
+				      fs_inode_fork_size(&cx->fs->g, ip, XFS_ATTR_FORK),
+				      cx->pptrs ? sf_pptr : NULL, &sp))
+			scan_pptr_note_unknown(cx, ci->slot);
+	}
 	/*
 	 * Blocks outside the inode are read in phase 5, ahead, in batches.
 	 * An attr fork in extents format with no extents has none (the
@@ -512,7 +560,7 @@ static int attrs_blocks(struct scan_ag *s, const struct scan_inode *ci, struct s
 	if (what & DEFER_SYMLINK)
 		err = check_symlink_blocks(s->cx, ci, maps);
 	if (!err && (what & DEFER_ATTR))
-		err = check_attr_blocks(s->cx, ci, maps);
+		err = check_attr_blocks(s->cx, ci, maps, s->worker);
 	return err;
 }
 

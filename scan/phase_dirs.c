@@ -16,6 +16,7 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
+#include "scan/pptr.h"
 #include "libfs/format/bmap.h"
 #include "libfs/format/dir.h"
 #include "libfs/format/inode.h"
@@ -26,6 +27,7 @@ struct dwalk {
 	unsigned worker;
 	uint64_t dslot;            /* the directory's slot */
 	fs_ino_t dino;
+	uint32_t dgen;             /* the directory's generation (parent pointers hold it) */
 	fs_agnumber_t agno;
 	const struct fs_bmap *map;
 	int err;
@@ -97,6 +99,9 @@ static int on_entry(void *priv, const struct fs_dirent *d)
 		__atomic_compare_exchange_n(&c->parent, &zero, (uint32_t)w->dslot + 1, false,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
+	if (cx->pptrs)
+		scan_pptr_note_entry(cx, w->worker, (uint32_t)cs, w->dino, w->dgen, d->name,
+				     d->namelen);
 	return add_edge(&l->edges[w->worker], (uint32_t)w->dslot, (uint32_t)cs);
 }
 
@@ -176,7 +181,7 @@ static int dir_walk(struct scan_ag *s, const struct scan_inode *ci, const struct
 	struct link_rec *r = &cx->links->rec[ci->slot];
 	const struct fs_inode *ip = &ci->ip;
 	struct dwalk w = { .cx = cx, .worker = s->worker % cx->links->nworkers, .dslot = ci->slot,
-			   .dino = ci->ino, .agno = ci->agno, .map = map };
+			   .dino = ci->ino, .dgen = ci->ip.gen, .agno = ci->agno, .map = map };
 	struct fs_dir_ctx dc = {
 		.g = g, .fl = cx->fl, .ino = ci->ino, .agno = ci->agno,
 		.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn,

@@ -21,6 +21,7 @@
 
 #include "scan/scan.h"
 #include "scan/links.h"
+#include "scan/pptr.h"
 #include "libfs/format/crc.h"
 #include "libfs/format/endian.h"
 #include "libfs/io/workq.h"
@@ -265,6 +266,7 @@ void scan_teardown(struct scan_ctx *cx)
 	cx->ioq_aux = NULL;
 	fs_cache_destroy(cx->cache);
 	cx->cache = NULL;
+	scan_pptrs_destroy(cx);
 	scan_links_destroy(cx);
 	if (cx->deferq)
 		for (size_t a = 0; a < (size_t)cx->fs->g.agcount * cx->parts; a++) {
@@ -318,7 +320,17 @@ static int phase_inodes(struct scan_ctx *cx)
 {
 	int err = scan_links_create(cx);
 
+	if (!err)
+		err = scan_pptrs_create(cx);
 	return err ? err : scan_phase_inodes(cx);
+}
+
+/* The directory graph's rules, then the parent pointers against it. */
+static int phase_links(struct scan_ctx *cx)
+{
+	int err = scan_phase_links(cx);
+
+	return err ? err : scan_pptr_check(cx);
 }
 
 int scan_run(struct scan_ctx *cx)
@@ -326,7 +338,7 @@ int scan_run(struct scan_ctx *cx)
 	static int (*const run[SCAN_PH_NR])(struct scan_ctx *) = {
 		[SCAN_PH_HEADERS] = phase_headers, [SCAN_PH_FREESP] = scan_phase_freesp,
 		[SCAN_PH_INOBT] = scan_phase_inobt, [SCAN_PH_INODES] = phase_inodes,
-		[SCAN_PH_BLOCKS] = scan_phase_blocks, [SCAN_PH_LINKS] = scan_phase_links,
+		[SCAN_PH_BLOCKS] = scan_phase_blocks, [SCAN_PH_LINKS] = phase_links,
 		[SCAN_PH_UNLINKED] = scan_phase_unlinked, [SCAN_PH_OWNERS] = scan_phase_owners,
 	};
 	struct fs *fs = cx->fs;

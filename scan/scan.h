@@ -14,6 +14,7 @@
 #include "scan/model.h"
 
 struct scan_links;
+struct scan_pptrs;
 #include "libfs/format/btree.h"
 
 struct scan_opts {
@@ -70,6 +71,7 @@ struct scan_ctx {
 	struct fs_cache *cache;    /* shared by every phase */
 	struct model *model;       /* block ownership and inode chunks as observed */
 	struct scan_links *links;  /* per-inode link records and the directory graph (links.h) */
+	struct scan_pptrs *pptrs;  /* parent pointers and entries as link keys (pptr.h), or NULL */
 	struct scan_deferq *deferq;/* per work item of phases 4 and 5: inodes left for phase 5 */
 	uint32_t parts;            /* work items per AG in phases 4 and 5 (scan_item_*) */
 	const struct scan_step *const *steps; /* the per-inode steps in order, NULL-terminated */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "libfs/format/endian.h"
+#include "libfs/format/pptr.h"
 
 #define LEAF_HDR_SIZE  sizeof(struct xfs_attr3_leaf_hdr)
 #define LEAF_ENT_SIZE  sizeof(struct xfs_attr_leaf_entry)
@@ -122,11 +123,51 @@ static struct fs_reporter attr_reporter(const struct fs_vctx *c)
 	return r;
 }
 
+/*
+ * The namespace bits an entry may carry: the parent namespace only where
+ * the filesystem has parent pointers (elsewhere the kernel and xfs_repair
+ * call it invalid), whatever the installed headers' mask says.
+ */
+static uint8_t ns_mask(const struct fs_geom *g)
+{
+	return (uint8_t)((XFS_ATTR_NSP_ONDISK_MASK & ~XFS_ATTR_PARENT) |
+			 (g && g->parent ? XFS_ATTR_PARENT : 0));
+}
+
 static bool one_namespace(uint8_t flags)
 {
-	uint8_t ns = flags & XFS_ATTR_NSP_ONDISK_MASK;
+	uint8_t ns = flags & (XFS_ATTR_NSP_ONDISK_MASK | XFS_ATTR_PARENT);
 
 	return (ns & (ns - 1)) == 0;
+}
+
+/* A parent pointer entry (on a parent pointer filesystem) judged; true when it passes. */
+static bool pptr_ok(struct fs_reporter *v, const struct fs_geom *g, const struct fs_attr_ent *e,
+		    const char *fld, const char *where, uint32_t i)
+{
+	struct fs_pptr p;
+
+	switch (fs_pptr_decode(g, e, &p)) {
+	case FS_PPTR_OK:
+		return true;
+	case FS_PPTR_NAME:
+		fs_reporter_bad(v, FS_C_PPTR_NAME, fld, "a directory entry name", FS_U(e->namelen),
+				"%s entry %u is a parent pointer whose name is empty, holds a '/' or "
+				"NUL, or is incomplete", where, i);
+		return false;
+	case FS_PPTR_VALUE:
+		fs_reporter_bad(v, FS_C_PPTR_VALUE, fld, "a local 12-byte value",
+				e->local ? FS_U(e->valuelen) : "remote",
+				"%s entry %u is a parent pointer whose value is not a parent record",
+				where, i);
+		return false;
+	case FS_PPTR_INO:
+		fs_reporter_bad(v, FS_C_PPTR_VALUE, fld, "a directory inode number", FS_U(p.parent),
+				"%s entry %u is a parent pointer naming inode %llu, which cannot exist",
+				where, i, (unsigned long long)p.parent);
+		return false;
+	}
+	return false;
 }
 
 /* Mark [start, end) used; false when any byte of it already was. */
@@ -225,7 +266,7 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 			all_decoded = false;
 			continue;
 		}
-		if (e.flags & ~(XFS_ATTR_LOCAL | XFS_ATTR_NSP_ONDISK_MASK | XFS_ATTR_INCOMPLETE) ||
+		if (e.flags & ~(XFS_ATTR_LOCAL | ns_mask(c->g) | XFS_ATTR_INCOMPLETE) ||
 		    !one_namespace(e.flags))
 			fs_reporter_bad(&v, FS_C_ATTR_FLAGS, entf(f, i),
 					"LOCAL/INCOMPLETE and one namespace", FS_X(e.flags),
@@ -235,7 +276,9 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 					"INCOMPLETE",
 					"attr leaf entry %u is marked incomplete (interrupted set/remove)",
 					i);
-		if (e.namelen == 0 || memchr(e.name, 0, e.namelen))
+		if ((e.flags & ns_mask(c->g) & XFS_ATTR_PARENT) && one_namespace(e.flags))
+			pptr_ok(&v, c->g, &e, entf(f, i), "attr leaf", i);
+		else if (e.namelen == 0 || memchr(e.name, 0, e.namelen))
 			fs_reporter_bad(&v, FS_C_ATTR_NAME, entf(f, i), "a name without NUL",
 					FS_U(e.namelen),
 					"attr leaf entry %u has an empty name or a NUL inside it",
@@ -304,6 +347,19 @@ int fs_attr_leaf_verify_hashes(const struct fs_vctx *c, const void *buf, size_t 
 		if (!fs_attr_leaf_entry(buf, blksize, &h, i, &e) || e.nameidx < LEAF_HDR_SIZE ||
 		    e.namelen == 0)
 			continue;	/* the field rules report these */
+		if (e.flags & ns_mask(c->g) & XFS_ATTR_PARENT) {
+			/* a parent pointer's hash mixes in its value: judged when that is one */
+			if (!e.local || e.valuelen != sizeof(struct xfs_parent_rec))
+				continue;	/* pptr.value: the field rules report it */
+			want = fs_attr_ent_hashval(c->g, &e);
+			if (want == e.hash)
+				continue;
+			snprintf(fld, sizeof(fld), "entries[%u].hashval", i);
+			fs_reporter_bad(&v, FS_C_PPTR_HASH, fld, FS_X(want), FS_X(e.hash),
+					"attr leaf entry %u is a parent pointer whose hash does not "
+					"match its name and parent", i);
+			continue;
+		}
 		want = hashfn(e.name, e.namelen);
 		if (want == e.hash)
 			continue;
@@ -364,10 +420,12 @@ int fs_attr_sf_verify(const struct fs_vctx *c, const void *fork, size_t forksize
 					FS_U(e.namelen),
 					"short form attr entry %u has an empty name or a NUL inside it",
 					i);
-		else if ((e.flags & ~XFS_ATTR_NSP_ONDISK_MASK) || !one_namespace(e.flags))
+		else if ((e.flags & ~ns_mask(c->g)) || !one_namespace(e.flags))
 			fs_reporter_bad(&v, FS_C_ATTR_SF_FLAGS, fld, "one namespace flag at most",
 					FS_X(e.flags), "short form attr entry %u has invalid flags",
 					i);
+		else if (fs_attr_is_pptr(&e) && !pptr_ok(&v, c->g, &e, fld, "short form attr", i))
+			;
 		else if (cb)
 			cb(priv, &e);
 		off = next;

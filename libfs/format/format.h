@@ -16,6 +16,37 @@
 #include <xfs/xfs_da_format.h>
 #include <xfs/xfs_log_format.h>
 
+/*
+ * Parent pointers and exchange-range (xfsprogs 6.10, Linux 6.10): what
+ * older installed headers lack, named and valued as the kernel's
+ * xfs_format.h, xfs_da_format.h and xfs_log_format.h have them.  Newer
+ * headers define them and these yield.
+ */
+#ifndef XFS_SB_FEAT_INCOMPAT_EXCHRANGE
+#define XFS_SB_FEAT_INCOMPAT_EXCHRANGE	(1 << 6)	/* exchangerange supported */
+#endif
+#ifndef XFS_SB_FEAT_INCOMPAT_PARENT
+#define XFS_SB_FEAT_INCOMPAT_PARENT	(1 << 7)	/* parent pointers */
+#endif
+#ifndef XFS_ATTR_PARENT
+#define XFS_ATTR_PARENT_BIT	3	/* parent pointer attrs */
+#define XFS_ATTR_PARENT		(1u << XFS_ATTR_PARENT_BIT)
+/* a parent pointer's attr value: the directory naming the file (its name is the attr's) */
+struct xfs_parent_rec {
+	__be64	p_ino;
+	__be32	p_gen;
+} __attribute__((packed));
+#endif
+#ifndef XFS_LI_XMI
+#define XFS_LI_XMI		0x1248	/* mapping exchange intent */
+#define XFS_LI_XMD		0x1249	/* mapping exchange done */
+#endif
+#ifndef XFS_ATTRI_OP_FLAGS_PPTR_SET
+#define XFS_ATTRI_OP_FLAGS_PPTR_SET	4	/* Set parent pointer */
+#define XFS_ATTRI_OP_FLAGS_PPTR_REMOVE	5	/* Remove parent pointer */
+#define XFS_ATTRI_OP_FLAGS_PPTR_REPLACE	6	/* Replace parent pointer */
+#endif
+
 
 /* Units: a daddr is a 512-byte sector, a fsblock is (agno << agblklog | agbno). */
 typedef uint64_t fs_daddr_t;
@@ -71,6 +102,8 @@ struct fs_geom {
 	bool crc, ftype, finobt, spinodes, rmapbt, reflink, inobtcount, bigtime,
 	     nrext64, meta_uuid_feat, needsrepair, lazysbcount, attr2, projid32,
 	     quota;
+	bool parent;                    /* parent pointers: every link has an xattr on its file */
+	bool exchrange;                 /* exchange-range (file mapping exchange log intents) */
 	bool asciici;                   /* ascii-ci names: directory hashes fold case */
 	unsigned char uuid[16];
 	unsigned char meta_uuid[16];    /* what metadata blocks are stamped with */

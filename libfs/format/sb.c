@@ -100,9 +100,17 @@ void fs_sb_to_disk(struct xfs_dsb *to, const struct xfs_sb *from)
 		      from->sb_fname, &from->sb_meta_uuid);
 }
 
+/*
+ * The incompat bits this build reads: the installed headers' set and the
+ * two later ones it knows (format.h), whatever the headers' version.
+ */
+#define FS_SB_INCOMPAT_KNOWN \
+	((uint32_t)(XFS_SB_FEAT_INCOMPAT_ALL | XFS_SB_FEAT_INCOMPAT_EXCHRANGE | \
+		    XFS_SB_FEAT_INCOMPAT_PARENT))
+
 uint32_t fs_sb_unknown_incompat(const struct xfs_sb *sb)
 {
-	return sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_UNKNOWN;
+	return sb->sb_features_incompat & ~FS_SB_INCOMPAT_KNOWN;
 }
 
 uint32_t fs_sb_unknown_ro_compat(const struct xfs_sb *sb)
@@ -263,6 +271,8 @@ int fs_geom_derive(const struct xfs_sb *sb, struct fs_geom *g)
 	g->bigtime = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_BIGTIME;
 	g->needsrepair = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR;
 	g->nrext64 = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_NREXT64;
+	g->parent = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_PARENT;
+	g->exchrange = sb->sb_features_incompat & XFS_SB_FEAT_INCOMPAT_EXCHRANGE;
 	g->finobt = sb->sb_features_ro_compat & XFS_SB_FEAT_RO_COMPAT_FINOBT;
 	g->rmapbt = sb->sb_features_ro_compat & XFS_SB_FEAT_RO_COMPAT_RMAPBT;
 	g->reflink = sb->sb_features_ro_compat & XFS_SB_FEAT_RO_COMPAT_REFLINK;
@@ -404,7 +414,7 @@ enum fs_sb_state fs_sb_verify(const void *buf, size_t len, fs_agnumber_t agno,
 			 fs_sb_unknown_ro_compat(&sb), fs_sb_unknown_incompat(&sb));
 		/* name the field that holds the unknown bits */
 		if (fs_sb_unknown_incompat(&sb))
-			sb_bad(&v, FS_C_SB_FEATURE, "features_incompat", FS_X(XFS_SB_FEAT_INCOMPAT_ALL),
+			sb_bad(&v, FS_C_SB_FEATURE, "features_incompat", FS_X(FS_SB_INCOMPAT_KNOWN),
 			       FS_X(sb.sb_features_incompat), true, msg);
 		else
 			sb_bad(&v, FS_C_SB_FEATURE, "features_ro_compat", FS_X(XFS_SB_FEAT_RO_COMPAT_ALL),

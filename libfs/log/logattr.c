@@ -73,6 +73,16 @@ int fs_log_attri_parse(const struct fs_geom *g, const struct fs_log_item *it,
 	op = f.alfi_op_flags & XFS_ATTRI_OP_FLAGS_TYPE_MASK;
 	if (f.alfi_op_flags & ~XFS_ATTRI_OP_FLAGS_TYPE_MASK)
 		return bad(why, wl, "op flags %#x", f.alfi_op_flags);
+	/* parent pointer intents carry a generation and new name/value regions: not replayed */
+	if (op == XFS_ATTRI_OP_FLAGS_PPTR_SET || op == XFS_ATTRI_OP_FLAGS_PPTR_REMOVE ||
+	    op == XFS_ATTRI_OP_FLAGS_PPTR_REPLACE) {
+		if (why && wl)
+			snprintf(why, wl, "a parent pointer intent (%s) on inode %llu, which this "
+				 "version does not replay", op == XFS_ATTRI_OP_FLAGS_PPTR_SET ? "PPTR_SET" :
+				 op == XFS_ATTRI_OP_FLAGS_PPTR_REMOVE ? "PPTR_REMOVE" : "PPTR_REPLACE",
+				 (unsigned long long)f.alfi_ino);
+		return -EOPNOTSUPP;
+	}
 	if (op != XFS_ATTRI_OP_FLAGS_SET && op != XFS_ATTRI_OP_FLAGS_REMOVE &&
 	    op != XFS_ATTRI_OP_FLAGS_REPLACE)
 		return bad(why, wl, "unknown op %u", op);

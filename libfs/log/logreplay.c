@@ -111,8 +111,10 @@ static int replay_item(struct fs_replay *rp, const struct fs_log_trans *t,
 	case XFS_LI_ATTRD:    return replay_intent_item(rp, it, FS_INTENT_ATTRI, true);
 	default:
 		return replay_fail(rp, -EOPNOTSUPP, "transaction %#x (LSN %u/%u) holds a log item of type "
-			    "%#x, which this version does not replay", t->tid,
-			    (unsigned)(t->lsn >> 32), (unsigned)t->lsn, it->type);
+			    "%#x%s, which this version does not replay", t->tid,
+			    (unsigned)(t->lsn >> 32), (unsigned)t->lsn, it->type,
+			    it->type == XFS_LI_XMI ? " (XMI: an exchange-range intent)" :
+			    it->type == XFS_LI_XMD ? " (XMD: an exchange-range done)" : "");
 	}
 }
 

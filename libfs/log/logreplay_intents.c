@@ -78,10 +78,13 @@ static int attri_keep(struct fs_replay *rp, const struct fs_log_item *it, struct
 {
 	struct fs_log_attri a;
 	unsigned char *copy;
-	char why[96];
+	char why[160];
+	int perr = fs_log_attri_parse(&rp->fs->g, it, &a, why, sizeof(why));
 
-	if (fs_log_attri_parse(&rp->fs->g, it, &a, why, sizeof(why)))
-		return replay_fail(rp, -EUCLEAN, "ATTRI log item: %s", why);
+	/* one this version cannot complete is not damage: say which it is */
+	if (perr)
+		return replay_fail(rp, perr == -EOPNOTSUPP ? perr : -EUCLEAN, "ATTRI log item: %s",
+				   why);
 	if (FS_VEC_ROOM(rp->attris, rp->nattris, rp->capattris, 16))
 		return -ENOMEM;
 	copy = malloc(a.namelen + a.valuelen);
