@@ -43,6 +43,20 @@ tap_done() { echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]; }
 have_root() { [ "$(id -u)" -eq 0 ]; }
 have_xfsprogs() { command -v mkfs.xfs >/dev/null && command -v xfs_db >/dev/null && command -v xfs_repair >/dev/null; }
 # can we attach loop devices and mount XFS here?
+# oracle_610: print the sbin of xfsprogs 6.10.1 (parent pointers, exchange-range),
+# building it once (shared/oracles/xfsprogs-6.10 beside the repository: the one a
+# clean clone sits next to, else the one beside this machine's main checkout, else
+# $XFSX_ORACLE_610); fails with the builder's last words on stderr
+oracle_610() {
+	local c common
+	common=$(git -C "$XFSX_SRC" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)
+	for c in "${XFSX_ORACLE_610:-}" "$XFSX_SRC/../shared/oracles/xfsprogs-6.10" \
+		 ${common:+"$common/../../shared/oracles/xfsprogs-6.10"} /work/shared/oracles/xfsprogs-6.10; do
+		[ -n "$c" ] && [ -x "$c" ] && { "$c"; return; }
+	done
+	echo "xfsprogs-6.10 oracle script not found beside $XFSX_SRC" >&2
+	return 1
+}
 have_loop_xfs() {
 	have_root || return 1
 	grep -qw xfs /proc/filesystems 2>/dev/null || return 1

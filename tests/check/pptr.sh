@@ -22,8 +22,7 @@ CMP="python3 $XFSX_SRC/tests/bulkstat/compare.py"
 have_loop_xfs || { skip "parent pointers" "needs root and a loop device"; tap_done; exit 0; }
 command -v python3 >/dev/null || { skip "parent pointers" "needs python3"; tap_done; exit 0; }
 command -v xfs_io >/dev/null || { skip "parent pointers" "needs xfs_io (Debian xfsprogs)"; tap_done; exit 0; }
-# beside the repository (CI); XFSX_ORACLE_610 names it for a checkout kept elsewhere
-sbin=$("${XFSX_ORACLE_610:-$XFSX_SRC/../shared/oracles/xfsprogs-6.10}" 2>"$TMP/oracle.err") || {
+sbin=$(oracle_610 2>"$TMP/oracle.err") || {
 	skip "parent pointers" "no xfsprogs 6.10 oracle: $(tail -1 "$TMP/oracle.err")"
 	tap_done; exit 0
 }
