@@ -179,12 +179,12 @@ static int num_arg(struct parser *ps, const char *opt, const char *val, long lon
 	return 0;
 }
 
-/* A 0|1 switch; the bare name means 1, as in mkfs.xfs. */
+/* A 0|1 switch; the bare name (or "name=") means 1, as in mkfs.xfs. */
 static int bool_arg(struct parser *ps, const char *opt, const char *val, int *out)
 {
 	long long v = 0;
 
-	if (!val) {
+	if (!val || !*val) {
 		*out = 1;
 		return 0;
 	}
