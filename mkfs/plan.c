@@ -467,14 +467,25 @@ static int reservation_min_logblocks(const struct mkfs_opts *o, const struct mkf
 }
 
 /*
- * xfs_alloc_min_freelist (xfsprogs 6.10) for trees of one level: a split of
- * every level and a new root, then the refill's splits below the old root:
- * min(2, maxlevels) * 2 - 2 blocks per tree (bno, cnt, rmap), so none for a
- * tree that can never grow past one level.
+ * The AGFL mkfs fills: xfs_alloc_min_freelist for trees of one level.  It
+ * also places the root inode (xfs_ialloc_calc_rootino), and xfs_repair
+ * calls a root anywhere else misplaced, so an image follows the rule of the
+ * xfs_repair that can check it.  xfsprogs 6.10 counts a split of every
+ * level and a new root, then the refill's splits below the old root:
+ * min(2, maxlevels) * 2 - 2 per tree (bno, cnt, rmap), none for a tree that
+ * never grows past one level; 6.1 counted min(2, maxlevels) per tree and
+ * assumed two rmapbt levels.  They differ only where the free space btrees
+ * stay one level high (300 MiB with 32 KiB blocks): images with 6.10's
+ * features (only 6.10 checks them) take 6.10's rule, the others 6.1's.
  */
-static uint32_t one_level_freelist(uint32_t maxlevels)
+static uint32_t min_freelist(const struct mkfs_plan *p, uint32_t rmap_maxlevels)
 {
-	return (maxlevels < 2 ? maxlevels : 2) * 2 - 2;
+	uint32_t alloc = p->alloc_maxlevels < 2 ? p->alloc_maxlevels : 2;
+	uint32_t rmap = rmap_maxlevels < 2 ? rmap_maxlevels : 2;
+
+	if (!p->parent && !p->exchange)
+		return 2 * alloc + (p->rmapbt ? 2 : 0);
+	return 2 * (alloc * 2 - 2) + (p->rmapbt ? rmap * 2 - 2 : 0);
 }
 
 static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_plan *p,
@@ -824,8 +835,7 @@ static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struc
 		if (plan_geom(o, p, &g, NULL))
 			return fail(err, el, "the geometry is inconsistent (%u blocks of %u bytes, "
 				    "%u AGs)", (unsigned)p->dblocks, p->blocksize, p->agcount);
-		p->agfl_need = 2 * one_level_freelist(p->alloc_maxlevels) +
-			       (p->rmapbt ? one_level_freelist(g.rmap_maxlevels) : 0);
+		p->agfl_need = min_freelist(p, g.rmap_maxlevels);
 	}
 	rc = plan_log(o, t, p, err, el);
 	if (rc)
