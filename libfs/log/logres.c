@@ -226,27 +226,32 @@ static uint32_t iunlink_add_res(const struct lr *r)
 	return buf_res(1, r->ssize) + r->g->inode_cluster_size;
 }
 
-/* With parent pointers a namespace change also sets or removes one pptr xattr (t3). */
-static uint32_t link_res(const struct lr *r)
+/*
+ * A link, remove or create: its base overhead and the larger of its parts;
+ * with parent pointers also the pptr xattr change (t3) and its intent item.
+ */
+static uint32_t namespace_res(const struct lr *r, uint32_t overhead, uint32_t t1, uint32_t t2,
+			      uint32_t t3)
 {
-	uint32_t t1 = inode_res(r, 2) + buf_res(dirop_log_count(r), r->bsize);
-	uint32_t t2 = buf_res(3, r->ssize) + buf_res(allocfree_blocks(r, 1), r->bsize);
-	uint32_t overhead = r->dquot_res + iunlink_remove_res(r);
-
 	if (!r->g->parent)
 		return overhead + max2(t1, t2);
-	return overhead + pptr_link_overhead() + max3(t1, t2, attrsetm_res(r));
+	return overhead + pptr_link_overhead() + max3(t1, t2, t3);
+}
+
+static uint32_t link_res(const struct lr *r)
+{
+	return namespace_res(r, r->dquot_res + iunlink_remove_res(r),
+			     inode_res(r, 2) + buf_res(dirop_log_count(r), r->bsize),
+			     buf_res(3, r->ssize) + buf_res(allocfree_blocks(r, 1), r->bsize),
+			     attrsetm_res(r));
 }
 
 static uint32_t remove_res(const struct lr *r)
 {
-	uint32_t t1 = inode_res(r, 2) + buf_res(dirop_log_count(r), r->bsize);
-	uint32_t t2 = buf_res(4, r->ssize) + buf_res(allocfree_blocks(r, 2), r->bsize);
-	uint32_t overhead = r->dquot_res + iunlink_add_res(r);
-
-	if (!r->g->parent)
-		return overhead + max2(t1, t2);
-	return overhead + pptr_link_overhead() + max3(t1, t2, attrrm_res(r));
+	return namespace_res(r, r->dquot_res + iunlink_add_res(r),
+			     inode_res(r, 2) + buf_res(dirop_log_count(r), r->bsize),
+			     buf_res(4, r->ssize) + buf_res(allocfree_blocks(r, 2), r->bsize),
+			     attrrm_res(r));
 }
 
 static uint32_t create_modify_res(const struct lr *r)
@@ -262,10 +267,8 @@ static uint32_t create_alloc_res(const struct lr *r)
 
 static uint32_t icreate_res(const struct lr *r)
 {
-	if (!r->g->parent)
-		return r->dquot_res + max2(create_alloc_res(r), create_modify_res(r));
-	return r->dquot_res + pptr_link_overhead() +
-	       max3(create_alloc_res(r), create_modify_res(r), attrsetm_res(r));
+	return namespace_res(r, r->dquot_res, create_alloc_res(r), create_modify_res(r),
+			     attrsetm_res(r));
 }
 
 static uint32_t attrsetm_res(const struct lr *r)
