@@ -73,21 +73,6 @@ need_kernel_images() {
 	exit 0
 }
 
-# oracle_610: print the sbin of xfsprogs 6.10 (the first that makes and checks
-# parent pointers and exchange-range), building it once: XFSX_ORACLE_610 names
-# the script, else ../shared/oracles beside the repository (CI), else the
-# machine's /work/shared/oracles (a checkout in a worktree).  Exit nonzero
-# with the reason on stderr when it cannot be had.
-oracle_610() {
-	local o=${XFSX_ORACLE_610:-}
-	if [ -z "$o" ]; then
-		o=$XFSX_SRC/../shared/oracles/xfsprogs-6.10
-		[ -e "$o" ] || o=/work/shared/oracles/xfsprogs-6.10
-	fi
-	[ -x "$o" ] || { echo "no xfsprogs 6.10 oracle script at $o" >&2; return 1; }
-	"$o"
-}
-
 # check_clean_base IMG: both tools call a freshly populated image clean;
 # xfsx_check's JSON is left in $BASE_JSON
 check_clean_base() {

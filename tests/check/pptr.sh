@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Parent pointers (mkfs.xfs 6.10 -n parent=1, with and without -i exchange=1,
-# and -p from a protofile).  The oracle is xfsprogs 6.10 (built once, found by
-# tests/lib.sh's oracle_610): Debian's 6.1 refuses these filesystems.
+# and -p from a protofile).  The oracle is xfsprogs 6.10 (built once by
+# ../shared/oracles/xfsprogs-6.10): Debian's 6.1 refuses these filesystems.
 #  (a) images the kernel populates (files, renames across directories, hard
 #      links in three directories and twice in one, xattrs beside the
 #      parent pointers, a file with enough links for a leaf attr fork and
