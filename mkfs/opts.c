@@ -21,8 +21,8 @@ const char mkfs_usage[] =
 "Usage: xfsx_mkfs [options] DEVICE|FILE\n"
 "  -b size=N                        block size (1k..64k, default 4k)\n"
 "  -s size=N                        sector size (default: the device's)\n"
-"  -i size=N,maxpct=N,sparse=0|1,nrext64=0|1\n"
-"  -n size=N                        directory block size\n"
+"  -i size=N,maxpct=N,sparse=0|1,nrext64=0|1,exchange=0|1\n"
+"  -n size=N,parent=0|1             directory block size; parent pointers\n"
 "  -d size=N,agcount=N,agsize=N,su=N,sw=N,sunit=N,swidth=N,concurrency=N|nr_cpus\n"
 "  -l size=N,su=N,sunit=N,concurrency=N|nr_cpus\n"
 "  -m crc=1,finobt=0|1,rmapbt=0|1,reflink=0|1,inobtcount=0|1,bigtime=0|1,\n"
@@ -179,12 +179,12 @@ static int num_arg(struct parser *ps, const char *opt, const char *val, long lon
 	return 0;
 }
 
-/* A 0|1 switch; the bare name means 1, as in mkfs.xfs. */
+/* A 0|1 switch; the bare name (or "name=") means 1, as in mkfs.xfs. */
 static int bool_arg(struct parser *ps, const char *opt, const char *val, int *out)
 {
 	long long v = 0;
 
-	if (!val) {
+	if (!val || !*val) {
 		*out = 1;
 		return 0;
 	}
@@ -270,13 +270,17 @@ static int parse_sub(struct parser *ps, char letter, char *arg)
 			} else if (!strcmp(tok, "nrext64")) {
 				if (bool_arg(ps, name, val, &o->nrext64))
 					return -EINVAL;
+			} else if (!strcmp(tok, "exchange")) {
+				if (bool_arg(ps, name, val, &o->exchange))
+					return -EINVAL;
 			} else if (!strcmp(tok, "attr") || !strcmp(tok, "projid32bit")) {
 				/* v5 always has attr2 and 32-bit project ids */
 				if (!val || strcmp(val, !strcmp(tok, "attr") ? "2" : "1"))
 					return perr(ps->err, ps->el, "%s: v5 filesystems always use %s", name,
 						    !strcmp(tok, "attr") ? "attr=2" : "projid32bit=1");
 			} else {
-				return unknown(ps, letter, tok, "size=, maxpct=, sparse=, nrext64=");
+				return unknown(ps, letter, tok,
+					       "size=, maxpct=, sparse=, nrext64=, exchange=");
 			}
 			break;
 		case 'n':
@@ -295,8 +299,11 @@ static int parse_sub(struct parser *ps, char letter, char *arg)
 				if (val && strcmp(val, "1"))
 					return perr(ps->err, ps->el, "-n ftype=%s: v5 filesystems always "
 						    "store the file type in directories", val);
+			} else if (!strcmp(tok, "parent")) {
+				if (bool_arg(ps, name, val, &o->parent))
+					return -EINVAL;
 			} else {
-				return unknown(ps, letter, tok, "size=, version=2, ftype=1");
+				return unknown(ps, letter, tok, "size=, version=2, ftype=1, parent=");
 			}
 			break;
 		case 'd':

@@ -88,7 +88,7 @@ void mkfs_opts_init(struct mkfs_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->imaxpct = OPT_UNSET;
-	o->sparse = o->nrext64 = OPT_UNSET;
+	o->sparse = o->nrext64 = o->exchange = o->parent = OPT_UNSET;
 	o->dsunit = o->dswidth = OPT_UNSET;
 	o->lsunit = OPT_UNSET;
 	o->data_concurrency = o->log_concurrency = OPT_UNSET;
@@ -438,19 +438,54 @@ static void plan_sb(const struct mkfs_opts *o, struct mkfs_plan *p);
  * The kernel's minimum log for this geometry (three of its largest
  * transactions), from the superblock the plan would write.
  */
-static int reservation_min_logblocks(const struct mkfs_opts *o, const struct mkfs_plan *p,
-				     uint32_t *out)
+/* The geometry the kernel will derive from the superblock the plan would write. */
+static int plan_geom(const struct mkfs_opts *o, const struct mkfs_plan *p, struct fs_geom *g,
+		     uint32_t *logsunit)
 {
 	struct mkfs_plan tmp = *p;
-	struct fs_geom g;
 
 	plan_sb(o, &tmp);
 	/* mkfs.xfs sizes the log before it sets the inode alignment: same cluster size here */
 	tmp.sb.sb_inoalignmt = 0;
-	if (fs_geom_derive(&tmp.sb, &g))
+	if (fs_geom_derive(&tmp.sb, g))
 		return -EINVAL;
-	*out = fs_log_min_blocks(&g, tmp.sb.sb_logsunit);
+	if (logsunit)
+		*logsunit = tmp.sb.sb_logsunit;
 	return 0;
+}
+
+static int reservation_min_logblocks(const struct mkfs_opts *o, const struct mkfs_plan *p,
+				     uint32_t *out)
+{
+	struct fs_geom g;
+	uint32_t logsunit;
+
+	if (plan_geom(o, p, &g, &logsunit))
+		return -EINVAL;
+	*out = fs_log_min_blocks(&g, logsunit);
+	return 0;
+}
+
+/*
+ * The AGFL mkfs fills: xfs_alloc_min_freelist for trees of one level.  It
+ * also places the root inode (xfs_ialloc_calc_rootino), and xfs_repair
+ * calls a root anywhere else misplaced, so an image follows the rule of the
+ * xfs_repair that can check it.  xfsprogs 6.10 counts a split of every
+ * level and a new root, then the refill's splits below the old root:
+ * min(2, maxlevels) * 2 - 2 per tree (bno, cnt, rmap), none for a tree that
+ * never grows past one level; 6.1 counted min(2, maxlevels) per tree and
+ * assumed two rmapbt levels.  They differ only where the free space btrees
+ * stay one level high (300 MiB with 32 KiB blocks): images with 6.10's
+ * features (only 6.10 checks them) take 6.10's rule, the others 6.1's.
+ */
+static uint32_t min_freelist(const struct mkfs_plan *p, uint32_t rmap_maxlevels)
+{
+	uint32_t alloc = p->alloc_maxlevels < 2 ? p->alloc_maxlevels : 2;
+	uint32_t rmap = rmap_maxlevels < 2 ? rmap_maxlevels : 2;
+
+	if (!p->parent && !p->exchange)
+		return 2 * alloc + (p->rmapbt ? 2 : 0);
+	return 2 * (alloc * 2 - 2) + (p->rmapbt ? rmap * 2 - 2 : 0);
 }
 
 static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_plan *p,
@@ -648,6 +683,13 @@ static void plan_sb(const struct mkfs_opts *o, struct mkfs_plan *p)
 		sb->sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_BIGTIME;
 	if (p->nrext64)
 		sb->sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_NREXT64;
+	if (p->exchange)
+		sb->sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_EXCHRANGE;
+	if (p->parent) {
+		sb->sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_PARENT;
+		/* set up front, as mkfs.xfs does, so the kernel need not set it at the first pptr */
+		sb->sb_versionnum |= XFS_SB_VERSION_ATTRBIT;
+	}
 	if (p->finobt)
 		sb->sb_features_ro_compat |= XFS_SB_FEAT_RO_COMPAT_FINOBT;
 	if (p->rmapbt)
@@ -743,6 +785,9 @@ static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struc
 	p->bigtime = feat(o->bigtime, true);
 	p->sparse = feat(o->sparse, true);
 	p->nrext64 = feat(o->nrext64, true);
+	p->parent = feat(o->parent, false);
+	/* mkfs.xfs 6.10: parent pointers bring exchange-range (online repair) unless told not to */
+	p->exchange = feat(o->exchange, p->parent);
 	rc = plan_feature_deps(o, p, err, el);
 	if (rc)
 		return rc;
@@ -774,13 +819,6 @@ static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struc
 	p->alloc_maxlevels = sbtree_maxlevels(p->blocksize, sizeof(xfs_alloc_rec_t),
 					      sizeof(xfs_alloc_key_t) + sizeof(xfs_alloc_ptr_t),
 					      ((uint64_t)p->agblocks + 1) / 2);
-	/*
-	 * xfs_alloc_min_freelist for one-level trees: min(level + 1, maxlevels)
-	 * for bno and cnt, and for the rmapbt (whose maximum height is always
-	 * at least 2), so 2 + 2 (+ 2).
-	 */
-	p->agfl_need = 2 * (p->alloc_maxlevels < 2 ? p->alloc_maxlevels : 2) +
-		       (p->rmapbt ? 2 : 0);
 	/* with more than 64 inodes in a block, one allocation fills a block (xfs_ialloc_setup_geometry) */
 	p->chunk_inodes = max_u64(XFS_INODES_PER_CHUNK, p->blocksize / p->inodesize);
 	p->chunk_blocks = (p->chunk_inodes * p->inodesize) >> p->blocklog;
@@ -791,6 +829,14 @@ static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struc
 		p->chunk_align = p->dsunit && !(p->dsunit % inoalign) ? p->dsunit : inoalign;
 	}
 
+	{
+		struct fs_geom g;
+
+		if (plan_geom(o, p, &g, NULL))
+			return fail(err, el, "the geometry is inconsistent (%u blocks of %u bytes, "
+				    "%u AGs)", (unsigned)p->dblocks, p->blocksize, p->agcount);
+		p->agfl_need = min_freelist(p, g.rmap_maxlevels);
+	}
 	rc = plan_log(o, t, p, err, el);
 	if (rc)
 		return rc;

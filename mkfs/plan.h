@@ -28,6 +28,8 @@ struct mkfs_opts {
 	uint32_t blocksize, sectsize, inodesize, dirblocksize;
 	int imaxpct;                 /* -i maxpct= (OPT_UNSET: by size) */
 	int sparse, nrext64;         /* -i sparse=, nrext64= */
+	int exchange;                /* -i exchange=: exchange-range */
+	int parent;                  /* -n parent=: parent pointers */
 	/* -d */
 	uint64_t dsize;              /* bytes, 0 = whole target */
 	uint64_t agcount;            /* 0 = default */
@@ -112,6 +114,7 @@ struct mkfs_plan {
 	uint64_t logstart;           /* fsblock */
 	uint32_t imaxpct;
 	bool finobt, rmapbt, reflink, inobtcount, bigtime, sparse, nrext64;
+	bool exchange, parent;
 	/* fixed AG block numbers (same in every AG) */
 	uint32_t hdr_blocks;         /* blocks holding sb/agf/agi/agfl sectors */
 	uint32_t bno_root, cnt_root, ino_root, fino_root, rmap_root, refc_root;

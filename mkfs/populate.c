@@ -144,6 +144,13 @@ struct pop {
 	pthread_cond_t rcond;
 	int rerr;                  /* the first read error, and its file */
 	const char *rerr_path;
+	/*
+	 * Parent pointers: the names of tree inode i are links[link_first[i]
+	 * .. link_first[i + 1]), each a directory's tree index and the entry's
+	 * index in it (built when the feature is on).
+	 */
+	uint32_t *link_first;
+	struct tree_link { uint32_t dir, ent; } *links;
 	/* progress */
 	bool progress;
 	uint64_t done_bytes, done_files;
@@ -1163,32 +1170,89 @@ static int attr_alloc(void *priv, uint32_t nblocks, fs_fsblock_t *fsb)
 }
 
 /*
+ * Every name of every tree inode, for its parent pointers: one pass over
+ * the directories' entries, counted per child, then placed.
+ */
+static int build_links(struct pop *s)
+{
+	const struct proto_tree *t = s->t;
+	uint32_t total = 0;
+
+	s->link_first = calloc((size_t)t->n + 1, sizeof(*s->link_first));
+	if (!s->link_first)
+		return -ENOMEM;
+	for (uint32_t d = 0; d < t->n; d++)
+		for (uint32_t e = 0; e < t->v[d].nents; e++) {
+			if (t->v[d].ents[e].child >= t->n)
+				return -EINVAL;
+			s->link_first[t->v[d].ents[e].child + 1]++;
+			total++;
+		}
+	for (uint32_t i = 0; i < t->n; i++)
+		s->link_first[i + 1] += s->link_first[i];
+	s->links = malloc(((size_t)total + 1) * sizeof(*s->links));
+	if (!s->links)
+		return -ENOMEM;
+	{
+		uint32_t *at = malloc(((size_t)t->n + 1) * sizeof(*at));
+
+		if (!at)
+			return -ENOMEM;
+		memcpy(at, s->link_first, ((size_t)t->n + 1) * sizeof(*at));
+		for (uint32_t d = 0; d < t->n; d++)
+			for (uint32_t e = 0; e < t->v[d].nents; e++)
+				s->links[at[t->v[d].ents[e].child]++] = (struct tree_link){ d, e };
+		free(at);
+	}
+	return 0;
+}
+
+/*
  * Choose the attr fork: short form in the inode when it fits beside what
  * the data fork needs, else attr blocks (leaf, node, remote values) from
- * libfs/build/attrbuild.c mapped by the attr fork.
+ * libfs/build/attrbuild.c mapped by the attr fork.  With parent pointers
+ * the inode's names (tree index idx) are attributes too.
  */
-static int do_xattrs(struct pop *s, struct proto_inode *in)
+static int do_xattrs(struct pop *s, struct proto_inode *in, uint32_t idx)
 {
 	struct fs_attrbuild_ent *ents;
+	struct xfs_parent_rec *recs = NULL;
 	struct fs_attrbuild *ab = NULL;
 	struct extv ext = { 0 };
 	bool dev = S_ISCHR(in->mode) || S_ISBLK(in->mode) || S_ISFIFO(in->mode) ||
 		   S_ISSOCK(in->mode);
-	uint32_t sf;
+	uint32_t sf, npptr = s->links ? s->link_first[idx + 1] - s->link_first[idx] : 0;
+	size_t n = (size_t)in->nxattrs + npptr;
 	int rc;
 
-	if (!in->nxattrs)
+	if (!n)
 		return 0;
-	ents = calloc(in->nxattrs, sizeof(*ents));
-	if (!ents)
+	ents = calloc(n, sizeof(*ents));
+	recs = npptr ? calloc(npptr, sizeof(*recs)) : NULL;
+	if (!ents || (npptr && !recs)) {
+		free(ents);
+		free(recs);
 		return -ENOMEM;
+	}
 	for (uint32_t i = 0; i < in->nxattrs; i++)
 		ents[i] = (struct fs_attrbuild_ent){ in->xattrs[i].flags, in->xattrs[i].namelen,
 			(const unsigned char *)in->xattrs[i].name, in->xattrs[i].valuelen,
 			in->xattrs[i].value };
-	rc = fs_attrbuild_plan(&s->g, in->ino, ents, in->nxattrs, &ab);
+	for (uint32_t k = 0; k < npptr; k++) {
+		const struct tree_link *l = &s->links[s->link_first[idx] + k];
+		const struct proto_dent *de = &s->t->v[l->dir].ents[l->ent];
+
+		/* encode_inode writes every inode with generation 0: so does its pptr value */
+		put_be64(&recs[k].p_ino, s->t->v[l->dir].ino);
+		put_be32(&recs[k].p_gen, 0);
+		ents[in->nxattrs + k] = (struct fs_attrbuild_ent){ XFS_ATTR_PARENT, de->namelen,
+			(const unsigned char *)de->name, sizeof(recs[k]),
+			(const unsigned char *)&recs[k] };
+	}
+	rc = fs_attrbuild_plan(&s->g, in->ino, ents, n, &ab);
 	if (rc) {
 		free(ents);
+		free(recs);
 		return perr(s, rc, "xattrs of inode %llu", (unsigned long long)in->ino);
 	}
 	sf = fs_attrbuild_sf_size(ab);
@@ -1241,6 +1305,7 @@ out:
 		rc = perr(s, rc, "no room for the xattrs of inode %llu", (unsigned long long)in->ino);
 	free(ext.v);
 	free(ents);
+	free(recs);
 	fs_attrbuild_free(ab);
 	return rc;
 }
@@ -1848,6 +1913,11 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 	}
 	if (!rc)
 		rc = place_all(&s);
+	if (!rc && p->parent) {
+		rc = build_links(&s);
+		if (rc)
+			rc = perr(&s, rc, "listing the names for parent pointers");
+	}
 	/* AG by AG, inodes in tree order: one ascending stream of writes per AG */
 	for (uint32_t agno = 0; agno < p->agcount && !rc; agno++)
 		for (uint32_t i = 0; i < t->n && !rc; i++) {
@@ -1855,7 +1925,7 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 
 			if (in->agno != agno)
 				continue;
-			rc = do_xattrs(&s, in);
+			rc = do_xattrs(&s, in, i);
 			if (rc)
 				break;
 			switch (in->mode & S_IFMT) {
@@ -1966,6 +2036,8 @@ out:
 	pthread_cond_destroy(&s.wcond);
 	pthread_cond_destroy(&s.rcond);
 	free(s.jobs);
+	free(s.link_first);
+	free(s.links);
 	free(rootchunk);
 	return rc;
 }

@@ -2,7 +2,8 @@
 /*
  * The xattr encoder: attributes in, an attr fork out.  Short form when
  * every name and value is below 255 bytes (the kernel's rule); otherwise
- * attr3 leaf blocks, entries in hash order with their name structures
+ * attr3 leaf blocks, entries in hash order (a parent pointer's hash is
+ * pptr.c's: its name's mixed with the parent's inode number) with their name structures
  * packed from the end of the block, values at or above three quarters of
  * a block in remote value blocks (XARM, one header per block); one leaf
  * is attr block 0, more leaves hang under DA3 node levels rooted there.
@@ -19,6 +20,7 @@
 #include "libfs/format/crc.h"
 #include "libfs/format/da.h"
 #include "libfs/format/endian.h"
+#include "libfs/format/pptr.h"
 #include "libfs/util/sort.h"
 
 #define LEAF_HDR  sizeof(struct xfs_attr3_leaf_hdr)
@@ -50,9 +52,31 @@ struct fs_attrbuild {
 	fs_fsblock_t *phys;        /* per logical block */
 };
 
-static bool ns_ok(uint8_t f)
+/* One namespace; parent pointers only where the feature is on, and then as pptr.c decodes them. */
+static bool ent_ok(const struct fs_geom *g, const struct fs_attrbuild_ent *e)
 {
-	return f == 0 || f == XFS_ATTR_ROOT || f == XFS_ATTR_SECURE;
+	if (!e->namelen || e->valuelen > VALUE_MAX || memchr(e->name, 0, e->namelen))
+		return false;
+	if (e->flags == XFS_ATTR_PARENT)
+		return g->parent && e->valuelen == sizeof(struct xfs_parent_rec) &&
+		       !memchr(e->name, '/', e->namelen);
+	return e->flags == 0 || e->flags == XFS_ATTR_ROOT || e->flags == XFS_ATTR_SECURE;
+}
+
+static uint32_t ent_hash(const struct fs_geom *g, const struct fs_attrbuild_ent *e)
+{
+	if (e->flags == XFS_ATTR_PARENT)
+		return fs_parent_hashval(g, e->name, e->namelen,
+					 get_be64(e->value + offsetof(struct xfs_parent_rec, p_ino)));
+	return fs_da_hashname(e->name, e->namelen);
+}
+
+/* The same attribute: one name per namespace; a parent pointer is its name and its value. */
+static bool same_attr(const struct fs_attrbuild_ent *a, const struct fs_attrbuild_ent *b)
+{
+	if (a->flags != b->flags || a->namelen != b->namelen || memcmp(a->name, b->name, a->namelen))
+		return false;
+	return a->flags != XFS_ATTR_PARENT || !memcmp(a->value, b->value, a->valuelen);
 }
 
 int fs_attrbuild_plan(const struct fs_geom *g, fs_ino_t ino, const struct fs_attrbuild_ent *ents,
@@ -65,8 +89,7 @@ int fs_attrbuild_plan(const struct fs_geom *g, fs_ino_t ino, const struct fs_att
 	if (n > UINT32_MAX / 4)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
-		if (!ents[i].namelen || !ns_ok(ents[i].flags) || ents[i].valuelen > VALUE_MAX ||
-		    memchr(ents[i].name, 0, ents[i].namelen))
+		if (!ent_ok(g, &ents[i]))
 			return -EINVAL;
 	ab = calloc(1, sizeof(*ab));
 	if (!ab)
@@ -83,7 +106,7 @@ int fs_attrbuild_plan(const struct fs_geom *g, fs_ino_t ino, const struct fs_att
 		struct aent *e = &ab->v[i];
 		uint32_t loc = fs_attr_entsize_local(ents[i].namelen, ents[i].valuelen);
 
-		e->hash = fs_da_hashname(ents[i].name, ents[i].namelen);
+		e->hash = ent_hash(g, &ents[i]);
 		e->idx = (uint32_t)i;
 		/* the kernel keeps a value local below three quarters of a block */
 		e->local = loc < (bs >> 1) + (bs >> 2);
@@ -92,17 +115,12 @@ int fs_attrbuild_plan(const struct fs_geom *g, fs_ino_t ino, const struct fs_att
 	}
 	if (fs_sort_u32(ab->v, n, sizeof(*ab->v), offsetof(struct aent, hash)))
 		goto nomem;
-	/* one name per namespace */
 	for (size_t i = 0; i < n; i++)
-		for (size_t j = i + 1; j < n && ab->v[j].hash == ab->v[i].hash; j++) {
-			const struct fs_attrbuild_ent *a = &ents[ab->v[i].idx], *b = &ents[ab->v[j].idx];
-
-			if (a->flags == b->flags && a->namelen == b->namelen &&
-			    !memcmp(a->name, b->name, a->namelen)) {
+		for (size_t j = i + 1; j < n && ab->v[j].hash == ab->v[i].hash; j++)
+			if (same_attr(&ents[ab->v[i].idx], &ents[ab->v[j].idx])) {
 				fs_attrbuild_free(ab);
 				return -EEXIST;
 			}
-		}
 	/* leaves: filled in hash order while the table and the names fit */
 	used = (uint32_t)LEAF_HDR;
 	first = 0;

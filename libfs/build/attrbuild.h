@@ -26,7 +26,12 @@
  */
 
 struct fs_attrbuild_ent {
-	uint8_t flags;             /* namespace: 0 (user), XFS_ATTR_ROOT, XFS_ATTR_SECURE */
+	/*
+	 * namespace: 0 (user), XFS_ATTR_ROOT, XFS_ATTR_SECURE, or with the
+	 * parent feature XFS_ATTR_PARENT: a parent pointer, its name the
+	 * directory entry's, its value a struct xfs_parent_rec
+	 */
+	uint8_t flags;
 	uint8_t namelen;           /* 1..255 */
 	const unsigned char *name;
 	uint32_t valuelen;         /* up to XFS_XATTR_SIZE_MAX (64 KiB) */
@@ -46,7 +51,10 @@ struct fs_attrbuild_io {
 
 struct fs_attrbuild;
 
-/* -EINVAL for a bad name, namespace or value size, -EEXIST for a name given twice, -ENOMEM. */
+/*
+ * -EINVAL for a bad name, namespace or value size, -EEXIST for a name given
+ * twice (a parent pointer: name and value twice), -ENOMEM.
+ */
 int fs_attrbuild_plan(const struct fs_geom *g, fs_ino_t ino, const struct fs_attrbuild_ent *ents,
 		      size_t n, struct fs_attrbuild **out);
 

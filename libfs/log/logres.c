@@ -8,8 +8,12 @@
  * hold three of the largest.  mkfs.xfs sizes logs from the same number, in
  * the variant kept stable for old kernels (libxfs xfs_log_rlimit.c): rmap
  * heights of 9 with reflink, the early reflink roll counts and refcount
- * splits inside the write/truncate reservations.  The byte counts here are
- * the kernel's rules, as of xfsprogs 6.1, expressed on struct fs_geom.
+ * splits inside the write/truncate reservations.  A filesystem with parent
+ * pointers is new enough to drop that variant (xfsprogs 6.10): its minimum
+ * comes from the reservations the kernel really makes, and every namespace
+ * transaction also reserves for setting or removing a parent pointer xattr
+ * and logging its intent items.  The byte counts here are the kernel's
+ * rules, as of xfsprogs 6.10, expressed on struct fs_geom.
  */
 #include "libfs/log/logres.h"
 
@@ -26,6 +30,7 @@ enum {
 
 struct lr {
 	const struct fs_geom *g;
+	bool current;                /* the reservations as made, not the early-reflink variant */
 	uint32_t bsize, ssize;
 	uint32_t rmap_maxlevels;     /* as the minimum-size variant sees it */
 	uint32_t alloc_contig;       /* alloc btree leaf maxrecs - minrecs */
@@ -35,6 +40,7 @@ struct lr {
 struct resv { uint32_t logres, logcount; };
 
 static uint32_t max2(uint32_t a, uint32_t b) { return a > b ? a : b; }
+static uint32_t max3(uint32_t a, uint32_t b, uint32_t c) { return max2(a, max2(b, c)); }
 static uint32_t div_up(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 
 /* Each logged buffer costs an op header and a buf log format, rounded to 128 bytes. */
@@ -134,7 +140,18 @@ static uint32_t dirop_log_count(const struct lr *r)
 	return daenter_blocks(r, XFS_DATA_FORK) + daenter_bmaps(r, XFS_DATA_FORK) + 1;
 }
 
-/* Writes and truncates, in the early-reflink form the minimum log size uses. */
+/* Refcount updates in their own transaction (deferred): nr_ops AGFs and refcountbt splits. */
+static uint32_t refcountbt_res(const struct lr *r, uint32_t nr_ops)
+{
+	if (!r->g->reflink)
+		return 0;
+	return buf_res(nr_ops, r->ssize) + buf_res(refcountbt_blocks(r, nr_ops), r->bsize);
+}
+
+/*
+ * Writes and truncates.  The early-reflink form logged the refcountbt
+ * splits in the same transaction; now they are a transaction of their own.
+ */
 static uint32_t write_res(const struct lr *r)
 {
 	uint32_t t1, t3, adj = 0;
@@ -143,6 +160,8 @@ static uint32_t write_res(const struct lr *r)
 	     buf_res(3, r->ssize) + buf_res(allocfree_blocks(r, 2), r->bsize);
 	/* no realtime device: the rt variant (t2) is 0 */
 	t3 = buf_res(5, r->ssize) + buf_res(allocfree_blocks(r, 2), r->bsize);
+	if (r->current)
+		return r->dquot_res + max3(refcountbt_res(r, 1), t1, t3);
 	if (r->g->reflink)
 		adj = buf_res(refcountbt_blocks(r, 2), r->bsize);
 	return r->dquot_res + max2(t1 + adj, t3 + adj);
@@ -154,15 +173,47 @@ static uint32_t itruncate_res(const struct lr *r)
 
 	t1 = inode_res(r, 1) + buf_res(bm_maxlevels(r, XFS_DATA_FORK) + 1, r->bsize);
 	t2 = buf_res(9, r->ssize) + buf_res(allocfree_blocks(r, 4), r->bsize);
+	if (r->current)
+		return r->dquot_res + max3(refcountbt_res(r, 2), t1, t2);
 	if (r->g->reflink)
 		t2 += buf_res(refcountbt_blocks(r, 4), r->bsize);
 	return r->dquot_res + max2(t1, t2);
 }
 
+static uint32_t attrsetm_res(const struct lr *r);
+static uint32_t attrrm_res(const struct lr *r);
+
+/*
+ * What one parent pointer intent item logs: its format, the value (a
+ * struct xfs_parent_rec) and the longest name; a replace logs two of each.
+ */
+static uint32_t iovec_len(uint32_t len) { return (len + 3) & ~3u; }
+
+static uint32_t pptr_link_overhead(void)
+{
+	return (uint32_t)sizeof(struct xfs_attri_log_format) +
+	       iovec_len(sizeof(struct xfs_parent_rec)) + iovec_len(MAXNAMELEN - 1);
+}
+
+static uint32_t pptr_replace_overhead(void)
+{
+	return pptr_link_overhead() + iovec_len(sizeof(struct xfs_parent_rec)) +
+	       iovec_len(MAXNAMELEN - 1);
+}
+
 static uint32_t rename_res(const struct lr *r)
 {
-	return r->dquot_res + max2(inode_res(r, 5) + buf_res(2 * dirop_log_count(r), r->bsize),
-				   buf_res(7, r->ssize) + buf_res(allocfree_blocks(r, 3), r->bsize));
+	uint32_t t1 = inode_res(r, 5) + buf_res(2 * dirop_log_count(r), r->bsize);
+	uint32_t t2 = buf_res(7, r->ssize) + buf_res(allocfree_blocks(r, 3), r->bsize);
+	/* a rename replaces the source's pptr, removes the target's, adds the whiteout's */
+	uint32_t overhead = r->dquot_res, rename_ovh, exchange_ovh;
+
+	if (!r->g->parent)
+		return overhead + max2(t1, t2);
+	rename_ovh = pptr_replace_overhead() + 2 * pptr_link_overhead();
+	exchange_ovh = 2 * pptr_replace_overhead();
+	overhead += max2(rename_ovh, exchange_ovh);
+	return overhead + max3(t1, t2, max2(attrsetm_res(r), attrrm_res(r)));
 }
 
 static uint32_t iunlink_remove_res(const struct lr *r)
@@ -175,18 +226,32 @@ static uint32_t iunlink_add_res(const struct lr *r)
 	return buf_res(1, r->ssize) + r->g->inode_cluster_size;
 }
 
+/*
+ * A link, remove or create: its base overhead and the larger of its parts;
+ * with parent pointers also the pptr xattr change (t3) and its intent item.
+ */
+static uint32_t namespace_res(const struct lr *r, uint32_t overhead, uint32_t t1, uint32_t t2,
+			      uint32_t t3)
+{
+	if (!r->g->parent)
+		return overhead + max2(t1, t2);
+	return overhead + pptr_link_overhead() + max3(t1, t2, t3);
+}
+
 static uint32_t link_res(const struct lr *r)
 {
-	return r->dquot_res + iunlink_remove_res(r) +
-	       max2(inode_res(r, 2) + buf_res(dirop_log_count(r), r->bsize),
-		    buf_res(3, r->ssize) + buf_res(allocfree_blocks(r, 1), r->bsize));
+	return namespace_res(r, r->dquot_res + iunlink_remove_res(r),
+			     inode_res(r, 2) + buf_res(dirop_log_count(r), r->bsize),
+			     buf_res(3, r->ssize) + buf_res(allocfree_blocks(r, 1), r->bsize),
+			     attrsetm_res(r));
 }
 
 static uint32_t remove_res(const struct lr *r)
 {
-	return r->dquot_res + iunlink_add_res(r) +
-	       max2(inode_res(r, 2) + buf_res(dirop_log_count(r), r->bsize),
-		    buf_res(4, r->ssize) + buf_res(allocfree_blocks(r, 2), r->bsize));
+	return namespace_res(r, r->dquot_res + iunlink_add_res(r),
+			     inode_res(r, 2) + buf_res(dirop_log_count(r), r->bsize),
+			     buf_res(4, r->ssize) + buf_res(allocfree_blocks(r, 2), r->bsize),
+			     attrrm_res(r));
 }
 
 static uint32_t create_modify_res(const struct lr *r)
@@ -202,13 +267,23 @@ static uint32_t create_alloc_res(const struct lr *r)
 
 static uint32_t icreate_res(const struct lr *r)
 {
-	return r->dquot_res + max2(create_alloc_res(r), create_modify_res(r));
+	return namespace_res(r, r->dquot_res, create_alloc_res(r), create_modify_res(r),
+			     attrsetm_res(r));
 }
 
 static uint32_t attrsetm_res(const struct lr *r)
 {
 	return r->dquot_res + inode_res(r, 1) + buf_res(1, r->ssize) +
 	       buf_res(XFS_DA_NODE_MAXDEPTH, r->bsize);
+}
+
+static uint32_t attrrm_res(const struct lr *r)
+{
+	return r->dquot_res +
+	       max2(inode_res(r, 1) + buf_res(XFS_DA_NODE_MAXDEPTH, r->bsize) +
+		    bm_maxlevels(r, XFS_ATTR_FORK) * r->bsize +
+		    buf_res(bm_maxlevels(r, XFS_DATA_FORK), 0),
+		    buf_res(5, r->ssize) + buf_res(allocfree_blocks(r, 2), r->bsize));
 }
 
 static uint32_t attrsetrt_res(const struct lr *r)
@@ -224,20 +299,26 @@ static size_t all_resv(const struct lr *r, struct resv *v)
 	uint32_t write_count = g->reflink ? LC_WRITE_REFLINK : g->rmapbt ? LC_WRITE : LC_WRITE + adj;
 	uint32_t trunc_count = g->reflink ? LC_ITRUNCATE_REFLINK :
 			       g->rmapbt ? LC_ITRUNCATE : LC_ITRUNCATE + adj;
+	/* the rolls a namespace change needs for its parent pointer xattr */
+	uint32_t pset = g->parent ? LC_ATTRSET : 0, prm = g->parent ? LC_ATTRRM : 0;
 	uint32_t write = write_res(r);
 	size_t n = 0;
 
+	if (r->current) {
+		write_count = LC_WRITE + adj;
+		trunc_count = LC_ITRUNCATE + adj;
+	}
 	v[n++] = (struct resv){ write, write_count };                           /* write */
 	v[n++] = (struct resv){ itruncate_res(r), trunc_count };                /* itruncate */
-	v[n++] = (struct resv){ rename_res(r), LC_RENAME };                     /* rename */
-	v[n++] = (struct resv){ link_res(r), LC_LINK };                         /* link */
-	v[n++] = (struct resv){ remove_res(r), LC_REMOVE };                     /* remove */
+	v[n++] = (struct resv){ rename_res(r), LC_RENAME + max2(pset, prm) };  /* rename */
+	v[n++] = (struct resv){ link_res(r), LC_LINK + pset };                  /* link */
+	v[n++] = (struct resv){ remove_res(r), LC_REMOVE + prm };               /* remove */
 	v[n++] = (struct resv){ icreate_res(r) + buf_res(1, XFS_SYMLINK_MAXLEN),
-				LC_SYMLINK };                                   /* symlink */
-	v[n++] = (struct resv){ icreate_res(r), LC_CREATE };                    /* create */
+				LC_SYMLINK + pset };                            /* symlink */
+	v[n++] = (struct resv){ icreate_res(r), LC_CREATE + pset };             /* create */
 	v[n++] = (struct resv){ r->dquot_res + create_alloc_res(r) + iunlink_add_res(r),
 				LC_CREATE_TMPFILE };                            /* create_tmpfile */
-	v[n++] = (struct resv){ icreate_res(r), LC_MKDIR };                     /* mkdir */
+	v[n++] = (struct resv){ icreate_res(r), LC_MKDIR + pset };              /* mkdir */
 	v[n++] = (struct resv){ r->dquot_res + inode_res(r, 1) + buf_res(3, r->ssize) +
 				iunlink_remove_res(r) + chunk_free_res(r) + inobt_res(r) +
 				finobt_res(r), LC_INACTIVE };                   /* ifree */
@@ -258,13 +339,7 @@ static size_t all_resv(const struct lr *r, struct resv *v)
 				LC_ATTRINVAL };                                 /* attrinval */
 	v[n++] = (struct resv){ attrsetm_res(r), LC_ATTRSET };                  /* attrsetm */
 	v[n++] = (struct resv){ attrsetrt_res(r), 0 };                          /* attrsetrt */
-	v[n++] = (struct resv){ r->dquot_res +
-				max2(inode_res(r, 1) + buf_res(XFS_DA_NODE_MAXDEPTH, r->bsize) +
-				     bm_maxlevels(r, XFS_ATTR_FORK) * r->bsize +
-				     buf_res(bm_maxlevels(r, XFS_DATA_FORK), 0),
-				     buf_res(5, r->ssize) +
-				     buf_res(allocfree_blocks(r, 2), r->bsize)),
-				LC_ATTRRM };                                    /* attrrm */
+	v[n++] = (struct resv){ attrrm_res(r), LC_ATTRRM };                     /* attrrm */
 	v[n++] = (struct resv){ buf_res(1, r->ssize), 0 };                      /* clearagi */
 	v[n++] = (struct resv){ buf_res(2, r->ssize) +
 				buf_res(bm_maxlevels(r, XFS_DATA_FORK), r->bsize) +
@@ -306,9 +381,11 @@ static uint32_t unit_res(uint32_t unit_bytes, uint32_t logsunit)
 
 uint32_t fs_log_min_blocks(const struct fs_geom *g, uint32_t logsunit_bytes)
 {
+	/* features newer than 2023 (parent pointers) take the reservations as they are */
+	bool current = g->parent;
 	struct lr r = {
-		.g = g, .bsize = g->blocksize, .ssize = g->sectsize,
-		.rmap_maxlevels = g->rmapbt && g->reflink ? OLD_REFLINK_RMAP_MAXLEVELS :
+		.g = g, .current = current, .bsize = g->blocksize, .ssize = g->sectsize,
+		.rmap_maxlevels = g->rmapbt && g->reflink && !current ? OLD_REFLINK_RMAP_MAXLEVELS :
 				  g->rmap_maxlevels,
 		.dquot_res = (uint32_t)(sizeof(struct xfs_dq_logformat) +
 					sizeof(struct xfs_disk_dquot)) * 6,
@@ -334,7 +411,10 @@ uint32_t fs_log_min_blocks(const struct fs_geom *g, uint32_t logsunit_bytes)
 	/* setting the largest local attribute at mount time (attrsetm plus attrsetrt per block) */
 	local_max = (uint32_t)xfs_attr_leaf_entsize_local_max((int)g->blocksize) - MAXNAMELEN - 1;
 	nblks = daenter_blocks(&r, XFS_ATTR_FORK) + daenter_bmaps(&r, XFS_ATTR_FORK) +
-		div_up(local_max, g->blocksize) + nextentadd_blocks(&r, local_max, XFS_ATTR_FORK);
+		div_up(local_max, g->blocksize);
+	/* the early form counted bmbt growth for local_max blocks where it meant bytes */
+	nblks += nextentadd_blocks(&r, current ? div_up(local_max, g->blocksize) : local_max,
+				   XFS_ATTR_FORK);
 	attr_space = attrsetm_res(&r) + (uint64_t)attrsetrt_res(&r) * nblks;
 	if (attr_space > space) {
 		best.logres = (uint32_t)attr_space;

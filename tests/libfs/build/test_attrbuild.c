@@ -7,7 +7,9 @@
  * namespaces; every block through the verifier table (attr leaf, DA node,
  * remote value) and the leaf hash rule, then the attributes read back
  * with libfs/format/attr.c's decoders (short form walker, leaf entries, remote
- * headers) and compared with what went in.  Bad input is refused.
+ * headers) and compared with what went in.  Parent pointer entries (the
+ * parent feature) in all three formats: pptr.c's hash in every leaf entry,
+ * each decoded back to its parent.  Bad input is refused.
  */
 #include <stdarg.h>
 #include <setjmp.h>
@@ -23,6 +25,7 @@
 #include "libfs/build/attrbuild.h"
 #include "libfs/format/da.h"
 #include "libfs/format/endian.h"
+#include "libfs/format/pptr.h"
 #include "tests/libfs/bload_rt.h"
 
 #define INO 131ull
@@ -284,10 +287,159 @@ static void test_refused(void **state)
 	assert_int_equal(fs_attrbuild_plan(&g, INO, e, 2, &ab), -EINVAL);
 }
 
+/* npptr parent pointers (names repeat across two parents) and one user xattr */
+struct pptrs {
+	struct fs_attrbuild_ent e[1001];
+	struct xfs_parent_rec rec[1000];
+	char names[1000][40];
+	uint32_t seen[1001];
+	size_t n;
+};
+
+static void pptrs_make(struct pptrs *p, size_t npptr)
+{
+	memset(p, 0, sizeof(*p));
+	for (size_t i = 0; i < npptr; i++) {
+		int len = snprintf(p->names[i], sizeof(p->names[i]), "link_name_%04zu", i / 2);
+
+		put_be64(&p->rec[i].p_ino, 200 + (i % 2) * 1000);   /* the same name in two directories */
+		put_be32(&p->rec[i].p_gen, (uint32_t)i);
+		p->e[i] = (struct fs_attrbuild_ent){ XFS_ATTR_PARENT, (uint8_t)len,
+			(const unsigned char *)p->names[i], sizeof(p->rec[i]),
+			(const unsigned char *)&p->rec[i] };
+	}
+	p->e[npptr] = (struct fs_attrbuild_ent){ 0, 4, (const unsigned char *)"user", 3,
+		(const unsigned char *)"abc" };
+	p->n = npptr + 1;
+}
+
+/* The entry went in: a parent pointer by name and value, the user xattr by name. */
+static void pptr_seen(struct pptrs *p, const struct fs_geom *g, const struct fs_attr_ent *e)
+{
+	struct fs_pptr pp;
+
+	if (!fs_attr_is_pptr(e)) {
+		assert_int_equal(e->namelen, 4);
+		p->seen[p->n - 1]++;
+		return;
+	}
+	assert_int_equal(fs_pptr_decode(g, e, &pp), FS_PPTR_OK);
+	for (size_t i = 0; i + 1 < p->n; i++)
+		if (p->e[i].namelen == e->namelen && !memcmp(p->e[i].name, e->name, e->namelen) &&
+		    pp.parent == get_be64(&p->rec[i].p_ino) && pp.gen == get_be32(&p->rec[i].p_gen)) {
+			p->seen[i]++;
+			return;
+		}
+	fail_msg("a parent pointer that did not go in");
+}
+
+static struct { struct pptrs *p; const struct fs_geom *g; } sf_ctx;
+
+static void pptr_sf_cb(void *priv, const struct fs_attr_ent *e)
+{
+	(void)priv;
+	pptr_seen(sf_ctx.p, sf_ctx.g, e);
+}
+
+/* Encode, verify, read back; the format made: 0 short form, 1 one leaf, 2 node. */
+static int pptr_roundtrip(const struct fs_geom *g, struct pptrs *p)
+{
+	struct fs_attrbuild *ab;
+	struct store st = { .g = g, .fsb = BASE_FSB };
+	struct fs_attrbuild_io io = { alloc, &st };
+	struct fs_findings fl;
+	uint32_t bs = g->blocksize, sf;
+	unsigned char *b = malloc(bs);
+	int fmt = 1;
+
+	assert_non_null(b);
+	fs_findings_init(&fl);
+	assert_int_equal(fs_attrbuild_plan(g, INO, p->e, p->n, &ab), 0);
+	sf = fs_attrbuild_sf_size(ab);
+	if (sf && sf <= 336) {
+		unsigned char fork[336] = { 0 };
+		struct fs_vctx vc = { .g = g, .fl = &fl, .ino = INO };
+
+		fs_attrbuild_sf(ab, fork);
+		sf_ctx.p = p;
+		sf_ctx.g = g;
+		assert_int_equal(fs_attr_sf_verify(&vc, fork, sizeof(fork), pptr_sf_cb, NULL), 0);
+		fmt = 0;
+	} else {
+		assert_int_equal(fs_attrbuild_layout(ab, &io), 0);
+		for (uint32_t i = 0; i < fs_attrbuild_nblocks(ab); i++) {
+			fs_fsblock_t fsb;
+			struct fs_vctx vc = { .g = g, .fl = &fl, .ino = INO };
+			struct fs_attr_leaf_hdr h;
+			uint32_t last = 0;
+
+			assert_int_equal(fs_attrbuild_encode(ab, i, b, &fsb), 0);
+			vc.daddr = fs_fsb_to_daddr(g, fsb);
+			if (get_be16(b + 8) == XFS_DA3_NODE_MAGIC) {
+				assert_int_equal(fs_verify(FS_MT_DA_NODE, &vc, b, bs), 0);
+				fmt = 2;
+				continue;
+			}
+			assert_int_equal(fs_verify(FS_MT_ATTR_LEAF, &vc, b, bs), 0);
+			fs_attr_leaf_hdr_decode(b, bs, &h);
+			for (uint32_t k = 0; k < h.count; k++) {
+				struct fs_attr_ent e;
+
+				assert_true(fs_attr_leaf_entry(b, bs, &h, k, &e));
+				/* the hash the kernel looks the entry up by, in order */
+				assert_int_equal(e.hash, fs_attr_ent_hashval(g, &e));
+				assert_true(e.hash >= last);
+				last = e.hash;
+				pptr_seen(p, g, &e);
+			}
+		}
+	}
+	if (fl.n)
+		fail_msg("%zu findings, first %s", fl.n, fl.v[0].def->code);
+	for (size_t i = 0; i < p->n; i++)
+		assert_int_equal(p->seen[i], 1);
+	fs_findings_free(&fl);
+	fs_attrbuild_free(ab);
+	free(b);
+	return fmt;
+}
+
+static void test_pptr(void **state)
+{
+	struct fs_geom g;
+	struct fs_attrbuild *ab;
+	struct pptrs *p = malloc(sizeof(*p));
+	static const size_t counts[3] = { 3, 40, 1000 };
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(rt_geom_ex(4096, 0, 14, 4, false, &g), 0);
+	pptrs_make(p, 2);
+	/* no parent pointers where the feature is off */
+	assert_int_equal(fs_attrbuild_plan(&g, INO, p->e, p->n, &ab), -EINVAL);
+	g.parent = true;
+	for (int f = 0; f < 3; f++) {
+		pptrs_make(p, counts[f]);
+		assert_int_equal(pptr_roundtrip(&g, p), f);
+	}
+	/* one name in one directory once; the value must be a parent record; no '/' */
+	pptrs_make(p, 2);
+	p->rec[1] = p->rec[0];
+	assert_int_equal(fs_attrbuild_plan(&g, INO, p->e, p->n, &ab), -EEXIST);
+	pptrs_make(p, 2);
+	p->e[0].valuelen = 11;
+	assert_int_equal(fs_attrbuild_plan(&g, INO, p->e, p->n, &ab), -EINVAL);
+	pptrs_make(p, 2);
+	p->names[0][3] = '/';
+	assert_int_equal(fs_attrbuild_plan(&g, INO, p->e, p->n, &ab), -EINVAL);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_pptr),
 		cmocka_unit_test(test_formats),
 	};
 
