@@ -135,8 +135,7 @@ int repair_log_meet(struct repair_log *lg, const struct repair_opts *o, const ch
 	scan_log_describe(&lg->sl, what, sizeof(what));
 	/* the replay is the run's first write: the undo file covers it too */
 	if (!o->dry_run && o->undo_path &&
-	    fs_undo_create(o->undo_path, (*fs)->dev, "xfsx_repair " XFSX_VERSION, NULL, undo, msg,
-			   ml))
+	    scan_undo_create(o->undo_path, *fs, "xfsx_repair " XFSX_VERSION, undo, msg, ml))
 		return 1;
 	/* again, over what the replay changed (in memory with -n) */
 	err = scan_log_reopen(&lg->sl, o->dry_run ? SCAN_REPLAY_IN_MEMORY : SCAN_REPLAY_ON_DISK,
