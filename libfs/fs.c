@@ -550,7 +550,7 @@ static int open_other_device(struct fs *fs, const char *path, const char *what,
 			char was[sizeof(e->msg)];
 
 			snprintf(was, sizeof(was), "%s", e->msg);
-			snprintf(e->msg, sizeof(e->msg), "the %s device: %s", what, was);
+			snprintf(e->msg, sizeof(e->msg), "the %s device: %.230s", what, was);
 		}
 		return err;
 	}

@@ -219,7 +219,7 @@ int fs_target_check(const char *path, enum fs_target_use use, struct fs_target_i
 
 	if (out->mounted) {
 		bool via_loop = out->type == FS_TARGET_FILE && strcmp(out->mount_source, path);
-		char how[PATH_MAX + 64];
+		char how[2 * PATH_MAX];
 
 		if (*out->mount_role)
 			snprintf(how, sizeof(how), "%s the %s device of %s, mounted",
