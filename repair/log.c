@@ -126,7 +126,29 @@ int repair_log_meet(struct repair_log *lg, const struct repair_opts *o, const ch
 		return 1;
 	}
 	if (!lg->sl.dirty) {
-		/* the full reader finds an unmount record newest */
+		/*
+		 * The full reader finds an unmount record newest, or nothing left
+		 * once the torn newest records are dropped (a CRC or a length a
+		 * crash leaves), as the kernel's head search drops them.  The
+		 * kernel's mount then leaves a clean log behind; so does a repair,
+		 * or every later reader would still call the log dirty.
+		 */
+		if (lg->sl.li.torn_records && !o->dry_run) {
+			if (o->undo_path &&
+			    scan_undo_create(o->undo_path, *fs, "xfsx_repair " XFSX_VERSION, undo, msg,
+					     ml))
+				return 1;
+			err = fs_log_reset(*fs, msg, ml);
+			if (err) {
+				fprintf(stderr, "xfsx_repair: %s: resetting the log: %s\n", path, msg);
+				return -1;
+			}
+			fs_log_find_head(*fs);
+			if (!o->quiet && !o->json)
+				printf("%s: the log's newest %u record(s) were torn (a CRC or a length a "
+				       "crash leaves): dropped, as the kernel drops them, and the log "
+				       "reset clean\n", path, lg->sl.li.torn_records);
+		}
 		(*fs)->log_clean = true;
 		return 0;
 	}
