@@ -349,6 +349,10 @@ int fs_replay_write(struct fs *fs, struct fs_replay *rp, const struct fs_log_inf
 	size_t n = 0;
 	int err;
 
+	if (!fs->logdev) {
+		snprintf(msg, ml, "the external log device was not given");
+		return -EOPNOTSUPP;
+	}
 	rp->msg = msg;
 	rp->ml = ml;
 	err = clear_log_incompat(rp);
