@@ -88,6 +88,7 @@ struct bs_opts {
 	int io_engine;             /* enum fs_io_engine */
 	int out_fd;
 	bool want_paths;           /* --paths: each engine builds its link map first */
+	const char *logdev, *rtdev; /* -l, -r: the external log and realtime devices */
 };
 
 /* One record with its paths into out (emptied first): 0 or -ENOMEM. */

@@ -39,6 +39,9 @@ static void usage(FILE *out)
 		"      --strict            exit 4 if any inode or metadata was damaged\n"
 		"      --io-engine=E       uring, aio or pread (default: best available)\n"
 		"      --no-direct         do not use O_DIRECT\n"
+		"  -l, --logdev=DEV        the external log device (required when the log is\n"
+		"                          external: its head tells whether the log is dirty)\n"
+		"  -r, --rtdev=DEV         the realtime device (examined and opened, not read)\n"
 		"  -h, --help              this text\n"
 		"  -V, --version           print the version\n\n"
 		"A mounted filesystem (a mount point, or a device or image file mounted\n"
@@ -81,6 +84,8 @@ int main(int argc, char **argv)
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "io-engine", required_argument, NULL, OPT_IO_ENGINE },
 		{ "no-direct", no_argument, NULL, OPT_NO_DIRECT },
+		{ "logdev", required_argument, NULL, 'l' },
+		{ "rtdev", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -97,8 +102,17 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	o.out.format = BS_JSONL;
-	while ((c = getopt_long(argc, argv, "f:F:a:s:t:iphV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:F:a:s:t:iphVl:r:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'l':
+		case 'r':
+			if (!*optarg) {
+				fprintf(stderr, "xfsx_bulkstat: --%s needs a device\n",
+					c == 'l' ? "logdev" : "rtdev");
+				return XFSX_EXIT_USAGE;
+			}
+			*(c == 'l' ? &o.logdev : &o.rtdev) = optarg;
+			break;
 		case 'f':
 			if (bs_output_parse_format(&o.out, optarg)) {
 				fprintf(stderr, "xfsx_bulkstat: unknown format '%s' (jsonl, csv, text)\n", optarg);

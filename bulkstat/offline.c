@@ -465,12 +465,23 @@ int bs_run_offline(const char *path, const struct bs_opts *o, struct bs_result *
 	oo.dev.writable = false;
 	oo.dev.no_direct = o->no_direct;
 	oo.dev.engine = (enum fs_io_engine)o->io_engine;
+	oo.logdev = o->logdev;
+	oo.rtdev = o->rtdev;
 	fs_findings_init(&e.fl);
 	err = fs_open(path, &oo, &e.fs, &e.fl, &ferr);
 	if (err) {
 		fprintf(stderr, "xfsx_bulkstat: %s\n", ferr.msg);
 		fs_findings_free(&e.fl);
 		return err == -EUCLEAN ? XFSX_EXIT_UNCORRECTED : XFSX_EXIT_OPERATIONAL;
+	}
+	{
+		struct fs_device_notes n;
+
+		fs_device_notes(e.fs, &oo, &n);
+		if (*n.logdev)
+			fprintf(stderr, "xfsx_bulkstat: %s\n", n.logdev);
+		if (*n.rtdev)
+			fprintf(stderr, "xfsx_bulkstat: %s\n", n.rtdev);
 	}
 	if (e.fs->sb_source) {
 		fprintf(stderr, "xfsx_bulkstat: %s: the primary superblock is unusable; reading "

@@ -32,13 +32,19 @@ static void usage(FILE *out)
 		"                          also $XFSX_IO_ENGINE)\n"
 		"      --no-direct         do not use O_DIRECT\n"
 		"      --queue-depth=N     reads in flight per worker (default 16)\n"
+		"  -l, --logdev=DEV        the external log device (required when the log is\n"
+		"                          external: sb_logstart 0)\n"
+		"  -r, --rtdev=DEV         the realtime device: every realtime extent is checked\n"
+		"                          to lie on it (without it, said once)\n"
 		"  -q, --quiet             print no findings or summary; the exit code tells\n"
 		"                          (operational errors still go to stderr)\n"
 		"  -n                      accepted (as xfs_repair -n); checking never writes\n"
 		"  -h, --help              this text\n"
 		"  -V, --version           print the version\n\n"
 		"A filesystem mounted read-write is refused (exit 8); a read-only mount is\n"
-		"checked, with a warning that the result may be stale.\n\n"
+		"checked, with a warning that the result may be stale.  So are the log and\n"
+		"realtime devices; one that is not the filesystem's (too small, or a log of\n"
+		"another filesystem) is refused (exit 8), as is an external log not given.\n\n"
 		"Exit: 0 clean, 4 corruption found, 8 operational error (cannot open, not\n"
 		"XFS, mounted, cannot write the output), 16 usage error.\n");
 }
@@ -76,15 +82,26 @@ static int parse_args(int argc, char **argv, struct check_run *run, bool *geomet
 		{ "no-direct", no_argument, NULL, 'D' },
 		{ "queue-depth", required_argument, NULL, 'Q' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "logdev", required_argument, NULL, 'l' },
+		{ "rtdev", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "gjt:m:o:qhVn", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "gjt:m:o:qhVnl:r:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': break;	/* xfs_repair -n's habit: checking never writes anyway */
+		case 'l':
+		case 'r':
+			if (!*optarg) {
+				fprintf(stderr, "xfsx_check: --%s needs a device\n",
+					c == 'l' ? "logdev" : "rtdev");
+				return XFSX_EXIT_USAGE;
+			}
+			*(c == 'l' ? &run->oo.logdev : &run->oo.rtdev) = optarg;
+			break;
 		case 'g': *geometry = true; break;
 		case 'j': run->json = true; break;
 		case 'q': run->quiet = true; break;
@@ -164,6 +181,8 @@ int main(int argc, char **argv)
 	if (run.quiet || run.json)
 		run.co.progress = 0;
 
+	/* the geometry is read from the data device alone */
+	run.oo.log_not_needed = geometry;
 	err = check_open(&run);
 	if (err) {
 		check_render_open_failure(&run);
@@ -188,6 +207,7 @@ int main(int argc, char **argv)
 	}
 	rc = run.fl.by_sev[FS_SEV_ERROR] ? XFSX_EXIT_UNCORRECTED : XFSX_EXIT_CLEAN;
 	check_render(&run, rc == XFSX_EXIT_CLEAN);
+	check_note_unchecked(&run);
 	check_run_free(&run);
 	return finish_output(rc);
 }

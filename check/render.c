@@ -77,7 +77,7 @@ void check_render(const struct check_run *run, bool clean)
 	if (run->json) {
 		fputc('{', stdout);
 		scan_print_fs_json(run->fs, run->path, stdout);
-		if (run->fs->g.log_internal) {
+		if (run->fs->logdev) {
 			fputs(",\"log\":", stdout);
 			scan_log_json(&run->sl, stdout);
 		}

@@ -34,7 +34,28 @@ int check_open(struct check_run *run)
 		fprintf(stderr, "xfsx_check: warning: %s is mounted read-only on %s: the kernel may "
 			"hold changes the device does not show yet, so the result may be stale\n",
 			run->path, run->fs->target.mount_point);
+	if (!run->quiet) {
+		struct fs_device_notes n;
+
+		fs_device_notes(run->fs, &run->oo, &n);
+		if (*n.logdev)
+			fprintf(stderr, "xfsx_check: %s\n", n.logdev);
+		if (*n.rtdev)
+			fprintf(stderr, "xfsx_check: %s\n", n.rtdev);
+	}
 	return 0;
+}
+
+/* Said once, after the report: what was not read (the JSON has it as a field). */
+void check_note_unchecked(const struct check_run *run)
+{
+	struct fs_device_notes n;
+
+	if (run->quiet || run->json || !run->fs)
+		return;
+	fs_device_notes(run->fs, &run->oo, &n);
+	if (*n.rt_unchecked)
+		fprintf(stderr, "xfsx_check: %s: %s\n", run->path, n.rt_unchecked);
 }
 
 /*
@@ -48,7 +69,7 @@ static int meet_log(struct check_run *run)
 	enum scan_reopen_step failed;
 	char what[512];
 
-	if (!run->fs->g.log_internal)
+	if (!run->fs->logdev)
 		return 0;
 	if (!run->fs->have_log_head || run->fs->log_clean) {
 		/* a clean log: where it is, for the JSON summary */

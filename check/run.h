@@ -36,6 +36,8 @@ int check_open(struct check_run *run);
  * -ENOTRECOVERABLE when the scan itself failed.
  */
 int check_run(struct check_run *run);
+/* The realtime extents not checked against a device not given: said once on stderr. */
+void check_note_unchecked(const struct check_run *run);
 void check_run_free(struct check_run *run);
 
 #endif

@@ -2,8 +2,9 @@
 /*
  * Opening a filesystem: read and verify the primary superblock, fall back
  * to a secondary when the primary cannot be trusted, refuse v4 and unknown
- * features with a message a user can act on, derive the geometry, and find
- * the log head so LSNs can be judged.
+ * features with a message a user can act on, derive the geometry, open
+ * the external log and realtime devices and judge that they are this
+ * filesystem's, and find the log head so LSNs can be judged.
  */
 #include "libfs/fs.h"
 
@@ -498,6 +499,125 @@ static bool wiped_xfs_candidate(const struct fs *fs, const unsigned char *buf)
 	return true;
 }
 
+int fs_open_device(const char *path, enum fs_target_use use, const struct fs_dev_opts *o,
+		   struct fs_dev **out, struct fs_target_info *ti, struct fs_error *e)
+{
+	int err;
+
+	/* before any open(): a FIFO would block it, a mounted target is refused */
+	err = fs_target_check(path, use, ti, e ? e->msg : NULL, e ? sizeof(e->msg) : 0);
+	if (err) {
+		if (e)
+			e->err = err;
+		return err;
+	}
+	err = fs_dev_open(path, o, out);
+	if (err)
+		return fail(e, err, "cannot open %s: %s", path, strerror(-err));
+	return 0;
+}
+
+/* Whether two opened devices are one (the same file, or the same block device). */
+static bool same_dev(const struct fs_dev *a, const struct fs_dev *b)
+{
+	struct stat sa, sb;
+
+	if (fstat(a->fd, &sa) || fstat(b->fd, &sb))
+		return false;
+	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
+		return sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * One of the filesystem's other devices (what, "log" or "realtime"),
+ * opened with the data device's options: no read patch (the replay's
+ * overlay is of data device sectors), written only when writable.
+ */
+static int open_other_device(struct fs *fs, const char *path, const char *what,
+			     const struct fs_open_opts *o, bool writable, struct fs_dev **out,
+			     struct fs_target_info *ti, struct fs_error *e)
+{
+	struct fs_dev_opts d = o->dev;
+	int err;
+
+	d.read_patch = NULL;
+	d.read_patch_priv = NULL;
+	d.writable = writable;
+	err = fs_open_device(path, o->use, &d, out, ti, e);
+	if (err) {
+		if (e) {
+			char was[sizeof(e->msg)];
+
+			snprintf(was, sizeof(was), "%s", e->msg);
+			snprintf(e->msg, sizeof(e->msg), "the %s device: %.230s", what, was);
+		}
+		return err;
+	}
+	if (same_dev(fs->dev, *out))
+		return fail(e, -EXDEV, "%s: the %s device given is the data device itself", path,
+			    what);
+	return 0;
+}
+
+/*
+ * The external log and realtime devices.  The log device must hold this
+ * filesystem's log: room for sb_logblocks (its UUID is judged once the
+ * head is found: fs_open).  The realtime device is sized by the scan,
+ * which reports every extent beyond its end.
+ */
+static int open_other_devices(struct fs *fs, const char *path, const struct fs_open_opts *o,
+			      struct fs_error *e)
+{
+	uint64_t log_bytes = (uint64_t)fs->g.logblocks << fs->g.blocklog;
+	int err;
+
+	if (fs->g.log_internal) {
+		fs->logdev = fs->dev;
+	} else if (o->logdev) {
+		err = open_other_device(fs, o->logdev, "log", o, o->dev.writable, &fs->logdev,
+					&fs->log_target, e);
+		if (err)
+			return err;
+		if (fs->logdev->size < log_bytes)
+			return fail(e, -EXDEV, "%s: the log device %s holds %llu bytes, but this "
+				    "filesystem's log is %u blocks (%llu bytes): it is not this "
+				    "filesystem's log device; give the one it was made with "
+				    "(-l / --logdev)", path, o->logdev,
+				    (unsigned long long)fs->logdev->size, fs->g.logblocks,
+				    (unsigned long long)log_bytes);
+	} else if (!o->log_not_needed) {
+		return fail(e, -ENODEV, "%s: the filesystem's log is on an external device "
+			    "(%u blocks), which was not given: name it with -l DEV / --logdev=DEV "
+			    "(a filesystem is never judged without its log)", path,
+			    fs->g.logblocks);
+	}
+	if (o->rtdev && fs->g.rblocks) {
+		err = open_other_device(fs, o->rtdev, "realtime", o, false, &fs->rtdev,
+					&fs->rt_target, e);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void fs_device_notes(const struct fs *fs, const struct fs_open_opts *o,
+		     struct fs_device_notes *n)
+{
+	memset(n, 0, sizeof(*n));
+	if (o->logdev && fs->g.log_internal)
+		snprintf(n->logdev, sizeof(n->logdev), "log device %s: this filesystem's log is "
+			 "internal (the device is not used)", o->logdev);
+	if (o->rtdev && !fs->g.rblocks)
+		snprintf(n->rtdev, sizeof(n->rtdev), "realtime device %s: this filesystem has no "
+			 "realtime section (the device is not used)", o->rtdev);
+	if (fs_rt_unchecked(fs))
+		snprintf(n->rt_unchecked, sizeof(n->rt_unchecked), "the filesystem has a realtime "
+			 "section (%llu blocks) and its device was not given (-r / --rtdev): "
+			 "realtime extents were not checked against the device",
+			 (unsigned long long)fs->g.rblocks);
+}
+
 int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 	    struct fs_findings *fl, struct fs_error *e)
 {
@@ -528,18 +648,9 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 			e->err = err;
 		goto out;
 	}
-	/* before any open(): a FIFO would block it, a mounted target is refused */
-	err = fs_target_check(path, o->use, &fs->target, e ? e->msg : NULL, e ? sizeof(e->msg) : 0);
-	if (err) {
-		if (e)
-			e->err = err;
+	err = fs_open_device(path, o->use, &o->dev, &fs->dev, &fs->target, e);
+	if (err)
 		goto out;
-	}
-	err = fs_dev_open(path, &o->dev, &fs->dev);
-	if (err) {
-		fail(e, err, "cannot open %s: %s", path, strerror(-err));
-		goto out;
-	}
 	if (fs->dev->size < XFS_MAX_SECTORSIZE) {
 		err = fail(e, -EINVAL, "%s: too small to hold an XFS filesystem (%llu bytes)", path,
 			   (unsigned long long)fs->dev->size);
@@ -687,14 +798,41 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 			  "filesystem is larger than the device (%llu bytes)",
 			  (unsigned long long)fs->dev->size);
 	}
+	err = open_other_devices(fs, path, o, e);
+	if (err)
+		goto out;
 	fs_log_find_head(fs);
-	/*
-	 * Log records carry the UUID the superblock had when they were written:
-	 * a primary that disagrees with its own log has a damaged UUID, even
-	 * though then every AG header and secondary seems to be the odd one.
-	 */
-	if (fs->have_log_uuid && fs->sb_source == 0 &&
+	if (!fs->g.log_internal && fs->have_log_uuid &&
 	    memcmp(fs->log_uuid, &fs->sb.sb_uuid, sizeof(fs->log_uuid))) {
+		/*
+		 * An external log whose records name another filesystem is another
+		 * filesystem's log (a wrong device), never evidence against the
+		 * superblock: nothing is judged by it, and only a caller that
+		 * throws it away opens it.
+		 */
+		char lu[37], su[37];
+
+		uuid_unparse_lower(fs->log_uuid, lu);
+		uuid_unparse_lower((const unsigned char *)&fs->sb.sb_uuid, su);
+		if (!o->log_foreign_ok) {
+			err = fail(e, -EXDEV, "%s: the log device %s holds the log of another "
+				   "filesystem (its records carry UUID %s; this filesystem is %s): "
+				   "give this filesystem's log device (-l / --logdev); if its log is "
+				   "lost, xfsx_repair -L writes a clean one there", path, o->logdev,
+				   lu, su);
+			goto out;
+		}
+		fs->log_foreign = true;
+		fs->have_log_head = true;
+		fs->log_clean = false;
+	} else if (fs->g.log_internal && fs->have_log_uuid && fs->sb_source == 0 &&
+	    memcmp(fs->log_uuid, &fs->sb.sb_uuid, sizeof(fs->log_uuid))) {
+		/*
+		 * Log records carry the UUID the superblock had when they were
+		 * written: a primary that disagrees with its own log has a damaged
+		 * UUID, even though then every AG header and secondary seems to be
+		 * the odd one.
+		 */
 		char lu[37], su[37];
 		uuid_unparse_lower(fs->log_uuid, lu);
 		uuid_unparse_lower((const unsigned char *)&fs->sb.sb_uuid, su);
@@ -707,8 +845,8 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 out:
 	free(buf);
 	if (fs) {
-		fs_dev_close(fs->dev);
-		free(fs);
+		fs_close(fs);
+		fs = NULL;
 	}
 	if (fl == &local)
 		fs_findings_free(&local);
@@ -719,6 +857,9 @@ void fs_close(struct fs *fs)
 {
 	if (!fs)
 		return;
+	if (fs->logdev != fs->dev)
+		fs_dev_close(fs->logdev);
+	fs_dev_close(fs->rtdev);
 	fs_dev_close(fs->dev);
 	free(fs);
 }

@@ -126,7 +126,29 @@ int repair_log_meet(struct repair_log *lg, const struct repair_opts *o, const ch
 		return 1;
 	}
 	if (!lg->sl.dirty) {
-		/* the full reader finds an unmount record newest */
+		/*
+		 * The full reader finds an unmount record newest, or nothing left
+		 * once the torn newest records are dropped (a CRC or a length a
+		 * crash leaves), as the kernel's head search drops them.  The
+		 * kernel's mount then leaves a clean log behind; so does a repair,
+		 * or every later reader would still call the log dirty.
+		 */
+		if (lg->sl.li.torn_records && !o->dry_run) {
+			if (o->undo_path &&
+			    scan_undo_create(o->undo_path, *fs, "xfsx_repair " XFSX_VERSION, undo, msg,
+					     ml))
+				return 1;
+			err = fs_log_reset(*fs, msg, ml);
+			if (err) {
+				fprintf(stderr, "xfsx_repair: %s: resetting the log: %s\n", path, msg);
+				return -1;
+			}
+			fs_log_find_head(*fs);
+			if (!o->quiet && !o->json)
+				printf("%s: the log's newest %u record(s) were torn (a CRC or a length a "
+				       "crash leaves): dropped, as the kernel drops them, and the log "
+				       "reset clean\n", path, lg->sl.li.torn_records);
+		}
 		(*fs)->log_clean = true;
 		return 0;
 	}
@@ -135,8 +157,7 @@ int repair_log_meet(struct repair_log *lg, const struct repair_opts *o, const ch
 	scan_log_describe(&lg->sl, what, sizeof(what));
 	/* the replay is the run's first write: the undo file covers it too */
 	if (!o->dry_run && o->undo_path &&
-	    fs_undo_create(o->undo_path, (*fs)->dev, "xfsx_repair " XFSX_VERSION, NULL, undo, msg,
-			   ml))
+	    scan_undo_create(o->undo_path, *fs, "xfsx_repair " XFSX_VERSION, undo, msg, ml))
 		return 1;
 	/* again, over what the replay changed (in memory with -n) */
 	err = scan_log_reopen(&lg->sl, o->dry_run ? SCAN_REPLAY_IN_MEMORY : SCAN_REPLAY_ON_DISK,

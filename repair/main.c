@@ -33,8 +33,10 @@ static void usage(FILE *out)
 		"  -e                      accepted: exit 4 when something was fixed, as xfs_repair\n"
 		"                          -e, when invoked as xfs_repair; else noted (1 says it)\n"
 		"  -f, -P, -d, -c SUBOPT   xfs_repair's; accepted with a note, nothing changes\n"
-		"  -l LOGDEV, -r RTDEV     xfs_repair's; an external log is refused (not read by\n"
-		"                          this version), otherwise noted\n"
+		"  -l, --logdev=DEV        the external log device (required when the log is\n"
+		"                          external: replayed, reset by -L, written to the undo file)\n"
+		"  -r, --rtdev=DEV         the realtime device: every realtime extent is checked to\n"
+		"                          lie on it (never written; without it, said once)\n"
 		"  -j, --json              machine-readable output (one JSON object)\n"
 		"      --progress          show phase and ETA on stderr even when not a terminal\n"
 		"      --no-progress       never show progress (default: on a terminal)\n"
@@ -43,7 +45,9 @@ static void usage(FILE *out)
 		"                          (a new file; xfsx_undo FILE DEVICE restores them)\n"
 		"  -h, --help              this text\n"
 		"  -V, --version           print the version\n\n"
-		"A mounted filesystem is refused (with -n, one mounted read-only is checked).\n"
+		"A mounted filesystem is refused (with -n, one mounted read-only is checked),\n"
+		"and so are log and realtime devices in use; an external log not given, or a\n"
+		"log device that is not the filesystem's, is refused before anything is written.\n"
 		"A dirty log is replayed first, as mounting would (with -n in memory only);\n"
 		"--no-replay refuses it, -L throws it away.  Operational errors go to stderr\n"
 		"even with -q.\n\n"
@@ -72,9 +76,8 @@ static void note_subopt(void *priv, const char *subopt)
  * The options into *ro: 0, else the exit status to leave with (usage, or
  * -h / -V done).  xfs_repair's flags are taken too, so scripts that call
  * xfs_repair can call this: what has a meaning here is honoured (-n -L -m
- * -o ag_stride -t -v -e -V), the rest is accepted with a one-line note
- * (-f -P -d -c, other -o suboptions; -l and -r name devices this version
- * does not read).
+ * -o ag_stride -t -v -e -V -l -r), the rest is accepted with a one-line
+ * note (-f -P -d -c, other -o suboptions).
  */
 static int parse_args(int argc, char **argv, struct repair_opts *ro, struct compat *cp)
 {
@@ -91,6 +94,8 @@ static int parse_args(int argc, char **argv, struct repair_opts *ro, struct comp
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "undo-file", required_argument, NULL, OPT_UNDO },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "logdev", required_argument, NULL, 'l' },
+		{ "rtdev", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -165,8 +170,15 @@ static int parse_args(int argc, char **argv, struct repair_opts *ro, struct comp
 			fprintf(stderr, "xfsx_repair: -c %s: changing filesystem features is not "
 				"done here (ignored; xfs_admin changes them)\n", optarg);
 			break;
-		case 'l': ro->logdev = optarg; break;
-		case 'r': ro->rtdev = optarg; break;
+		case 'l':
+		case 'r':
+			if (!*optarg) {
+				fprintf(stderr, "xfsx_repair: --%s needs a device\n",
+					c == 'l' ? "logdev" : "rtdev");
+				return XFSX_EXIT_USAGE;
+			}
+			*(c == 'l' ? &ro->logdev : &ro->rtdev) = optarg;
+			break;
 		case OPT_PROGRESS: ro->scan.progress = 1; break;
 		case OPT_NO_PROGRESS: ro->scan.progress = 0; break;
 		case 'h': usage(stdout); return XFSX_EXIT_CLEAN;

@@ -367,6 +367,10 @@ static int open_target(struct repair_run *run)
 	run->oo.dev.cached_reads = true;
 	/* a mounted filesystem is refused: -n as a check does (read-only mounts allowed), a repair always */
 	run->oo.use = o->dry_run ? FS_TARGET_CHECK : FS_TARGET_WRITE;
+	run->oo.logdev = o->logdev;
+	run->oo.rtdev = o->rtdev;
+	/* -L throws the log away: even one that is another filesystem's */
+	run->oo.log_foreign_ok = o->zero_log;
 	err = fs_open(run->path, &run->oo, &r->fs, &r->fl, &ferr);
 	if (err)
 		return repair_refuse(run, ferr.msg);
@@ -379,20 +383,17 @@ static int open_target(struct repair_run *run)
 			 (unsigned long long)r->fs->dev->size);
 		return repair_refuse(run, run->msg);
 	}
-	/* xfs_repair's -l and -r name devices this version does not read */
-	if (o->logdev && r->fs->g.log_internal)
-		fprintf(stderr, "xfsx_repair: -l %s: this filesystem's log is internal (ignored)\n",
-			o->logdev);
-	if (o->logdev && !r->fs->g.log_internal) {
-		snprintf(run->msg, sizeof(run->msg), "%s: -l %s: reading an external log device is "
-			 "not supported by this version.  Nothing was written.", run->path, o->logdev);
-		return repair_refuse(run, run->msg);
+	{
+		struct fs_device_notes n;
+
+		fs_device_notes(r->fs, &run->oo, &n);
+		if (*n.logdev)
+			fprintf(stderr, "xfsx_repair: %s\n", n.logdev);
+		if (*n.rtdev)
+			fprintf(stderr, "xfsx_repair: %s\n", n.rtdev);
+		if (*n.rt_unchecked && !o->quiet)
+			fprintf(stderr, "xfsx_repair: %s: %s\n", run->path, n.rt_unchecked);
 	}
-	if (o->rtdev)
-		fprintf(stderr, "xfsx_repair: -r %s: %s\n", o->rtdev, r->fs->g.rblocks ?
-			"the realtime device is not read by this version: realtime extents are "
-			"judged from the data device's bitmap and summary only" :
-			"this filesystem has no realtime section (ignored)");
 	err = repair_log_meet(&run->log, o, run->path, &run->oo, &r->fs, &r->fl, &run->undo,
 			      run->msg, sizeof(run->msg));
 	if (err > 0)
@@ -401,8 +402,7 @@ static int open_target(struct repair_run *run)
 		return XFSX_EXIT_OPERATIONAL;
 	/* before the scan, so a file that cannot be made stops the run before any work */
 	if (o->undo_path && !run->undo &&
-	    fs_undo_create(o->undo_path, r->fs->dev, "xfsx_repair " XFSX_VERSION, NULL, &run->undo,
-			   run->msg, sizeof(run->msg)))
+	    scan_undo_create(o->undo_path, r->fs, "xfsx_repair " XFSX_VERSION, &run->undo, run->msg, sizeof(run->msg)))
 		return repair_refuse(run, run->msg);
 	return 0;
 }
@@ -428,7 +428,7 @@ static int later_rounds(struct repair_run *run)
 		}
 		if (run->undo) {
 			fs_undo_detach(run->undo);
-			if (fs_undo_attach(run->undo, r->fs->dev)) {
+			if (scan_undo_attach(run->undo, r->fs)) {
 				fprintf(stderr, "xfsx_repair: %s: the device changed size while it was "
 					"open\n", run->path);
 				return -EIO;

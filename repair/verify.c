@@ -213,6 +213,7 @@ int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
 	struct fs_open_opts oo = {
 		.allow_secondary = true, .use = FS_TARGET_INSPECT,
 		.dev = { .cached_reads = true, .read_patch = plan_patch, .read_patch_priv = &pv },
+		.logdev = rx->o->logdev, .rtdev = rx->o->rtdev, .log_foreign_ok = rx->o->zero_log,
 	};
 	struct scan_opts so = rx->o->scan;
 	struct scan_ctx sx = { 0 };
@@ -278,9 +279,10 @@ int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
 	}
 	/* what the first open was told about the log holds for the result too */
 	fs->log_replayed = rx->fs->log_replayed;
-	if (rx->o->zero_log)
+	if (rx->o->zero_log) {
 		fs->log_clean = true;	/* commit.c writes a clean log */
-	else
+		fs->log_foreign = false;
+	} else
 		fs->log_clean = rx->fs->log_clean;
 	if (!rx->counters)
 		fs->sb_counters_stale = fs->sb_counters_stale || rx->fs->sb_counters_stale;

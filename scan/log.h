@@ -29,6 +29,15 @@ struct fs_open_opts;
 struct fs_error;
 struct fs_undo;
 
+/*
+ * The undo file of a run that writes fs: its data device and an external
+ * log device, one file (fs_undo_create_devs).  0, or negative errno with msg.
+ */
+int scan_undo_create(const char *path, const struct fs *fs, const char *tool,
+		     struct fs_undo **out, char *msg, size_t ml);
+/* The undo file moved to a reopened fs's devices: 0, -ENODEV when a size changed. */
+int scan_undo_attach(struct fs_undo *u, const struct fs *fs);
+
 /* Locate and, if dirty, replay in memory (replay.c).  Returns sl->err (0 for a clean log). */
 int scan_log_replay(struct fs *fs, struct scan_log *sl);
 

@@ -30,7 +30,7 @@ int scan_model_add_fork(struct scan_ctx *cx, fs_ino_t ino, const struct fs_inode
 	int err = 0;
 
 	if (rt && cx->fs->sb.sb_rextents) {
-		err = scan_rt_note(cx, m);
+		err = scan_rt_note(cx, ino, m);
 		if (err)
 			return err;
 	}

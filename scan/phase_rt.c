@@ -7,8 +7,10 @@
  * summary must count (free runs per log2 size and bitmap block, at
  * log * rbmblocks + bitmap block) and sb_frextents, and compares each
  * block of the bitmap and summary files with it (findings rt.bitmap,
- * rt.summary, rt.frextents).  Bitmap words and summary counters are in
- * host order, as the kernel keeps them before rtgroups.  Nothing is judged
+ * rt.summary, rt.frextents); with the realtime device given, its size
+ * bounds every extent (rt.beyond_device, rt.device_small).  Bitmap words
+ * and summary counters are in host order, as the kernel keeps them before
+ * rtgroups.  Nothing is judged
  * unless every inode's forks were read (a file the scan could not read may
  * own rt extents) and both inodes are usable.  The expected blocks stay in
  * the scan context (xfsx_repair writes them): held whole, so a bitmap
@@ -26,13 +28,58 @@
 #define RT_REPORTS 20              /* per file, then one summary line */
 #define RT_MAX_BITMAP (1ull << 30) /* 2^33 rt extents: 32 TiB of 4 KiB extents */
 
-int scan_rt_note(struct scan_ctx *cx, const struct fs_bmap *m)
+/*
+ * With the realtime device given, its size bounds every rt extent a file
+ * maps: the first one past its end is reported per file (the map itself
+ * may be sound: the device is what is short).
+ */
+static void bound_by_device(struct scan_ctx *cx, fs_ino_t ino, const struct fs_bmap *m)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	uint64_t dev_blocks;
+
+	if (!cx->fs->rtdev)
+		return;
+	dev_blocks = cx->fs->rtdev->size >> g->blocklog;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct fs_bmap_ext *e = &m->ext[i];
+
+		if (e->startblock < dev_blocks && e->blockcount <= dev_blocks - e->startblock)
+			continue;
+		fs_report(cx->fl, FS_C_RT_BEYOND_DEVICE, fs_ino_to_agno(g, ino), FS_NONE,
+			  (int64_t)ino, "startblock", "inside the realtime device",
+			  FS_U(e->startblock), "realtime extent at rt block %llu (%llu blocks) "
+			  "ends past the end of the realtime device %s (%llu blocks)",
+			  (unsigned long long)e->startblock, (unsigned long long)e->blockcount,
+			  cx->fs->rtdev->path, (unsigned long long)dev_blocks);
+		return;
+	}
+}
+
+void scan_rt_device(struct scan_ctx *cx)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	uint64_t want = (uint64_t)g->rblocks << g->blocklog;
+
+	if (!cx->fs->rtdev || cx->fs->rtdev->size >= want)
+		return;
+	fs_report(cx->fl, FS_C_RT_DEVICE_SMALL, FS_NONE, FS_NONE, FS_NONE, "rblocks",
+		  FS_U(cx->fs->rtdev->size >> g->blocklog), FS_U(g->rblocks),
+		  "the realtime section is %llu blocks (%llu bytes), but the realtime device %s "
+		  "holds only %llu bytes: it is not this filesystem's realtime device, or it was "
+		  "cut short (the kernel does not mount it so)", (unsigned long long)g->rblocks,
+		  (unsigned long long)want, cx->fs->rtdev->path,
+		  (unsigned long long)cx->fs->rtdev->size);
+}
+
+int scan_rt_note(struct scan_ctx *cx, fs_ino_t ino, const struct fs_bmap *m)
 {
 	struct scan_rt *rt = &cx->rt;
 	int err = 0;
 
 	if (!m->n)
 		return 0;
+	bound_by_device(cx, ino, m);
 	pthread_mutex_lock(&rt->lock);
 	for (size_t i = 0; i < m->n && !err; i++) {
 		err = FS_VEC_ROOM(rt->ext, rt->n, rt->cap, 64);

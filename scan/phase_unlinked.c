@@ -336,6 +336,7 @@ static int check_metadata_inodes(struct scan_ctx *cx)
 	uint64_t rsum;
 	int err = 0;
 
+	scan_rt_device(cx);
 	check_quota_file(cx, sb->sb_uquotino, "uquotino", XFS_DQTYPE_USER);
 	check_quota_file(cx, sb->sb_gquotino, "gquotino", XFS_DQTYPE_GROUP);
 	check_quota_file(cx, sb->sb_pquotino, "pquotino", XFS_DQTYPE_PROJ);

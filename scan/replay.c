@@ -6,14 +6,36 @@
  * (shown to every read of the reopened device, nothing written: check
  * and repair -n; or written through the device's before-write hooks and
  * the log reset: repair) and the filesystem opened again over it, since
- * the superblock may be among what the replay changed.  What to refuse
- * before that, and what to say, stays with the tools.
+ * the superblock may be among what the replay changed (the replayed
+ * blocks go to the data device, the log reset to the log's own device).
+ * Also the undo file over both devices, made and moved with them.  What
+ * to refuse before that, and what to say, stays with the tools.
  */
 #include "scan/log.h"
 
 #include <string.h>
 
 #include "libfs/undo/undo.h"
+
+int scan_undo_create(const char *path, const struct fs *fs, const char *tool,
+		     struct fs_undo **out, char *msg, size_t ml)
+{
+	struct fs_dev *devs[FS_UNDO_ROLES] = {
+		[FS_UNDO_DATA] = fs->dev, [FS_UNDO_LOG] = fs_log_extdev(fs),
+	};
+
+	/* the realtime device is never written: file data is not metadata */
+	return fs_undo_create_devs(path, devs, tool, NULL, out, msg, ml);
+}
+
+int scan_undo_attach(struct fs_undo *u, const struct fs *fs)
+{
+	int err = fs_undo_attach(u, fs->dev);
+
+	if (!err && fs_log_extdev(fs))
+		err = fs_undo_attach_role(u, FS_UNDO_LOG, fs->logdev);
+	return err;
+}
 
 int scan_log_replay(struct fs *fs, struct scan_log *sl)
 {
@@ -63,7 +85,7 @@ int scan_log_reopen(struct scan_log *sl, enum scan_replay_mode mode, const char 
 		return err;
 	}
 	if (undo) {
-		err = fs_undo_attach(undo, (*fs)->dev);
+		err = scan_undo_attach(undo, *fs);
 		if (err) {
 			*failed = SCAN_REOPEN_UNDO;
 			return err;

@@ -345,7 +345,12 @@ int scan_run(struct scan_ctx *cx)
 	int err;
 
 	/* first: a dirty log means what follows may be stale, not corrupt (unless replayed) */
-	if (fs->have_log_head && !fs->log_clean && !fs->log_replayed)
+	if (fs->log_foreign)
+		fs_report(cx->fl, FS_C_LOG_DIRTY, FS_NONE, FS_NONE, FS_NONE, "log",
+			  "this filesystem's", "another filesystem's",
+			  "the log device holds another filesystem's log (its records carry "
+			  "another UUID): nothing in it is this filesystem's to replay");
+	else if (fs->have_log_head && !fs->log_clean && !fs->log_replayed)
 		fs_report(cx->fl, FS_C_LOG_DIRTY, FS_NONE, FS_NONE, FS_NONE, "log", "clean", "dirty",
 			  "the log is dirty (head at cycle %u block %u): mount the filesystem to "
 			  "replay it; findings below may be spurious",
@@ -373,9 +378,22 @@ void scan_print_fs_json(const struct fs *fs, const char *path, FILE *out)
 	fs_json_string(out, path);
 	fprintf(out, ",\"uuid\":\"%s\",\"blocksize\":%u,\"dblocks\":%" PRIu64 ",\"agcount\":%u,"
 		"\"agblocks\":%u,\"inodesize\":%u,\"sb_source_ag\":%u,\"io_engine\":\"%s\","
-		"\"direct_io\":%s,\"log\":\"%s\",\"mounted\":\"%s\"}",
+		"\"direct_io\":%s,\"log\":\"%s\",\"mounted\":\"%s\"",
 		u, fs->g.blocksize, fs->g.dblocks, fs->g.agcount, fs->g.agblocks, fs->g.inodesize,
 		fs->sb_source, fs_io_engine_name(fs->dev->engine), fs->dev->direct ? "true" : "false",
 		!fs->have_log_head ? "unknown" : fs->log_clean ? "clean" : "dirty",
 		fs->target.mounted ? "read-only" : "no");
+	/* the other devices: where the log was read, whether rt extents met their device */
+	fputs(",\"logdev\":", out);
+	if (fs_log_extdev(fs))
+		fs_json_string(out, fs->logdev->path);
+	else
+		fputs(fs->g.log_internal ? "\"internal\"" : "null", out);
+	fputs(",\"rtdev\":", out);
+	if (fs->rtdev)
+		fs_json_string(out, fs->rtdev->path);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"rt_extents_checked_against_device\":%s}",
+		!fs->g.rblocks ? "null" : fs->rtdev ? "true" : "false");
 }

@@ -346,7 +346,9 @@ void scan_item_chunks(const struct scan_ctx *cx, const struct model_ichunk *ic, 
 		      uint32_t part, size_t *lo, size_t *hi);
 
 /* Realtime (phase_rt.c): note a realtime file's data extents (thread-safe). */
-int scan_rt_note(struct scan_ctx *cx, const struct fs_bmap *m);
+int scan_rt_note(struct scan_ctx *cx, fs_ino_t ino, const struct fs_bmap *m);
+/* A realtime device given that is smaller than the section: rt.device_small. */
+void scan_rt_device(struct scan_ctx *cx);
 /* Compare the bitmap and summary files (their data fork maps) with the rt extents noted. */
 int scan_rt_check(struct scan_ctx *cx, const struct fs_bmap *bm, const struct fs_bmap *sum);
 /*

@@ -42,13 +42,46 @@ static int terr(char *err, size_t el, int ret, const char *fmt, ...)
 	return ret;
 }
 
+/* name is path itself, or a block device with device number rdev (when want_rdev). */
+static bool same_device(const char *name, const char *path, bool want_rdev, dev_t rdev)
+{
+	struct stat ms;
+
+	return !strcmp(name, path) ||
+	       (want_rdev && name[0] == '/' && stat(name, &ms) == 0 && S_ISBLK(ms.st_mode) &&
+		ms.st_rdev == rdev);
+}
+
+/*
+ * The device a mount option names (XFS's logdev=, rtdev=), when the entry
+ * has that option: copied into buf.
+ */
+static bool mount_option_device(const struct mntent *m, const char *opt, char *buf, size_t len)
+{
+	const char *v = hasmntopt(m, opt);
+	size_t n, ol = strlen(opt);
+
+	if (!v || v[ol] != '=')
+		return false;
+	v += ol + 1;
+	n = strcspn(v, ",");
+	if (!n || n >= len)
+		return false;
+	memcpy(buf, v, n);
+	buf[n] = 0;
+	return true;
+}
+
 /*
  * The first mount table entry whose source is path itself or a block device
  * with device number rdev (when want_rdev): the same device under another
- * name (/dev/disk/by-..., a device-mapper alias) counts.
+ * name (/dev/disk/by-..., a device-mapper alias) counts.  So does an entry
+ * that uses it as its external log or realtime device (the logdev= and
+ * rtdev= options: the kernel writes there as much as to the source).
  */
 static bool find_mount(const char *path, bool want_rdev, dev_t rdev, struct fs_target_info *out)
 {
+	static const char *const roles[] = { "logdev", "rtdev" };
 	FILE *f = setmntent("/proc/self/mounts", "r");
 	struct mntent *m;
 	bool found = false;
@@ -56,17 +89,24 @@ static bool find_mount(const char *path, bool want_rdev, dev_t rdev, struct fs_t
 	if (!f)
 		return false;
 	while (!found && (m = getmntent(f))) {
-		struct stat ms;
+		const char *role = "";
 
-		if (strcmp(m->mnt_fsname, path) &&
-		    !(want_rdev && m->mnt_fsname[0] == '/' && stat(m->mnt_fsname, &ms) == 0 &&
-		      S_ISBLK(ms.st_mode) && ms.st_rdev == rdev))
-			continue;
+		if (!same_device(m->mnt_fsname, path, want_rdev, rdev)) {
+			char dev[PATH_MAX];
+
+			for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]) && !*role; i++)
+				if (mount_option_device(m, roles[i], dev, sizeof(dev)) &&
+				    same_device(dev, path, want_rdev, rdev))
+					role = roles[i];
+			if (!*role)
+				continue;
+		}
 		found = true;
 		out->mounted = true;
 		out->mounted_ro = hasmntopt(m, "ro") != NULL;
 		snprintf(out->mount_point, sizeof(out->mount_point), "%s", m->mnt_dir);
 		snprintf(out->mount_source, sizeof(out->mount_source), "%s", m->mnt_fsname);
+		snprintf(out->mount_role, sizeof(out->mount_role), "%s", role);
 	}
 	endmntent(f);
 	return found;
@@ -179,9 +219,14 @@ int fs_target_check(const char *path, enum fs_target_use use, struct fs_target_i
 
 	if (out->mounted) {
 		bool via_loop = out->type == FS_TARGET_FILE && strcmp(out->mount_source, path);
-		char how[PATH_MAX + 64];
+		char how[2 * PATH_MAX];
 
-		if (via_loop)
+		if (*out->mount_role)
+			snprintf(how, sizeof(how), "%s the %s device of %s, mounted",
+				 out->type == FS_TARGET_FILE ? "is attached to a loop device that is" :
+				 "is", !strcmp(out->mount_role, "logdev") ? "external log" : "realtime",
+				 out->mount_source);
+		else if (via_loop)
 			snprintf(how, sizeof(how), "is attached to %s, which is mounted", out->mount_source);
 		else
 			snprintf(how, sizeof(how), "is mounted");

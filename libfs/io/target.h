@@ -44,6 +44,12 @@ struct fs_target_info {
 	bool mounted_ro;
 	char mount_point[PATH_MAX];
 	char mount_source[PATH_MAX];
+	/*
+	 * "" when the entry mounts it; "logdev" or "rtdev" when the entry uses
+	 * it as its external log or realtime device (mount_source is then the
+	 * data device of that filesystem).
+	 */
+	char mount_role[8];
 	/* what libblkid finds there: "xfs", "ext4", ... or "" (nothing known) */
 	char fstype[32];
 	/* a partition table libblkid finds ("dos", "gpt"), or "" */

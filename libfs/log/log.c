@@ -3,7 +3,9 @@
  * The log, as far as offline tools need it: find the head (the newest
  * record) by the cycle numbers stamped in every log sector, and tell a
  * clean log (head record is an unmount record) from a dirty one, and
- * write a clean log (mkfs, repair -L).  Reading records and replay are in
+ * write a clean log (mkfs, repair -L).  The log is read and written on its
+ * own device (fs->logdev: the data device for an internal log, at the
+ * offset fs_log_offset gives; an external one from its byte 0).  Reading records and replay are in
  * logread.c and logreplay.c.
  */
 #include <errno.h>
@@ -26,7 +28,7 @@ static bool head_is_unmount(struct fs *fs, uint64_t log_off, uint64_t head_bb,
 		uint64_t bb = head_bb - back;
 		const struct xlog_rec_header *rh = (const void *)buf;
 
-		if (fs_dev_read(fs->dev, buf, FS_BBSIZE, log_off + (bb << FS_BBSHIFT)))
+		if (fs_dev_read(fs->logdev, buf, FS_BBSIZE, log_off + (bb << FS_BBSHIFT)))
 			return false;
 		if (be32(rh->h_magicno) != XLOG_HEADER_MAGIC_NUM)
 			continue;
@@ -52,7 +54,7 @@ static bool head_is_unmount(struct fs *fs, uint64_t log_off, uint64_t head_bb,
 			data = malloc(FS_BBSIZE);
 			if (!data)
 				return false;
-			if (!fs_dev_read(fs->dev, data, FS_BBSIZE, log_off + ((bb + hdr_bbs) << FS_BBSHIFT))) {
+			if (!fs_dev_read(fs->logdev, data, FS_BBSIZE, log_off + ((bb + hdr_bbs) << FS_BBSHIFT))) {
 				const struct xlog_op_header *op = (const void *)data;
 				/* the first word of a data sector was swapped for the cycle */
 				uint32_t flags = op->oh_flags;
@@ -75,10 +77,12 @@ int fs_log_find_head(struct fs *fs)
 
 	fs->have_log_head = false;
 	fs->have_log_uuid = false;
-	if (!g->log_internal)
+	if (!fs->logdev)
 		return -EOPNOTSUPP;
-	log_off = fs_daddr_to_bytes(fs_fsb_to_daddr(g, g->logstart));
+	log_off = fs_log_offset(fs);
 	log_bbs = (uint64_t)g->logblocks << (g->blocklog - FS_BBSHIFT);
+	if (!log_bbs || log_off + (log_bbs << FS_BBSHIFT) > fs->logdev->size)
+		return -EUCLEAN;
 	buf = malloc(FS_BBSIZE);
 	if (!buf)
 		return -ENOMEM;
@@ -205,25 +209,25 @@ int fs_log_write_clean(struct fs_dev *dev, uint64_t log_off, uint64_t log_bytes,
 int fs_log_reset(struct fs *fs, char *msg, size_t ml)
 {
 	const struct fs_geom *g = &fs->g;
-	uint64_t off = fs_daddr_to_bytes(fs_fsb_to_daddr(g, g->logstart));
+	uint64_t off = fs_log_offset(fs);
 	uint64_t len = (uint64_t)g->logblocks << g->blocklog;
 	/* above every LSN metadata can carry: the head's cycle (or more) plus one */
 	uint32_t cycle = (fs->have_log_head ? fs_lsn_cycle(fs->log_head_lsn) : 1) + 1;
 	char why[320];
 	int err;
 
-	if (!g->log_internal) {
-		snprintf(msg, ml, "external logs are not supported");
+	if (!fs->logdev) {
+		snprintf(msg, ml, "the external log device was not given");
 		return -EOPNOTSUPP;
 	}
-	err = fs_log_write_clean(fs->dev, off, len, fs_log_lsunit_bytes(&fs->sb),
+	err = fs_log_write_clean(fs->logdev, off, len, fs_log_lsunit_bytes(&fs->sb),
 				 (const unsigned char *)&fs->sb.sb_uuid, cycle, why, sizeof(why));
 	if (err == -EUCLEAN) {
 		snprintf(msg, ml, "%s", why);
 		return err;
 	}
 	if (!err)
-		err = fs_dev_flush(fs->dev);
+		err = fs_dev_flush(fs->logdev);
 	if (err)
 		snprintf(msg, ml, "zeroing the log failed: %s", strerror(-err));
 	return err;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The log reader: finds the head and tail of the internal log as the
- * kernel's recovery does (cycle numbers, holes left by log buffers written
- * out of order, a torn last record found by its length or its CRC), then
+ * The log reader: finds the head and tail of the log (internal, or on its
+ * own device: fs->logdev, from fs_log_offset) as the kernel's recovery
+ * does (cycle numbers, holes left by log buffers written out of order, a
+ * torn last record found by its length or its CRC), then
  * reads the records from tail to head (split across the end of the log,
  * extended headers for log buffers above 32 KiB, the first word of every
  * data sector given back from the header's cycle data), checks each
@@ -44,7 +45,7 @@ static void say(char *msg, size_t ml, const char *fmt, ...)
 int fs_log_sector_cycle(struct fs *fs, uint64_t log_off, uint64_t bb, uint32_t *cycle,
 			unsigned char *buf)
 {
-	int err = fs_dev_read(fs->dev, buf, BBSIZE, log_off + (bb << BBSHIFT));
+	int err = fs_dev_read(fs->logdev, buf, BBSIZE, log_off + (bb << BBSHIFT));
 
 	if (err)
 		return err;
@@ -66,10 +67,10 @@ static int read_log(struct fs *fs, const struct fs_log_info *li, uint32_t blk, u
 	if (blk >= li->log_bbs || n > li->log_bbs)
 		return -EINVAL;
 	first = li->log_bbs - blk < n ? li->log_bbs - blk : n;
-	err = fs_dev_read(fs->dev, buf, (size_t)first << BBSHIFT,
+	err = fs_dev_read(fs->logdev, buf, (size_t)first << BBSHIFT,
 			  li->log_off + ((uint64_t)blk << BBSHIFT));
 	if (!err && first < n)
-		err = fs_dev_read(fs->dev, buf + ((size_t)first << BBSHIFT),
+		err = fs_dev_read(fs->logdev, buf + ((size_t)first << BBSHIFT),
 				  (size_t)(n - first) << BBSHIFT, li->log_off);
 	return err;
 }
@@ -323,15 +324,16 @@ int fs_log_locate(struct fs *fs, struct fs_log_info *li, char *msg, size_t ml)
 	int err;
 
 	memset(li, 0, sizeof(*li));
-	if (!g->log_internal) {
-		say(msg, ml, "external logs are not supported");
+	if (!fs->logdev) {
+		say(msg, ml, "the external log device was not given");
 		return -EOPNOTSUPP;
 	}
-	li->log_off = fs_daddr_to_bytes(fs_fsb_to_daddr(g, g->logstart));
+	li->log_off = fs_log_offset(fs);
 	li->log_bbs = (uint32_t)(((uint64_t)g->logblocks << g->blocklog) >> BBSHIFT);
-	if (li->log_bbs < 64 || li->log_off + ((uint64_t)li->log_bbs << BBSHIFT) > fs->dev->size) {
-		say(msg, ml, "the log (%u sectors at byte %llu) does not fit the device", li->log_bbs,
-		    (unsigned long long)li->log_off);
+	if (li->log_bbs < 64 || li->log_off + ((uint64_t)li->log_bbs << BBSHIFT) > fs->logdev->size) {
+		say(msg, ml, "the log (%u sectors at byte %llu of the %s device) does not fit the "
+		    "device", li->log_bbs, (unsigned long long)li->log_off,
+		    g->log_internal ? "data" : "log");
 		return -EUCLEAN;
 	}
 	buf = malloc(BBSIZE);

@@ -9,7 +9,7 @@
 #include "libfs/fs.h"
 
 /*
- * Reading the internal log as the kernel's recovery does: where its head
+ * Reading the log (internal or external: fs->logdev) as the kernel's recovery does: where its head
  * and tail are, then its records from tail to head, their operations
  * assembled into transactions; and a clean record checked by the same
  * rules before a writer puts it in the log.  Nothing here writes.
@@ -19,7 +19,7 @@
 enum { FS_LOG_ITEM_TYPES = 17 };
 
 struct fs_log_info {
-	uint64_t log_off;          /* byte offset of the log on the device */
+	uint64_t log_off;          /* byte offset of the log on its device (fs->logdev; external: 0) */
 	uint32_t log_bbs;          /* log size in 512-byte sectors */
 	uint32_t head_blk, head_cycle;   /* where the next record would go */
 	uint32_t tail_blk, tail_cycle;   /* the oldest record recovery needs */

@@ -349,6 +349,10 @@ int fs_replay_write(struct fs *fs, struct fs_replay *rp, const struct fs_log_inf
 	size_t n = 0;
 	int err;
 
+	if (!fs->logdev) {
+		snprintf(msg, ml, "the external log device was not given");
+		return -EOPNOTSUPP;
+	}
 	rp->msg = msg;
 	rp->ml = ml;
 	err = clear_log_incompat(rp);
@@ -402,8 +406,12 @@ int fs_replay_write(struct fs *fs, struct fs_replay *rp, const struct fs_log_inf
 	}
 	if (err)
 		return err;
-	/* the log, now replayed, becomes a clean one past every LSN the replay stamped */
-	err = fs_log_write_clean(fs->dev, li->log_off, (uint64_t)li->log_bbs << BBSHIFT,
+	/*
+	 * The log, now replayed, becomes a clean one past every LSN the replay
+	 * stamped, on its own device (the replayed blocks are all on the data
+	 * device, flushed above first)
+	 */
+	err = fs_log_write_clean(fs->logdev, li->log_off, (uint64_t)li->log_bbs << BBSHIFT,
 				 fs_log_lsunit_bytes(&fs->sb), (const unsigned char *)&fs->sb.sb_uuid,
 				 li->head_cycle + 1, why, sizeof(why));
 	if (err == -EUCLEAN) {
@@ -411,7 +419,7 @@ int fs_replay_write(struct fs *fs, struct fs_replay *rp, const struct fs_log_inf
 		return err;
 	}
 	if (!err)
-		err = fs_dev_flush(fs->dev);
+		err = fs_dev_flush(fs->logdev);
 	if (err)
 		snprintf(msg, ml, "resetting the log after replay failed: %s", strerror(-err));
 	return err;

@@ -12,17 +12,27 @@
  * Undo files (xfsx_repair/xfsx_mkfs --undo-file, xfsx_undo).  Layout, all
  * little-endian (doc/design.md, "Undo files"):
  *
- *   header   one 512-byte sector at offset 0, the rest of the first 4 KiB
- *            unused: magic, version, the device's size, a CRC32c of its
- *            first FS_UNDO_FP_BYTES as they were before the run and (once
- *            the run finished) after it, the filesystem UUID before and the
- *            one the run leaves, and, once finished, the record count,
- *            bytes saved and file length.  Its own CRC32c last.
- *   records  from offset 4096, appended: a 32-byte header (magic, flags,
- *            device offset, length, CRC32c of the data, CRC32c of the
- *            header) and the old bytes, at most FS_UNDO_CHUNK per record;
- *            a range that held only zeroes (or a hole of an image file) is
- *            a record with FS_UNDO_REC_ZERO and no data.
+ *   header   one 512-byte sector at offset 0: magic, version, the data
+ *            device's size, a CRC32c of its first FS_UNDO_FP_BYTES as they
+ *            were before the run and (once the run finished) after it, the
+ *            filesystem UUID before and the one the run leaves, and, once
+ *            finished, the record count, bytes saved and file length; from
+ *            version 2, the set of devices the run writes (one bit per
+ *            enum fs_undo_role).  Its own CRC32c last.
+ *   devices  version 2: each other device (external log, realtime) in a
+ *            512-byte sector of its own at 512 * role: magic, role, size,
+ *            fingerprint before and after, the UUID its contents name
+ *            before and after (a log: the filesystem UUID its records
+ *            carry), the path, its own CRC32c.  The rest of the first 4 KiB
+ *            is unused.
+ *   records  from offset 4096, appended: a 32-byte header (magic, flags
+ *            with the device's role in bits 8-15 (version 2), device
+ *            offset, length, CRC32c of the data, CRC32c of the header) and
+ *            the old bytes, at most FS_UNDO_CHUNK per record; a range that
+ *            held only zeroes (or a hole of an image file) is a record with
+ *            FS_UNDO_REC_ZERO and no data.
+ *
+ * Version 1 files (one device, role bits 0) are read as before.
  *
  * Order: the header is durable before the run's first write; the records
  * of the ranges a submission overwrites are durable (fdatasync) before
@@ -33,7 +43,8 @@
  * synced, so the write it covered never began).
  */
 #define FS_UNDO_MAGIC     "XFSXUNDO"
-#define FS_UNDO_VERSION   1
+#define FS_UNDO_VERSION   2
+#define FS_UNDO_DEV_MAGIC "XFSXUDEV"
 #define FS_UNDO_HDR_SPACE 4096u          /* records start here */
 #define FS_UNDO_HDR_LEN   512u           /* bytes the header CRC covers, CRC included */
 #define FS_UNDO_REC_MAGIC 0x58524543u    /* "XREC" */
@@ -48,6 +59,29 @@ enum {
 	FS_UNDO_UUID_AFTER  = 1u << 2,   /* the run leaves a filesystem with uuid_after */
 };
 enum { FS_UNDO_REC_ZERO = 1u << 0 };
+#define FS_UNDO_REC_ROLE_SHIFT 8
+#define FS_UNDO_REC_ROLE_MASK  (0xffu << FS_UNDO_REC_ROLE_SHIFT)
+
+/* The devices one undo file covers: each record names one. */
+enum fs_undo_role { FS_UNDO_DATA = 0, FS_UNDO_LOG, FS_UNDO_RT, FS_UNDO_ROLES };
+
+/*
+ * One device's identity (the data device's is in the header itself): its
+ * size, the fingerprint of its first bytes before and after the run, and
+ * the UUID its contents name (FS_UNDO_UUID_BEFORE/_AFTER in flags): the
+ * data device's XFS primary, the log's record headers; none for a
+ * realtime device.
+ */
+struct fs_undo_devdesc {
+	bool present;
+	uint32_t flags;
+	uint64_t dev_size, fp_len;
+	uint32_t fp_before, fp_after;
+	unsigned char uuid_before[16], uuid_after[16];
+	char device[256];        /* the path the run was given (messages only) */
+};
+/* "data", "log", "realtime" */
+const char *fs_undo_role_name(enum fs_undo_role role);
 
 struct fs_undo_header {
 	uint32_t version, flags;
@@ -59,10 +93,13 @@ struct fs_undo_header {
 	uint64_t ctime;          /* seconds since the epoch, when the run started */
 	char tool[64];           /* NUL-terminated */
 	char device[256];        /* the path the run was given (messages only) */
+	/* every device the file covers, [FS_UNDO_DATA] the fields above (version 1: only it) */
+	struct fs_undo_devdesc devs[FS_UNDO_ROLES];
 };
 
 /* One record as the reader found it. */
 struct fs_undo_rec {
+	uint8_t role;            /* enum fs_undo_role: which device */
 	uint64_t off, len;       /* device range */
 	uint64_t data_pos;       /* where its old bytes are in the file (none when zero) */
 	uint32_t data_crc;
@@ -84,6 +121,14 @@ struct fs_undo;
 int  fs_undo_create(const char *path, struct fs_dev *dev, const char *tool,
 		    const unsigned char *uuid_after, struct fs_undo **out, char *msg, size_t ml);
 /*
+ * The same for every device the run may write: devs[role] (NULL: none;
+ * devs[FS_UNDO_DATA] required), each identified in the header, each with
+ * its write hooks; one file, each record naming its device.
+ */
+int  fs_undo_create_devs(const char *path, struct fs_dev *const devs[FS_UNDO_ROLES],
+			 const char *tool, const unsigned char *uuid_after, struct fs_undo **out,
+			 char *msg, size_t ml);
+/*
  * The run's writes are over: remove the hooks, take the after-fingerprint
  * and rewrite the header complete (durable).  Call it whether or not the
  * run succeeded; a file never finished stays valid (a killed run).
@@ -97,6 +142,8 @@ int  fs_undo_finish(struct fs_undo *u, char *msg, size_t ml);
  */
 void fs_undo_detach(struct fs_undo *u);
 int  fs_undo_attach(struct fs_undo *u, struct fs_dev *dev);
+/* Attach the device of a role the file was created with (-ENODEV: size differs or no such role). */
+int  fs_undo_attach_role(struct fs_undo *u, enum fs_undo_role role, struct fs_dev *dev);
 /* Remove the hooks and free; the file stays as it is. */
 void fs_undo_free(struct fs_undo *u);
 /* The last error of the write hook, "" if none (it names the undo file). */
@@ -137,8 +184,11 @@ enum fs_undo_match {
 /* Judge dev against the file (reads the first FS_UNDO_FP_BYTES); msg explains. */
 int  fs_undo_file_match(const struct fs_undo_file *f, struct fs_dev *dev,
 			enum fs_undo_match *m, char *msg, size_t ml);
+/* The same for the device of a role the file covers (f->h.devs[role].present). */
+int  fs_undo_file_match_role(const struct fs_undo_file *f, enum fs_undo_role role,
+			     struct fs_dev *dev, enum fs_undo_match *m, char *msg, size_t ml);
 /*
- * Write record i's old bytes back to dev (its data re-read and its CRC
+ * Write record i's old bytes back to dev, the device of its role (its data re-read and its CRC
  * checked again first: -EBADMSG if the file changed since it was opened).
  * Zero records: a punched hole on an image file, BLKZEROOUT on a device.
  */

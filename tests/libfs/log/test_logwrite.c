@@ -230,6 +230,7 @@ static struct fs *replay_fs(struct tfix *t, struct fs_replay **rp)
 
 	assert_non_null(fs);
 	fs->dev = t->dev;
+	fs->logdev = t->dev;	/* an internal log: on the data device */
 	fs->sb = F.sb;
 	fs->g = F.g;
 	*rp = calloc(1, sizeof(**rp));
