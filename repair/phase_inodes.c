@@ -30,6 +30,7 @@
 #include "repair/bmbt_keys.h"
 #include "repair/buf.h"
 #include "repair/phase_inodes.h"
+#include "repair/rules.h"
 #include "repair/symlinks.h"
 #include "scan/links.h"
 
@@ -125,96 +126,157 @@ static bool identified(struct repair_ctx *rx, fs_ino_t ino)
 }
 
 /*
- * The verdict one finding gives its inode.  An inode is cleared only when
+ * The inode step's plan rules (fix.c's table names each for its action):
+ * the verdict one finding gives its inode.  An inode is cleared only when
  * nothing shows it is one (di_ino, UUID), its type or data fork cannot be
  * read, or its data fork claims what others own; every other finding is
  * mended in apply(): fields recomputed from what verifies, a bad attr
  * fork removed or salvaged, the CRC re-stamped on contents that pass.
+ * Each returns the inode's verdict byte, or NULL when the finding names
+ * no inode a chunk the scan knows holds (nothing to change).
  */
-static int judge(struct repair_ctx *rx, const struct fs_finding *f)
+static uint8_t *finding_verdict(struct repair_ctx *rx, const struct fs_finding *f)
 {
-	fs_ino_t ino = (fs_ino_t)f->ino;
-	uint8_t *v = verdict_of(rx, ino);
-	int err;
+	return f->ino < 0 ? NULL : verdict_of(rx, (fs_ino_t)f->ino);
+}
+
+/*
+ * An inode with damage of its own, or a claim the reverse mappings do not
+ * back: of two inodes claiming one block, dup_clears lets it go first.
+ */
+static void mark_suspect(struct repair_ctx *rx, const struct fs_finding *f, uint8_t *suspects)
+{
+	suspects[scan_links_slot(rx->sx, (fs_ino_t)f->ino)] = 1;
+}
+
+int repair_inodes_plan_clear(struct repair_ctx *rx, const struct fs_finding *f, void *suspects)
+{
+	uint8_t *v = finding_verdict(rx, f);
 
 	if (!v)
-		return 0;	/* no chunk the scan knows holds it: nothing to change */
-	switch (f->def->fix) {
-	case FS_FIX_INODE_CLEAR:
-		*v |= RV_CLEAR;
 		return 0;
-	case FS_FIX_INODE_CRC:
-		/*
-		 * The scan judged the contents whatever the CRC said (a CRC
-		 * hides nothing): what else is wrong has findings of its own.
-		 * apply() re-stamps the CRC once the core passes.
-		 */
+	*v |= RV_CLEAR;
+	mark_suspect(rx, f, suspects);
+	return 0;
+}
+
+int repair_inodes_plan_crc(struct repair_ctx *rx, const struct fs_finding *f, void *suspects)
+{
+	uint8_t *v = finding_verdict(rx, f);
+
+	if (!v)
+		return 0;
+	/*
+	 * The scan judged the contents whatever the CRC said (a CRC hides
+	 * nothing): what else is wrong has findings of its own.  apply()
+	 * re-stamps the CRC once the core passes.
+	 */
+	*v |= RV_FIELDS;
+	mark_suspect(rx, f, suspects);
+	return 0;
+}
+
+int repair_inodes_plan_fork(struct repair_ctx *rx, const struct fs_finding *f, void *suspects)
+{
+	uint8_t *v = finding_verdict(rx, f);
+
+	if (!v)
+		return 0;	/* (no inode: two AG structures claim a block, the AG rebuild's) */
+	/*
+	 * a block another owner holds: dup_clears judges the claims (the
+	 * finding may name the innocent one); the inode is rewritten as it
+	 * is unless it is cleared there
+	 */
+	if (f->code == FS_C_BLOCK_DUP) {
 		*v |= RV_FIELDS;
-		return 0;
-	case FS_FIX_FORK:
-		if (f->ino < 0)
-			return 0;	/* two AG structures claim a block: the AG rebuild settles it */
-		/*
-		 * a block another owner holds: dup_clears judges the claims
-		 * (the finding may name the innocent one); the inode is
-		 * rewritten as it is unless it is cleared there
-		 */
-		if (f->code == FS_C_BLOCK_DUP) {
-			*v |= RV_FIELDS;
-			return 0;
-		}
-		/*
-		 * apply() mends the counts from the records present, then
-		 * loads the forks: a data fork still bad takes the inode
-		 * (xfs_repair's rule), a bad attr fork only the xattrs.
-		 */
-		*v |= RV_FIELDS;
-		return 0;
-	case FS_FIX_INODE_FIELD:
-		/*
-		 * mended, not cleared, when its identity holds (di_ino and
-		 * UUID, scan_inode_identified)
-		 */
-		if (f->def->flags & FS_FL_MEND_IF_IDENTIFIED) {
-			if (identified(rx, ino))
-				*v |= RV_FIELDS;
-			else
-				*v |= RV_CLEAR;
-			return 0;
-		}
-		for (size_t k = 0; k < sizeof(field_codes) / sizeof(field_codes[0]); k++)
-			if (f->code == field_codes[k].code) {
-				*v |= RV_FIELDS;
-				return add_field_fix(rx, ino, field_codes[k].field, 0);
-			}
-		if (f->code == FS_C_INODE_REFLINK) {
-			*v |= RV_REFLINK;
-			return 0;
-		}
-		/* a field whose right value the scan does not know (a size): the inode goes */
-		*v |= RV_CLEAR;
-		return 0;
-	case FS_FIX_XATTR:
-		*v |= RV_ATTR_SALVAGE;	/* phase_xattrs.c keeps the entries that verify */
-		return 0;
-	case FS_FIX_SYMLINK:
-		/* a remote target that survives its blocks' headers is kept */
-		if (*v & RV_CLEAR)
-			return 0;
-		err = symlink_mended(rx, ino);
-		if (err < 0)
-			return err;
-		if (!err)
-			*v |= RV_CLEAR;		/* its names are removed by phase_names.c */
-		return 0;
-	case FS_FIX_DIR:
-		/* a DA node of the xattrs, not of a directory: the attr fork is salvaged */
-		if (f->daddr >= 0 && in_attr_fork(rx, ino, (fs_daddr_t)f->daddr))
-			*v |= RV_ATTR_SALVAGE;
-		return 0;
-	default:
 		return 0;
 	}
+	/*
+	 * apply() mends the counts from the records present, then loads the
+	 * forks: a data fork still bad takes the inode (xfs_repair's rule), a
+	 * bad attr fork only the xattrs.
+	 */
+	*v |= RV_FIELDS;
+	mark_suspect(rx, f, suspects);
+	return 0;
+}
+
+int repair_inodes_plan_field(struct repair_ctx *rx, const struct fs_finding *f, void *suspects)
+{
+	fs_ino_t ino = (fs_ino_t)f->ino;
+	uint8_t *v = finding_verdict(rx, f);
+
+	if (!v)
+		return 0;
+	mark_suspect(rx, f, suspects);
+	/* mended, not cleared, when its identity holds (di_ino and UUID, scan_inode_identified) */
+	if (f->def->flags & FS_FL_MEND_IF_IDENTIFIED) {
+		if (identified(rx, ino))
+			*v |= RV_FIELDS;
+		else
+			*v |= RV_CLEAR;
+		return 0;
+	}
+	for (size_t k = 0; k < sizeof(field_codes) / sizeof(field_codes[0]); k++)
+		if (f->code == field_codes[k].code) {
+			*v |= RV_FIELDS;
+			return add_field_fix(rx, ino, field_codes[k].field, 0);
+		}
+	if (f->code == FS_C_INODE_REFLINK) {
+		*v |= RV_REFLINK;
+		return 0;
+	}
+	/* a field whose right value the scan does not know (a size): the inode goes */
+	*v |= RV_CLEAR;
+	return 0;
+}
+
+int repair_inodes_plan_xattr(struct repair_ctx *rx, const struct fs_finding *f, void *suspects)
+{
+	uint8_t *v = finding_verdict(rx, f);
+
+	(void)suspects;
+	if (v)
+		*v |= RV_ATTR_SALVAGE;	/* phase_xattrs.c keeps the entries that verify */
+	return 0;
+}
+
+int repair_inodes_plan_symlink(struct repair_ctx *rx, const struct fs_finding *f, void *suspects)
+{
+	uint8_t *v = finding_verdict(rx, f);
+	int err;
+
+	(void)suspects;
+	/* a remote target that survives its blocks' headers is kept */
+	if (!v || (*v & RV_CLEAR))
+		return 0;
+	err = symlink_mended(rx, (fs_ino_t)f->ino);
+	if (err < 0)
+		return err;
+	if (!err)
+		*v |= RV_CLEAR;		/* its names are removed by phase_names.c */
+	return 0;
+}
+
+int repair_inodes_plan_attr_node(struct repair_ctx *rx, const struct fs_finding *f,
+				 void *suspects)
+{
+	uint8_t *v = finding_verdict(rx, f);
+
+	(void)suspects;
+	/* a DA node of the xattrs, not of a directory: the attr fork is salvaged */
+	if (v && f->daddr >= 0 && in_attr_fork(rx, (fs_ino_t)f->ino, (fs_daddr_t)f->daddr))
+		*v |= RV_ATTR_SALVAGE;
+	return 0;
+}
+
+int repair_inodes_plan_unbacked(struct repair_ctx *rx, const struct fs_finding *f,
+				void *suspects)
+{
+	/* rmap.missing: a block it maps that the rmapbt gives no such owner */
+	if (f->code == FS_C_RMAP_MISSING && finding_verdict(rx, f))
+		mark_suspect(rx, f, suspects);
+	return 0;
 }
 
 /* Clear: the inode as chunk initialisation leaves a free one (generation kept). */
@@ -1054,9 +1116,7 @@ static int plan_unlinked(struct repair_ctx *rx)
 	struct scan_links *lk = rx->sx->links;
 	int err = 0;
 
-	for (size_t i = 0; i < rx->fl->n; i++)
-		if (rx->fl->v[i].def->fix == FS_FIX_UNLINKED)
-			rx->empty_unlinked = true;
+	/* (an unlinked-list finding, in the walk of the findings, asks for it) */
 	if (!rx->empty_unlinked)
 		return 0;
 	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
@@ -1090,25 +1150,8 @@ int repair_phase_inodes(struct repair_ctx *rx)
 	suspect = calloc(lk->nslots ? lk->nslots : 1, 1);
 	if (!suspect)
 		return -ENOMEM;
-	for (size_t i = 0; i < rx->fl->n && !err; i++) {
-		const struct fs_finding *f = &rx->fl->v[i];
-		uint64_t slot;
-
-		if (f->ino < 0)
-			continue;
-		err = judge(rx, f);
-		slot = scan_links_slot(rx->sx, (fs_ino_t)f->ino);
-		/*
-		 * damage of its own, or a claim the reverse mappings do not
-		 * back (rmap.missing: a block it maps that the rmapbt gives
-		 * no such owner)
-		 */
-		if (slot != UINT64_MAX && f->code != FS_C_BLOCK_DUP &&
-		    (f->def->fix == FS_FIX_INODE_CLEAR || f->def->fix == FS_FIX_INODE_CRC ||
-		     f->def->fix == FS_FIX_INODE_FIELD || f->def->fix == FS_FIX_FORK ||
-		     f->code == FS_C_RMAP_MISSING))
-			suspect[slot] = 1;
-	}
+	/* the verdicts, the suspects, and whether the AGI unlinked lists are emptied */
+	err = repair_plan_findings(rx, REPAIR_PLAN_INODES, suspect);
 	/* what an earlier attempt kept and its result showed it should not have */
 	for (size_t i = 0; i < rx->nforce_clear; i++) {
 		uint8_t *v = verdict_of(rx, rx->force_clear[i]);

@@ -39,10 +39,9 @@
 #include "libfs/format/inode.h"
 #include "libfs/util/vec.h"
 #include "repair/buf.h"
-#include "repair/fix.h"
 #include "repair/phase_names.h"
-#include "repair/phase_quota.h"
 #include "repair/place.h"
+#include "repair/rules.h"
 #include "scan/links.h"
 
 /* Per-slot namespace state. */
@@ -262,17 +261,21 @@ static void mark(struct repair_ctx *rx, uint64_t s)
 		rx->nm->flags[s] |= NM_REBUILD;
 }
 
+int repair_names_plan_dir(struct repair_ctx *rx, const struct fs_finding *f, void *arg)
+{
+	(void)arg;
+	if (f->ino >= 0)
+		mark(rx, scan_links_slot(rx->sx, (fs_ino_t)f->ino));
+	return 0;
+}
+
 static void choose_rebuilds(struct repair_ctx *rx)
 {
 	struct scan_links *lk = rx->sx->links;
 	struct repair_names *nm = rx->nm;
 
-	for (size_t i = 0; i < rx->fl->n; i++) {
-		const struct fs_finding *f = &rx->fl->v[i];
-
-		if (f->def->fix == FS_FIX_DIR && f->ino >= 0)
-			mark(rx, scan_links_slot(rx->sx, (fs_ino_t)f->ino));
-	}
+	/* every directory with findings of its own */
+	repair_plan_findings(rx, REPAIR_PLAN_NAMES, NULL);
 	for (uint64_t p = 0; p < lk->nslots; p++) {
 		if (!live(rx, p) || !is_dir(rx, p))
 			continue;
@@ -1449,41 +1452,16 @@ int repair_phase_names(struct repair_ctx *rx)
 	return err;
 }
 
-/* ---- the decision ---- */
+/* ---- what the decision table (fix.c) asks of the namespace plan ---- */
 
-bool repair_names_covers(const struct repair_ctx *rx, const struct fs_finding *f)
+bool repair_names_built(const struct repair_ctx *rx, uint64_t slot)
 {
-	const struct repair_names *nm = rx->nm;
-	int64_t ag;
-	uint64_t s = f->ino >= 0 ? scan_links_slot(rx->sx, (fs_ino_t)f->ino) : UINT64_MAX;
-	uint8_t v = s != UINT64_MAX ? rx->verdict[s] : 0;
+	return rx->nm && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_BUILT);
+}
 
-	if (f->def->fix == FS_FIX_QUOTA)
-		return repair_quota_covers(rx, f);
-	if (f->def->fix == FS_FIX_UNLINKED) {
-		ag = repair_finding_ag(rx, f);
-		return rx->empty_unlinked && ag != FS_NONE && rx->ag && rx->ag[ag].rebuild;
-	}
-	if (s == UINT64_MAX)
-		return false;
-	/* a cleared inode's own names, xattrs and links go with it; who named it is rebuilt */
-	if (v & RV_CLEAR)
-		return nm != NULL || f->def->fix == FS_FIX_XATTR || f->def->fix == FS_FIX_SYMLINK;
-	switch (f->def->fix) {
-	case FS_FIX_XATTR:	/* the attr fork rebuilt (phase_xattrs.c) or removed */
-		return v & (RV_ATTR_RESET | RV_ATTR_NEW);
-	case FS_FIX_DIR:	/* a directory's blocks, or a DA node of the xattrs */
-		return (nm && (nm->flags[s] & NM_BUILT)) || (v & (RV_ATTR_RESET | RV_ATTR_NEW));
-	case FS_FIX_PARENTS:	/* its other parents were rebuilt without it */
-	case FS_FIX_NLINK:	/* set to the references counted */
-		return nm != NULL;
-	case FS_FIX_CONNECT:	/* named (in lost+found or not) */
-		return nm && (nm->flags[s] & NM_REACHED);
-	case FS_FIX_QUOTA:
-		return repair_quota_covers(rx, f);
-	default:
-		return false;
-	}
+bool repair_names_reached(const struct repair_ctx *rx, uint64_t slot)
+{
+	return rx->nm && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_REACHED);
 }
 
 void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_t *moved,

@@ -8,13 +8,12 @@
 
 /* phase_names.c: the namespace (directories, lost+found, link counts). */
 int repair_phase_names(struct repair_ctx *rx);
-/* The fix actions of the namespace (directories to quota): phase_names.c decides. */
-static inline bool repair_fix_is_names(enum fs_fix fix)
-{
-	return fix >= FS_FIX_DIR && fix <= FS_FIX_RT;
-}
-/* Whether the namespace plan covers a finding with one of those actions. */
-bool repair_names_covers(const struct repair_ctx *rx, const struct fs_finding *f);
+/* The plan rule of a directory finding (fix.c's table): the directory is rebuilt. */
+int repair_names_plan_dir(struct repair_ctx *rx, const struct fs_finding *f, void *arg);
+/* Whether the namespace plan wrote the directory in links slot slot anew (UINT64_MAX: no). */
+bool repair_names_built(const struct repair_ctx *rx, uint64_t slot);
+/* Whether the root reaches the inode in links slot slot after the repair. */
+bool repair_names_reached(const struct repair_ctx *rx, uint64_t slot);
 void repair_names_free(struct repair_ctx *rx);
 /* Each inode moved to lost+found: a text line, or a JSON array of {ino, to}. */
 void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json);

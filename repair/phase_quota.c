@@ -30,6 +30,7 @@
 #include "libfs/util/vec.h"
 #include "repair/buf.h"
 #include "repair/phase_quota.h"
+#include "repair/rules.h"
 #include "scan/links.h"
 
 /* The quota file a finding's inode is, and its record type; false if none. */
@@ -158,46 +159,37 @@ static void unhook_quota_inodes(struct repair_ctx *rx)
 	}
 }
 
+int repair_quota_plan_block(struct repair_ctx *rx, const struct fs_finding *f, void *arg)
+{
+	uint32_t mended;
+	uint8_t type;
+	int err;
+
+	(void)arg;
+	if (f->daddr < 0 || !quota_file(rx, f->ino, &type))
+		return 0;
+	for (size_t k = 0; k < rx->ndquot; k++)
+		if (rx->dquot_blocks[k] == (fs_daddr_t)f->daddr)
+			return 0;
+	err = mend_block(rx, (fs_ino_t)f->ino, type, (fs_daddr_t)f->daddr, &mended);
+	if (err || !mended)
+		return err;
+	err = FS_VEC_ROOM(rx->dquot_blocks, rx->ndquot, rx->capdquot, 8);
+	if (!err)
+		rx->dquot_blocks[rx->ndquot++] = (fs_daddr_t)f->daddr;
+	rx->planned_writes = true;
+	return err;
+}
+
 int repair_phase_quota(struct repair_ctx *rx)
 {
 	const uint16_t acct = XFS_UQUOTA_ACCT | XFS_GQUOTA_ACCT | XFS_PQUOTA_ACCT;
-	int err = 0;
+	int err = repair_plan_findings(rx, REPAIR_PLAN_QUOTA, NULL);
 
-	for (size_t i = 0; i < rx->fl->n && !err; i++) {
-		const struct fs_finding *f = &rx->fl->v[i];
-		uint32_t mended;
-		uint8_t type;
-		bool seen = false;
-
-		if (f->def->fix != FS_FIX_QUOTA || f->daddr < 0 || !quota_file(rx, f->ino, &type))
-			continue;
-		for (size_t k = 0; k < rx->ndquot && !seen; k++)
-			seen = rx->dquot_blocks[k] == (fs_daddr_t)f->daddr;
-		if (seen)
-			continue;
-		err = mend_block(rx, (fs_ino_t)f->ino, type, (fs_daddr_t)f->daddr, &mended);
-		if (err || !mended)
-			continue;
-		err = FS_VEC_ROOM(rx->dquot_blocks, rx->ndquot, rx->capdquot, 8);
-		if (!err)
-			rx->dquot_blocks[rx->ndquot++] = (fs_daddr_t)f->daddr;
-		rx->planned_writes = true;
-	}
 	if (!err && (rx->fs->sb.sb_qflags & acct) &&
 	    (rx->drops || rx->ndquot || rx->replay_bmbt_changed))
 		rx->quota_recount = true;
 	if (!err)
 		unhook_quota_inodes(rx);
 	return err;
-}
-
-bool repair_quota_covers(const struct repair_ctx *rx, const struct fs_finding *f)
-{
-	for (int t = 0; t < 3; t++)
-		if (rx->quota_unhooked[t] && (int64_t)rx->quota_unhooked[t] == f->ino)
-			return true;
-	for (size_t k = 0; k < rx->ndquot; k++)
-		if (rx->dquot_blocks[k] == (fs_daddr_t)f->daddr)
-			return true;
-	return false;
 }

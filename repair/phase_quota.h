@@ -6,6 +6,7 @@
 
 /* phase_quota.c: dquots rewritten, quota recounted by the kernel. */
 int repair_phase_quota(struct repair_ctx *rx);
-bool repair_quota_covers(const struct repair_ctx *rx, const struct fs_finding *f);
+/* The plan rule of a quota finding (fix.c's table): its dquot block's bad records rewritten. */
+int repair_quota_plan_block(struct repair_ctx *rx, const struct fs_finding *f, void *arg);
 
 #endif

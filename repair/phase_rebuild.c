@@ -36,9 +36,9 @@
 #include "libfs/util/vec.h"
 #include "libfs/io/workq.h"
 #include "repair/buf.h"
-#include "repair/fix.h"
 #include "repair/phase_rebuild.h"
 #include "repair/place.h"
+#include "repair/rules.h"
 #include "scan/links.h"
 
 struct run {
@@ -1200,23 +1200,8 @@ static void choose_ags(struct repair_ctx *rx)
 		late = (lk->rec[s].flags & LR_FORKS_UNREAD) && (lk->rec[s].flags & LR_SEEN) &&
 		       !(rx->verdict[s] & RV_CLEAR);
 
-	for (size_t i = 0; i < rx->fl->n; i++) {
-		const struct fs_finding *f = &rx->fl->v[i];
-		int64_t ag;
-
-		/* (an unlinked-list finding: the AGI gets empty buckets) */
-		if (f->def->fix != FS_FIX_AGHDR && f->def->fix != FS_FIX_AG_BTREES &&
-		    !(f->def->fix == FS_FIX_FORK && f->ino < 0) &&
-		    !(f->def->fix == FS_FIX_UNLINKED && rx->empty_unlinked))
-			continue;
-		ag = repair_finding_ag(rx, f);
-		/* superblock counters are the superblock's, not an AG's */
-		if (ag == FS_NONE || (f->ag == 0 && f->def->obj == FS_OBJ_SB)) {
-			rx->counters = true;
-			continue;
-		}
-		rx->ag[ag].rebuild = true;
-	}
+	/* every AG with header or btree findings (or the superblock counters) */
+	repair_plan_findings(rx, REPAIR_PLAN_AGS, NULL);
 	for (fs_agnumber_t a = 0; a < g->agcount; a++) {
 		size_t n;
 		const struct model_ext *e = model_ag_extents(rx->sx->model, a, &n);

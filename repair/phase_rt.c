@@ -29,6 +29,7 @@
 #include "repair/buf.h"
 #include "repair/phase_rt.h"
 #include "repair/place.h"
+#include "repair/rules.h"
 #include "scan/links.h"
 
 /* Rewrite the blocks of file ino marked bad with want's bytes; all of them or *done false. */
@@ -72,17 +73,14 @@ static int rewrite(struct repair_ctx *rx, fs_ino_t ino, const uint8_t *want, con
 }
 
 /* Whether realtime inode ino must be made again: cleared, free, not a file, or a finding's. */
-static bool needs_remake(const struct repair_ctx *rx, fs_ino_t ino, uint64_t s)
+static bool needs_remake(struct repair_ctx *rx, fs_ino_t ino, uint64_t s)
 {
 	const struct link_rec *r = &rx->sx->links->rec[s];
 
 	if ((rx->verdict[s] & RV_CLEAR) || !(r->flags & LR_SEEN) ||
 	    r->type != XFS_DIR3_FT_REG_FILE)
 		return true;
-	for (size_t i = 0; i < rx->fl->n; i++)
-		if (rx->fl->v[i].ino == (int64_t)ino && rx->fl->v[i].def->fix == FS_FIX_RT)
-			return true;
-	return false;
+	return repair_plan_findings(rx, REPAIR_PLAN_RT, &ino) > 0;
 }
 
 /*
@@ -288,20 +286,4 @@ int repair_phase_rt(struct repair_ctx *rx)
 		rx->planned_writes = true;
 	}
 	return err;
-}
-
-bool repair_rt_covers(const struct repair_ctx *rx, const struct fs_finding *f)
-{
-	const struct xfs_sb *sb = &rx->fs->sb;
-
-	if (f->ino >= 0 && ((f->ino == (int64_t)sb->sb_rbmino && rx->rt_bitmap_remade) ||
-			    (f->ino == (int64_t)sb->sb_rsumino && rx->rt_summary_remade)))
-		return true;	/* made again in place */
-	if (!rx->sx->rt.judged)
-		return false;	/* the realtime inodes themselves are not what they should be */
-	if (f->ino == (int64_t)sb->sb_rbmino)
-		return rx->rt_bitmap_fixed;
-	if (f->ino == (int64_t)sb->sb_rsumino)
-		return rx->rt_summary_fixed;
-	return f->ino < 0 && rx->rt_frextents_fixed;
 }

@@ -6,6 +6,5 @@
 
 /* phase_rt.c: the realtime bitmap, summary and their inodes. */
 int repair_phase_rt(struct repair_ctx *rx);
-bool repair_rt_covers(const struct repair_ctx *rx, const struct fs_finding *f);
 
 #endif

@@ -16,6 +16,7 @@
 #include "libfs/fs.h"
 #include "libfs/format/sb.h"
 #include "repair/phase_sb.h"
+#include "repair/rules.h"
 
 /* Findings the primary would still get (its CRC set as it will be written). */
 static int primary_findings(const struct fs_geom *g, const struct xfs_sb *sb)
@@ -38,6 +39,28 @@ static bool placed(enum fs_sb_field field)
 	return field == FS_SBF_rootino || field == FS_SBF_rbmino || field == FS_SBF_rsumino;
 }
 
+/* The primary as it is being mended, and the secondary its fields are taken from. */
+struct sb_fields {
+	struct xfs_sb *trial;
+	const struct xfs_sb *from;
+};
+
+int repair_sb_plan_field(struct repair_ctx *rx, const struct fs_finding *f, void *fields)
+{
+	struct sb_fields *sf = fields;
+	enum fs_sb_field field = (enum fs_sb_field)f->val.field;
+
+	/*
+	 * from agrees with the vote in every shared field; the root and
+	 * realtime inodes the geometry placed are not taken from it
+	 * (secondaries hold them stale or null)
+	 */
+	if (f->ag == 0 && field != FS_SBF_NONE &&
+	    !(placed(field) && !fs_sb_field_equal(&rx->fs->sb, &rx->fs->sb_disk, field)))
+		fs_sb_copy_field(sf->trial, sf->from, field);
+	return 0;
+}
+
 /*
  * A primary the scan could use but which has findings of its own: each
  * field a finding names is taken from the secondary the majority agrees
@@ -55,20 +78,8 @@ static int mend_primary(struct repair_ctx *rx)
 		return 0;	/* nothing to take values from: the verifier will say */
 	if (err)
 		return err;
-	for (size_t i = 0; i < rx->fl->n; i++) {
-		const struct fs_finding *f = &rx->fl->v[i];
-
-		/*
-		 * sec agrees with the vote in every shared field; the root and
-		 * realtime inodes the geometry placed are not taken from it
-		 * (secondaries hold them stale or null)
-		 */
-		enum fs_sb_field field = (enum fs_sb_field)f->val.field;
-
-		if (f->def->fix == FS_FIX_SB && f->ag == 0 && field != FS_SBF_NONE &&
-		    !(placed(field) && !fs_sb_field_equal(&rx->fs->sb, &rx->fs->sb_disk, field)))
-			fs_sb_copy_field(&trial, &sec, field);
-	}
+	repair_plan_findings(rx, REPAIR_PLAN_SB_FIELDS,
+			     &(struct sb_fields){ .trial = &trial, .from = &sec });
 	trial.sb_inprogress = 0;
 	if (primary_findings(g, &trial)) {
 		trial = sec;
@@ -95,16 +106,8 @@ int repair_phase_sb(struct repair_ctx *rx)
 	rx->newsb = rx->fs->sb;
 	if (rx->fs->sb_source != 0)
 		rx->rewrite_primary = true;
-	for (size_t i = 0; i < rx->fl->n; i++) {
-		const struct fs_finding *f = &rx->fl->v[i];
-
-		if (f->def->fix != FS_FIX_SB)
-			continue;
-		if (f->ag > 0 && f->ag < g->agcount)
-			rx->rewrite_sb[f->ag] = true;
-		else
-			rx->rewrite_primary = true;
-	}
+	/* each copy with findings of its own */
+	repair_plan_findings(rx, REPAIR_PLAN_SB, NULL);
 	/* what mkfs leaves in progress, the kernel refuses; the rewrite says done */
 	rx->newsb.sb_inprogress = 0;
 	if (rx->rewrite_primary && rx->fs->sb_source == 0) {

@@ -6,5 +6,10 @@
 
 /* phase_sb.c: the superblocks to rewrite. */
 int repair_phase_sb(struct repair_ctx *rx);
+/*
+ * The plan rule of a superblock finding while the primary is mended (fix.c's
+ * table): a field the primary's finding names taken from the vote's copy.
+ */
+int repair_sb_plan_field(struct repair_ctx *rx, const struct fs_finding *f, void *fields);
 
 #endif

@@ -16,6 +16,7 @@
 #include "libfs/format/btree.h"
 #include "libfs/util/vec.h"
 #include "repair/place.h"
+#include "repair/rules.h"
 
 /* Free runs of one AG that this repair may put new blocks in. */
 struct repair_space {
@@ -30,11 +31,10 @@ struct repair_space {
  * chunk an inode btree lost.  Rebuilding free space anywhere could then
  * hand their blocks out.  NULL, or why not.
  */
-const char *repair_model_incomplete(const struct repair_ctx *rx)
+const char *repair_model_incomplete(struct repair_ctx *rx)
 {
-	for (size_t i = 0; i < rx->fl->n; i++)
-		if (rx->fl->v[i].def->fix == FS_FIX_NONE && rx->fl->v[i].ino >= 0)
-			return "some inodes could not be read";
+	if (repair_plan_findings(rx, REPAIR_PLAN_MODEL, NULL) > 0)
+		return "some inodes could not be read";
 	for (fs_agnumber_t a = 0; a < rx->fs->g.agcount; a++)
 		if (!rx->sx->chunks_known[a])
 			return "an inode btree could not be walked whole, so inode chunks may be unknown";

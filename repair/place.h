@@ -14,7 +14,7 @@ struct fs_bmap_ext;
  * NULL when the model knows every block owner (the AG rebuild and new
  * blocks need that), else why not.
  */
-const char *repair_model_incomplete(const struct repair_ctx *rx);
+const char *repair_model_incomplete(struct repair_ctx *rx);
 /*
  * New blocks for a rebuilt directory, attr fork or realtime inode: fsbs
  * contiguous blocks free before and after the repair, near inode ino

@@ -3,17 +3,21 @@
  * A finished run's report: with --json one object (the filesystem, the
  * log, the first round's findings with what became of each, moves,
  * xattrs, cleared inodes, the scan of the result, the later rounds, the
- * summary with its phase times), else the text lines and the summary
- * line; -v adds each round's phase times.  The phase-time report keeps the
+ * summary with its phase times), else the text lines (one per finding:
+ * fixed, would fix or left, with the action fix.c's table names; the
+ * inodes cleared with their data) and the summary line; -v adds each
+ * round's phase times.  The phase-time report keeps the
  * keys it has always had, each a step's name (run.c's table).
  */
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "repair/fix.h"
+#include "repair/phase_inodes.h"
 #include "repair/phase_names.h"
 #include "repair/phase_xattrs.h"
 #include "repair/render.h"
+#include "scan/links.h"
 
 /*
  * The phase-time report's keys, in the order it has always had (commit
@@ -41,6 +45,137 @@ static double key_seconds(const struct repair_ctx *rx, size_t k)
 		if (time_keys[k].also & PH(ph))
 			s += rx->phase_seconds[ph];
 	return s;
+}
+
+/* ---- one line per finding: fixed / would fix / left, the cleared inodes ---- */
+
+static void report_line(const struct repair_ctx *rx, const char *what, const struct fs_finding *f,
+			bool action, FILE *out)
+{
+	fprintf(out, "%-9s %s", what, f->def->code);
+	if (f->ag >= 0)
+		fprintf(out, " ag %lld", (long long)f->ag);
+	if (f->ino >= 0) {
+		const char *path = repair_names_path(rx, f->ino);
+
+		fprintf(out, " ino %lld", (long long)f->ino);
+		if (path)
+			fprintf(out, " (%s)", path);
+	}
+	if (f->daddr >= 0)
+		fprintf(out, " daddr %lld", (long long)f->daddr);
+	/* what the finding said to do is not what was done: say what was */
+	if (action && repair_log_thrown_away(rx, f))
+		fprintf(out, ": the dirty log %s thrown away (-L): the changes it held that had "
+			"not reached the metadata are lost", rx->o->dry_run ? "would be" : "was");
+	else
+		fprintf(out, ": %s", f->message[0] ? f->message : f->def->summary);
+	if (action)
+		fprintf(out, " [%s]", repair_action_taken(rx, f));
+	fputc('\n', out);
+}
+
+/* Whether links slot s is an inode in use that the plan frees: its data is lost. */
+static bool lost(const struct repair_ctx *rx, uint64_t s)
+{
+	return rx->verdict && (rx->verdict[s] & RV_CLEAR) && !(rx->verdict[s] & RV_NEW) &&
+	       (rx->sx->links->rec[s].flags & LR_SEEN) && !repair_unlinked_frees(rx, s);
+}
+
+static size_t count_cleared(const struct repair_ctx *rx)
+{
+	size_t n = 0;
+
+	for (uint64_t s = 0; rx->sx->links && rx->verdict && !rx->verified.introduced &&
+	     s < rx->sx->links->nslots; s++)
+		n += lost(rx, s);
+	return n;
+}
+
+static size_t report_cleared(const struct repair_ctx *rx, FILE *out, bool json)
+{
+	const char *done = rx->o->dry_run ? "would clear" : "cleared";
+	size_t n = 0;
+
+	if (json)
+		fputc('[', out);
+	for (uint64_t s = 0; rx->sx->links && rx->verdict && !rx->verified.introduced &&
+	     s < rx->sx->links->nslots; s++) {
+		fs_ino_t ino;
+		const char *path;
+
+		if (!lost(rx, s))
+			continue;
+		ino = scan_slot_ino(rx->sx, s, &(fs_agnumber_t){ 0 });
+		path = repair_names_path(rx, (int64_t)ino);
+		if (json) {
+			fprintf(out, "%s{\"ino\":%llu,\"path\":", n ? "," : "",
+				(unsigned long long)ino);
+			if (path)
+				fs_json_string(out, path);
+			else
+				fputs("null", out);
+			fputc('}', out);
+		} else {
+			fprintf(out, "%-9s ino %llu%s%s%s: nothing shows what it held; its data is "
+				"lost\n", done, (unsigned long long)ino, path ? " (" : "",
+				path ? path : "", path ? ")" : "");
+		}
+		n++;
+	}
+	if (json)
+		fputc(']', out);
+	return n;
+}
+
+static void report_text(const struct repair_ctx *rx, FILE *out)
+{
+	const char *done = rx->o->dry_run ? "would fix" : "fixed";
+	const struct repair_verified *vf = &rx->verified;
+
+	for (size_t i = 0; i < rx->fl->n; i++) {
+		bool fixed = rx->fixed && rx->fixed[i];
+
+		report_line(rx, fixed ? done : "left", &rx->fl->v[i], fixed, out);
+	}
+	/* what the plan's result would have that was not there: why nothing is written */
+	for (size_t i = 0; vf->ran && vf->introduced && i < vf->after.n; i++)
+		if (vf->after_new[i])
+			report_line(rx, "new", &vf->after.v[i], false, out);
+	report_cleared(rx, out, false);
+}
+
+static void json_fixed(void *priv, size_t i, FILE *out)
+{
+	const struct repair_ctx *rx = priv;
+	const char *path = repair_names_path(rx, rx->fl->v[i].ino);
+
+	fprintf(out, ",\"fixed\":%s", rx->fixed && rx->fixed[i] ? "true" : "false");
+	if (path) {
+		fputs(",\"path\":", out);
+		fs_json_string(out, path);
+	}
+}
+
+static void report_json(const struct repair_ctx *rx, FILE *out)
+{
+	fs_findings_write_json_array_ex(rx->fl, out, json_fixed, (void *)rx);
+}
+
+static void json_new(void *priv, size_t i, FILE *out)
+{
+	const struct repair_ctx *rx = priv;
+
+	fprintf(out, ",\"new\":%s", rx->verified.after_new[i] ? "true" : "false");
+}
+
+static void report_after_json(const struct repair_ctx *rx, FILE *out)
+{
+	if (!rx->verified.ran || !rx->verified.after_new) {
+		fputs("null", out);
+		return;
+	}
+	fs_findings_write_json_array_ex(&rx->verified.after, out, json_new, (void *)rx);
 }
 
 static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *out)
@@ -81,15 +216,15 @@ static void print_phase_times(const struct repair_ctx *rx, int round, FILE *out)
 static void print_lists_json(const struct repair_ctx *rx, FILE *out)
 {
 	fputs("\"findings\":", out);
-	repair_report_json(rx, out);
+	report_json(rx, out);
 	fputs(",\"moved\":", out);
 	repair_names_print_moves(rx, out, true);
 	fputs(",\"xattrs\":", out);
 	repair_xattrs_print(rx, out, true);
 	fputs(",\"cleared\":", out);
-	repair_report_cleared(rx, out, true);
+	report_cleared(rx, out, true);
 	fputs(",\"after\":", out);
-	repair_report_after_json(rx, out);
+	report_after_json(rx, out);
 }
 
 static void render_json(const struct repair_run *run, FILE *out)
@@ -126,16 +261,16 @@ static void render_text(const struct repair_run *run, int verbose, FILE *out)
 	const struct repair_ctx *rx = &run->round[0].rx;
 	const char *path = run->path;
 	bool dry = run->o->dry_run;
-	uint64_t cleared = repair_count_cleared(rx);
+	uint64_t cleared = count_cleared(rx);
 	char rounds[64] = "";
 
-	repair_report_text(rx, out);
+	report_text(rx, out);
 	repair_names_print_moves(rx, out, false);
 	repair_xattrs_print(rx, out, false);
 	for (int i = 1; i < run->nrounds; i++) {
 		repair_names_print_moves(&run->round[i].rx, out, false);
 		repair_xattrs_print(&run->round[i].rx, out, false);
-		cleared += repair_report_cleared(&run->round[i].rx, out, false);
+		cleared += report_cleared(&run->round[i].rx, out, false);
 	}
 	if (run->nrounds > 1)
 		snprintf(rounds, sizeof(rounds), "in %d rounds; ", run->nrounds);

@@ -7,7 +7,9 @@
 # them), no strcmp/strncmp against a code-shaped literal or a code member,
 # no comparison of ->def->code, no sscanf/strto* of a finding's expected,
 # found, message or field; every row's enum name is its code string in
-# capitals; every code has a report site.
+# capitals; every code has a report site; nothing but the findings table
+# and repair's decision table (repair/fix.c, fix.h) looks at a row's fix
+# action (->fix, FS_FIX_*): the phases reach it through that table.
 . "$XFSX_SRC/tests/lib.sh"
 
 src=$XFSX_SRC
@@ -81,4 +83,15 @@ else
 	not_ok "every row's enum name is its code in capitals (no findings.def)"
 	not_ok "every finding code has a report site (no findings.def)"
 fi
+# 6. a finding's fix action is read in two places: the findings table itself
+# (findings.h/.c: the enum, the names, the JSON "fix") and repair's decision
+# table (repair/fix.c, and fix.h's table declaration)
+fix_allowed='^(libfs/format/findings\.[ch]|repair/fix\.[ch]):'
+(cd "$src" && sources | xargs grep -nP '(->|\.)fix\b|\bFS_FIX_') > "$tmp/fixuse" || true
+grep -vE "$fix_allowed" "$tmp/fixuse" > "$tmp/hits6" || true
+check "the fix action is read only by findings.[ch] and repair/fix.[ch] ($(wc -l < "$tmp/hits6") found)" \
+	[ ! -s "$tmp/hits6" ]
+head -5 "$tmp/hits6" | sed 's/^/# /'
+check "the decision table reads it ($(grep -c '^repair/fix\.c:' "$tmp/fixuse") lines in repair/fix.c)" \
+	grep -q '^repair/fix\.c:.*FS_FIX_' "$tmp/fixuse"
 tap_done
