@@ -18,6 +18,13 @@ _cleanup() {
 	local m l
 	for m in "${_MOUNTS[@]:-}"; do [ -n "$m" ] && mountpoint -q "$m" 2>/dev/null && umount -l "$m" 2>/dev/null; done
 	for l in "${_LOOPS[@]:-}"; do [ -n "$l" ] && losetup -d "$l" 2>/dev/null; done
+	# and every loop device over a file of $TMP: loop_attach called inside $(...)
+	# registers in a subshell, which this trap never sees
+	if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null; then
+		losetup -l -n -O NAME,BACK-FILE 2>/dev/null | while read -r l f; do
+			case "$f" in "$TMP"/*) losetup -d "$l" 2>/dev/null ;; esac
+		done
+	fi
 	rm -rf "$TMP"
 }
 trap _cleanup EXIT
