@@ -98,10 +98,13 @@ info_equal() {
 	return 1
 }
 
+# the row's external devices (-l LOG, -r RT), set per matrix row; empty for the rest
+devs=()
+
 # check_clean IMG [env/flags...]: exit 0, no findings, JSON says clean
 check_clean() {
 	local img=$1 rc; shift
-	"$@" "$XFSX_CHECK" --json "$img" >"$TMP/check.json" 2>"$TMP/check.err"
+	"$@" "$XFSX_CHECK" --json "${devs[@]}" "$img" >"$TMP/check.json" 2>"$TMP/check.err"
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		diag "xfsx_check exit $rc: $(head -3 "$TMP/check.err")"
@@ -114,7 +117,7 @@ check_clean() {
 # the plain text run must agree with the JSON one
 check_text_clean() {
 	local out rc
-	out=$("$XFSX_CHECK" "$1" 2>&1); rc=$?
+	out=$("$XFSX_CHECK" "${devs[@]}" "$1" 2>&1); rc=$?
 	[ $rc -eq 0 ] && [[ "$out" == *", clean" ]] || { diag "text run: exit $rc: $out"; return 1; }
 }
 
@@ -129,7 +132,20 @@ for row in "${matrix[@]}"; do
 		continue
 	fi
 	made[$name]=1
+	devs=()
+	case "$opts" in *logdev=*) devs+=(-l "$TMP/$name.log") ;; esac
+	case "$opts" in *rtdev=*) devs+=(-r "$TMP/$name.rt") ;; esac
 	before=$(tool hash "$img"); st_before=$(stamp "$img")
+	if [[ "$opts" == *logdev=* ]]; then
+		# an external log is mandatory: without -l the check stops (exit 8) and names the option
+		out=$("$XFSX_CHECK" "$img" 2>&1); rc=$?
+		if [ $rc -eq 8 ] && [[ "$out" == *--logdev* ]]; then
+			ok "$name: without -l, xfsx_check exits 8 naming --logdev"
+		else
+			not_ok "$name: without -l, xfsx_check exits 8 naming --logdev"
+			diag "exit $rc: $out"
+		fi
+	fi
 	if check_clean "$img" && check_text_clean "$img"; then
 		ok "$name: xfsx_check exits 0 with no findings"
 	else
@@ -150,6 +166,7 @@ for row in "${matrix[@]}"; do
 	# keep a few images for the engine runs; free the rest
 	case "$name" in default|sector-4k|block-64k|rmapbt|short-last-ag) ;; *) rm -f "$img" "$TMP/$name.log" "$TMP/$name.rt" ;; esac
 done
+devs=()
 diag "every field xfs_db prints for sb 0 is compared; no field is skipped"
 
 # the hash above must be able to fail: one changed byte in a zeroed region changes it
