@@ -185,6 +185,13 @@ int fs_log_write_record(struct fs_dev *dev, uint64_t log_off, uint64_t log_bytes
  * errno with msg.
  */
 int fs_log_reset(struct fs *fs, char *msg, size_t ml);
+/*
+ * The clean log written for fs (its uuid, its log stripe unit) at cycle on
+ * the log's device, then flushed: the end of a replay and of -L.  0, or
+ * negative errno with msg ("WHAT failed: …", or the record's own fault).
+ */
+int fs_log_write_clean_fs(struct fs *fs, uint64_t log_off, uint64_t log_bytes, uint32_t cycle,
+			  const char *what, char *msg, size_t ml);
 uint32_t fs_log_lsunit_bytes(const struct xfs_sb *sb);
 
 #endif

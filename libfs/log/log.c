@@ -213,14 +213,21 @@ int fs_log_reset(struct fs *fs, char *msg, size_t ml)
 	uint64_t len = (uint64_t)g->logblocks << g->blocklog;
 	/* above every LSN metadata can carry: the head's cycle (or more) plus one */
 	uint32_t cycle = (fs->have_log_head ? fs_lsn_cycle(fs->log_head_lsn) : 1) + 1;
-	char why[320];
-	int err;
 
 	if (!fs->logdev) {
 		snprintf(msg, ml, "the external log device was not given");
 		return -EOPNOTSUPP;
 	}
-	err = fs_log_write_clean(fs->logdev, off, len, fs_log_lsunit_bytes(&fs->sb),
+	return fs_log_write_clean_fs(fs, off, len, cycle, "zeroing the log", msg, ml);
+}
+
+int fs_log_write_clean_fs(struct fs *fs, uint64_t log_off, uint64_t log_bytes, uint32_t cycle,
+			  const char *what, char *msg, size_t ml)
+{
+	char why[320];
+	int err;
+
+	err = fs_log_write_clean(fs->logdev, log_off, log_bytes, fs_log_lsunit_bytes(&fs->sb),
 				 (const unsigned char *)&fs->sb.sb_uuid, cycle, why, sizeof(why));
 	if (err == -EUCLEAN) {
 		snprintf(msg, ml, "%s", why);
@@ -229,7 +236,7 @@ int fs_log_reset(struct fs *fs, char *msg, size_t ml)
 	if (!err)
 		err = fs_dev_flush(fs->logdev);
 	if (err)
-		snprintf(msg, ml, "zeroing the log failed: %s", strerror(-err));
+		snprintf(msg, ml, "%s failed: %s", what, strerror(-err));
 	return err;
 }
 

@@ -343,7 +343,6 @@ int fs_replay_write(struct fs *fs, struct fs_replay *rp, const struct fs_log_inf
 {
 	struct fs_flush_result res;
 	const struct rwrite *bad = NULL;
-	char why[320];
 	uint64_t *secs;
 	unsigned char *run = NULL;
 	size_t n = 0;
@@ -411,18 +410,8 @@ int fs_replay_write(struct fs *fs, struct fs_replay *rp, const struct fs_log_inf
 	 * stamped, on its own device (the replayed blocks are all on the data
 	 * device, flushed above first)
 	 */
-	err = fs_log_write_clean(fs->logdev, li->log_off, (uint64_t)li->log_bbs << BBSHIFT,
-				 fs_log_lsunit_bytes(&fs->sb), (const unsigned char *)&fs->sb.sb_uuid,
-				 li->head_cycle + 1, why, sizeof(why));
-	if (err == -EUCLEAN) {
-		snprintf(msg, ml, "%s", why);
-		return err;
-	}
-	if (!err)
-		err = fs_dev_flush(fs->logdev);
-	if (err)
-		snprintf(msg, ml, "resetting the log after replay failed: %s", strerror(-err));
-	return err;
+	return fs_log_write_clean_fs(fs, li->log_off, (uint64_t)li->log_bbs << BBSHIFT,
+				     li->head_cycle + 1, "resetting the log after replay", msg, ml);
 }
 
 void fs_replay_free(struct fs_replay *rp)
