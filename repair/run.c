@@ -46,6 +46,8 @@ int repair_refuse(struct repair_run *run, const char *msg)
 	if (run->o->json) {
 		fputs("{\"error\":", stdout);
 		fs_json_string(stdout, msg);
+		if (run->not_xfs)
+			fputs(",\"not_xfs\":true", stdout);
 		fputs(",\"findings\":", stdout);
 		fs_findings_write_json_array(&run->round[0].fl, stdout);
 		puts(",\"summary\":{\"clean\":false}}");
@@ -372,8 +374,10 @@ static int open_target(struct repair_run *run)
 	/* -L throws the log away: even one that is another filesystem's */
 	run->oo.log_foreign_ok = o->zero_log;
 	err = fs_open(run->path, &run->oo, &r->fs, &r->fl, &ferr);
-	if (err)
+	if (err) {
+		run->not_xfs = ferr.not_xfs;
 		return repair_refuse(run, ferr.msg);
+	}
 	/* a device cut short cannot be repaired by rewriting metadata */
 	if ((uint64_t)r->fs->g.dblocks << r->fs->g.blocklog > r->fs->dev->size) {
 		snprintf(run->msg, sizeof(run->msg),

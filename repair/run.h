@@ -37,6 +37,7 @@ struct repair_run {
 	int nrounds;
 	size_t left;               /* what the last written round's result leaves */
 	bool reached_scan;         /* past the refusals: the report's output is checked */
+	bool not_xfs;              /* the open found no XFS: the JSON error says so */
 	/* inodes a later attempt of the first round clears (repair_blame) */
 	fs_ino_t *force_clear;
 	size_t nforce_clear;
