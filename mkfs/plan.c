@@ -836,8 +836,14 @@ static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struc
 	cluster = (8192u * (p->inodesize / XFS_DINODE_MIN_SIZE)) >> p->blocklog;
 	{
 		uint32_t inoalign = p->sparse ? p->chunk_blocks : (cluster ? cluster : 1);
-		/* stripe-aligned inode chunks when the stripe unit is a multiple (xfs_ialloc) */
-		p->chunk_align = p->dsunit && !(p->dsunit % inoalign) ? p->dsunit : inoalign;
+		/*
+		 * Stripe-aligned inode chunks when the stripe unit is a multiple
+		 * of an inode alignment above one block (xfs_ialloc_setup_geometry:
+		 * an sb_inoalignmt of 0 or 1, as with 64 KiB blocks, is no mask,
+		 * so no stripe alignment either)
+		 */
+		p->chunk_align = p->dsunit && inoalign > 1 && !(p->dsunit % inoalign) ?
+				 p->dsunit : inoalign;
 	}
 
 	{

@@ -37,6 +37,10 @@ cases=(
 	# the log takes the data stripe unit: past 256 KiB it is made 32 KiB, and said
 	"2g|-d su=512k,sw=2"
 	"2g|-d su=1m,sw=4,agcount=8"
+	# 32 and 64 KiB blocks: an inode alignment of one block, so inode chunks
+	# are not stripe-aligned (the root inode where mkfs.xfs puts it)
+	"2g|-d su=512k,sw=2 -b size=65536"
+	"2g|-d su=64k,sw=4 -b size=32768"
 	"2g|-d agsize=300m,su=512k,sw=3"
 	"2g|-d su=512k,sw=2 -s size=4096"
 	"2g|-d su=512k,sw=2 -l su=64k"
