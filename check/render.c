@@ -97,6 +97,8 @@ void check_render_open_failure(const struct check_run *run)
 	if (run->json) {
 		fputs("{\"error\":", stdout);
 		fs_json_string(stdout, run->ferr.msg);
+		if (run->ferr.not_xfs)
+			fputs(",\"not_xfs\":true", stdout);
 		fputs(",\"findings\":", stdout);
 		fs_findings_write_json_array(&run->fl, stdout);
 		printf(",\"summary\":{\"findings\":%zu,\"clean\":false}}\n", run->fl.n);

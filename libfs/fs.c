@@ -32,6 +32,19 @@ static int fail(struct fs_error *e, int err, const char *fmt, ...)
 	return err;
 }
 
+/*
+ * Not XFS at all (zeros, another filesystem, no secondary): an operational
+ * answer, not damage, so the primary superblock's findings (sb.magic on
+ * zeros) are dropped: they would describe an XFS that is not there.
+ */
+static void not_xfs(struct fs_error *e, struct fs_findings *fl)
+{
+	if (e)
+		e->not_xfs = true;
+	fs_findings_free(fl);
+	fs_findings_init(fl);
+}
+
 #define FS_MAX_VOTERS 32
 
 /*
@@ -654,6 +667,7 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 	if (fs->dev->size < XFS_MAX_SECTORSIZE) {
 		err = fail(e, -EINVAL, "%s: too small to hold an XFS filesystem (%llu bytes)", path,
 			   (unsigned long long)fs->dev->size);
+		not_xfs(e, fl);
 		goto out;
 	}
 	buf = fs_dev_alloc(fs->dev, XFS_MAX_SECTORSIZE);
@@ -731,6 +745,7 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 				err = fail(e, -EINVAL, "%s: not an XFS filesystem (superblock magic "
 					   "0x%08x, and nothing libblkid knows)", path,
 					   fs->sb.sb_magicnum);
+			not_xfs(e, fl);
 			goto out;
 		}
 		if (!sb_looks_like_xfs(&fs->sb)) {
@@ -739,6 +754,7 @@ int fs_open(const char *path, const struct fs_open_opts *o, struct fs **out,
 				err = fail(e, -EINVAL, "%s: not an XFS filesystem (the first sector is "
 					   "zeroed, no secondary XFS superblock was found, and libblkid "
 					   "knows nothing there)", path);
+				not_xfs(e, fl);
 				goto out;
 			}
 			have_sec = true;

@@ -78,6 +78,7 @@ struct fs_open_opts {
 /* Why fs_open failed, in words a user can act on. */
 struct fs_error {
 	int err;                   /* negative errno */
+	bool not_xfs;              /* -EINVAL: no XFS there (fl emptied: nothing to fix) */
 	char msg[256];
 };
 
@@ -89,6 +90,9 @@ struct fs_error {
  * regular file), -EBUSY (mounted, per o->use), -EINVAL (not XFS, or a bad
  * XFSX_IO_ENGINE), -EPROTONOSUPPORT (v4), -EOPNOTSUPP (unknown features),
  * -EUCLEAN (corrupt primary, no usable secondary); err->msg says which.
+ * Not XFS at all (-EINVAL with err->not_xfs: zeros, another filesystem,
+ * no secondary found, too small): fl is emptied, as there is nothing to
+ * fix; a wrong magic with a secondary found stays a finding instead.
  * The external log and realtime devices (o->logdev, o->rtdev): -ENODEV
  * when the log is external and no log device was given (the message names
  * --logdev), -EXDEV when the device given is not this filesystem's (its

@@ -295,6 +295,17 @@ static int plan_stripe(const struct mkfs_opts *o, const struct mkfs_topo *t,
 			    (unsigned long long)swidth_bytes);
 	p->dsunit = (uint32_t)(sunit_bytes >> p->blocklog);
 	p->dswidth = (uint32_t)(swidth_bytes >> p->blocklog);
+	/*
+	 * The log takes the data stripe unit when none is given for it (and
+	 * 512-byte sectors leave it free: plan_log); past 256 KiB plan_log
+	 * makes it 32 KiB, which mkfs.xfs says here, before the AG geometry's
+	 * words (an explicit -l su/sunit that large is refused instead).
+	 */
+	if (!o->lsu && o->lsunit == OPT_UNSET && p->sectsize <= FS_BBSIZE && p->dsunit &&
+	    (uint64_t)p->dsunit * p->blocksize > XLOG_MAX_RECORD_BSIZE)
+		warn(p, "log stripe unit (%llu bytes) is too large (maximum is 256KiB)\n"
+		     "log stripe unit adjusted to 32KiB",
+		     (unsigned long long)p->dsunit * p->blocksize);
 done:
 	return 0;
 }
@@ -825,8 +836,14 @@ static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struc
 	cluster = (8192u * (p->inodesize / XFS_DINODE_MIN_SIZE)) >> p->blocklog;
 	{
 		uint32_t inoalign = p->sparse ? p->chunk_blocks : (cluster ? cluster : 1);
-		/* stripe-aligned inode chunks when the stripe unit is a multiple (xfs_ialloc) */
-		p->chunk_align = p->dsunit && !(p->dsunit % inoalign) ? p->dsunit : inoalign;
+		/*
+		 * Stripe-aligned inode chunks when the stripe unit is a multiple
+		 * of an inode alignment above one block (xfs_ialloc_setup_geometry:
+		 * an sb_inoalignmt of 0 or 1, as with 64 KiB blocks, is no mask,
+		 * so no stripe alignment either)
+		 */
+		p->chunk_align = p->dsunit && inoalign > 1 && !(p->dsunit % inoalign) ?
+				 p->dsunit : inoalign;
 	}
 
 	{

@@ -105,7 +105,7 @@ static int parse_args(int argc, char **argv, struct repair_opts *ro, struct comp
 	while ((c = getopt_long(argc, argv, "nLjt:m:o:qhVfPvdec:l:r:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': ro->dry_run = true; break;
-		case 'L': ro->zero_log = true; break;
+		case 'L': ro->zero_log = ro->scan.log_zeroed = true; break;
 		case OPT_NO_REPLAY: ro->no_replay = true; break;
 		case 'j': ro->json = true; break;
 		case 'q': ro->quiet = true; break;

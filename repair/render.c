@@ -66,8 +66,9 @@ static void report_line(const struct repair_ctx *rx, const char *what, const str
 		fprintf(out, " daddr %lld", (long long)f->daddr);
 	/* what the finding said to do is not what was done: say what was */
 	if (action && repair_log_thrown_away(rx, f))
-		fprintf(out, ": the dirty log %s thrown away (-L): the changes it held that had "
-			"not reached the metadata are lost", rx->o->dry_run ? "would be" : "was");
+		fprintf(out, ": the dirty log %s zeroed (-L): its last transactions, which had "
+			"not reached the metadata, %s discarded", rx->o->dry_run ? "would be" : "was",
+			rx->o->dry_run ? "would be" : "were");
 	else
 		fprintf(out, ": %s", f->message[0] ? f->message : f->def->summary);
 	if (action)

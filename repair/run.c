@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libfs/undo/undo.h"
 #include "libfs/util/clock.h"
@@ -46,6 +47,8 @@ int repair_refuse(struct repair_run *run, const char *msg)
 	if (run->o->json) {
 		fputs("{\"error\":", stdout);
 		fs_json_string(stdout, msg);
+		if (run->not_xfs)
+			fputs(",\"not_xfs\":true", stdout);
 		fputs(",\"findings\":", stdout);
 		fs_findings_write_json_array(&run->round[0].fl, stdout);
 		puts(",\"summary\":{\"clean\":false}}");
@@ -320,6 +323,62 @@ static void round_init(struct repair_run *run, int n)
 	r->sx.keep_graph = true;	/* the namespace phase works on the directory graph */
 }
 
+/*
+ * Progress over the table (--progress, -t, or a terminal; as the scan's
+ * own): a line as each step ends, with its time, the run's elapsed time
+ * and an ETA (on a terminal the step under way is shown as it starts).  The scan steps' own lines (scan/progress.c) come in
+ * between.  The ETA: the plan's verify scans the result as the first step
+ * scanned the filesystem, so it is counted at the scan's time; every other
+ * step left at the mean of those done.  An estimate, said as one.
+ */
+static bool step_progress_on(const struct repair_run *run)
+{
+	int mode = run->o->scan.progress;
+
+	return mode > 0 || (mode < 0 && isatty(STDERR_FILENO));
+}
+
+static void step_progress(struct repair_run *run, int round, size_t i, double took)
+{
+	struct repair_step_progress *p = &run->sp;
+	bool tty = isatty(STDERR_FILENO) && !run->o->scan.progress_interval;
+	double now = fs_monotonic_seconds(), eta = 0;
+	char where[32] = "";
+
+	if (!step_progress_on(run))
+		return;
+	if (!p->start)
+		p->start = now;
+	if (round || run->attempt > 1)
+		snprintf(where, sizeof(where), "round %d%s: ", round + 1,
+			 run->attempt > 1 ? " again" : "");
+	if (took < 0) {
+		/* the step under way, on a terminal only (redrawn by what follows) */
+		if (tty) {
+			fprintf(stderr, "\r\033[K%sstep %zu/%d: %s ...", where, i + 1, REPAIR_PH_NR,
+				steps[i].name);
+			fflush(stderr);
+		}
+		return;
+	}
+	if (steps[i].phase == REPAIR_PH_SCAN)
+		p->scan_seconds = took;
+	else if (steps[i].phase != REPAIR_PH_VERIFY) {
+		p->other_seconds += took;
+		p->others++;
+	}
+	for (size_t k = i + 1; k < REPAIR_PH_NR; k++)
+		eta += steps[k].phase == REPAIR_PH_VERIFY ? p->scan_seconds :
+		       steps[k].phase == REPAIR_PH_SCAN ? 0 :
+		       p->others ? p->other_seconds / p->others : 0;
+	fprintf(stderr, "%s%sstep %zu/%d: %s: %.1fs, run %.1fs", tty ? "\r\033[K" : "", where,
+		i + 1, REPAIR_PH_NR, steps[i].name, took, now - p->start);
+	if (i + 1 < REPAIR_PH_NR)
+		fprintf(stderr, ", ETA %u:%02u", (unsigned)eta / 60, (unsigned)eta % 60);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
 /* Round n, made and written by the table: 0, or a negative errno (said). */
 static int run_round(struct repair_run *run, int n)
 {
@@ -330,10 +389,13 @@ static int run_round(struct repair_run *run, int n)
 
 		round_init(run, n);
 		for (size_t i = 0; i < REPAIR_PH_NR && !err; i++) {
-			double t0 = fs_monotonic_seconds();
+			double t0 = fs_monotonic_seconds(), took;
 
+			step_progress(run, n, i, -1);
 			err = steps[i].run(&r->rx);
-			r->rx.phase_seconds[steps[i].phase] += fs_monotonic_seconds() - t0;
+			took = fs_monotonic_seconds() - t0;
+			r->rx.phase_seconds[steps[i].phase] += took;
+			step_progress(run, n, i, took);
 			if (err < 0 && steps[i].plans)
 				fprintf(stderr, "xfsx_repair: %s: planning the repair failed: %s; nothing "
 					"was written\n", run->path, strerror(-err));
@@ -372,8 +434,10 @@ static int open_target(struct repair_run *run)
 	/* -L throws the log away: even one that is another filesystem's */
 	run->oo.log_foreign_ok = o->zero_log;
 	err = fs_open(run->path, &run->oo, &r->fs, &r->fl, &ferr);
-	if (err)
+	if (err) {
+		run->not_xfs = ferr.not_xfs;
 		return repair_refuse(run, ferr.msg);
+	}
 	/* a device cut short cannot be repaired by rewriting metadata */
 	if ((uint64_t)r->fs->g.dblocks << r->fs->g.blocklog > r->fs->dev->size) {
 		snprintf(run->msg, sizeof(run->msg),

@@ -26,6 +26,14 @@ struct repair_round {
 	struct repair_ctx rx;
 };
 
+/* The step progress's figures (run.c step_progress). */
+struct repair_step_progress {
+	double start;              /* the first step's start (0: none yet) */
+	double scan_seconds;       /* the last scan step's time: the verify's estimate */
+	double other_seconds;      /* the other steps' time, and how many ran */
+	unsigned others;
+};
+
 struct repair_run {
 	const struct repair_opts *o;
 	const char *path;
@@ -37,6 +45,8 @@ struct repair_run {
 	int nrounds;
 	size_t left;               /* what the last written round's result leaves */
 	bool reached_scan;         /* past the refusals: the report's output is checked */
+	bool not_xfs;              /* the open found no XFS: the JSON error says so */
+	struct repair_step_progress sp;
 	/* inodes a later attempt of the first round clears (repair_blame) */
 	fs_ino_t *force_clear;
 	size_t nforce_clear;

@@ -350,6 +350,12 @@ int scan_run(struct scan_ctx *cx)
 			  "this filesystem's", "another filesystem's",
 			  "the log device holds another filesystem's log (its records carry "
 			  "another UUID): nothing in it is this filesystem's to replay");
+	else if (fs->have_log_head && !fs->log_clean && !fs->log_replayed && cx->opts &&
+		 cx->opts->log_zeroed)
+		fs_report(cx->fl, FS_C_LOG_DIRTY, FS_NONE, FS_NONE, FS_NONE, "log", "clean", "dirty",
+			  "the log is dirty (head at cycle %u block %u): zeroed (-L), its last "
+			  "transactions discarded",
+			  fs_lsn_cycle(fs->log_head_lsn), fs_lsn_block(fs->log_head_lsn));
 	else if (fs->have_log_head && !fs->log_clean && !fs->log_replayed)
 		fs_report(cx->fl, FS_C_LOG_DIRTY, FS_NONE, FS_NONE, FS_NONE, "log", "clean", "dirty",
 			  "the log is dirty (head at cycle %u block %u): mount the filesystem to "

@@ -26,6 +26,8 @@ struct scan_opts {
 	unsigned progress_interval; /* seconds between progress lines (0: 0.2 s on a terminal,
 				     * else 1 s) */
 	const char *progress_prefix; /* before each progress line (NULL: none) */
+	bool log_zeroed;           /* a dirty log is thrown away (repair -L): its finding says
+				    * so instead of "mount the filesystem to replay it" */
 };
 
 struct scan_progress;

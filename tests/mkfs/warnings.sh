@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # xfsx_mkfs says what Debian's mkfs.xfs 6.1 says for the same options on the
 # same image: over a matrix of option sets (stripe units and widths with
-# agcount/agsize, sizes not a multiple of the block size, small logs, a tiny
+# agcount/agsize, a data stripe unit past the log's 256 KiB, sizes not a multiple of the block size, small logs, a tiny
 # filesystem, sector and block sizes, -N, -q), standard error must be line
 # for line what mkfs.xfs prints (its name replaced by ours), the exit status
 # the same, and where both make the filesystem, superblocks 0 and 1 must
@@ -34,6 +34,17 @@ cases=(
 	"4g|-d agcount=32,su=128k,sw=8"
 	"301m|-d agcount=2,su=64k,sw=4"
 	"301m|-d su=64k,sw=4"
+	# the log takes the data stripe unit: past 256 KiB it is made 32 KiB, and said
+	"2g|-d su=512k,sw=2"
+	"2g|-d su=1m,sw=4,agcount=8"
+	# 32 and 64 KiB blocks: an inode alignment of one block, so inode chunks
+	# are not stripe-aligned (the root inode where mkfs.xfs puts it)
+	"2g|-d su=512k,sw=2 -b size=65536"
+	"2g|-d su=64k,sw=4 -b size=32768"
+	"2g|-d agsize=300m,su=512k,sw=3"
+	"2g|-d su=512k,sw=2 -s size=4096"
+	"2g|-d su=512k,sw=2 -l su=64k"
+	"2g|-d agcount=2,su=64k,sw=4"
 	"2g|-d size=1000000000"
 	"2g|-d size=1000000000 -b size=65536"
 	"2g|-d size=1000000512,agcount=8,su=64k,sw=4"
@@ -52,6 +63,7 @@ cases=(
 	"-N 2g|-d agsize=250m,su=192k,sw=4"
 	"-N 2g|-d size=1000000000 -l size=67109376"
 	"-N 2g|-d su=64k,sw=4"
+	"-N 2g|-d su=512k,sw=2"
 	"-N -q 2g|-d agcount=8,su=64k,sw=4"
 	# refused by both: the warnings said first must be the same
 	"2g|-d agcount=8,su=64k,sw=4 -l size=32m"
@@ -60,6 +72,8 @@ cases=(
 	"2g|-l size=67109000"
 	"200m|-d su=64k,sw=4"
 	"2g|-d agcount=1"
+	"2g|-d agcount=64,su=64k,sw=4"
+	"301m|-d agsize=256m,su=256k,sw=4"
 	"2g|-d agsize=250m,su=192k,sw=4 -b size=65536 -l size=64m"
 )
 
@@ -70,6 +84,7 @@ warnings() {
 	norm "$1" | grep -E -e '^(warning|Warning): ' -e '^agsize rounded to ' \
 		-e '^problems by aligning' -e '^an AG size that is one' \
 		-e '^specified blocksize .* physical sector' -e '^switching to logical sector' \
+		-e '^log stripe unit \(.*\) is too large' -e '^log stripe unit adjusted to' \
 		-e '^xfsx_mkfs: (Specified data stripe|Volume reports|small data volume)'
 }
 sbs() { xfs_db -c 'sb 0' -c print -c 'sb 1' -c print "$a" 2>&1; }

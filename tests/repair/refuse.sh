@@ -90,11 +90,28 @@ xfs_repair -n "$img" >"$TMP/rn" 2>&1
 if grep -q "valuable metadata changes in a log" "$TMP/rn"; then
 	ok "dirty log made (xfs_repair -n: metadata changes in the log)"
 	refused "dirty log with --no-replay" 8 "$img" --no-replay "$img"
-	# -L zeroes the log (a clean log above every LSN in the metadata)
+	# -L zeroes the log (a clean log above every LSN in the metadata); what
+	# it says is what it did, text and JSON, never "mount ... to replay it"
+	cp --sparse=always "$img" "$TMP/dirty-json.img"
 	"$XFSX_REPAIR" -L "$img" >"$TMP/out" 2>&1; rc=$?
 	check "dirty log, -L: xfsx_repair ran (exit $rc)" repair_ran $rc
-	check "dirty log, -L: says the log was thrown away, not 'mount to replay it'" \
-		grep -q '^fixed *log.dirty: the dirty log was thrown away (-L)' "$TMP/out"
+	check "dirty log, -L: says the log was zeroed and its last transactions discarded" \
+		grep -q '^fixed *log.dirty: the dirty log was zeroed (-L): its last transactions.*were discarded' "$TMP/out"
+	check "dirty log, -L: nothing says to mount and replay it" \
+		bash -c '! grep -qi "replay it" "$0"' "$TMP/out"
+	"$XFSX_REPAIR" -L --json "$TMP/dirty-json.img" >"$TMP/out.json" 2>"$TMP/err"; rc=$?
+	check "dirty log, -L --json: the log.dirty finding says zeroed, not 'replay it' (exit $rc)" \
+		python3 - "$TMP/out.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = [f["message"] for f in d["findings"] if f["code"] == "log.dirty"]
+ok = len(m) == 1 and "zeroed (-L)" in m[0] and "replay it" not in m[0]
+if not ok:
+    print("# log.dirty messages:", m)
+sys.exit(0 if ok else 1)
+PY
+	check "dirty log, -L --json: nothing on stderr says to replay it" \
+		bash -c '! grep -qi "replay it" "$0"' "$TMP/err"
 	after_repair "$img" "dirty log, -L"
 else
 	not_ok "could not make a dirty log (xfs_repair -n does not say so)"
