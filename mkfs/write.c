@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "libfs/build/encode.h"
+#include "libfs/format/bmap.h"
 #include "libfs/format/crc.h"
 #include "libfs/fs.h"
 #include "libfs/format/sb.h"
@@ -300,8 +301,20 @@ static void now_or_epoch(int64_t *sec, uint32_t *nsec)
 	*nsec = (uint32_t)ts.tv_nsec;
 }
 
-/* The root inode chunk: root directory, rt bitmap and summary, the rest free. */
-static void encode_chunk(const struct mkfs_plan *p, unsigned char *buf)
+/* One extent at file block 0 into an inode's data fork (the rt bitmap and summary). */
+static void encode_one_extent(unsigned char *ino, size_t is, uint64_t fsb, uint64_t len)
+{
+	struct fs_bmap_ext e = { .startoff = 0, .startblock = fsb, .blockcount = len };
+
+	fs_bmbt_rec_encode(&e, fs_dinode_dfork(ino));
+	fs_enc_dinode_finish(ino, is);
+}
+
+/*
+ * The root inode chunk: root directory, rt bitmap and summary (each one
+ * extent in AG 0 when there is a realtime section, else empty), the rest free.
+ */
+static void encode_chunk(const struct mkfs_plan *p, const struct mkfs_ag *ag, unsigned char *buf)
 {
 	const unsigned char *uuid = (const unsigned char *)&p->sb.sb_uuid;
 	struct fs_dinode_init in = { .bigtime = p->bigtime, .nrext64 = p->nrext64, .changecount = 2 };
@@ -324,9 +337,67 @@ static void encode_chunk(const struct mkfs_plan *p, unsigned char *buf)
 	in.nlink = 1;
 	in.size = 0;
 	in.flags = XFS_DIFLAG_NEWRTBM;
+	if (p->rbmblocks) {
+		in.size = (uint64_t)p->rbmblocks << p->blocklog;
+		in.nblocks = p->rbmblocks;
+		in.nextents = 1;
+	}
 	fs_enc_dinode(buf + is, is, p->rootino + 1, uuid, &in);
+	if (p->rbmblocks)
+		encode_one_extent(buf + is, is, ag->rbm_agbno, p->rbmblocks);
 	in.flags = 0;
+	if (p->rbmblocks) {
+		in.size = p->rsumsize;
+		in.nblocks = p->rsumblocks;
+	}
 	fs_enc_dinode(buf + 2 * is, is, p->rootino + 2, uuid, &in);
+	if (p->rbmblocks)
+		encode_one_extent(buf + 2 * is, is, ag->rsum_agbno, p->rsumblocks);
+}
+
+/*
+ * The rt bitmap (a set bit: a free extent; all free) and summary (one free
+ * run of every extent, counted at its log2 size in bitmap block 0), in
+ * host order as the kernel keeps them (words of 32 bits): bmbuf holds
+ * rbmblocks blocks, sumbuf rsumblocks, both zeroed.
+ */
+static void encode_rt(const struct mkfs_plan *p, unsigned char *bmbuf, unsigned char *sumbuf)
+{
+	uint64_t full = p->rextents / 32;
+	uint32_t word = 0xffffffffu, rem = (uint32_t)(p->rextents % 32), one = 1;
+	uint32_t log = p->sb.sb_rextslog;
+
+	for (uint64_t w = 0; w < full; w++)
+		memcpy(bmbuf + w * 4, &word, 4);
+	if (rem) {
+		word = (1u << rem) - 1;
+		memcpy(bmbuf + full * 4, &word, 4);
+	}
+	memcpy(sumbuf + ((uint64_t)log * p->rbmblocks) * 4, &one, 4);
+}
+
+/* Discard (unless -K) and zero the first and last 128 KiB of a device mkfs takes whole. */
+static int clear_dev(struct fs_dev *dev, bool nodiscard, bool ends)
+{
+	int rc;
+
+	if (!nodiscard) {
+		rc = fs_dev_discard_range(dev, 0, dev->size);
+		if (rc < 0 && rc != -EOPNOTSUPP && rc != -ENOTTY && rc != -EINVAL)
+			return rc;
+	}
+	if (!ends)
+		return 0;
+	rc = fs_dev_zero_range(dev, 0, dev->size < WHACK_BYTES ? dev->size : WHACK_BYTES);
+	if (rc < 0)
+		return rc;
+	if (dev->size > WHACK_BYTES) {
+		uint64_t tail = dev->size - WHACK_BYTES;
+
+		tail &= ~(uint64_t)(FS_BBSIZE - 1);
+		rc = fs_dev_zero_range(dev, tail, dev->size - tail);
+	}
+	return rc;
 }
 
 /*
@@ -365,9 +436,42 @@ out:
 	return rc;
 }
 
-int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_opts *o,
-	       struct proto_tree *tree, bool progress, char *err, size_t el)
+/* The rt bitmap and summary files' blocks in AG 0 (plain data: no headers, no CRC). */
+static int write_rt_files(struct fs_dev *dev, const struct fs_geom *g, const struct mkfs_plan *p,
+			  const struct mkfs_ag *ag, char *err, size_t el)
 {
+	size_t bmlen = (size_t)p->rbmblocks << p->blocklog;
+	size_t sumlen = (size_t)p->rsumblocks << p->blocklog;
+	unsigned char *bm = fs_dev_alloc(dev, bmlen), *sum = fs_dev_alloc(dev, sumlen);
+	int rc;
+
+	if (!bm || !sum) {
+		rc = werr(err, el, -ENOMEM, "allocating the realtime bitmap (%zu bytes)", bmlen);
+		goto out;
+	}
+	memset(bm, 0, bmlen);
+	memset(sum, 0, sumlen);
+	encode_rt(p, bm, sum);
+	rc = fs_dev_write(dev, bm, bmlen, fs_daddr_to_bytes(fs_agbno_to_daddr(g, 0, ag->rbm_agbno)));
+	if (rc < 0) {
+		rc = werr(err, el, rc, "writing the realtime bitmap");
+		goto out;
+	}
+	rc = fs_dev_write(dev, sum, sumlen,
+			  fs_daddr_to_bytes(fs_agbno_to_daddr(g, 0, ag->rsum_agbno)));
+	if (rc < 0)
+		rc = werr(err, el, rc, "writing the realtime summary");
+out:
+	free(bm);
+	free(sum);
+	return rc;
+}
+
+int mkfs_write(struct fs_dev *dev, struct fs_dev *logdev, struct fs_dev *rtdev,
+	       const struct mkfs_plan *p, const struct mkfs_opts *o, struct proto_tree *tree,
+	       bool progress, char *err, size_t el)
+{
+	struct fs_dev *ldev = p->extlog ? logdev : dev;
 	struct xfs_sb sb = p->sb;
 	struct fs_geom g;
 	uint64_t log_off;
@@ -381,7 +485,11 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 	rc = fs_geom_derive(&p->sb, &g);
 	if (rc)
 		return werr(err, el, rc, "deriving the geometry");
-	log_off = fs_daddr_to_bytes(fs_agbno_to_daddr(&g, p->logagno, p->logagbno));
+	log_off = p->extlog ? 0 : fs_daddr_to_bytes(fs_agbno_to_daddr(&g, p->logagno, p->logagbno));
+	if ((p->extlog && !logdev) || (p->rblocks && !rtdev)) {
+		rc = werr(err, el, -EINVAL, "the plan names a log or realtime device not opened");
+		goto out;
+	}
 	agbuf = fs_dev_alloc(dev, agbuf_len);
 	chunk = fs_dev_alloc(dev, chunk_len);
 	if (!agbuf || !chunk) {
@@ -398,21 +506,29 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 	rc = zap_old_xfs(dev);
 	if (rc < 0)
 		goto zero_fail;
-	if (!o->nodiscard) {
-		rc = fs_dev_discard_range(dev, 0, dev->size);
-		if (rc < 0 && rc != -EOPNOTSUPP && rc != -ENOTTY && rc != -EINVAL)
-			goto zero_fail;
-	}
-	rc = fs_dev_zero_range(dev, 0, dev->size < WHACK_BYTES ? dev->size : WHACK_BYTES);
+	rc = clear_dev(dev, o->nodiscard, true);
 	if (rc < 0)
 		goto zero_fail;
-	if (dev->size > WHACK_BYTES) {
-		uint64_t tail = dev->size - WHACK_BYTES;
-
-		tail &= ~(uint64_t)(FS_BBSIZE - 1);
-		rc = fs_dev_zero_range(dev, tail, dev->size - tail);
-		if (rc < 0)
+	/* an external log device as the data device (its log is zeroed whole below) */
+	if (p->extlog) {
+		rc = clear_dev(logdev, o->nodiscard, true);
+		if (rc < 0) {
+			dev = logdev;
 			goto zero_fail;
+		}
+	}
+	/*
+	 * The realtime device as mkfs.xfs leaves it: discarded, and the last
+	 * block of the section zeroed (written: the section's end is there).
+	 */
+	if (p->rblocks) {
+		rc = clear_dev(rtdev, o->nodiscard, false);
+		if (!rc)
+			rc = fs_dev_zero_range(rtdev, (p->rblocks - 1) << p->blocklog, p->blocksize);
+		if (rc < 0) {
+			dev = rtdev;
+			goto zero_fail;
+		}
 	}
 
 	/* AG headers and btree roots, last AG first so AG 0 is the last written */
@@ -433,8 +549,13 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 			rc = werr(err, el, rc, "writing the headers of AG %u", a);
 			goto out;
 		}
+		if (a == 0 && p->rbmblocks) {
+			rc = write_rt_files(dev, &g, p, &ag, err, el);
+			if (rc < 0)
+				goto out;
+		}
 		if (a == 0) {
-			encode_chunk(p, chunk);
+			encode_chunk(p, &ag, chunk);
 			rc = mkfs_seal(&g, FS_MT_INODE, 0, p->rootino,
 				       fs_agbno_to_daddr(&g, 0, ag.chunk_agbno), chunk,
 				       (uint32_t)chunk_len, err, el);
@@ -452,7 +573,7 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 	{
 		char why[320];
 
-		rc = fs_log_write_clean(dev, log_off, log_bytes, fs_log_lsunit_bytes(&p->sb),
+		rc = fs_log_write_clean(ldev, log_off, log_bytes, fs_log_lsunit_bytes(&p->sb),
 					(const unsigned char *)&p->sb.sb_uuid, 1, why, sizeof(why));
 		if (rc == -EUCLEAN) {
 			snprintf(err, el, "%s", why);
@@ -477,6 +598,14 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 	if (rc < 0) {
 		rc = werr(err, el, rc, "flushing %s", dev->path);
 		goto out;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct fs_dev *d = i ? (p->rblocks ? rtdev : NULL) : (p->extlog ? logdev : NULL);
+
+		if (d && (rc = fs_dev_flush(d)) < 0) {
+			rc = werr(err, el, rc, "flushing %s", d->path);
+			goto unmake;
+		}
 	}
 	fs_enc_sb(agbuf, p->sectsize, &sb);
 	rc = mkfs_seal(&g, FS_MT_SB, 0, 0, XFS_SB_DADDR, agbuf, p->sectsize, err, el);
