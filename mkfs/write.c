@@ -153,6 +153,10 @@ static void secondary_sb(const struct mkfs_plan *p, uint32_t agno, struct xfs_sb
 	sb->sb_icount = 0;
 	sb->sb_ifree = 0;
 	sb->sb_fdblocks = p->fdblocks + p->chunk_blocks;
+	/* mkfs.xfs writes them before it makes the rt files and frees the rt extents */
+	if (p->rbmblocks)
+		sb->sb_fdblocks += (uint64_t)p->rbmblocks + p->rsumblocks;
+	sb->sb_frextents = 0;
 }
 
 /* Encode the fixed blocks [0, prealloc_blocks) of one AG into agbuf. */
@@ -338,6 +342,8 @@ static void encode_chunk(const struct mkfs_plan *p, const struct mkfs_ag *ag, un
 	in.size = 0;
 	in.flags = XFS_DIFLAG_NEWRTBM;
 	if (p->rbmblocks) {
+		/* the changes mkfs.xfs's transactions count: made, sized, filled (and freed) */
+		in.changecount = 4;
 		in.size = (uint64_t)p->rbmblocks << p->blocklog;
 		in.nblocks = p->rbmblocks;
 		in.nextents = 1;
@@ -347,6 +353,7 @@ static void encode_chunk(const struct mkfs_plan *p, const struct mkfs_ag *ag, un
 		encode_one_extent(buf + is, is, ag->rbm_agbno, p->rbmblocks);
 	in.flags = 0;
 	if (p->rbmblocks) {
+		in.changecount = 3;
 		in.size = p->rsumsize;
 		in.nblocks = p->rsumblocks;
 	}

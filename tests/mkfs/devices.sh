@@ -2,6 +2,8 @@
 # xfsx_mkfs -l logdev= and -r rtdev= on image files: over a matrix of log
 # sizes and realtime sizes and extent sizes, superblock 0 must print
 # identically through xfs_db to Debian's mkfs.xfs 6.1 with the same options
+# (and a secondary, AG 0's headers and the rt bitmap and summary inodes, times
+# and CRCs aside)
 # (same UUID; mkfs.xfs given -i nrext64=1, and -m rmapbt=1 without a
 # realtime section: the 6.10 defaults 6.1 lacks), and the image must be clean
 # for xfs_repair -n -l LOG -r RT and xfsx_check -l LOG -r RT.  Then the
@@ -70,6 +72,17 @@ run() {
 	else
 		not_ok "$label: superblock 0 differs from mkfs.xfs's: $(grep '^[<>]' "$TMP/diff" | head -6 | tr '\n' ' ')"
 	fi
+	# a secondary, AG 0's headers and the rt bitmap and summary inodes (times and CRCs aside)
+	local c diffs="" rbm
+	rbm=$(xfs_db -r -c 'sb 0' -c 'print rbmino' "$b" 2>/dev/null | awk '{print $3}')
+	for c in "sb 1" "agf 0" "agi 0" "agfl 0" "inode $rbm" "inode $((rbm + 1))"; do
+		if ! diff <(xfs_db -r -c "$c" -c print "$a" 2>&1 | grep -v -e time -e crc) \
+			  <(xfs_db -r -c "$c" -c print "$b" 2>&1 | grep -v -e time -e crc) >"$TMP/diff" 2>&1; then
+			diffs="$diffs [$c: $(grep '^[<>]' "$TMP/diff" | head -4 | tr '\n' ' ')]"
+		fi
+	done
+	if [ -z "$diffs" ]; then ok "$label: sb 1, AG 0 headers, rt inodes identical to mkfs.xfs's"
+	else not_ok "$label: differs from mkfs.xfs:$diffs"; fi
 }
 
 # external logs: the whole device, -l size=, sizes across the 1 GiB rule, other blocks/sectors
@@ -141,6 +154,21 @@ if "$XFSX_MKFS" -q -f -l logdev="$al" -r rtdev="$ar" "$a" 2>"$TMP/err"; then
 	ok "with -f the old filesystems on the log and rt devices are overwritten"
 else
 	not_ok "with -f: $(head -1 "$TMP/err")"
+fi
+
+# --undo-file covers all three devices; xfsx_undo wants them all and restores them byte-exact
+XFSX_UNDO="$XFSX_BUILD/undo/xfsx_undo"
+md5sum "$a" "$al" "$ar" >"$TMP/before.md5"
+if "$XFSX_MKFS" -q -f --undo-file="$TMP/u.undo" -l logdev="$al" -r rtdev="$ar" "$a" 2>"$TMP/err"; then
+	"$XFSX_UNDO" "$TMP/u.undo" "$a" >/dev/null 2>"$TMP/err"; rc=$?
+	[ $rc -ne 0 ] && grep -q -- "--logdev" "$TMP/err"; ok_if "xfsx_undo without -l refuses, naming --logdev (exit $rc)"
+	"$XFSX_UNDO" -l "$al" "$TMP/u.undo" "$a" >/dev/null 2>"$TMP/err"; rc=$?
+	[ $rc -ne 0 ] && grep -q -- "--rtdev" "$TMP/err"; ok_if "xfsx_undo without -r refuses, naming --rtdev (exit $rc)"
+	"$XFSX_UNDO" -l "$al" -r "$ar" "$TMP/u.undo" "$a" >/dev/null 2>"$TMP/err"; rc=$?
+	[ $rc -eq 0 ] && md5sum --quiet -c "$TMP/before.md5" >/dev/null 2>&1
+	ok_if "xfsx_undo -l -r restores data, log and rt devices byte-exact (exit $rc)"
+else
+	not_ok "xfsx_mkfs --undo-file with -l and -r: $(head -1 "$TMP/err")"
 fi
 
 # the kernel: mount with -o logdev=, write, unmount, xfs_repair -n -l clean
