@@ -176,8 +176,10 @@ if ! have_loop_xfs; then
 	skip "kernel mount of an external-log image" "needs root, XFS in the kernel and a loop device"
 else
 	rm -f "$a" "$al"; truncate -s 1g "$a"; truncate -s 100m "$al"
-	"$XFSX_MKFS" -q -l logdev="$al" "$a" 2>"$TMP/err" || not_ok "mkfs for mount: $(head -1 "$TMP/err")"
+	# the log on a block device (a loop device over the log image)
 	ld=$(loop_attach "$al")
+	if "$XFSX_MKFS" -q -l logdev="$ld" "$a" 2>"$TMP/err"; then ok "xfsx_mkfs -l logdev=$ld (a block device)"
+	else not_ok "xfsx_mkfs -l logdev=$ld: $(head -1 "$TMP/err")"; fi
 	mnt="$TMP/mnt"
 	if mount_img "$a" "$mnt" "logdev=$ld" 2>"$TMP/err"; then
 		ok "the kernel mounts xfsx_mkfs's external-log image with -o logdev=$ld"
@@ -193,7 +195,7 @@ else
 		umount "$mnt"; ok_if "unmounted"
 		if xfs_repair -n -l "$ld" "$a" >"$TMP/repair.out" 2>&1; then ok "after the kernel's writes: xfs_repair -n -l clean"
 		else not_ok "after the kernel's writes: xfs_repair -n -l exit $?: $(grep -v -e '^Phase' -e '^ *-' "$TMP/repair.out" | head -3 | tr '\n' ' ')"; fi
-		if "$XFSX_CHECK" -l "$al" "$a" >"$TMP/check.out" 2>&1; then ok "after the kernel's writes: xfsx_check -l clean"
+		if "$XFSX_CHECK" -l "$ld" "$a" >"$TMP/check.out" 2>&1; then ok "after the kernel's writes: xfsx_check -l clean"
 		else not_ok "after the kernel's writes: xfsx_check -l exit $?: $(head -3 "$TMP/check.out" | tr '\n' ' ')"; fi
 	else
 		not_ok "mount -o logdev=$ld: $(head -2 "$TMP/err" | tr '\n' ' ')"
