@@ -141,6 +141,13 @@ int main(int argc, char **argv)
 		if (examine_extra(&xl, &o, target, &data_st, err, sizeof(err)))
 			return die(err);
 		topo.logdev_size = xl.ti.size;
+		if (xl.ti.type == FS_TARGET_BLOCK) {
+			struct mkfs_topo lt;
+
+			if (mkfs_target_probe(o.logdev, &xl.ti, &lt, err, sizeof(err)))
+				return die(err);
+			topo.logdev_lsect = lt.lsect;
+		}
 	}
 	if (o.rtdev) {
 		if (examine_extra(&xr, &o, target, &data_st, err, sizeof(err)))

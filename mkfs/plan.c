@@ -524,6 +524,11 @@ static int plan_extlog(const struct mkfs_opts *o, struct mkfs_plan *p, char *err
 	if (o->log_concurrency > 0)
 		return fail(err, el, "-l concurrency= sizes an internal log; an external log is "
 			    "its device (or -l size=)");
+	/* the log's sector size is the data's here (no -l sectsize= yet) */
+	if (p->logdev_lsect > p->sectsize)
+		return fail(err, el, "the log device %s has %u-byte sectors, larger than the data "
+			    "sector size %u: give -s size=%u", o->logdev, p->logdev_lsect, p->sectsize,
+			    p->logdev_lsect);
 	if (!dev_blocks)
 		return fail(err, el, "the log device %s is empty: an external log needs at least "
 			    "%llu bytes", o->logdev, (unsigned long long)(MIN_REALISTIC_LOG(blog) << blog));
@@ -912,6 +917,7 @@ static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struc
 	p->extlog = o->logdev != NULL;
 	p->logdev_blocks = t->logdev_size >> p->blocklog;
 	p->rtdev_blocks = t->rtdev_size >> p->blocklog;
+	p->logdev_lsect = t->logdev_lsect;
 	/* features: mkfs.xfs 6.10 defaults; no reverse mapping or sharing of rt extents yet */
 	if (o->rtdev && o->reflink == 1)
 		return fail(err, el, "reflink not supported with realtime devices");
@@ -987,8 +993,10 @@ static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struc
 	for (uint32_t a = 0; a < p->agcount; a++) {
 		rc = mkfs_ag_layout(p, a, &ag);
 		if (rc)
-			return fail(err, el, "AG %u has no room for its metadata (the log or the root "
-				    "inode chunk does not fit); choose other -d/-l options", a);
+			return fail(err, el, "AG %u has no room for its metadata (the log, the root "
+				    "inode chunk%s does not fit); choose other -d/-l%s options", a,
+				    p->rbmblocks ? " or the realtime bitmap and summary" : "",
+				    p->rbmblocks ? "/-r" : "");
 		p->fdblocks += ag.freeblks + ag.agfl_count;
 		if (a == 0)
 			p->rootino = (uint64_t)ag.chunk_agbno << (p->blocklog - p->inodelog);

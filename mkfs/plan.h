@@ -81,6 +81,7 @@ struct mkfs_topo {
 	unsigned nr_cpus;
 	/* the external log and realtime devices (-l logdev=, -r rtdev=): bytes */
 	uint64_t logdev_size, rtdev_size;
+	uint32_t logdev_lsect;       /* the log device's logical sector size (0: 512) */
 };
 
 #define MKFS_MAX_WARNINGS 8
@@ -122,6 +123,7 @@ struct mkfs_plan {
 	uint64_t logstart;           /* fsblock; 0 for an external log */
 	bool extlog;                 /* the log is on its own device (-l logdev=) */
 	uint64_t logdev_blocks, rtdev_blocks; /* the devices' sizes in fs blocks */
+	uint32_t logdev_lsect;       /* the log device's logical sector size */
 	/* the realtime section (-r rtdev=): 0 blocks when there is none */
 	uint64_t rblocks, rextents;
 	uint32_t rextsize;           /* fs blocks */

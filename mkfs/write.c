@@ -363,24 +363,20 @@ static void encode_chunk(const struct mkfs_plan *p, const struct mkfs_ag *ag, un
 }
 
 /*
- * The rt bitmap (a set bit: a free extent; all free) and summary (one free
- * run of every extent, counted at its log2 size in bitmap block 0), in
- * host order as the kernel keeps them (words of 32 bits): bmbuf holds
- * rbmblocks blocks, sumbuf rsumblocks, both zeroed.
+ * Bytes [off, off + len) of the rt bitmap: a set bit is a free extent, and
+ * all are free; words of 32 bits in host order, as the kernel keeps them.
  */
-static void encode_rt(const struct mkfs_plan *p, unsigned char *bmbuf, unsigned char *sumbuf)
+static void encode_rtbitmap(const struct mkfs_plan *p, uint64_t off, unsigned char *buf, size_t len)
 {
 	uint64_t full = p->rextents / 32;
-	uint32_t word = 0xffffffffu, rem = (uint32_t)(p->rextents % 32), one = 1;
-	uint32_t log = p->sb.sb_rextslog;
+	uint32_t rem = (uint32_t)(p->rextents % 32);
 
-	for (uint64_t w = 0; w < full; w++)
-		memcpy(bmbuf + w * 4, &word, 4);
-	if (rem) {
-		word = (1u << rem) - 1;
-		memcpy(bmbuf + full * 4, &word, 4);
+	for (size_t i = 0; i < len; i += 4) {
+		uint64_t w = (off + i) / 4;
+		uint32_t word = w < full ? 0xffffffffu : w == full && rem ? (1u << rem) - 1 : 0;
+
+		memcpy(buf + i, &word, 4);
 	}
-	memcpy(sumbuf + ((uint64_t)log * p->rbmblocks) * 4, &one, 4);
 }
 
 /* Discard (unless -K) and zero the first and last 128 KiB of a device mkfs takes whole. */
@@ -443,34 +439,51 @@ out:
 	return rc;
 }
 
-/* The rt bitmap and summary files' blocks in AG 0 (plain data: no headers, no CRC). */
+#define RT_CHUNK (8u << 20)   /* bitmap bytes per write */
+
+/*
+ * The rt bitmap and summary files' blocks in AG 0 (plain data: no headers,
+ * no CRC).  The bitmap in writes of 8 MiB at most; the summary zeroed by
+ * offload, then the block holding its one count (every extent is one free
+ * run: counted at its log2 size, bitmap block 0) written.
+ */
 static int write_rt_files(struct fs_dev *dev, const struct fs_geom *g, const struct mkfs_plan *p,
 			  const struct mkfs_ag *ag, char *err, size_t el)
 {
-	size_t bmlen = (size_t)p->rbmblocks << p->blocklog;
-	size_t sumlen = (size_t)p->rsumblocks << p->blocklog;
-	unsigned char *bm = fs_dev_alloc(dev, bmlen), *sum = fs_dev_alloc(dev, sumlen);
-	int rc;
+	uint64_t bmlen = (uint64_t)p->rbmblocks << p->blocklog;
+	uint64_t bmoff = fs_daddr_to_bytes(fs_agbno_to_daddr(g, 0, ag->rbm_agbno));
+	uint64_t sumoff = fs_daddr_to_bytes(fs_agbno_to_daddr(g, 0, ag->rsum_agbno));
+	uint64_t idx = (uint64_t)p->sb.sb_rextslog * p->rbmblocks;     /* the count's word */
+	uint64_t cblk = (idx * 4) >> p->blocklog;
+	size_t buflen = bmlen < RT_CHUNK ? (size_t)bmlen : RT_CHUNK;
+	unsigned char *buf = fs_dev_alloc(dev, buflen < p->blocksize ? p->blocksize : buflen);
+	uint32_t one = 1;
+	int rc = 0;
 
-	if (!bm || !sum) {
-		rc = werr(err, el, -ENOMEM, "allocating the realtime bitmap (%zu bytes)", bmlen);
-		goto out;
+	if (!buf)
+		return werr(err, el, -ENOMEM, "allocating a buffer for the realtime bitmap");
+	for (uint64_t off = 0; off < bmlen; off += buflen) {
+		size_t n = bmlen - off < buflen ? (size_t)(bmlen - off) : buflen;
+
+		encode_rtbitmap(p, off, buf, n);
+		rc = fs_dev_write(dev, buf, n, bmoff + off);
+		if (rc < 0) {
+			rc = werr(err, el, rc, "writing the realtime bitmap");
+			goto out;
+		}
 	}
-	memset(bm, 0, bmlen);
-	memset(sum, 0, sumlen);
-	encode_rt(p, bm, sum);
-	rc = fs_dev_write(dev, bm, bmlen, fs_daddr_to_bytes(fs_agbno_to_daddr(g, 0, ag->rbm_agbno)));
+	rc = fs_dev_zero_range(dev, sumoff, (uint64_t)p->rsumblocks << p->blocklog);
 	if (rc < 0) {
-		rc = werr(err, el, rc, "writing the realtime bitmap");
+		rc = werr(err, el, rc, "zeroing the realtime summary");
 		goto out;
 	}
-	rc = fs_dev_write(dev, sum, sumlen,
-			  fs_daddr_to_bytes(fs_agbno_to_daddr(g, 0, ag->rsum_agbno)));
+	memset(buf, 0, p->blocksize);
+	memcpy(buf + ((idx * 4) & (p->blocksize - 1)), &one, 4);
+	rc = fs_dev_write(dev, buf, p->blocksize, sumoff + (cblk << p->blocklog));
 	if (rc < 0)
 		rc = werr(err, el, rc, "writing the realtime summary");
 out:
-	free(bm);
-	free(sum);
+	free(buf);
 	return rc;
 }
 
