@@ -541,6 +541,17 @@ static int plan_extlog(const struct mkfs_opts *o, struct mkfs_plan *p, char *err
 	} else {
 		logblocks = dev_blocks;
 	}
+	/*
+	 * Whole log stripe units: a size given must be one (mkfs.xfs's words);
+	 * the whole device is cut down to one.  mkfs.xfs 6.1 rounds it up,
+	 * past the device's end: a log the kernel could not write.
+	 */
+	if (p->lsunit && logblocks % p->lsunit) {
+		if (o->logsize)
+			return fail(err, el, "log size %llu is not a multiple of the log stripe unit %u",
+				    (unsigned long long)logblocks, p->lsunit);
+		logblocks -= logblocks % p->lsunit;
+	}
 	if (logblocks < min_logblocks)
 		return fail(err, el, "external log device size %llu blocks too small, must be at "
 			    "least %llu blocks", (unsigned long long)logblocks,
