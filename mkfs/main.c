@@ -132,9 +132,6 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "%s: %s", target, strerror(errno));
 		return die(err);
 	}
-	if (o.proto && o.rtdev)
-		return die("-p with -r rtdev= is not supported yet: make the filesystem, then copy "
-			   "the files in through a mount");
 	xl.path = o.logdev;
 	xr.path = o.rtdev;
 	if (o.logdev) {

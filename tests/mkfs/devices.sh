@@ -111,6 +111,21 @@ run "rt extsize=16k, size=1000000k" 1g - 2g r:extsize=16k,size=1000000k
 run "log 100m + rt 1g" 1g 100m 1g
 run "log 64m + rt 3g extsize=8k, agcount=8" 2g 64m 3g r:extsize=8k -d agcount=8
 
+# -p with both devices: the tree in the data section, the rt files as made
+mkdir -p "$TMP/src/d"
+for i in $(seq 1 40); do echo "$i" >"$TMP/src/d/f$i"; done
+head -c 3000000 /dev/urandom >"$TMP/src/big"
+for rsz in 500m 10g; do
+	rm -f "$a" "$al" "$ar"; truncate -s 1g "$a"; truncate -s 100m "$al"; truncate -s "$rsz" "$ar"
+	if "$XFSX_MKFS" -q -p "$TMP/src" -l logdev="$al" -r rtdev="$ar" "$a" 2>"$TMP/err"; then
+		xfs_repair -n -l "$al" -r "$ar" "$a" >"$TMP/repair.out" 2>&1 &&
+			"$XFSX_CHECK" -l "$al" -r "$ar" "$a" >/dev/null 2>&1
+		ok_if "-p with an external log and a $rsz realtime section: xfs_repair -n -l -r and xfsx_check -l -r clean"
+	else
+		not_ok "-p with -l logdev= -r rtdev=: $(head -1 "$TMP/err")"
+	fi
+done
+
 # xfsprogs 6.10 (its defaults are ours: no -i/-m needed): superblock 0 equal and its
 # xfs_repair -n clean, when the oracle is already built (building it takes minutes: pptr.sh does)
 o610=${XFSPROGS_ORACLE_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/xfsx-oracle/xfsprogs-6.10.1}
