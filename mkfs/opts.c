@@ -24,7 +24,9 @@ const char mkfs_usage[] =
 "  -i size=N,maxpct=N,sparse=0|1,nrext64=0|1,exchange=0|1\n"
 "  -n size=N,parent=0|1             directory block size; parent pointers\n"
 "  -d size=N,agcount=N,agsize=N,su=N,sw=N,sunit=N,swidth=N,concurrency=N|nr_cpus\n"
-"  -l size=N,su=N,sunit=N,concurrency=N|nr_cpus\n"
+"  -l size=N,su=N,sunit=N,concurrency=N|nr_cpus,logdev=DEV\n"
+"                                   logdev=: an external log on DEV (size: whole DEV)\n"
+"  -r rtdev=DEV,size=N,extsize=N    a realtime section on DEV (size: whole DEV)\n"
 "  -m crc=1,finobt=0|1,rmapbt=0|1,reflink=0|1,inobtcount=0|1,bigtime=0|1,\n"
 "     nrext64=0|1,uuid=UUID\n"
 "  -p DIR|PROTOFILE                 populate from a directory tree or an mkfs.xfs protofile\n"
@@ -106,6 +108,7 @@ struct parser {
 	/* every "-x name" seen: mkfs.xfs refuses an option given twice */
 	char seen[64][64];
 	unsigned nseen;
+	int internal_log;            /* -l internal=: -1 not given */
 };
 
 /* A suboption given a second time, in the same -x or another, is refused. */
@@ -362,10 +365,19 @@ static int parse_sub(struct parser *ps, char letter, char *arg)
 			} else if (!strcmp(tok, "concurrency")) {
 				if (concurrency_arg(ps, name, val, &o->log_concurrency))
 					return -EINVAL;
+			} else if (!strcmp(tok, "logdev")) {
+				if (!val || !*val)
+					return perr(ps->err, ps->el, "-l logdev needs a device or image "
+						    "file, e.g. -l logdev=/dev/sdb1");
+				o->logdev = val;
 			} else if (!strcmp(tok, "internal")) {
-				if (val && strcmp(val, "1"))
-					return perr(ps->err, ps->el, "-l internal=%s: only internal logs "
-						    "are supported", val);
+				if (!val || !*val || !strcmp(val, "1")) {
+					ps->internal_log = 1;
+				} else if (!strcmp(val, "0")) {
+					ps->internal_log = 0;
+				} else {
+					return perr(ps->err, ps->el, "-l internal=%s: expected 0 or 1", val);
+				}
 			} else if (!strcmp(tok, "version")) {
 				if (!val || strcmp(val, "2"))
 					return perr(ps->err, ps->el, "-l version=%s: v5 filesystems use "
@@ -375,7 +387,27 @@ static int parse_sub(struct parser *ps, char letter, char *arg)
 					return perr(ps->err, ps->el, "-l lazy-count=%s: v5 filesystems "
 						    "always use lazy counters", val);
 			} else {
-				return unknown(ps, letter, tok, "size=, su=, sunit=, concurrency=");
+				return unknown(ps, letter, tok, "size=, su=, sunit=, concurrency=, "
+					       "logdev=, internal=");
+			}
+			break;
+		case 'r':
+			if (!strcmp(tok, "rtdev")) {
+				if (!val || !*val)
+					return perr(ps->err, ps->el, "-r rtdev needs a device or image "
+						    "file, e.g. -r rtdev=/dev/sdc1");
+				o->rtdev = val;
+			} else if (!strcmp(tok, "size")) {
+				if (size_arg(ps, name, val, &o->rtsize))
+					return -EINVAL;
+			} else if (!strcmp(tok, "extsize")) {
+				if (size_arg(ps, name, val, &o->rtextsize))
+					return -EINVAL;
+				if (o->rtextsize > XFS_MAX_RTEXTSIZE)
+					return perr(ps->err, ps->el, "-r extsize=%s is larger than 1 GiB, "
+						    "the largest realtime extent", val);
+			} else {
+				return unknown(ps, letter, tok, "rtdev=, size=, extsize=");
 			}
 			break;
 		case 'm': {
@@ -429,7 +461,7 @@ static int parse_sub(struct parser *ps, char letter, char *arg)
 enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *o,
 				       const char **target, char *err, size_t el)
 {
-	struct parser ps = { .o = o, .err = err, .el = el };
+	struct parser ps = { .o = o, .err = err, .el = el, .internal_log = -1 };
 	int c;
 
 	mkfs_opts_init(o);
@@ -469,9 +501,9 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 			return MKFS_PARSE_ERROR;
 		}
 	}
-	while ((c = getopt(argc, argv, "b:d:fi:l:L:m:n:Np:qs:KVh")) != -1) {
+	while ((c = getopt(argc, argv, "b:d:fi:l:L:m:n:Np:qr:s:KVh")) != -1) {
 		switch (c) {
-		case 'b': case 'd': case 'i': case 'l': case 'm': case 'n': case 's':
+		case 'b': case 'd': case 'i': case 'l': case 'm': case 'n': case 'r': case 's':
 			if (parse_sub(&ps, (char)c, optarg))
 				return MKFS_PARSE_ERROR;
 			break;
@@ -506,7 +538,7 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 		case 'V': return MKFS_PARSE_VERSION;
 		case 'h': return MKFS_PARSE_HELP;
 		default:
-			if (optopt && strchr("bdilLmnps", optopt))
+			if (optopt && strchr("bdilLmnprs", optopt))
 				perr(err, el, "-%c needs an argument", optopt);
 			else
 				perr(err, el, "unknown option -%c", optopt ? optopt : '?');
@@ -520,6 +552,19 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 		return MKFS_PARSE_ERROR;
 	}
 	*target = argv[optind];
+	/* the log's place, as mkfs.xfs words it */
+	if (ps.internal_log == 1 && o->logdev) {
+		perr(err, el, "-l internal=1 and logdev= name two places for the log: give one");
+		return MKFS_PARSE_ERROR;
+	}
+	if (ps.internal_log == 0 && !o->logdev) {
+		perr(err, el, "-l internal=0 needs the log's device: -l logdev=DEV");
+		return MKFS_PARSE_ERROR;
+	}
+	if ((o->rtsize || o->rtextsize) && !o->rtdev) {
+		perr(err, el, "-r size= and extsize= need a realtime device: -r rtdev=DEV");
+		return MKFS_PARSE_ERROR;
+	}
 
 	/* sizes in blocks, now that the block size is known */
 	for (unsigned i = 0; i < ps.npend; i++) {

@@ -499,6 +499,145 @@ static uint32_t min_freelist(const struct mkfs_plan *p, uint32_t rmap_maxlevels)
 	return 2 * (alloc * 2 - 2) + (p->rmapbt ? rmap * 2 - 2 : 0);
 }
 
+/* Bounds both log placements share (mkfs.xfs's validate_log_size, its words). */
+static int log_size_valid(uint64_t logblocks, uint32_t blog, char *err, size_t el)
+{
+	if (logblocks > XFS_MAX_LOG_BLOCKS)
+		return fail(err, el, "log size %llu blocks too large, maximum size is %llu blocks",
+			    (unsigned long long)logblocks, (unsigned long long)XFS_MAX_LOG_BLOCKS);
+	if ((logblocks << blog) > XFS_MAX_LOG_BYTES)
+		return fail(err, el, "log size %llu bytes too large, maximum size is %llu bytes",
+			    (unsigned long long)(logblocks << blog),
+			    (unsigned long long)XFS_MAX_LOG_BYTES);
+	if (logblocks < MIN_REALISTIC_LOG(blog))
+		return fail(err, el, "log size %llu blocks is smaller than 64 MiB (%llu blocks), the "
+			    "smallest log mkfs.xfs 5.19 and later make; give -l size=64m or more, "
+			    "or a larger log device", (unsigned long long)logblocks,
+			    (unsigned long long)MIN_REALISTIC_LOG(blog));
+	return 0;
+}
+
+/*
+ * -l logdev=: the log is the whole device unless -l size= says less, starts
+ * at its block 0 (sb_logstart 0 says "external"), and no AG holds it.
+ */
+static int plan_extlog(const struct mkfs_opts *o, struct mkfs_plan *p, char *err, size_t el)
+{
+	uint32_t blog = p->blocklog, resv_min;
+	uint64_t dev_blocks = p->logdev_blocks, logblocks, min_logblocks;
+
+	if (reservation_min_logblocks(o, p, &resv_min))
+		return fail(err, el, "the geometry is inconsistent (%u blocks of %u bytes, %u AGs)",
+			    (unsigned)p->dblocks, p->blocksize, p->agcount);
+	min_logblocks = max_u64(XFS_MIN_LOG_BLOCKS, resv_min);
+	if (!o->logsize && p->dblocks >= GiB(1, blog))
+		min_logblocks = max_u64(min_logblocks, XFS_MIN_LOG_BYTES >> blog);
+	if (o->log_concurrency > 0)
+		return fail(err, el, "-l concurrency= sizes an internal log; an external log is "
+			    "its device (or -l size=)");
+	/* the log's sector size is the data's here (no -l sectsize= yet) */
+	if (p->logdev_lsect > p->sectsize)
+		return fail(err, el, "the log device %s has %u-byte sectors, larger than the data "
+			    "sector size %u: give -s size=%u", o->logdev, p->logdev_lsect, p->sectsize,
+			    p->logdev_lsect);
+	if (!dev_blocks)
+		return fail(err, el, "the log device %s is empty: an external log needs at least "
+			    "%llu bytes", o->logdev, (unsigned long long)(MIN_REALISTIC_LOG(blog) << blog));
+	if (o->logsize) {
+		logblocks = o->logsize >> blog;
+		if (logblocks > dev_blocks)
+			return fail(err, el, "-l size=%llu is larger than the log device %s: it holds "
+				    "at most %llu blocks", (unsigned long long)o->logsize, o->logdev,
+				    (unsigned long long)dev_blocks);
+	} else {
+		logblocks = dev_blocks;
+	}
+	/*
+	 * Whole log stripe units: a size given must be one (mkfs.xfs's words);
+	 * the whole device is cut down to one.  mkfs.xfs 6.1 rounds it up,
+	 * past the device's end: a log the kernel could not write.
+	 */
+	if (p->lsunit && logblocks % p->lsunit) {
+		if (o->logsize)
+			return fail(err, el, "log size %llu is not a multiple of the log stripe unit %u",
+				    (unsigned long long)logblocks, p->lsunit);
+		logblocks -= logblocks % p->lsunit;
+	}
+	if (logblocks < min_logblocks)
+		return fail(err, el, "external log device size %llu blocks too small, must be at "
+			    "least %llu blocks", (unsigned long long)logblocks,
+			    (unsigned long long)min_logblocks);
+	if (log_size_valid(logblocks, blog, err, el))
+		return -EINVAL;
+	p->logblocks = (uint32_t)logblocks;
+	p->logstart = 0;
+	p->logagno = NULLAGNUMBER;
+	p->logagbno = 0;
+	return 0;
+}
+
+/*
+ * -r rtdev=: the realtime section: its size (the device's unless -r size=),
+ * extent size (the default: one block, at least 4 KiB), and the sizes of
+ * the bitmap (one bit per extent) and summary (a counter per log2 size and
+ * bitmap block) files mkfs puts in AG 0.
+ */
+static int plan_rt(const struct mkfs_opts *o, struct mkfs_plan *p, char *err, size_t el)
+{
+	uint32_t blog = p->blocklog;
+	uint64_t dev_blocks = p->rtdev_blocks, rsumbytes;
+	uint32_t rextslog;
+
+	if (!o->rtdev)
+		return 0;
+	if (o->rtextsize) {
+		if (o->rtextsize % p->blocksize)
+			return fail(err, el, "illegal rt extent size %llu, not a multiple of %u",
+				    (unsigned long long)o->rtextsize, p->blocksize);
+		if (o->rtextsize < XFS_MIN_RTEXTSIZE)
+			return fail(err, el, "-r extsize=%llu is smaller than 4 KiB, the smallest "
+				    "realtime extent", (unsigned long long)o->rtextsize);
+		p->rextsize = (uint32_t)(o->rtextsize >> blog);
+	} else {
+		p->rextsize = p->blocksize < XFS_MIN_RTEXTSIZE ? XFS_MIN_RTEXTSIZE >> blog : 1;
+	}
+	if (o->rtsize % FS_BBSIZE)
+		return fail(err, el, "-r size=%llu is not a multiple of 512 bytes; give a size in "
+			    "whole sectors", (unsigned long long)o->rtsize);
+	if (o->rtsize) {
+		p->rblocks = o->rtsize >> blog;
+		if (p->rblocks > dev_blocks)
+			return fail(err, el, "-r size=%llu is larger than the realtime device %s: it "
+				    "holds at most %llu blocks", (unsigned long long)o->rtsize, o->rtdev,
+				    (unsigned long long)dev_blocks);
+		if (o->rtsize % p->blocksize)
+			warn(p, "warning: rt length %llu not a multiple of %u, truncated to %llu",
+			     (unsigned long long)o->rtsize, p->blocksize,
+			     (unsigned long long)(p->rblocks << blog));
+	} else {
+		p->rblocks = dev_blocks;
+	}
+	if (!p->rblocks)
+		return fail(err, el, "the realtime device %s holds no whole block: give a larger "
+			    "device", o->rtdev);
+	p->rextents = p->rblocks / p->rextsize;
+	if (!p->rextents)
+		return fail(err, el, "the realtime section (%llu blocks) is smaller than one "
+			    "realtime extent (%u blocks): give a smaller -r extsize=",
+			    (unsigned long long)p->rblocks, p->rextsize);
+	if ((p->rextents + 8ull * p->blocksize - 1) / (8ull * p->blocksize) > UINT32_MAX / 64)
+		return fail(err, el, "the realtime section is too large for its bitmap; give a "
+			    "larger -r extsize=");
+	p->rbmblocks = (uint32_t)((p->rextents + 8ull * p->blocksize - 1) / (8ull * p->blocksize));
+	rextslog = (uint32_t)(31 - __builtin_clz((uint32_t)p->rextents | 1));
+	if (!(uint32_t)p->rextents)
+		rextslog = 0;
+	rsumbytes = (uint64_t)sizeof(xfs_suminfo_t) * (rextslog + 1) * p->rbmblocks;
+	p->rsumblocks = (uint32_t)((rsumbytes + p->blocksize - 1) >> blog);
+	p->rsumsize = p->rsumblocks << blog;
+	return 0;
+}
+
 static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct mkfs_plan *p,
 		    char *err, size_t el)
 {
@@ -519,7 +658,8 @@ static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct
 		p->lsunit = (uint32_t)(((uint64_t)o->lsunit << FS_BBSHIFT) >> blog);
 	} else if (p->sectsize > FS_BBSIZE) {
 		p->lsunit = 1;       /* log writes must cover whole sectors */
-	} else if (p->dsunit) {
+	} else if (p->dsunit && !p->extlog) {
+		/* an external log is not on the data's stripe: its own unit only (mkfs.xfs) */
 		p->lsunit = p->dsunit;
 	}
 	if ((uint64_t)p->lsunit * p->blocksize > XLOG_MAX_RECORD_BSIZE) {
@@ -529,6 +669,8 @@ static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct
 		p->lsunit = (32 * 1024) >> blog;
 	}
 
+	if (p->extlog)
+		return plan_extlog(o, p, err, el);
 	usable_overhead = p->hdr_blocks + 4 /* XFS_ALLOCBT_AGFL_RESERVE */ + 3 +
 			  p->finobt + p->rmapbt + p->reflink;
 	max_logblocks = p->agblocks - usable_overhead - 1;
@@ -648,7 +790,13 @@ static void plan_sb(const struct mkfs_opts *o, struct mkfs_plan *p)
 	sb->sb_rootino = p->rootino;
 	sb->sb_rbmino = p->rootino + 1;
 	sb->sb_rsumino = p->rootino + 2;
-	sb->sb_rextsize = p->blocksize < XFS_MIN_RTEXTSIZE ? XFS_MIN_RTEXTSIZE >> p->blocklog : 1;
+	sb->sb_rextsize = p->rextsize ? p->rextsize :
+			  p->blocksize < XFS_MIN_RTEXTSIZE ? (uint32_t)XFS_MIN_RTEXTSIZE >> p->blocklog : 1u;
+	sb->sb_rblocks = p->rblocks;
+	sb->sb_rextents = p->rextents;
+	sb->sb_frextents = p->rextents;
+	sb->sb_rbmblocks = p->rbmblocks;
+	sb->sb_rextslog = (uint8_t)(p->rextents ? 31u - (uint32_t)__builtin_clz((uint32_t)p->rextents | 1) : 0u);
 	sb->sb_agblocks = p->agblocks;
 	sb->sb_agcount = p->agcount;
 	sb->sb_logblocks = p->logblocks;
@@ -788,10 +936,18 @@ static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struc
 			    "(as mkfs.xfs since 5.19 requires); use a larger device or image",
 			    (unsigned long long)(bytes >> 20), MIN_FS_MB);
 
-	/* features: mkfs.xfs 6.10 defaults */
+	p->extlog = o->logdev != NULL;
+	p->logdev_blocks = t->logdev_size >> p->blocklog;
+	p->rtdev_blocks = t->rtdev_size >> p->blocklog;
+	p->logdev_lsect = t->logdev_lsect;
+	/* features: mkfs.xfs 6.10 defaults; no reverse mapping or sharing of rt extents yet */
+	if (o->rtdev && o->reflink == 1)
+		return fail(err, el, "reflink not supported with realtime devices");
+	if (o->rtdev && o->rmapbt == 1)
+		return fail(err, el, "rmapbt not supported with realtime devices");
 	p->finobt = feat(o->finobt, true);
-	p->rmapbt = feat(o->rmapbt, true);
-	p->reflink = feat(o->reflink, true);
+	p->rmapbt = feat(o->rmapbt, !o->rtdev);
+	p->reflink = feat(o->reflink, !o->rtdev);
 	p->inobtcount = feat(o->inobtcount, true);
 	p->bigtime = feat(o->bigtime, true);
 	p->sparse = feat(o->sparse, true);
@@ -804,6 +960,9 @@ static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struc
 		return rc;
 
 	rc = plan_stripe(o, t, p, dblocks, err, el);
+	if (rc)
+		return rc;
+	rc = plan_rt(o, p, err, el);
 	if (rc)
 		return rc;
 	rc = plan_ag(o, t, p, &dblocks, err, el);
@@ -862,8 +1021,10 @@ static int plan_once(const struct mkfs_opts *o, const struct mkfs_topo *t, struc
 	for (uint32_t a = 0; a < p->agcount; a++) {
 		rc = mkfs_ag_layout(p, a, &ag);
 		if (rc)
-			return fail(err, el, "AG %u has no room for its metadata (the log or the root "
-				    "inode chunk does not fit); choose other -d/-l options", a);
+			return fail(err, el, "AG %u has no room for its metadata (the log, the root "
+				    "inode chunk%s does not fit); choose other -d/-l%s options", a,
+				    p->rbmblocks ? " or the realtime bitmap and summary" : "",
+				    p->rbmblocks ? "/-r" : "");
 		p->fdblocks += ag.freeblks + ag.agfl_count;
 		if (a == 0)
 			p->rootino = (uint64_t)ag.chunk_agbno << (p->blocklog - p->inodelog);
@@ -1011,6 +1172,19 @@ static void rmap_add(struct mkfs_ag *ag, uint32_t start, uint32_t len, uint64_t 
 	ag->nrmap++;
 }
 
+/* The lowest free extent that holds len blocks gives its first len. */
+static int take_first(struct mkfs_ag *ag, uint32_t len, uint32_t *agbno)
+{
+	for (uint32_t i = 0; i < ag->nfree; i++) {
+		if (ag->free[i].len >= len) {
+			*agbno = ag->free[i].start;
+			free_remove(ag, i, *agbno, len);
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
 int mkfs_ag_layout(const struct mkfs_plan *p, uint32_t agno, struct mkfs_ag *ag)
 {
 	uint32_t need;
@@ -1030,7 +1204,7 @@ int mkfs_ag_layout(const struct mkfs_plan *p, uint32_t agno, struct mkfs_ag *ag)
 	if (p->reflink)
 		rmap_add(ag, p->refc_root, 1, XFS_RMAP_OWN_REFC, false);
 
-	ag->has_log = agno == p->logagno;
+	ag->has_log = !p->extlog && agno == p->logagno;
 	if (ag->has_log) {
 		uint32_t log_end = p->logagbno + p->logblocks;
 
@@ -1094,6 +1268,16 @@ int mkfs_ag_layout(const struct mkfs_plan *p, uint32_t agno, struct mkfs_ag *ag)
 		}
 		if (!ag->has_inodes)
 			return -ENOSPC;
+		/*
+		 * The rt bitmap, then the summary: each in one extent, the
+		 * lowest that holds it (where mkfs.xfs's allocator puts them:
+		 * after the AGFL, before or after the root chunk).
+		 */
+		if (p->rbmblocks) {
+			if (take_first(ag, p->rbmblocks, &ag->rbm_agbno) ||
+			    take_first(ag, p->rsumblocks, &ag->rsum_agbno))
+				return -ENOSPC;
+		}
 	}
 
 	for (uint32_t i = 0; i < ag->nfree; i++) {

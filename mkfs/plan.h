@@ -43,6 +43,11 @@ struct mkfs_opts {
 	uint64_t lsu;                /* bytes, 0 = default */
 	int64_t lsunit;              /* 512-byte sectors, OPT_UNSET = not given */
 	int log_concurrency;         /* OPT_UNSET: automatic (solid state only) */
+	const char *logdev;          /* -l logdev=: an external log there (NULL: internal) */
+	/* -r */
+	const char *rtdev;           /* -r rtdev=: a realtime section there (NULL: none) */
+	uint64_t rtsize;             /* bytes, 0 = the whole rt device */
+	uint64_t rtextsize;          /* bytes, 0 = default */
 	/* -m */
 	int finobt, rmapbt, reflink, inobtcount, bigtime;
 	bool uuid_given;
@@ -74,6 +79,9 @@ struct mkfs_topo {
 	/* libblkid: the device starts off its physical sectors; no topology at all */
 	bool misaligned, no_topology;
 	unsigned nr_cpus;
+	/* the external log and realtime devices (-l logdev=, -r rtdev=): bytes */
+	uint64_t logdev_size, rtdev_size;
+	uint32_t logdev_lsect;       /* the log device's logical sector size (0: 512) */
 };
 
 #define MKFS_MAX_WARNINGS 8
@@ -100,6 +108,7 @@ struct mkfs_ag {
 	uint32_t nrmap;
 	bool has_log, has_inodes;
 	uint32_t chunk_agbno;        /* the root inode chunk (AG 0) */
+	uint32_t rbm_agbno, rsum_agbno; /* the rt bitmap and summary files' blocks (AG 0) */
 };
 
 struct mkfs_plan {
@@ -111,7 +120,14 @@ struct mkfs_plan {
 	uint32_t dsunit, dswidth;    /* fs blocks */
 	uint32_t lsunit;             /* fs blocks */
 	uint32_t logblocks, logagno, logagbno;
-	uint64_t logstart;           /* fsblock */
+	uint64_t logstart;           /* fsblock; 0 for an external log */
+	bool extlog;                 /* the log is on its own device (-l logdev=) */
+	uint64_t logdev_blocks, rtdev_blocks; /* the devices' sizes in fs blocks */
+	uint32_t logdev_lsect;       /* the log device's logical sector size */
+	/* the realtime section (-r rtdev=): 0 blocks when there is none */
+	uint64_t rblocks, rextents;
+	uint32_t rextsize;           /* fs blocks */
+	uint32_t rbmblocks, rsumblocks, rsumsize;  /* rt bitmap and summary files (AG 0) */
 	uint32_t imaxpct;
 	bool finobt, rmapbt, reflink, inobtcount, bigtime, sparse, nrext64;
 	bool exchange, parent;

@@ -10,7 +10,8 @@
 
 #include "mkfs/write.h"
 
-void mkfs_print_geometry(const char *target, const struct mkfs_plan *p)
+void mkfs_print_geometry(const char *target, const char *logdev, const char *rtdev,
+			 const struct mkfs_plan *p)
 {
 	const struct xfs_sb *sb = &p->sb;
 	bool six10 = p->exchange || p->parent;
@@ -33,11 +34,13 @@ void mkfs_print_geometry(const char *target, const struct mkfs_plan *p)
 	else
 		printf("naming   =version %-14u bsize=%-6u ascii-ci=%d, ftype=%d\n", 2,
 		       p->dirblocksize, 0, 1);
-	printf("log      =%-22s bsize=%-6u blocks=%u, version=%d\n", "internal log", p->blocksize,
+	printf("log      =%-22s bsize=%-6u blocks=%u, version=%d\n",
+	       p->extlog && logdev ? logdev : "internal log", p->blocksize,
 	       p->logblocks, 2);
 	printf("         =%-22s sectsz=%-5u sunit=%u blks, lazy-count=%d\n", "",
 	       sb->sb_logsectsize ? sb->sb_logsectsize : 512,
 	       sb->sb_logsunit > 1 ? sb->sb_logsunit / p->blocksize : 0, 1);
-	printf("realtime =%-22s extsz=%-6u blocks=%llu, rtextents=%llu\n", "none",
-	       sb->sb_rextsize * p->blocksize, 0ull, 0ull);
+	printf("realtime =%-22s extsz=%-6u blocks=%llu, rtextents=%llu\n",
+	       p->rblocks && rtdev ? rtdev : "none", sb->sb_rextsize * p->blocksize,
+	       (unsigned long long)p->rblocks, (unsigned long long)p->rextents);
 }

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "libfs/build/encode.h"
+#include "libfs/format/bmap.h"
 #include "libfs/format/crc.h"
 #include "libfs/fs.h"
 #include "libfs/format/sb.h"
@@ -152,6 +153,10 @@ static void secondary_sb(const struct mkfs_plan *p, uint32_t agno, struct xfs_sb
 	sb->sb_icount = 0;
 	sb->sb_ifree = 0;
 	sb->sb_fdblocks = p->fdblocks + p->chunk_blocks;
+	/* mkfs.xfs writes them before it makes the rt files and frees the rt extents */
+	if (p->rbmblocks)
+		sb->sb_fdblocks += (uint64_t)p->rbmblocks + p->rsumblocks;
+	sb->sb_frextents = 0;
 }
 
 /* Encode the fixed blocks [0, prealloc_blocks) of one AG into agbuf. */
@@ -300,8 +305,20 @@ static void now_or_epoch(int64_t *sec, uint32_t *nsec)
 	*nsec = (uint32_t)ts.tv_nsec;
 }
 
-/* The root inode chunk: root directory, rt bitmap and summary, the rest free. */
-static void encode_chunk(const struct mkfs_plan *p, unsigned char *buf)
+/* One extent at file block 0 into an inode's data fork (the rt bitmap and summary). */
+static void encode_one_extent(unsigned char *ino, size_t is, uint64_t fsb, uint64_t len)
+{
+	struct fs_bmap_ext e = { .startoff = 0, .startblock = fsb, .blockcount = len };
+
+	fs_bmbt_rec_encode(&e, fs_dinode_dfork(ino));
+	fs_enc_dinode_finish(ino, is);
+}
+
+/*
+ * The root inode chunk: root directory, rt bitmap and summary (each one
+ * extent in AG 0 when there is a realtime section, else empty), the rest free.
+ */
+static void encode_chunk(const struct mkfs_plan *p, const struct mkfs_ag *ag, unsigned char *buf)
 {
 	const unsigned char *uuid = (const unsigned char *)&p->sb.sb_uuid;
 	struct fs_dinode_init in = { .bigtime = p->bigtime, .nrext64 = p->nrext64, .changecount = 2 };
@@ -324,9 +341,66 @@ static void encode_chunk(const struct mkfs_plan *p, unsigned char *buf)
 	in.nlink = 1;
 	in.size = 0;
 	in.flags = XFS_DIFLAG_NEWRTBM;
+	if (p->rbmblocks) {
+		/* the changes mkfs.xfs's transactions count: made, sized, filled (and freed) */
+		in.changecount = 4;
+		in.size = (uint64_t)p->rbmblocks << p->blocklog;
+		in.nblocks = p->rbmblocks;
+		in.nextents = 1;
+	}
 	fs_enc_dinode(buf + is, is, p->rootino + 1, uuid, &in);
+	if (p->rbmblocks)
+		encode_one_extent(buf + is, is, ag->rbm_agbno, p->rbmblocks);
 	in.flags = 0;
+	if (p->rbmblocks) {
+		in.changecount = 3;
+		in.size = p->rsumsize;
+		in.nblocks = p->rsumblocks;
+	}
 	fs_enc_dinode(buf + 2 * is, is, p->rootino + 2, uuid, &in);
+	if (p->rbmblocks)
+		encode_one_extent(buf + 2 * is, is, ag->rsum_agbno, p->rsumblocks);
+}
+
+/*
+ * Bytes [off, off + len) of the rt bitmap: a set bit is a free extent, and
+ * all are free; words of 32 bits in host order, as the kernel keeps them.
+ */
+static void encode_rtbitmap(const struct mkfs_plan *p, uint64_t off, unsigned char *buf, size_t len)
+{
+	uint64_t full = p->rextents / 32;
+	uint32_t rem = (uint32_t)(p->rextents % 32);
+
+	for (size_t i = 0; i < len; i += 4) {
+		uint64_t w = (off + i) / 4;
+		uint32_t word = w < full ? 0xffffffffu : w == full && rem ? (1u << rem) - 1 : 0;
+
+		memcpy(buf + i, &word, 4);
+	}
+}
+
+/* Discard (unless -K) and zero the first and last 128 KiB of a device mkfs takes whole. */
+static int clear_dev(struct fs_dev *dev, bool nodiscard, bool ends)
+{
+	int rc;
+
+	if (!nodiscard) {
+		rc = fs_dev_discard_range(dev, 0, dev->size);
+		if (rc < 0 && rc != -EOPNOTSUPP && rc != -ENOTTY && rc != -EINVAL)
+			return rc;
+	}
+	if (!ends)
+		return 0;
+	rc = fs_dev_zero_range(dev, 0, dev->size < WHACK_BYTES ? dev->size : WHACK_BYTES);
+	if (rc < 0)
+		return rc;
+	if (dev->size > WHACK_BYTES) {
+		uint64_t tail = dev->size - WHACK_BYTES;
+
+		tail &= ~(uint64_t)(FS_BBSIZE - 1);
+		rc = fs_dev_zero_range(dev, tail, dev->size - tail);
+	}
+	return rc;
 }
 
 /*
@@ -365,9 +439,59 @@ out:
 	return rc;
 }
 
-int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_opts *o,
-	       struct proto_tree *tree, bool progress, char *err, size_t el)
+#define RT_CHUNK (8u << 20)   /* bitmap bytes per write */
+
+/*
+ * The rt bitmap and summary files' blocks in AG 0 (plain data: no headers,
+ * no CRC).  The bitmap in writes of 8 MiB at most; the summary zeroed by
+ * offload, then the block holding its one count (every extent is one free
+ * run: counted at its log2 size, bitmap block 0) written.
+ */
+static int write_rt_files(struct fs_dev *dev, const struct fs_geom *g, const struct mkfs_plan *p,
+			  const struct mkfs_ag *ag, char *err, size_t el)
 {
+	uint64_t bmlen = (uint64_t)p->rbmblocks << p->blocklog;
+	uint64_t bmoff = fs_daddr_to_bytes(fs_agbno_to_daddr(g, 0, ag->rbm_agbno));
+	uint64_t sumoff = fs_daddr_to_bytes(fs_agbno_to_daddr(g, 0, ag->rsum_agbno));
+	uint64_t idx = (uint64_t)p->sb.sb_rextslog * p->rbmblocks;     /* the count's word */
+	uint64_t cblk = (idx * 4) >> p->blocklog;
+	size_t buflen = bmlen < RT_CHUNK ? (size_t)bmlen : RT_CHUNK;
+	unsigned char *buf = fs_dev_alloc(dev, buflen < p->blocksize ? p->blocksize : buflen);
+	uint32_t one = 1;
+	int rc = 0;
+
+	if (!buf)
+		return werr(err, el, -ENOMEM, "allocating a buffer for the realtime bitmap");
+	for (uint64_t off = 0; off < bmlen; off += buflen) {
+		size_t n = bmlen - off < buflen ? (size_t)(bmlen - off) : buflen;
+
+		encode_rtbitmap(p, off, buf, n);
+		rc = fs_dev_write(dev, buf, n, bmoff + off);
+		if (rc < 0) {
+			rc = werr(err, el, rc, "writing the realtime bitmap");
+			goto out;
+		}
+	}
+	rc = fs_dev_zero_range(dev, sumoff, (uint64_t)p->rsumblocks << p->blocklog);
+	if (rc < 0) {
+		rc = werr(err, el, rc, "zeroing the realtime summary");
+		goto out;
+	}
+	memset(buf, 0, p->blocksize);
+	memcpy(buf + ((idx * 4) & (p->blocksize - 1)), &one, 4);
+	rc = fs_dev_write(dev, buf, p->blocksize, sumoff + (cblk << p->blocklog));
+	if (rc < 0)
+		rc = werr(err, el, rc, "writing the realtime summary");
+out:
+	free(buf);
+	return rc;
+}
+
+int mkfs_write(struct fs_dev *dev, struct fs_dev *logdev, struct fs_dev *rtdev,
+	       const struct mkfs_plan *p, const struct mkfs_opts *o, struct proto_tree *tree,
+	       bool progress, char *err, size_t el)
+{
+	struct fs_dev *ldev = p->extlog ? logdev : dev;
 	struct xfs_sb sb = p->sb;
 	struct fs_geom g;
 	uint64_t log_off;
@@ -381,7 +505,11 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 	rc = fs_geom_derive(&p->sb, &g);
 	if (rc)
 		return werr(err, el, rc, "deriving the geometry");
-	log_off = fs_daddr_to_bytes(fs_agbno_to_daddr(&g, p->logagno, p->logagbno));
+	log_off = p->extlog ? 0 : fs_daddr_to_bytes(fs_agbno_to_daddr(&g, p->logagno, p->logagbno));
+	if ((p->extlog && !logdev) || (p->rblocks && !rtdev)) {
+		rc = werr(err, el, -EINVAL, "the plan names a log or realtime device not opened");
+		goto out;
+	}
 	agbuf = fs_dev_alloc(dev, agbuf_len);
 	chunk = fs_dev_alloc(dev, chunk_len);
 	if (!agbuf || !chunk) {
@@ -398,21 +526,29 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 	rc = zap_old_xfs(dev);
 	if (rc < 0)
 		goto zero_fail;
-	if (!o->nodiscard) {
-		rc = fs_dev_discard_range(dev, 0, dev->size);
-		if (rc < 0 && rc != -EOPNOTSUPP && rc != -ENOTTY && rc != -EINVAL)
-			goto zero_fail;
-	}
-	rc = fs_dev_zero_range(dev, 0, dev->size < WHACK_BYTES ? dev->size : WHACK_BYTES);
+	rc = clear_dev(dev, o->nodiscard, true);
 	if (rc < 0)
 		goto zero_fail;
-	if (dev->size > WHACK_BYTES) {
-		uint64_t tail = dev->size - WHACK_BYTES;
-
-		tail &= ~(uint64_t)(FS_BBSIZE - 1);
-		rc = fs_dev_zero_range(dev, tail, dev->size - tail);
-		if (rc < 0)
+	/* an external log device as the data device (its log is zeroed whole below) */
+	if (p->extlog) {
+		rc = clear_dev(logdev, o->nodiscard, true);
+		if (rc < 0) {
+			dev = logdev;
 			goto zero_fail;
+		}
+	}
+	/*
+	 * The realtime device as mkfs.xfs leaves it: discarded, and the last
+	 * block of the section zeroed (written: the section's end is there).
+	 */
+	if (p->rblocks) {
+		rc = clear_dev(rtdev, o->nodiscard, false);
+		if (!rc)
+			rc = fs_dev_zero_range(rtdev, (p->rblocks - 1) << p->blocklog, p->blocksize);
+		if (rc < 0) {
+			dev = rtdev;
+			goto zero_fail;
+		}
 	}
 
 	/* AG headers and btree roots, last AG first so AG 0 is the last written */
@@ -433,8 +569,13 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 			rc = werr(err, el, rc, "writing the headers of AG %u", a);
 			goto out;
 		}
+		if (a == 0 && p->rbmblocks) {
+			rc = write_rt_files(dev, &g, p, &ag, err, el);
+			if (rc < 0)
+				goto out;
+		}
 		if (a == 0) {
-			encode_chunk(p, chunk);
+			encode_chunk(p, &ag, chunk);
 			rc = mkfs_seal(&g, FS_MT_INODE, 0, p->rootino,
 				       fs_agbno_to_daddr(&g, 0, ag.chunk_agbno), chunk,
 				       (uint32_t)chunk_len, err, el);
@@ -452,7 +593,7 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 	{
 		char why[320];
 
-		rc = fs_log_write_clean(dev, log_off, log_bytes, fs_log_lsunit_bytes(&p->sb),
+		rc = fs_log_write_clean(ldev, log_off, log_bytes, fs_log_lsunit_bytes(&p->sb),
 					(const unsigned char *)&p->sb.sb_uuid, 1, why, sizeof(why));
 		if (rc == -EUCLEAN) {
 			snprintf(err, el, "%s", why);
@@ -477,6 +618,14 @@ int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_
 	if (rc < 0) {
 		rc = werr(err, el, rc, "flushing %s", dev->path);
 		goto out;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct fs_dev *d = i ? (p->rblocks ? rtdev : NULL) : (p->extlog ? logdev : NULL);
+
+		if (d && (rc = fs_dev_flush(d)) < 0) {
+			rc = werr(err, el, rc, "flushing %s", d->path);
+			goto unmake;
+		}
 	}
 	fs_enc_sb(agbuf, p->sectsize, &sb);
 	rc = mkfs_seal(&g, FS_MT_SB, 0, 0, XFS_SB_DADDR, agbuf, p->sectsize, err, el);

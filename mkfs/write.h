@@ -10,12 +10,15 @@
 #include "mkfs/proto.h"
 
 /*
- * Write the planned filesystem to dev, holding tree when not NULL (-p).
+ * Write the planned filesystem to dev, holding tree when not NULL (-p);
+ * logdev: the external log's device (-l logdev=), rtdev: the realtime
+ * device (-r rtdev=), NULL when the plan has none.
  * Negative errno, message in err; a failure after the target was touched
  * leaves the primary superblock zeroed (nothing that looks like XFS).
  */
-int mkfs_write(struct fs_dev *dev, const struct mkfs_plan *p, const struct mkfs_opts *o,
-	       struct proto_tree *tree, bool progress, char *err, size_t errlen);
+int mkfs_write(struct fs_dev *dev, struct fs_dev *logdev, struct fs_dev *rtdev,
+	       const struct mkfs_plan *p, const struct mkfs_opts *o, struct proto_tree *tree,
+	       bool progress, char *err, size_t errlen);
 
 /*
  * One metadata object of a buffer about to be written: its CRC stamped and
@@ -35,6 +38,7 @@ int mkfs_seal(const struct fs_geom *g, enum fs_mtype t, fs_agnumber_t agno, fs_i
 bool mkfs_test_fault(const char *name);
 
 /* Print the geometry in mkfs.xfs's layout. */
-void mkfs_print_geometry(const char *target, const struct mkfs_plan *p);
+void mkfs_print_geometry(const char *target, const char *logdev, const char *rtdev,
+			 const struct mkfs_plan *p);
 
 #endif

@@ -357,6 +357,66 @@ static void test_device_warnings(void **state)
 			    "4096, truncated to 4294963200");
 }
 
+/*
+ * -l logdev= and -r rtdev=: Debian mkfs.xfs 6.1 (-i nrext64=1) on a 1 GiB data
+ * image, a 100 MiB log and a 500 MiB (then 10 GiB) realtime image.
+ */
+static void test_devices(void **state)
+{
+	struct mkfs_opts o;
+	struct mkfs_plan p;
+	struct mkfs_ag ag;
+	struct mkfs_topo t = { .size = 1ull << 30, .lsect = 512, .psect = 512, .is_file = true,
+			       .nr_cpus = 4, .logdev_size = 100ull << 20, .rtdev_size = 500ull << 20 };
+
+	(void)state;
+	defaults(&o);
+	o.logdev = "log.img";
+	o.rtdev = "rt.img";
+	assert_int_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.sb.sb_logstart, 0);
+	assert_int_equal(p.sb.sb_logblocks, 25600);
+	assert_int_equal(p.sb.sb_rblocks, 128000);
+	assert_int_equal(p.sb.sb_rextents, 128000);
+	assert_int_equal(p.sb.sb_frextents, 128000);
+	assert_int_equal(p.sb.sb_rbmblocks, 4);
+	assert_int_equal(p.sb.sb_rextslog, 16);
+	assert_int_equal(p.sb.sb_rextsize, 1);
+	assert_int_equal(p.sb.sb_fdblocks, 262111);
+	assert_false(p.rmapbt);
+	assert_false(p.reflink);
+	for (uint32_t a = 0; a < p.agcount; a++) {
+		assert_int_equal(mkfs_ag_layout(&p, a, &ag), 0);
+		assert_false(ag.has_log);
+	}
+	assert_int_equal(mkfs_ag_layout(&p, 0, &ag), 0);
+	assert_int_equal(ag.rbm_agbno, 9);           /* after the AGFL, before the root chunk */
+	assert_int_equal(ag.rsum_agbno, 13);
+	assert_int_equal(ag.chunk_agbno, 16);
+	assert_int_equal(ag.freeblks, 65514);
+
+	/* a bitmap too long for the gap before the root chunk goes past it */
+	t.rtdev_size = 10ull << 30;
+	assert_int_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.sb.sb_rbmblocks, 80);
+	assert_int_equal(mkfs_ag_layout(&p, 0, &ag), 0);
+	assert_int_equal(ag.rbm_agbno, 24);
+	assert_int_equal(ag.rsum_agbno, 9);
+
+	/* mkfs.xfs's refusals */
+	o.rmapbt = 1;
+	assert_int_not_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "rmapbt not supported with realtime devices"));
+	o.rmapbt = OPT_UNSET;
+	o.rtextsize = 6144;
+	assert_int_not_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "illegal rt extent size 6144, not a multiple of 4096"));
+	o.rtextsize = 0;
+	t.logdev_size = 5ull << 20;
+	assert_int_not_equal(mkfs_plan(&o, &t, &p, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "external log device size 1280 blocks too small"));
+}
+
 static void test_large_blocks(void **state)
 {
 	struct mkfs_opts o;
@@ -395,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_large_blocks),
 		cmocka_unit_test(test_device_warnings),
+		cmocka_unit_test(test_devices),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
