@@ -572,7 +572,7 @@ void fs_group_write_codes(const struct fs_findings *fl, const struct fs_grouping
 
 		while (end < n && fl->v[m[end]].def == def)
 			end++;
-		fprintf(out, "%s%zu %s", k ? ", " : "", end - k, def->code);
+		fprintf(out, "%s%zu %s", k ? "; " : "", end - k, def->code);
 		/* a cause's consequences, or the same kind, are other inodes: the first few */
 		for (size_t j = k; cause && j < end && shown < 5; j++) {
 			const struct fs_finding *f = &fl->v[m[j]];

@@ -275,7 +275,7 @@ size_t fs_grouping_members(const struct fs_grouping *g, size_t anchor, size_t *p
 enum fs_group_kind fs_grouping_kind(const struct fs_findings *fl, const struct fs_grouping *g,
 				    size_t i);
 const char *fs_group_kind_name(enum fs_group_kind k);
-/* "451 attr.nameidx, 3 inode.unreachable (inodes 133, 134, 135)" for members m[0..n) */
+/* "451 attr.nameidx; 3 inode.unreachable (inodes 133, 134, 135)" for members m[0..n) */
 void fs_group_write_codes(const struct fs_findings *fl, const struct fs_grouping *g,
 			  const size_t *m, size_t n, FILE *out);
 /*
