@@ -47,30 +47,27 @@ diag "directory /d is inode $dino, its first data block fsblock $fsb, daddr $dd_
 "$XFSX_CHECK" "$dimg" >"$TMP/d.txt" 2>/dev/null; rc=$?
 "$XFSX_CHECK" -v "$dimg" >"$TMP/d.v" 2>/dev/null; vrc=$?
 "$XFSX_CHECK" -j "$dimg" >"$TMP/d.json" 2>/dev/null; jrc=$?
-check "zeroed directory block: exit 4 with and without -v and --json ($rc, $vrc, $jrc)" \
-	[ $rc -eq 4 ] && [ $vrc -eq 4 ] && [ $jrc -eq 4 ]
+dir_exits_4() { [ $rc -eq 4 ] && [ $vrc -eq 4 ] && [ $jrc -eq 4 ]; }
+check "zeroed directory block: exit 4 with and without -v and --json ($rc, $vrc, $jrc)" dir_exits_4
 nu=$(python3 -c 'import json,sys; print(sum(x["code"] == "inode.unreachable" for x in json.load(open(sys.argv[1]))["findings"]))' "$TMP/d.json")
 diag "inode.unreachable findings in JSON: $nu"
 check "zeroed directory block: many files unreachable ($nu)" [ "${nu:-0}" -ge 100 ]
-check "zeroed directory block: the text has one inode.unreachable line and one counting the other $((nu - 1))" \
-	[ "$(count_lines "$TMP/d.txt" '^error: inode\.unreachable: ')" -eq 1 ] && \
-	grep -Eq "^  \.\.\. and $((nu - 1)) more findings of the same kind: $((nu - 1)) inode\.unreachable \(inodes [0-9, .]+\); -v lists them$" "$TMP/d.txt"
+dir_text_grouped() { [ "$(count_lines "$TMP/d.txt" '^error: inode\.unreachable: ')" -eq 1 ] && grep -Eq "^  \.\.\. and $((nu - 1)) more findings of the same kind: $((nu - 1)) inode\.unreachable \(inodes [0-9, .]+\); -v lists them$" "$TMP/d.txt"; }
+check "zeroed directory block: the text has one inode.unreachable line and one counting the other $((nu - 1))" dir_text_grouped
 check "zeroed directory block: the text is short ($(wc -l <"$TMP/d.txt") lines)" [ "$(wc -l <"$TMP/d.txt")" -lt 12 ]
-check "zeroed directory block: -v lists every inode.unreachable ($(count_lines "$TMP/d.v" '^error: inode\.unreachable: '))" \
-	[ "$(count_lines "$TMP/d.v" '^error: inode\.unreachable: ')" -eq "$nu" ] && ! grep -q "more findings" "$TMP/d.v"
+dir_verbose_all() { [ "$(count_lines "$TMP/d.v" '^error: inode\.unreachable: ')" -eq "$nu" ] && ! grep -q "more findings" "$TMP/d.v"; }
+check "zeroed directory block: -v lists every inode.unreachable ($(count_lines "$TMP/d.v" '^error: inode\.unreachable: '))" dir_verbose_all
 check "zeroed directory block: JSON has every finding and a group counting them" \
 	json_check "$TMP/d.json" 'len(f) == d["summary"]["findings"] and any(x["kind"] == "code" and x["code"] == "inode.unreachable" and x["count"] == '"$((nu - 1))"' and x["codes"] == {"inode.unreachable": '"$((nu - 1))"'} and f[x["finding"]]["code"] == "inode.unreachable" and f[x["finding"]]["group"] is None for x in g) and sum(1 for x in f if x["group"] is not None) == sum(x["count"] for x in g)'
 "$XFSX_REPAIR" -n "$dimg" >"$TMP/dr.txt" 2>/dev/null; rrc=$?
 "$XFSX_REPAIR" -n -v "$dimg" >"$TMP/dr.v" 2>/dev/null; rvrc=$?
 check "repair -n: the same exit with and without -v ($rrc, $rvrc)" [ $rrc -eq $rvrc ]
-check "repair -n: one inode.unreachable line, one counting the rest with the action" \
-	[ "$(count_lines "$TMP/dr.txt" '^would fix inode\.unreachable ')" -eq 1 ] && \
-	grep -Eq "^  \.\.\. and $((nu - 1)) more findings of the same kind, would fix \[lost_found\]: $((nu - 1)) inode\.unreachable " "$TMP/dr.txt"
-check "repair -n: the moves to /lost+found are counted past 20" \
-	[ "$(count_lines "$TMP/dr.txt" '^would move ')" -eq 20 ] && grep -Eq "^  \.\.\. and $((nu - 20)) more inodes to /lost\+found; -v lists them$" "$TMP/dr.txt"
-check "repair -n -v: every line ($(count_lines "$TMP/dr.v" '^would fix inode\.unreachable ') unreachable, $(count_lines "$TMP/dr.v" '^would move ') moves)" \
-	[ "$(count_lines "$TMP/dr.v" '^would fix inode\.unreachable ')" -eq "$nu" ] && \
-	[ "$(count_lines "$TMP/dr.v" '^would move ')" -eq "$nu" ]
+dir_repair_grouped() { [ "$(count_lines "$TMP/dr.txt" '^would fix inode\.unreachable ')" -eq 1 ] && grep -Eq "^  \.\.\. and $((nu - 1)) more findings of the same kind, would fix \[lost_found\]: $((nu - 1)) inode\.unreachable " "$TMP/dr.txt"; }
+check "repair -n: one inode.unreachable line, one counting the rest with the action" dir_repair_grouped
+dir_moves_counted() { [ "$(count_lines "$TMP/dr.txt" '^would move ')" -eq 20 ] && grep -Eq "^  \.\.\. and $((nu - 20)) more inodes to /lost\+found; -v lists them$" "$TMP/dr.txt"; }
+check "repair -n: the moves to /lost+found are counted past 20" dir_moves_counted
+dir_repair_verbose_all() { [ "$(count_lines "$TMP/dr.v" '^would fix inode\.unreachable ')" -eq "$nu" ] && [ "$(count_lines "$TMP/dr.v" '^would move ')" -eq "$nu" ]; }
+check "repair -n -v: every line ($(count_lines "$TMP/dr.v" '^would fix inode\.unreachable ') unreachable, $(count_lines "$TMP/dr.v" '^would move ') moves)" dir_repair_verbose_all
 check "repair -n: the place as check prints it (AG n inode N)" \
 	grep -Eq "^would fix +dir\.[a-z_]+ AG [0-9]+ inode $dino( daddr 0x[0-9a-f]+)? \(/d\): " "$TMP/dr.txt"
 
@@ -93,8 +90,8 @@ xfs_db -x -c "inode $many" -c "ablock 1" -c "type attr" -c "fuzz -d hdr.count ra
 "$XFSX_CHECK" "$aimg" >"$TMP/a.txt" 2>/dev/null; rc=$?
 "$XFSX_CHECK" -v "$aimg" >"$TMP/a.v" 2>/dev/null; vrc=$?
 "$XFSX_CHECK" -j "$aimg" >"$TMP/a.json" 2>/dev/null; jrc=$?
-check "bad attr leaf: exit 4 with and without -v and --json ($rc, $vrc, $jrc)" \
-	[ $rc -eq 4 ] && [ $vrc -eq 4 ] && [ $jrc -eq 4 ]
+attr_exits_4() { [ $rc -eq 4 ] && [ $vrc -eq 4 ] && [ $jrc -eq 4 ]; }
+check "bad attr leaf: exit 4 with and without -v and --json ($rc, $vrc, $jrc)" attr_exits_4
 read -r anchor daddr nblock < <(python3 -c '
 import json, sys
 from collections import Counter
@@ -118,6 +115,6 @@ check "bad attr leaf: JSON keeps every finding, the group counts the block's" \
 check "repair -n: exit $rrc with and without -v ($rvrc)" [ $rrc -eq $rvrc ]
 check "repair -n: the block's first finding, then one line counting the rest with the action" \
 	after "$TMP/ar.txt" "^would fix +$anchor AG 0 inode $many daddr $hex \(/many\): " "^  \.\.\. and $((nblock - 1)) more findings in the same block, would fix \[xattr\]: "
-check "repair -n: the text is short ($(wc -l <"$TMP/ar.txt") lines), -v has every line ($(count_lines "$TMP/ar.v" " inode $many daddr $hex "))" \
-	[ "$(wc -l <"$TMP/ar.txt")" -lt 10 ] && [ "$(count_lines "$TMP/ar.v" " inode $many daddr $hex ")" -eq "$nblock" ]
+attr_repair_short_verbose_all() { [ "$(wc -l <"$TMP/ar.txt")" -lt 10 ] && [ "$(count_lines "$TMP/ar.v" " inode $many daddr $hex ")" -eq "$nblock" ]; }
+check "repair -n: the text is short ($(wc -l <"$TMP/ar.txt") lines), -v has every line ($(count_lines "$TMP/ar.v" " inode $many daddr $hex "))" attr_repair_short_verbose_all
 tap_done
