@@ -4,9 +4,11 @@
  * log, the first round's findings with what became of each, moves,
  * xattrs, cleared inodes, the scan of the result, the later rounds, the
  * summary with its phase times), else the text lines (one per finding:
- * fixed, would fix or left, with the action fix.c's table names; the
- * inodes cleared with their data) and the summary line; -v adds each
- * round's phase times.  The phase-time report keeps the
+ * fixed, would fix or left, its place as xfsx_check writes it, with the
+ * action fix.c's table names; causes first, the findings grouped under
+ * another counted in one line per kind and fate; the moves and the inodes
+ * cleared with their data, past 20 counted) and the summary line; -v
+ * prints every line and each round's phase times.  The phase-time report keeps the
  * keys it has always had, each a step's name (run.c's table).
  */
 #include <inttypes.h>

@@ -4,7 +4,8 @@
  * tool can report is one row of findings.def (stable code, object class,
  * severity, the fix action repair takes for it, flags, summary), found by
  * its enum fs_code; verifiers record instances, and human text and JSON are rendered from the
- * same records so the two never disagree.
+ * same records so the two never disagree: the one place format (fs_place) and the one
+ * grouping, causes first (fs_findings_group), that every tool's report uses.
  */
 #include "libfs/format/findings.h"
 
