@@ -243,14 +243,17 @@ static void fill_bulkstat(const struct engine *e, const struct fs_inode *ip, fs_
 static void report_damaged(struct worker *w, fs_ino_t ino, const char *code, const char *msg,
 			   const struct fs_finding *f)
 {
+	char place[FS_PLACE_LEN];
+
+	/* the place as every tool writes it: AG n inode N */
+	fs_place(place, sizeof(place), w->agno, (int64_t)ino, FS_NONE);
 	w->damaged++;
 	if (f && f->field[0] && (f->expected[0] || f->found[0]))
-		fprintf(stderr, "xfsx_bulkstat: inode %" PRIu64 " (AG %u): skipped: %s: %s [%s: expected %s, found %s]\n",
-			ino, w->agno, code, msg, f->field, f->expected[0] ? f->expected : "?",
+		fprintf(stderr, "xfsx_bulkstat: %s: skipped: %s: %s [%s: expected %s, found %s]\n",
+			place, code, msg, f->field, f->expected[0] ? f->expected : "?",
 			f->found[0] ? f->found : "?");
 	else
-		fprintf(stderr, "xfsx_bulkstat: inode %" PRIu64 " (AG %u): skipped: %s: %s\n", ino,
-			w->agno, code, msg);
+		fprintf(stderr, "xfsx_bulkstat: %s: skipped: %s: %s\n", place, code, msg);
 }
 
 /* An LSN beyond the log: the kernel never judges a block by it when reading it. */

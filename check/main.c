@@ -36,6 +36,9 @@ static void usage(FILE *out)
 		"                          external: sb_logstart 0)\n"
 		"  -r, --rtdev=DEV         the realtime device: every realtime extent is checked\n"
 		"                          to lie on it (without it, said once)\n"
+		"  -v, --verbose           every finding on its own line (by default the findings\n"
+		"                          a cause brings, or the many of one block, are counted\n"
+		"                          in one line under it)\n"
 		"  -q, --quiet             print no findings or summary; the exit code tells\n"
 		"                          (operational errors still go to stderr)\n"
 		"  -n                      accepted (as xfs_repair -n); checking never writes\n"
@@ -82,6 +85,7 @@ static int parse_args(int argc, char **argv, struct check_run *run, bool *geomet
 		{ "no-direct", no_argument, NULL, 'D' },
 		{ "queue-depth", required_argument, NULL, 'Q' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "logdev", required_argument, NULL, 'l' },
 		{ "rtdev", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
@@ -90,7 +94,7 @@ static int parse_args(int argc, char **argv, struct check_run *run, bool *geomet
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "gjt:m:o:qhVnl:r:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "gjt:m:o:qvhVnl:r:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': break;	/* xfs_repair -n's habit: checking never writes anyway */
 		case 'l':
@@ -105,6 +109,7 @@ static int parse_args(int argc, char **argv, struct check_run *run, bool *geomet
 		case 'g': *geometry = true; break;
 		case 'j': run->json = true; break;
 		case 'q': run->quiet = true; break;
+		case 'v': run->verbose++; break;
 		case 't': {
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);

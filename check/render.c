@@ -83,11 +83,13 @@ void check_render(const struct check_run *run, bool clean)
 		}
 		fputs(",\"findings\":", stdout);
 		fs_findings_write_json_array(&run->fl, stdout);
+		fputs(",\"groups\":", stdout);
+		fs_findings_write_groups_json(&run->fl, stdout);
 		fputc(',', stdout);
 		print_summary_json(&run->cx, stdout);
 		fputs("}\n", stdout);
 	} else if (!run->quiet) {
-		fs_findings_write_text(&run->fl, stdout);
+		fs_findings_write_text_v(&run->fl, stdout, run->verbose);
 		print_summary_text(&run->cx, run->path, clean, stdout);
 	}
 }
@@ -101,9 +103,11 @@ void check_render_open_failure(const struct check_run *run)
 			fputs(",\"not_xfs\":true", stdout);
 		fputs(",\"findings\":", stdout);
 		fs_findings_write_json_array(&run->fl, stdout);
+		fputs(",\"groups\":", stdout);
+		fs_findings_write_groups_json(&run->fl, stdout);
 		printf(",\"summary\":{\"findings\":%zu,\"clean\":false}}\n", run->fl.n);
 	} else if (!run->quiet) {
-		fs_findings_write_text(&run->fl, stdout);
+		fs_findings_write_text_v(&run->fl, stdout, run->verbose);
 	}
 	if (!run->quiet || !run->json)
 		fprintf(stderr, "xfsx_check: %s\n", run->ferr.msg);

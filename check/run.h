@@ -15,6 +15,7 @@ struct check_run {
 	struct fs_open_opts oo;
 	struct scan_opts co;
 	bool json, quiet;
+	int verbose;               /* -v: every finding on its own line */
 	/* the run */
 	struct fs *fs;
 	struct fs_findings fl;

@@ -51,15 +51,19 @@ static int flush(struct repair_ctx *rx, uint8_t wclass, const char *what, char *
 	rx->bytes_written += res.bytes;
 	if (!err)
 		return 0;
+	char place[FS_PLACE_LEN];
+
 	if (err == -EUCLEAN)
-		snprintf(msg, ml, "BUG: a %s block at daddr %llu (AG %u, inode %llu) fails its "
-			 "verifier before it is written (%s: %s); the write stopped there (%s)",
+		snprintf(msg, ml, "BUG: a %s block at %s fails its verifier before it is written "
+			 "(%s: %s); the write stopped there (%s)",
 			 fs_verifier_get(res.type) ? fs_verifier_get(res.type)->name : "metadata",
-			 (unsigned long long)res.daddr, res.agno, (unsigned long long)res.ino,
+			 fs_place(place, sizeof(place), res.agno, res.ino ? (int64_t)res.ino : FS_NONE,
+				  (int64_t)res.daddr),
 			 res.has_code ? fs_code_name(res.code) : "unknown", res.message, what);
 	else
-		snprintf(msg, ml, "writing %s failed at daddr %llu (%u bytes): %s; NEEDSREPAIR "
-			 "stays set: run xfsx_repair again", what, (unsigned long long)res.daddr,
+		snprintf(msg, ml, "writing %s failed at %s (%u bytes): %s; NEEDSREPAIR "
+			 "stays set: run xfsx_repair again", what,
+			 fs_place(place, sizeof(place), FS_NONE, FS_NONE, (int64_t)res.daddr),
 			 res.len, strerror(-err));
 	return err;
 }

@@ -1472,7 +1472,7 @@ void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_
 	*nlinks = rx->nm ? rx->nm->nlinks : 0;
 }
 
-void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json)
+void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json, bool all)
 {
 	const struct repair_names *nm = rx->nm;
 	const char *how = rx->o->dry_run ? "would move" : "moved";
@@ -1484,6 +1484,11 @@ void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json)
 		const char *from = nm->from ? nm->from[i] : NULL;
 		const char *dir = nm->from_dir ? nm->from_dir[i] : NULL;
 
+		if (!json && !all && i == REPAIR_TEXT_LIST) {
+			fprintf(out, "  ... and %zu more %s to /lost+found; -v lists them\n",
+				nm->nmoves - i, nm->nmoves - i == 1 ? "inode" : "inodes");
+			break;
+		}
 		if (json) {
 			fprintf(out, "%s{\"ino\":%llu,\"from\":", i ? "," : "", ino);
 			if (from)

@@ -16,7 +16,12 @@ bool repair_names_built(const struct repair_ctx *rx, uint64_t slot);
 bool repair_names_reached(const struct repair_ctx *rx, uint64_t slot);
 void repair_names_free(struct repair_ctx *rx);
 /* Each inode moved to lost+found: a text line, or a JSON array of {ino, to}. */
-void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json);
+/*
+ * The moves to /lost+found, as JSON or text lines; text: at most
+ * REPAIR_TEXT_LIST lines, then one counting the rest, unless all.
+ */
+#define REPAIR_TEXT_LIST 20
+void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json, bool all);
 /* The path inode ino had before the repair, where the namespace tells it; else NULL. */
 const char *repair_names_path(const struct repair_ctx *rx, int64_t ino);
 /* What the namespace phase did, for the summary. */

@@ -4,13 +4,17 @@
  * log, the first round's findings with what became of each, moves,
  * xattrs, cleared inodes, the scan of the result, the later rounds, the
  * summary with its phase times), else the text lines (one per finding:
- * fixed, would fix or left, with the action fix.c's table names; the
- * inodes cleared with their data) and the summary line; -v adds each
- * round's phase times.  The phase-time report keeps the
+ * fixed, would fix or left, its place as xfsx_check writes it, with the
+ * action fix.c's table names; causes first, the findings grouped under
+ * another counted in one line per kind and fate; the moves and the inodes
+ * cleared with their data, past 20 counted) and the summary line; -v
+ * prints every line and each round's phase times.  The phase-time report keeps the
  * keys it has always had, each a step's name (run.c's table).
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "repair/fix.h"
 #include "repair/phase_inodes.h"
@@ -52,18 +56,16 @@ static double key_seconds(const struct repair_ctx *rx, size_t k)
 static void report_line(const struct repair_ctx *rx, const char *what, const struct fs_finding *f,
 			bool action, FILE *out)
 {
-	fprintf(out, "%-9s %s", what, f->def->code);
-	if (f->ag >= 0)
-		fprintf(out, " ag %lld", (long long)f->ag);
-	if (f->ino >= 0) {
-		const char *path = repair_names_path(rx, f->ino);
+	char place[FS_PLACE_LEN];
+	const char *path = f->ino >= 0 ? repair_names_path(rx, f->ino) : NULL;
 
-		fprintf(out, " ino %lld", (long long)f->ino);
-		if (path)
-			fprintf(out, " (%s)", path);
-	}
-	if (f->daddr >= 0)
-		fprintf(out, " daddr %lld", (long long)f->daddr);
+	/* the place as xfsx_check prints it (fs_place), then the inode's path */
+	fprintf(out, "%-9s %s", what, f->def->code);
+	fs_place(place, sizeof(place), f->ag, f->ino, f->daddr);
+	if (place[0])
+		fprintf(out, " %s", place);
+	if (path)
+		fprintf(out, " (%s)", path);
 	/* what the finding said to do is not what was done: say what was */
 	if (action && repair_log_thrown_away(rx, f))
 		fprintf(out, ": the dirty log %s zeroed (-L): its last transactions, which had "
@@ -74,6 +76,78 @@ static void report_line(const struct repair_ctx *rx, const char *what, const str
 	if (action)
 		fprintf(out, " [%s]", repair_action_taken(rx, f));
 	fputc('\n', out);
+}
+
+static int cmp_code(const void *pa, const void *pb, void *arg)
+{
+	const struct fs_findings *fl = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+
+	if (fl->v[a].code != fl->v[b].code)
+		return fl->v[a].code < fl->v[b].code ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/* members of one group in the text report: by what became of them, then as they came */
+struct member_sort {
+	const struct repair_ctx *rx;
+	const struct fs_grouping *g;
+};
+
+static int member_status(const struct repair_ctx *rx, size_t i)
+{
+	return rx->fixed && rx->fixed[i];
+}
+
+static int cmp_member(const void *pa, const void *pb, void *arg)
+{
+	const struct member_sort *ms = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int sa = member_status(ms->rx, a), sb = member_status(ms->rx, b);
+	/* the action's name comes from one static table: the same action, the same pointer */
+	const char *xa = sa ? repair_action_taken(ms->rx, &ms->rx->fl->v[a]) : "";
+	const char *xb = sb ? repair_action_taken(ms->rx, &ms->rx->fl->v[b]) : "";
+	int ka = fs_grouping_kind(ms->rx->fl, ms->g, a), kb = fs_grouping_kind(ms->rx->fl, ms->g, b);
+
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
+	if (sa != sb)
+		return sb - sa;
+	if (xa != xb)
+		return (uintptr_t)xa < (uintptr_t)xb ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/*
+ * The findings grouped under finding i, m[0..n) (a copy the caller owns):
+ * one line per kind and what became of them ("fixed [dir]", "left").
+ */
+static void report_members(const struct repair_ctx *rx, const struct fs_grouping *g, size_t *m,
+			   size_t n, FILE *out)
+{
+	const char *done = rx->o->dry_run ? "would fix" : "fixed";
+	struct member_sort ms = { rx, g };
+
+	qsort_r(m, n, sizeof(*m), cmp_member, &ms);
+	for (size_t k = 0; k < n;) {
+		size_t end = k + 1;
+		int st = member_status(rx, m[k]);
+		const char *act = st ? repair_action_taken(rx, &rx->fl->v[m[k]]) : NULL;
+		char how[64];
+
+		while (end < n && fs_grouping_kind(rx->fl, g, m[end]) ==
+		       fs_grouping_kind(rx->fl, g, m[k]) && member_status(rx, m[end]) == st &&
+		       (!st || repair_action_taken(rx, &rx->fl->v[m[end]]) == act))
+			end++;
+		if (st)
+			snprintf(how, sizeof(how), "%s [%s]", done, act);
+		else
+			snprintf(how, sizeof(how), "left");
+		/* the codes in their table order within the line */
+		qsort_r(m + k, end - k, sizeof(*m), cmp_code, (void *)rx->fl);
+		fs_group_write_line(rx->fl, g, m + k, end - k, how, out);
+		k = end;
+	}
 }
 
 /* Whether links slot s is an inode in use that the plan frees: its data is lost. */
@@ -93,7 +167,7 @@ static size_t count_cleared(const struct repair_ctx *rx)
 	return n;
 }
 
-static size_t report_cleared(const struct repair_ctx *rx, FILE *out, bool json)
+static size_t report_cleared(const struct repair_ctx *rx, FILE *out, bool json, bool all)
 {
 	const char *done = rx->o->dry_run ? "would clear" : "cleared";
 	size_t n = 0;
@@ -117,8 +191,8 @@ static size_t report_cleared(const struct repair_ctx *rx, FILE *out, bool json)
 			else
 				fputs("null", out);
 			fputc('}', out);
-		} else {
-			fprintf(out, "%-9s ino %llu%s%s%s: nothing shows what it held; its data is "
+		} else if (all || n < REPAIR_TEXT_LIST) {
+			fprintf(out, "%-9s inode %llu%s%s%s: nothing shows what it held; its data is "
 				"lost\n", done, (unsigned long long)ino, path ? " (" : "",
 				path ? path : "", path ? ")" : "");
 		}
@@ -126,24 +200,52 @@ static size_t report_cleared(const struct repair_ctx *rx, FILE *out, bool json)
 	}
 	if (json)
 		fputc(']', out);
+	else if (!all && n > REPAIR_TEXT_LIST)
+		fprintf(out, "  ... and %zu more inodes %s, their data lost; -v lists them\n",
+			n - REPAIR_TEXT_LIST, done);
 	return n;
 }
 
-static void report_text(const struct repair_ctx *rx, FILE *out)
+/*
+ * One line per finding, causes first: what a cause brings, the many of one
+ * block or of one code, counted in lines under it (verbose: every line).
+ */
+static void report_text(const struct repair_ctx *rx, int verbose, FILE *out)
 {
 	const char *done = rx->o->dry_run ? "would fix" : "fixed";
 	const struct repair_verified *vf = &rx->verified;
+	struct fs_grouping g;
+	size_t *m = NULL;
 
+	fs_findings_group(rx->fl, &g);
+	if (g.anchor && !verbose && !(m = malloc(g.n * sizeof(*m))))
+		verbose = 1;	/* without memory, every line */
 	for (size_t i = 0; i < rx->fl->n; i++) {
 		bool fixed = rx->fixed && rx->fixed[i];
+		size_t pos, nm;
 
+		if (g.anchor && g.anchor[i] != SIZE_MAX)
+			continue;	/* in its anchor's lines */
 		report_line(rx, fixed ? done : "left", &rx->fl->v[i], fixed, out);
+		nm = fs_grouping_members(&g, i, &pos);
+		for (size_t k = 0; verbose && k < nm; k++) {
+			size_t j = g.order[pos + k];
+			bool fj = rx->fixed && rx->fixed[j];
+
+			report_line(rx, fj ? done : "left", &rx->fl->v[j], fj, out);
+		}
+		if (!verbose && nm) {
+			memcpy(m, g.order + pos, nm * sizeof(*m));
+			report_members(rx, &g, m, nm, out);
+		}
 	}
+	free(m);
+	fs_grouping_free(&g);
 	/* what the plan's result would have that was not there: why nothing is written */
 	for (size_t i = 0; vf->ran && vf->introduced && i < vf->after.n; i++)
 		if (vf->after_new[i])
 			report_line(rx, "new", &vf->after.v[i], false, out);
-	report_cleared(rx, out, false);
+	report_cleared(rx, out, false, verbose);
 }
 
 static void json_fixed(void *priv, size_t i, FILE *out)
@@ -218,12 +320,14 @@ static void print_lists_json(const struct repair_ctx *rx, FILE *out)
 {
 	fputs("\"findings\":", out);
 	report_json(rx, out);
+	fputs(",\"groups\":", out);
+	fs_findings_write_groups_json(rx->fl, out);
 	fputs(",\"moved\":", out);
-	repair_names_print_moves(rx, out, true);
+	repair_names_print_moves(rx, out, true, true);
 	fputs(",\"xattrs\":", out);
 	repair_xattrs_print(rx, out, true);
 	fputs(",\"cleared\":", out);
-	report_cleared(rx, out, true);
+	report_cleared(rx, out, true, true);
 	fputs(",\"after\":", out);
 	report_after_json(rx, out);
 }
@@ -265,13 +369,13 @@ static void render_text(const struct repair_run *run, int verbose, FILE *out)
 	uint64_t cleared = count_cleared(rx);
 	char rounds[64] = "";
 
-	report_text(rx, out);
-	repair_names_print_moves(rx, out, false);
+	report_text(rx, verbose, out);
+	repair_names_print_moves(rx, out, false, verbose);
 	repair_xattrs_print(rx, out, false);
 	for (int i = 1; i < run->nrounds; i++) {
-		repair_names_print_moves(&run->round[i].rx, out, false);
+		repair_names_print_moves(&run->round[i].rx, out, false, verbose);
 		repair_xattrs_print(&run->round[i].rx, out, false);
-		cleared += report_cleared(&run->round[i].rx, out, false);
+		cleared += report_cleared(&run->round[i].rx, out, false, verbose);
 	}
 	if (run->nrounds > 1)
 		snprintf(rounds, sizeof(rounds), "in %d rounds; ", run->nrounds);

@@ -239,10 +239,13 @@ int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
 				      fs_verifier_get(res.type) ? fs_verifier_get(res.type)->name :
 				      "metadata", res.message) ||
 		    !(vf->after_new = calloc(1, sizeof(*vf->after_new)))) {
-			snprintf(msg, ml, "the repair's plan holds a %s block at daddr %llu that "
+			char place[FS_PLACE_LEN];
+
+			snprintf(msg, ml, "the repair's plan holds a %s block at %s that "
 				 "fails its verifier (%s: %s); nothing was written",
 				 fs_verifier_get(res.type) ? fs_verifier_get(res.type)->name :
-				 "metadata", (unsigned long long)res.daddr,
+				 "metadata", fs_place(place, sizeof(place), FS_NONE, FS_NONE,
+						      (int64_t)res.daddr),
 				 res.has_code ? fs_code_name(res.code) : "unknown", res.message);
 			return err;
 		}

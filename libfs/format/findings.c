@@ -4,7 +4,8 @@
  * tool can report is one row of findings.def (stable code, object class,
  * severity, the fix action repair takes for it, flags, summary), found by
  * its enum fs_code; verifiers record instances, and human text and JSON are rendered from the
- * same records so the two never disagree.
+ * same records so the two never disagree: the one place format (fs_place) and the one
+ * grouping, causes first (fs_findings_group), that every tool's report uses.
  */
 #include "libfs/format/findings.h"
 
@@ -307,50 +308,182 @@ const char *fs_severity_name(enum fs_severity s)
 	}
 }
 
-/* (inode, index) of the first finding of each inode that has no cause of its own */
-struct ino_first {
-	int64_t ino;
+const char *fs_place(char *buf, size_t len, int64_t ag, int64_t ino, int64_t daddr)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	/* each part only when it fits whole: a short buffer loses the tail, never half a number */
+#define PART(...) do { \
+		int w_ = snprintf(buf + o, len - o, __VA_ARGS__); \
+		if (w_ > 0 && (size_t)w_ < len - o) \
+			o += (size_t)w_; \
+		else \
+			buf[o] = 0; \
+	} while (0)
+	if (ag != FS_NONE)
+		PART("%sAG %" PRId64, o ? " " : "", ag);
+	if (ino != FS_NONE)
+		PART("%sinode %" PRId64, o ? " " : "", ino);
+	if (daddr != FS_NONE)
+		PART("%sdaddr 0x%" PRIx64, o ? " " : "", (uint64_t)daddr);
+#undef PART
+	return buf;
+}
+
+static enum fs_group_kind group_kind(const struct fs_finding *f, const struct fs_finding *anchor)
+{
+	if (f->cause_ino != FS_NONE)
+		return FS_GROUP_CAUSE;
+	if (f->daddr != FS_NONE && f->daddr == anchor->daddr && f->ino == anchor->ino &&
+	    f->ag == anchor->ag)
+		return FS_GROUP_BLOCK;
+	return FS_GROUP_CODE;
+}
+
+enum fs_group_kind fs_grouping_kind(const struct fs_findings *fl, const struct fs_grouping *g,
+				    size_t i)
+{
+	if (!g->anchor || i >= fl->n || g->anchor[i] == SIZE_MAX)
+		return FS_GROUP_NONE;
+	return group_kind(&fl->v[i], &fl->v[g->anchor[i]]);
+}
+
+const char *fs_group_kind_name(enum fs_group_kind k)
+{
+	return k == FS_GROUP_CAUSE ? "cause" : k == FS_GROUP_BLOCK ? "block" :
+	       k == FS_GROUP_CODE ? "code" : "none";
+}
+
+/* (key, index): an inode's first causeless finding, or the findings of one block */
+struct key_idx {
+	int64_t ag, ino, daddr;
 	size_t i;
 };
 
-static int cmp_ino_first(const void *pa, const void *pb)
+static int cmp_key_idx(const void *pa, const void *pb)
 {
-	const struct ino_first *a = pa, *b = pb;
+	const struct key_idx *a = pa, *b = pb;
+	int c = cmp_i64(a->ag, b->ag);
 
-	return a->ino != b->ino ? cmp_i64(a->ino, b->ino) : (a->i > b->i) - (a->i < b->i);
+	if (!c)
+		c = cmp_i64(a->ino, b->ino);
+	if (!c)
+		c = cmp_i64(a->daddr, b->daddr);
+	return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+struct group_sort {
+	const size_t *anchor;
+	const struct fs_findings *fl;
+};
+
+/* grouped findings in print order: by anchor, kind, code, then position */
+static int cmp_members(const void *pa, const void *pb, void *arg)
+{
+	const struct group_sort *gs = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = cmp_i64((int64_t)gs->anchor[a], (int64_t)gs->anchor[b]);
+
+	if (!c)
+		c = cmp_i64(group_kind(&gs->fl->v[a], &gs->fl->v[gs->anchor[a]]),
+			    group_kind(&gs->fl->v[b], &gs->fl->v[gs->anchor[b]]));
+	if (!c)
+		c = cmp_i64(gs->fl->v[a].code, gs->fl->v[b].code);
+	return c ? c : cmp_i64((int64_t)a, (int64_t)b);
 }
 
 /*
- * anchor[i]: the index of the finding finding i is grouped under (the
- * first causeless finding about its cause_ino), or SIZE_MAX.  NULL when
- * nothing is grouped (or without memory: then nothing is, which is safe).
+ * Of FS_GROUP_CODE_MIN or more findings of one code that are neither
+ * grouped nor anchors (and with no cause known: the files of a directory
+ * whose entries were lost), all but the first go under the first.
  */
-static size_t *group_anchors(const struct fs_findings *fl)
+static void code_groups(const struct fs_findings *fl, size_t *anchor)
 {
-	struct ino_first *idx = NULL;
-	size_t *anchor = NULL, n = 0;
-	bool any = false;
+	size_t first[FS_C_NR], count[FS_C_NR];
+	bool *is_anchor = calloc(fl->n, sizeof(*is_anchor));
 
-	for (size_t i = 0; i < fl->n && !any; i++)
-		any = fl->v[i].cause_ino != FS_NONE;
-	if (!any)
-		return NULL;
+	if (!is_anchor)
+		return;		/* without memory these keep their lines */
+	for (size_t i = 0; i < fl->n; i++)
+		if (anchor[i] != SIZE_MAX)
+			is_anchor[anchor[i]] = true;
+	for (size_t c = 0; c < FS_C_NR; c++)
+		first[c] = SIZE_MAX, count[c] = 0;
+	for (size_t i = 0; i < fl->n; i++) {
+		enum fs_code c = fl->v[i].code;
+
+		if (anchor[i] != SIZE_MAX || is_anchor[i] || (unsigned)c >= FS_C_NR)
+			continue;
+		if (first[c] == SIZE_MAX)
+			first[c] = i;
+		count[c]++;
+	}
+	for (size_t i = 0; i < fl->n; i++) {
+		enum fs_code c = fl->v[i].code;
+
+		if (anchor[i] != SIZE_MAX || is_anchor[i] || (unsigned)c >= FS_C_NR ||
+		    count[c] < FS_GROUP_CODE_MIN || first[c] == i)
+			continue;
+		anchor[i] = first[c];
+	}
+	free(is_anchor);
+}
+
+/*
+ * Causes first.  A finding with a cause_ino goes under the first causeless
+ * finding about that inode; of FS_GROUP_BLOCK_MIN or more causeless
+ * findings about one block (the same AG, inode and daddr: one bad attr
+ * leaf gives hundreds), all but the first go under the first.  An anchor
+ * that is itself grouped passes its members on to its own anchor, so a
+ * group never hides under a hidden line.
+ */
+int fs_findings_group(const struct fs_findings *fl, struct fs_grouping *g)
+{
+	struct key_idx *idx;
+	size_t n = 0;
+
+	*g = (struct fs_grouping){ 0 };
+	if (!fl->n)
+		return 0;
 	idx = malloc(fl->n * sizeof(*idx));
-	anchor = malloc(fl->n * sizeof(*anchor));
-	if (!idx || !anchor) {
+	g->anchor = malloc(fl->n * sizeof(*g->anchor));
+	g->order = malloc(fl->n * sizeof(*g->order));
+	if (!idx || !g->anchor || !g->order) {
 		free(idx);
-		free(anchor);
-		return NULL;
+		fs_grouping_free(g);
+		return -ENOMEM;
 	}
 	for (size_t i = 0; i < fl->n; i++)
-		if (fl->v[i].cause_ino == FS_NONE && fl->v[i].ino != FS_NONE)
-			idx[n++] = (struct ino_first){ fl->v[i].ino, i };
-	qsort(idx, n, sizeof(*idx), cmp_ino_first);
+		g->anchor[i] = SIZE_MAX;
+	/* the findings of one block */
 	for (size_t i = 0; i < fl->n; i++) {
-		size_t lo = 0, hi = n;
+		const struct fs_finding *f = &fl->v[i];
+
+		if (f->cause_ino == FS_NONE && f->daddr != FS_NONE)
+			idx[n++] = (struct key_idx){ f->ag, f->ino, f->daddr, i };
+	}
+	qsort(idx, n, sizeof(*idx), cmp_key_idx);
+	for (size_t k = 0; k < n;) {
+		size_t end = k + 1;
+
+		while (end < n && idx[end].ag == idx[k].ag && idx[end].ino == idx[k].ino &&
+		       idx[end].daddr == idx[k].daddr)
+			end++;
+		for (size_t j = k + 1; end - k >= FS_GROUP_BLOCK_MIN && j < end; j++)
+			g->anchor[idx[j].i] = idx[k].i;
+		k = end;
+	}
+	/* each inode's first causeless finding, for the findings it causes */
+	n = 0;
+	for (size_t i = 0; i < fl->n; i++)
+		if (fl->v[i].cause_ino == FS_NONE && fl->v[i].ino != FS_NONE)
+			idx[n++] = (struct key_idx){ 0, fl->v[i].ino, 0, i };
+	qsort(idx, n, sizeof(*idx), cmp_key_idx);
+	for (size_t i = 0; i < fl->n; i++) {
+		size_t lo = 0, hi = n, a;
 		int64_t want = fl->v[i].cause_ino;
 
-		anchor[i] = SIZE_MAX;
 		if (want == FS_NONE)
 			continue;
 		while (lo < hi) {	/* the first entry for want: its lowest index */
@@ -361,25 +494,64 @@ static size_t *group_anchors(const struct fs_findings *fl)
 			else
 				hi = mid;
 		}
-		if (lo < n && idx[lo].ino == want)
-			anchor[i] = idx[lo].i;
+		if (lo >= n || idx[lo].ino != want)
+			continue;	/* the cause has no finding of its own: a line of its own */
+		a = idx[lo].i;
+		g->anchor[i] = g->anchor[a] != SIZE_MAX ? g->anchor[a] : a;
 	}
 	free(idx);
-	return anchor;
+	code_groups(fl, g->anchor);
+	for (size_t i = 0; i < fl->n; i++)
+		if (g->anchor[i] != SIZE_MAX)
+			g->order[g->n++] = i;
+	if (!g->n) {
+		fs_grouping_free(g);
+		return 0;
+	}
+	struct group_sort gs = { g->anchor, fl };
+
+	qsort_r(g->order, g->n, sizeof(*g->order), cmp_members, &gs);
+	return 0;
+}
+
+void fs_grouping_free(struct fs_grouping *g)
+{
+	free(g->anchor);
+	free(g->order);
+	*g = (struct fs_grouping){ 0 };
+}
+
+size_t fs_grouping_members(const struct fs_grouping *g, size_t anchor, size_t *pos)
+{
+	size_t lo = 0, hi = g->n, end;
+
+	if (!g->anchor) {
+		*pos = 0;
+		return 0;
+	}
+	while (lo < hi) {	/* order is sorted by anchor first */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->anchor[g->order[mid]] < anchor)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < g->n && g->anchor[g->order[end]] == anchor; end++)
+		;
+	*pos = lo;
+	return end - lo;
 }
 
 static void write_one_text(const struct fs_finding *f, FILE *out)
 {
+	char place[FS_PLACE_LEN];
+
 	fprintf(out, "%s: %s", fs_severity_name(f->def->sev), f->def->code);
-	/* "code: AG n inode i daddr d: message", or "code: message" with no place */
-	if (f->ag != FS_NONE || f->ino != FS_NONE || f->daddr != FS_NONE)
-		fputc(':', out);
-	if (f->ag != FS_NONE)
-		fprintf(out, " AG %" PRId64, f->ag);
-	if (f->ino != FS_NONE)
-		fprintf(out, " inode %" PRId64, f->ino);
-	if (f->daddr != FS_NONE)
-		fprintf(out, " daddr 0x%" PRIx64, f->daddr);
+	/* "code: AG n inode i daddr 0xd: message", or "code: message" with no place */
+	fs_place(place, sizeof(place), f->ag, f->ino, f->daddr);
+	if (place[0])
+		fprintf(out, ": %s", place);
 	fprintf(out, ": %s", f->message);
 	if (f->field[0])
 		fprintf(out, " [%s", f->field);
@@ -391,90 +563,76 @@ static void write_one_text(const struct fs_finding *f, FILE *out)
 	fputc('\n', out);
 }
 
-struct group_sort {
-	const size_t *anchor;
-	const struct fs_findings *fl;
-};
-
-/* grouped findings in print order: by anchor, then code, then position */
-static int cmp_grouped(const void *pa, const void *pb, void *arg)
+void fs_group_write_codes(const struct fs_findings *fl, const struct fs_grouping *g,
+			  const size_t *m, size_t n, FILE *out)
 {
-	const struct group_sort *gs = arg;
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	int c = cmp_i64((int64_t)gs->anchor[a], (int64_t)gs->anchor[b]);
-
-	if (!c)
-		c = cmp_i64(gs->fl->v[a].code, gs->fl->v[b].code);
-	return c ? c : cmp_i64((int64_t)a, (int64_t)b);
-}
-
-/*
- * The findings grouped under one cause, g[0..n) (all with the same anchor,
- * sorted by code): per code, how many and the first few inodes.
- */
-static void write_group_text(const struct fs_findings *fl, const size_t *g, size_t n, FILE *out)
-{
-	fprintf(out, "  ... %zu more %s follow%s from it:", n, n == 1 ? "finding" : "findings",
-		n == 1 ? "s" : "");
 	for (size_t k = 0; k < n;) {
-		const struct fs_finding_def *def = fl->v[g[k]].def;
+		const struct fs_finding_def *def = fl->v[m[k]].def;
+		bool cause = fs_grouping_kind(fl, g, m[k]) != FS_GROUP_BLOCK;
 		size_t end = k, shown = 0;
 
-		while (end < n && fl->v[g[end]].def == def)
+		while (end < n && fl->v[m[end]].def == def)
 			end++;
-		fprintf(out, "%s %zu %s (", k ? ";" : "", end - k, def->code);
-		for (size_t j = k; j < end && shown < 5; j++, shown++) {
-			const struct fs_finding *f = &fl->v[g[j]];
+		fprintf(out, "%s%zu %s", k ? "; " : "", end - k, def->code);
+		/* a cause's consequences, or the same kind, are other inodes: the first few */
+		for (size_t j = k; cause && j < end && shown < 5; j++) {
+			const struct fs_finding *f = &fl->v[m[j]];
 
-			if (f->ino != FS_NONE)
-				fprintf(out, "%s%" PRId64, shown ? ", " : end - k > 1 ? "inodes " :
-					"inode ", f->ino);
-			else
-				fprintf(out, "%s%s", shown ? ", " : "", f->message);
+			if (f->ino == FS_NONE)
+				continue;
+			fprintf(out, "%s%" PRId64, shown ? ", " : end - k > 1 ? " (inodes " :
+				" (inode ", f->ino);
+			shown++;
 		}
-		fprintf(out, "%s)", end - k > shown ? ", ..." : "");
+		if (shown)
+			fprintf(out, "%s)", end - k > shown ? ", ..." : "");
 		k = end;
 	}
-	fputc('\n', out);
+}
+
+void fs_group_write_line(const struct fs_findings *fl, const struct fs_grouping *g,
+			 const size_t *m, size_t n, const char *how, FILE *out)
+{
+	enum fs_group_kind kind = fs_grouping_kind(fl, g, m[0]);
+
+	fprintf(out, "  ... and %zu more %s %s%s%s: ", n, n == 1 ? "finding" : "findings",
+		kind == FS_GROUP_CAUSE ? "caused by it" : kind == FS_GROUP_BLOCK ?
+		"in the same block" : "of the same kind", how ? ", " : "", how ? how : "");
+	fs_group_write_codes(fl, g, m, n, out);
+	fputs("; -v lists them\n", out);
 }
 
 void fs_findings_write_text(const struct fs_findings *fl, FILE *out)
 {
-	size_t *anchor = group_anchors(fl);
-	size_t *g = NULL, ng = 0, k = 0;
+	fs_findings_write_text_v(fl, out, 0);
+}
 
-	if (anchor) {
-		g = malloc(fl->n * sizeof(*g));
-		if (!g) {
-			free(anchor);
-			anchor = NULL;	/* without memory, every finding on its own line */
-		}
-	}
-	if (anchor) {
-		for (size_t i = 0; i < fl->n; i++)
-			if (anchor[i] != SIZE_MAX)
-				g[ng++] = i;
-		struct group_sort gs = { anchor, fl };
+void fs_findings_write_text_v(const struct fs_findings *fl, FILE *out, int verbose)
+{
+	struct fs_grouping g;
 
-		qsort_r(g, ng, sizeof(*g), cmp_grouped, &gs);
-	}
+	fs_findings_group(fl, &g);	/* without memory nothing is grouped: every line */
 	for (size_t i = 0; i < fl->n; i++) {
-		size_t end;
+		size_t pos, nm;
 
-		if (anchor && anchor[i] != SIZE_MAX)
+		if (g.anchor && g.anchor[i] != SIZE_MAX)
 			continue;	/* printed as part of its cause's group */
 		write_one_text(&fl->v[i], out);
-		/* anchors come in index order, as the groups are sorted */
-		while (k < ng && anchor[g[k]] < i)
-			k++;
-		for (end = k; end < ng && anchor[g[end]] == i; end++)
-			;
-		if (end > k)
-			write_group_text(fl, g + k, end - k, out);
-		k = end;
+		nm = fs_grouping_members(&g, i, &pos);
+		for (size_t k = 0; verbose && k < nm; k++)
+			write_one_text(&fl->v[g.order[pos + k]], out);
+		/* one line per kind: what it causes, what else its block holds */
+		for (size_t k = 0; !verbose && k < nm;) {
+			size_t end = k + 1;
+			enum fs_group_kind kind = fs_grouping_kind(fl, &g, g.order[pos + k]);
+
+			while (end < nm && fs_grouping_kind(fl, &g, g.order[pos + end]) == kind)
+				end++;
+			fs_group_write_line(fl, &g, g.order + pos + k, end - k, NULL, out);
+			k = end;
+		}
 	}
-	free(g);
-	free(anchor);
+	fs_grouping_free(&g);
 	if (fl->dropped)
 		fprintf(out, "error: %zu further findings were not kept (out of memory)\n",
 			fl->dropped);
@@ -538,11 +696,98 @@ void fs_findings_write_json_array(const struct fs_findings *fl, FILE *out)
 	fs_findings_write_json_array_ex(fl, out, NULL, NULL);
 }
 
+/*
+ * Per finding, the index of its group in the "groups" array (SIZE_MAX:
+ * none): groups in the order of their anchors, a cause's before its
+ * block's.  calls each(priv, group, anchor, members, n) when given.
+ */
+static size_t *group_numbers(const struct fs_findings *fl, const struct fs_grouping *g,
+			     void (*each)(void *priv, size_t k, size_t anchor, const size_t *m,
+					  size_t n), void *priv)
+{
+	size_t *num, k = 0;
+
+	if (!g->anchor)
+		return NULL;
+	num = malloc(fl->n * sizeof(*num));
+	if (!num)
+		return NULL;
+	for (size_t i = 0; i < fl->n; i++)
+		num[i] = SIZE_MAX;
+	for (size_t p = 0; p < g->n;) {
+		size_t end = p + 1, a = g->anchor[g->order[p]];
+		enum fs_group_kind kind = fs_grouping_kind(fl, g, g->order[p]);
+
+		while (end < g->n && g->anchor[g->order[end]] == a &&
+		       fs_grouping_kind(fl, g, g->order[end]) == kind)
+			end++;
+		for (size_t j = p; j < end; j++)
+			num[g->order[j]] = k;
+		if (each)
+			each(priv, k, a, g->order + p, end - p);
+		k++;
+		p = end;
+	}
+	return num;
+}
+
+struct groups_json {
+	const struct fs_findings *fl;
+	const struct fs_grouping *g;
+	FILE *out;
+};
+
+static void write_group_json(void *priv, size_t k, size_t anchor, const size_t *m, size_t n)
+{
+	const struct groups_json *gj = priv;
+	const struct fs_findings *fl = gj->fl;
+	const struct fs_grouping *g = gj->g;
+	const struct fs_finding *f = &fl->v[anchor];
+	FILE *out = gj->out;
+
+	fprintf(out, "%s{\"finding\":%zu,\"kind\":\"%s\",\"code\":", k ? "," : "", anchor,
+		fs_group_kind_name(fs_grouping_kind(fl, g, m[0])));
+	fs_json_string(out, f->def->code);
+	json_opt_int(out, "ag", f->ag);
+	json_opt_int(out, "ino", f->ino);
+	json_opt_int(out, "daddr", f->daddr);
+	fprintf(out, ",\"count\":%zu,\"codes\":{", n);
+	for (size_t j = 0; j < n;) {
+		const struct fs_finding_def *def = fl->v[m[j]].def;
+		size_t end = j;
+
+		while (end < n && fl->v[m[end]].def == def)
+			end++;
+		if (j)
+			fputc(',', out);
+		fs_json_string(out, def->code);
+		fprintf(out, ":%zu", end - j);
+		j = end;
+	}
+	fputs("}}", out);
+}
+
+void fs_findings_write_groups_json(const struct fs_findings *fl, FILE *out)
+{
+	struct fs_grouping g;
+	struct groups_json gj = { fl, &g, out };
+
+	fs_findings_group(fl, &g);
+	fputc('[', out);
+	free(group_numbers(fl, &g, write_group_json, &gj));
+	fputc(']', out);
+	fs_grouping_free(&g);
+}
+
 void fs_findings_write_json_array_ex(const struct fs_findings *fl, FILE *out,
 				     void (*extra)(void *priv, size_t i, FILE *out), void *priv)
 {
-	size_t *anchor = group_anchors(fl);
+	struct fs_grouping g;
+	size_t *anchor, *num;
 
+	fs_findings_group(fl, &g);
+	anchor = g.anchor;
+	num = group_numbers(fl, &g, NULL, NULL);
 	fputc('[', out);
 	for (size_t i = 0; i < fl->n; i++) {
 		const struct fs_finding *f = &fl->v[i];
@@ -571,10 +816,16 @@ void fs_findings_write_json_array_ex(const struct fs_findings *fl, FILE *out,
 				fputs("null", out);
 			fputc('}', out);
 		}
+		/* the entry of "groups" it is counted in: not on its own line in the text */
+		if (num && num[i] != SIZE_MAX)
+			fprintf(out, ",\"group\":%zu", num[i]);
+		else
+			fputs(",\"group\":null", out);
 		if (extra)
 			extra(priv, i, out);
 		fputc('}', out);
 	}
 	fputc(']', out);
-	free(anchor);
+	free(num);
+	fs_grouping_free(&g);
 }

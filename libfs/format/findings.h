@@ -243,12 +243,65 @@ size_t fs_findings_drop(struct fs_findings *fl, bool (*drop)(void *priv, const s
 void fs_findings_sort(struct fs_findings *fl);
 
 /*
- * Render to a stream the caller owns.  Text: a finding with a cause_ino is
- * not printed on its own line when that inode has a finding of its own:
- * it is counted, by code, in a line under it (cause first).  JSON: every
- * record, with "cause": {"ino", "code"} naming the cause, or null.
+ * Where a finding is, as every tool prints it: "AG 1 inode 131 daddr 0x70"
+ * (the parts that are not FS_NONE, daddr in hex; "" for none).  Returns buf.
+ */
+#define FS_PLACE_LEN 80
+const char *fs_place(char *buf, size_t len, int64_t ag, int64_t ino, int64_t daddr);
+
+/*
+ * Causes first (rendering only: nothing decides on it).  A finding is
+ * grouped under another, its anchor, when it has a cause_ino (FS_GROUP_CAUSE:
+ * under the first causeless finding about that inode), or when it is one
+ * of FS_GROUP_BLOCK_MIN or more causeless findings about the same block
+ * (FS_GROUP_BLOCK: same AG, inode and daddr; under the first of them), or
+ * else when FS_GROUP_CODE_MIN or more findings of one code are left, no
+ * anchor among them (FS_GROUP_CODE: under the first of them).
+ */
+enum fs_group_kind { FS_GROUP_NONE, FS_GROUP_CAUSE, FS_GROUP_BLOCK, FS_GROUP_CODE };
+#define FS_GROUP_BLOCK_MIN 4
+#define FS_GROUP_CODE_MIN 10
+struct fs_grouping {
+	size_t *anchor;           /* per finding: the index it is grouped under, or SIZE_MAX */
+	size_t *order;            /* the grouped findings, by anchor, kind, code, index */
+	size_t n;                 /* entries of order */
+};
+/* 0 (anchor NULL when nothing is grouped), or -ENOMEM: then nothing is. */
+int fs_findings_group(const struct fs_findings *fl, struct fs_grouping *g);
+void fs_grouping_free(struct fs_grouping *g);
+/* How many findings are grouped under anchor; *pos: the first in g->order. */
+size_t fs_grouping_members(const struct fs_grouping *g, size_t anchor, size_t *pos);
+/* The kind finding i is grouped by (FS_GROUP_NONE: its own line); "cause", "block", "code". */
+enum fs_group_kind fs_grouping_kind(const struct fs_findings *fl, const struct fs_grouping *g,
+				    size_t i);
+const char *fs_group_kind_name(enum fs_group_kind k);
+/* "451 attr.nameidx; 3 inode.unreachable (inodes 133, 134, 135)" for members m[0..n) */
+void fs_group_write_codes(const struct fs_findings *fl, const struct fs_grouping *g,
+			  const size_t *m, size_t n, FILE *out);
+/*
+ * The line under an anchor for members m[0..n) of one kind:
+ * "  ... and N more findings caused by it|in the same block|of the same
+ * kind[, how]: <codes>; -v lists them".
+ */
+void fs_group_write_line(const struct fs_findings *fl, const struct fs_grouping *g,
+			 const size_t *m, size_t n, const char *how, FILE *out);
+
+/*
+ * Render to a stream the caller owns.  Text: a grouped finding is not
+ * printed on its own line: it is counted, by code, in a line under its
+ * anchor (cause first); verbose: every finding on its line, each group's
+ * right under its anchor.  JSON: every record, with "cause": {"ino",
+ * "code"} naming the cause, or null, and "group": its entry in the groups
+ * array, or null.
  */
 void fs_findings_write_text(const struct fs_findings *fl, FILE *out);
+void fs_findings_write_text_v(const struct fs_findings *fl, FILE *out, int verbose);
+/*
+ * The groups as a JSON array: {"finding": the anchor's index in the
+ * findings array, "kind": "cause"|"block"|"code", "code", "ag", "ino", "daddr" (the
+ * anchor's), "count": its members, "codes": {code: how many}}.
+ */
+void fs_findings_write_groups_json(const struct fs_findings *fl, FILE *out);
 void fs_findings_write_json_array(const struct fs_findings *fl, FILE *out);
 /* The same, with extra(priv, i, out) writing more members (",\"name\":value") into record i. */
 void fs_findings_write_json_array_ex(const struct fs_findings *fl, FILE *out,

@@ -39,7 +39,7 @@ diag "victims: $A (magic) $B (CRC) $C (format) $D (mode 0)"
 
 # expect_skip NAME STDERR INO CODE
 expect_skip() {
-	if grep -q "inode $3 (AG [0-9]*): skipped: $4:" "$2"; then ok "$1"; else
+	if grep -q "AG [0-9]* inode $3: skipped: $4:" "$2"; then ok "$1"; else
 		not_ok "$1"; sed 's/^/# /' "$2"; fi
 }
 # listed_except OUT INO...: OUT is the clean listing without these inodes

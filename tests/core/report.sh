@@ -56,7 +56,7 @@ xfs_db -x -c 'inode 128' -c 'write -d core.magic 0' -c 'write -d v3.inumber 0' "
 check "root inode damaged: the first line is the cause (inode.magic of inode 128)" \
 	grep -q "^error: inode.magic: AG 0 inode 128 " <(head -1 "$TMP/root.txt")
 check "root inode damaged: the second line counts what follows from it" \
-	grep -Eq "^  \.\.\. [0-9]+ more findings follow from it: [0-9]+ inode.unreachable \(inodes " <(sed -n 2p "$TMP/root.txt")
+	grep -Eq "^  \.\.\. and [0-9]+ more findings caused by it: [0-9]+ inode.unreachable \(inodes .*; -v lists them$" <(sed -n 2p "$TMP/root.txt")
 check "root inode damaged: no inode.unreachable line of its own" bash -c '! grep -q "^error: inode.unreachable" "$0"' "$TMP/root.txt"
 check "root inode damaged: the report is 3 lines (cause, group, summary)" [ "$(wc -l <"$TMP/root.txt")" -eq 3 ]
 check "root inode damaged: JSON keeps every record, each naming the root's finding as its cause" \
@@ -74,7 +74,7 @@ xfs_db -x -c "inode $d1" -c 'write -d core.magic 0' -c 'write -d v3.inumber 0' "
 "$XFSX_CHECK" "$img" >"$TMP/d1.txt" 2>/dev/null
 "$XFSX_CHECK" --json "$img" >"$TMP/d1.json" 2>/dev/null
 check "a directory damaged: what lay below it is grouped under it" \
-	grep -A1 "^error: inode.magic: AG [0-9]* inode $d1 " "$TMP/d1.txt" | grep -q "follow from it: 3 inode.unreachable (inodes $d2, "
+	grep -A1 "^error: inode.magic: AG [0-9]* inode $d1 " "$TMP/d1.txt" | grep -q "caused by it: 3 inode.unreachable (inodes $d2, "
 check "a directory damaged: JSON names it as the cause of the subdirectory and its files" \
 	python3 -c '
 import json, sys

@@ -313,7 +313,7 @@ else
 	check "unlinked: xfsx_repair -n: 1 of 2 would be completed, 1 on an unlinked inode that would be freed, writes nothing (exit $rc)" \
 		test $rc -eq 0 -a "$(md5sum <"$img")" = "$sum" -a "$(grep -c ': 1 of 2 would be completed .*; 1 on unlinked inodes .* which would be freed' <<<"$out")" = 1 \
 		-a ! -s "$TMP/err"
-	out=$("$XFSX_REPAIR" "$img" 2>"$TMP/err"); rc=$?
+	out=$("$XFSX_REPAIR" -v "$img" 2>"$TMP/err"); rc=$?	# -v: every line, to count
 	nfix=$(grep -c '^fixed ' <<<"$out"); nunl=$(grep -c '^fixed  *unlinked\.' <<<"$out")
 	check "unlinked: xfsx_repair completes one, frees the unlinked inode with the other (exit $rc, fixes $nfix, of them unlinked-list ones $nunl)" \
 		test $rc -le 1 -a "$nfix" = "$nunl" -a "$(grep -c ': 1 of 2 completed .*; 1 on unlinked inodes .* which are freed' <<<"$out")" = 1 \

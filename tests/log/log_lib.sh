@@ -56,7 +56,7 @@ compare() {
 	fi
 	umount "$TMP/ma"
 	# B: ours
-	out=$("$XFSX_REPAIR" "$b" 2>&1); rc=$?
+	out=$("$XFSX_REPAIR" -v "$b" 2>&1); rc=$?	# -v: every finding on its line, to count
 	# what mounting does after recovery, repair does after replay: free the
 	# inodes the AGI unlinked lists hold (reported fixed as unlinked.*)
 	local nfix nunl

@@ -66,7 +66,7 @@ fresh_dirty() {
 # ---- replay: the kernel's recovery (A) against ours (B) ----
 fresh_dirty A; a=$img alog=$ilog
 fresh_dirty B; b=$img blog=$ilog
-out=$("$XFSX_REPAIR" -l "$blog" "$b" 2>&1); rc=$?
+out=$("$XFSX_REPAIR" -v -l "$blog" "$b" 2>&1); rc=$?	# -v: every line, to count
 nfix=$(grep -c '^fixed ' <<<"$out"); nunl=$(grep -c '^fixed  *unlinked\.' <<<"$out")
 [ $rc -eq 0 ] || { [ $rc -eq 1 ] && [ "$nfix" -eq "$nunl" ]; }
 ok_if "replay: xfsx_repair -l replays and finds nothing else (exit $rc)"

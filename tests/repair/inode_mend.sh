@@ -108,7 +108,7 @@ run_case() {
 	cp --sparse=always "$img" "$xr"
 	local xrc
 	xfs_repair -n "$img" >/dev/null 2>&1; rc=$?
-	"$XFSX_CHECK" "$img" >"$TMP/check.out" 2>&1; xrc=$?
+	"$XFSX_CHECK" -v "$img" >"$TMP/check.out" 2>&1; xrc=$?	# -v: every finding on its line
 	# (xfs_repair 6.1 misses a forkoff that leaves /r unreadable by the kernel; xfsx_check does not)
 	check "$label: the damage is there (xfs_repair -n exit $rc, xfsx_check exit $xrc)" \
 		[ $rc -ne 0 -o $xrc -eq 4 ]

@@ -67,7 +67,7 @@ xfs_db -x -c 'agf 1' -c 'addr bnoroot' -c 'write -d magic 0' "$img" >/dev/null 2
 s1=$(img_sha "$img")
 XFSX_TEST_FAULT=plan-new-finding "$XFSX_REPAIR" -n "$img" >"$TMP/bn.out" 2>"$TMP/bn.err"; rc=$?
 check "faulty plan, -n: exit 4 (got $rc)" [ $rc -eq 4 ]
-check "faulty plan, -n: the new problem is listed" grep -q '^new .*inode.nlink.*ino 128' "$TMP/bn.out"
+check "faulty plan, -n: the new problem is listed" grep -q '^new .*inode.nlink.* inode 128' "$TMP/bn.out"
 check "faulty plan, -n: no finding said to be fixed" bash -c "! grep -q '^would fix' '$TMP/bn.out'"
 check "faulty plan, -n: says a repair would write nothing" grep -q 'a repair would write nothing' "$TMP/bn.err"
 XFSX_TEST_FAULT=plan-new-finding "$XFSX_REPAIR" --json "$img" >"$TMP/b.json" 2>"$TMP/b.err"; rc=$?
@@ -89,7 +89,7 @@ s2=$(img_sha "$img")
 [ $rc -eq 4 ] && ! grep -q BUG "$TMP/bb.out" "$TMP/bb.err"
 ok_if "plan with a block failing its verifier: exit 4, no BUG (got $rc)"
 check "plan with a block failing its verifier: listed as new (inode.magic)" \
-	grep -q '^new .*inode.magic.*ino 128' "$TMP/bb.out"
+	grep -q '^new .*inode.magic.* inode 128' "$TMP/bb.out"
 check "plan with a block failing its verifier: the image is byte-identical" [ "$s1" = "$s2" ]
 "$XFSX_REPAIR" "$img" >/dev/null 2>&1; rc=$?
 check "without the fault the same image is repaired (exit $rc)" [ $rc -eq 1 ]
@@ -103,8 +103,8 @@ xfs_db -x -c 'path /victim' -c 'write -d core.magic 0' -c 'write -d v3.inumber 0
 cp --sparse=always "$img" "$TMP/c-xfs.img"
 "$XFSX_REPAIR" "$img" >"$TMP/c.out" 2>&1; rc=$?
 check "identity gone: repair exit 1 (got $rc)" [ $rc -eq 1 ]
-check "identity gone: 'cleared ino $ino (/victim) ... data is lost'" \
-	grep -q "^cleared   ino $ino (/victim): .*data is lost" "$TMP/c.out"
+check "identity gone: 'cleared inode $ino (/victim) ... data is lost'" \
+	grep -q "^cleared   inode $ino (/victim): .*data is lost" "$TMP/c.out"
 check "identity gone: the summary counts it" grep -q '1 inode(s) in use could not be mended' "$TMP/c.out"
 cp --sparse=always "$TMP/c-xfs.img" "$TMP/c2.img"
 "$XFSX_REPAIR" -n --json "$TMP/c2.img" >"$TMP/c.json" 2>/dev/null

@@ -32,7 +32,7 @@ for k in 1 2 $((K / 2)) "$K"; do
 		what="EIO on write $k of $K (undo file: $undo)"
 		check "$what: exit 8 (got $rc)" [ $rc -eq 8 ]
 		check "$what: the failing range is named" \
-			grep -q "failed at daddr [0-9]* ([0-9]* bytes): Input/output error" "$TMP/err"
+			grep -q "failed at daddr 0x[0-9a-f]* ([0-9]* bytes): Input/output error" "$TMP/err"
 		grep -q "failed at daddr" "$TMP/err" || sed 's/^/#   /' "$TMP/err" | tail -3
 		st=$(killed_state "$img" "$orig")
 		if [ "$k" -eq 1 ]; then

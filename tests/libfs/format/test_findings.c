@@ -468,9 +468,87 @@ static void test_json(void **state)
 	assert_string_equal(s,
 		"[{\"code\":\"agf.freeblks\",\"severity\":\"error\",\"ag\":1,\"daddr\":262145,\"ino\":null,"
 		"\"field\":\"freeblks\",\"expected\":\"<= AG length\",\"found\":\"99999\","
-		"\"message\":\"AGF: \\\"quoted\\\"\",\"fixable\":true,\"fix\":\"ag_btrees\",\"cause\":null},"
+		"\"message\":\"AGF: \\\"quoted\\\"\",\"fixable\":true,\"fix\":\"ag_btrees\",\"cause\":null,\"group\":null},"
 		"{\"code\":\"log.dirty\",\"severity\":\"warning\",\"ag\":null,\"daddr\":null,\"ino\":7,"
-		"\"field\":null,\"expected\":null,\"found\":null,\"message\":\"tab\\there\",\"fixable\":true,\"fix\":\"log\",\"cause\":null}]");
+		"\"field\":null,\"expected\":null,\"found\":null,\"message\":\"tab\\there\",\"fixable\":true,\"fix\":\"log\",\"cause\":null,\"group\":null}]");
+	free(s);
+	fs_findings_free(&fl);
+}
+
+static void write_text_verbose(const struct fs_findings *fl, FILE *out)
+{
+	fs_findings_write_text_v(fl, out, 1);
+}
+
+/* one place format: AG, inode, daddr in hex, only the parts that apply */
+static void test_place(void **state)
+{
+	char b[FS_PLACE_LEN];
+
+	(void)state;
+	assert_string_equal(fs_place(b, sizeof(b), 1, 131, 0x80040), "AG 1 inode 131 daddr 0x80040");
+	assert_string_equal(fs_place(b, sizeof(b), FS_NONE, 131, FS_NONE), "inode 131");
+	assert_string_equal(fs_place(b, sizeof(b), 2, FS_NONE, 16), "AG 2 daddr 0x10");
+	assert_string_equal(fs_place(b, sizeof(b), FS_NONE, FS_NONE, FS_NONE), "");
+	/* a short buffer keeps whole parts */
+	assert_string_equal(fs_place(b, 12, 1, 131, 16), "AG 1");
+}
+
+/*
+ * The many findings of one block go under the first of them; the many of
+ * one code with no cause under the first of that code; few stay lines of
+ * their own.  -v (verbose) prints every line; JSON keeps every record and
+ * counts each group.
+ */
+static void test_grouped_block_code(void **state)
+{
+	struct fs_findings fl;
+	char *s;
+
+	(void)state;
+	fs_findings_init(&fl);
+	fs_report(&fl, FS_C_ATTR_COUNT, 0, 0x70, 131, "count", NULL, NULL, "count bad");
+	for (int i = 0; i < 40; i++)
+		fs_report(&fl, FS_C_ATTR_NAMEIDX, 0, 0x70, 131, NULL, NULL, NULL, "name %d", i);
+	for (int i = 0; i < 3; i++)	/* three in one block: not grouped */
+		fs_report(&fl, FS_C_ATTR_NAMEIDX, 0, 0x90, 132, NULL, NULL, NULL, "few %d", i);
+	for (int i = 0; i < 12; i++)
+		fs_report(&fl, FS_C_INODE_UNREACHABLE, 1, FS_NONE, 5000 + i, NULL, NULL, NULL,
+			  "lost %d", i);
+	fs_findings_sort(&fl);
+	s = render(fs_findings_write_text, &fl);
+	assert_non_null(strstr(s, "error: attr.count: AG 0 inode 131 daddr 0x70: count bad [count]\n"
+			       "  ... and 40 more findings in the same block: 40 attr.nameidx; "
+			       "-v lists them\n"));
+	assert_null(strstr(s, "name 0"));
+	assert_non_null(strstr(s, "few 0") && strstr(s, "few 2"));
+	assert_non_null(strstr(s, "lost 0\n  ... and 11 more findings of the same kind: 11 "
+			       "inode.unreachable (inodes 5001, 5002, 5003, 5004, 5005, ...); "
+			       "-v lists them\n"));
+	assert_null(strstr(s, "lost 1\n"));
+	free(s);
+	s = render(write_text_verbose, &fl);
+	assert_non_null(strstr(s, "name 39") && strstr(s, "lost 11") && strstr(s, "few 1"));
+	assert_null(strstr(s, "more findings"));
+	free(s);
+	s = render(fs_findings_write_groups_json, &fl);
+	assert_non_null(strstr(s, "{\"finding\":0,\"kind\":\"block\",\"code\":\"attr.count\","
+			       "\"ag\":0,\"ino\":131,\"daddr\":112,\"count\":40,\"codes\":"
+			       "{\"attr.nameidx\":40}}"));
+	assert_non_null(strstr(s, "\"kind\":\"code\",\"code\":\"inode.unreachable\",\"ag\":1,"
+			       "\"ino\":5000,\"daddr\":null,\"count\":11,"));
+	free(s);
+	s = render(fs_findings_write_json_array, &fl);
+	{
+		size_t n = 0, g0 = 0;
+
+		for (const char *p = s; (p = strstr(p, "\"code\":")); p++)
+			n++;
+		for (const char *p = s; (p = strstr(p, "\"group\":0")); p++)
+			g0++;
+		assert_int_equal(n, 56);	/* every record */
+		assert_int_equal(g0, 40);
+	}
 	free(s);
 	fs_findings_free(&fl);
 }
@@ -500,9 +578,9 @@ static void test_grouped(void **state)
 	fs_findings_sort(&fl);
 	s = render(fs_findings_write_text, &fl);
 	/* the cause's line, then the group line right under it */
-	assert_non_null(strstr(s, "root inode magic [magicnum]\n  ... 8 more findings follow "
-			       "from it: 1 inode.nlink (inode 140); 7 inode.unreachable (inodes "
-			       "131, 132, 133, 134, 135, ...)\n"));
+	assert_non_null(strstr(s, "root inode magic [magicnum]\n  ... and 8 more findings caused "
+			       "by it: 1 inode.nlink (inode 140); 7 inode.unreachable (inodes "
+			       "131, 132, 133, 134, 135, ...); -v lists them\n"));
 	assert_null(strstr(s, "unreachable 0"));          /* grouped: no line of its own */
 	assert_non_null(strstr(s, "no cause on record")); /* cause 999 has no finding */
 	assert_non_null(strstr(s, "inode 77: self"));
@@ -561,6 +639,8 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_json_escapes),
 		cmocka_unit_test(test_grouped),
+		cmocka_unit_test(test_place),
+		cmocka_unit_test(test_grouped_block_code),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
