@@ -21,8 +21,10 @@
 #   device), and -L, restored byte-exact by xfsx_undo -l (sha256 of both); a
 #   run killed after its k-th write restored too; the wrong log device, or
 #   none, refused with nothing written.
-# - Realtime with -r: the bitmap, the summary and sb_frextents damaged,
-#   repaired in one run (xfs_repair -n -r clean).
+# - Realtime with -r, on images made by mkfs.xfs and by xfsx_mkfs -r rtdev= -p:
+#   a file placed on the rt device with xfs_db; the bitmap, the summary and
+#   sb_frextents damaged, repaired in one run (xfs_repair -n -r clean, 6.1 and
+#   6.10; xfsx_check -r clean; a second run changes nothing).
 . "$XFSX_SRC/tests/lib.sh"
 . "$XFSX_SRC/tests/check/extdev_lib.sh"
 
@@ -219,37 +221,50 @@ for k in 1 2 5; do
 	ok_if "killed after write $k: both devices byte-exact (sha256)"
 done
 
-# ---- realtime, with -r ----
+# ---- realtime, with -r: images made by mkfs.xfs and by xfsx_mkfs ----
+# (no realtime in this kernel: judged by xfs_repair -n -r, Debian 6.1 and 6.10)
+s610=$(oracle_610 2>"$TMP/o610.err") || { s610=; diag "xfsprogs 6.10: $(tail -1 "$TMP/o610.err")"; }
 rt="$TMP/rt.img" rtfs="$TMP/rtfs.img" src="$TMP/src"
-truncate -s 256M "$rt"
-truncate -s 512M "$rtfs"
 mkdir -p "$src"
 head -c 300000 /dev/urandom >"$src/a"
 printf '/\n0 0\nd--755 0 0\na ---644 0 0 %s/a\n$\n' "$src" >"$TMP/proto"
-if mkfs.xfs -q -f -r rtdev="$rt" -p "$TMP/proto" "$rtfs" 2>/dev/null; then
+block0() { echo $(( $(xfs_db -r -c "inode $2" -c "bmap" "$1" | awk '/startblock/ {print $5; exit}') * 4096 )); }
+zero_word() { printf '\0\0\0\0' | dd of="$1" bs=1 seek=$(($(block0 "$1" "$rbm") + 8)) conv=notrunc status=none; }
+bump_counter() { printf '\7' | dd of="$1" bs=1 seek=$(block0 "$1" "$rsum") conv=notrunc status=none; }
+bad_frext() { xfs_db -x -c "sb 0" -c "write frextents 5" "$1" >/dev/null; }
+for maker in mkfs.xfs xfsx_mkfs; do
+	rm -f "$rt" "$rtfs"
+	truncate -s 256M "$rt"
+	truncate -s 512M "$rtfs"
+	case $maker in
+	mkfs.xfs) mkfs.xfs -q -f -r rtdev="$rt" -p "$TMP/proto" "$rtfs" 2>"$TMP/err" ;;
+	xfsx_mkfs) "$XFSX_MKFS" -q -f -r rtdev="$rt" -p "$TMP/proto" "$rtfs" 2>"$TMP/err" ;;
+	esac || { not_ok "$maker -r rtdev= -p: $(head -1 "$TMP/err")"; continue; }
 	fino=$(xfs_db -r -c "path /a" -c "print v3.inumber" "$rtfs" | awk '{print $3}')
 	xfs_db -x -c "inode $fino" -c "write core.realtime 1" -c "write u3.bmx[0].startblock 1000" "$rtfs" >/dev/null
 	"$XFSX_REPAIR" -r "$rt" "$rtfs" >/dev/null 2>&1; rc=$?
-	check "realtime: a file placed on the rt device with xfs_db, repaired with -r (exit $rc)" [ $rc -eq 1 ]
+	check "realtime ($maker): a file placed on the rt device with xfs_db, repaired with -r (exit $rc)" [ $rc -eq 1 ]
 	rbm=$(xfs_db -r -c "sb 0" -c "print rbmino" "$rtfs" | awk '{print $3}')
 	rsum=$(xfs_db -r -c "sb 0" -c "print rsumino" "$rtfs" | awk '{print $3}')
-	block0() { echo $(( $(xfs_db -r -c "inode $2" -c "bmap" "$1" | awk '/startblock/ {print $5; exit}') * 4096 )); }
-	zero_word() { printf '\0\0\0\0' | dd of="$1" bs=1 seek=$(($(block0 "$1" "$rbm") + 8)) conv=notrunc status=none; }
-	bump_counter() { printf '\7' | dd of="$1" bs=1 seek=$(block0 "$1" "$rsum") conv=notrunc status=none; }
-	bad_frext() { xfs_db -x -c "sb 0" -c "write frextents 5" "$1" >/dev/null; }
 	for dmg in zero_word bump_counter bad_frext; do
 		cp --sparse=always "$rtfs" "$TMP/r.img"
 		"$dmg" "$TMP/r.img"
 		xfs_repair -n -r "$rt" "$TMP/r.img" >/dev/null 2>&1; rc=$?
-		check "realtime $dmg: xfs_repair -n -r finds it (exit $rc)" [ $rc -ne 0 ]
+		check "realtime ($maker) $dmg: xfs_repair -n -r finds it (exit $rc)" [ $rc -ne 0 ]
 		"$XFSX_REPAIR" -r "$rt" "$TMP/r.img" >/dev/null 2>&1; rc=$?
-		check "realtime $dmg: xfsx_repair -r fixes it in one run (exit $rc)" [ $rc -eq 1 ]
+		check "realtime ($maker) $dmg: xfsx_repair -r fixes it in one run (exit $rc)" [ $rc -eq 1 ]
 		xfs_repair -n -r "$rt" "$TMP/r.img" >/dev/null 2>&1; rc=$?
-		check "realtime $dmg: xfs_repair -n -r clean after (exit $rc)" [ $rc -eq 0 ]
+		check "realtime ($maker) $dmg: xfs_repair -n -r clean after (exit $rc)" [ $rc -eq 0 ]
+		if [ -n "$s610" ]; then
+			"$s610/xfs_repair" -n -r "$rt" "$TMP/r.img" >/dev/null 2>&1; rc=$?
+			check "realtime ($maker) $dmg: xfs_repair 6.10 -n -r clean after (exit $rc)" [ $rc -eq 0 ]
+		else
+			skip "realtime ($maker) $dmg: xfs_repair 6.10 -n -r clean after" "xfsprogs 6.10 cannot be built here"
+		fi
 		"$XFSX_CHECK" -r "$rt" "$TMP/r.img" >/dev/null 2>&1; rc=$?
-		check "realtime $dmg: xfsx_check -r clean after (exit $rc)" [ $rc -eq 0 ]
+		check "realtime ($maker) $dmg: xfsx_check -r clean after (exit $rc)" [ $rc -eq 0 ]
+		"$XFSX_REPAIR" -r "$rt" "$TMP/r.img" >/dev/null 2>&1; rc=$?
+		check "realtime ($maker) $dmg: a second xfsx_repair -r changes nothing (exit $rc)" [ $rc -eq 0 ]
 	done
-else
-	not_ok "mkfs.xfs -r rtdev="
-fi
+done
 tap_done
