@@ -286,6 +286,12 @@ static int cmp_finding(const void *pa, const void *pb)
 
 	/* log findings first: they qualify everything after them */
 	c = cmp_i64(a->def->obj != FS_OBJ_LOG, b->def->obj != FS_OBJ_LOG);
+	/*
+	 * inodes nothing names (FS_FIX_CONNECT) last: they are what a damaged
+	 * directory or a lost entry leaves behind, so their cause, where the
+	 * scan found one, is printed before them (causes first)
+	 */
+	if (!c) c = cmp_i64(a->def->fix == FS_FIX_CONNECT, b->def->fix == FS_FIX_CONNECT);
 	if (!c) c = cmp_i64(a->ag, b->ag);
 	if (!c) c = cmp_i64(a->daddr, b->daddr);
 	if (!c) c = cmp_i64(a->ino, b->ino);

@@ -55,6 +55,15 @@ check "zeroed directory block: many files unreachable ($nu)" [ "${nu:-0}" -ge 10
 dir_text_grouped() { [ "$(count_lines "$TMP/d.txt" '^error: inode\.unreachable: ')" -eq 1 ] && grep -Eq "^  \.\.\. and $((nu - 1)) more findings of the same kind: $((nu - 1)) inode\.unreachable \(inodes [0-9, .]+\); -v lists them$" "$TMP/d.txt"; }
 check "zeroed directory block: the text has one inode.unreachable line and one counting the other $((nu - 1))" dir_text_grouped
 check "zeroed directory block: the text is short ($(wc -l <"$TMP/d.txt") lines)" [ "$(wc -l <"$TMP/d.txt")" -lt 12 ]
+# causes first: the damaged directory's own findings come before the inodes it no longer names
+dir_cause_first() {
+	local d u
+	d=$(grep -n '^error: dir\.' "$1" | head -1 | cut -d: -f1)
+	u=$(grep -n '^error: inode\.unreachable: ' "$1" | head -1 | cut -d: -f1)
+	[ -n "$d" ] && [ -n "$u" ] && [ "$d" -lt "$u" ] && ! grep -n '^error: dir\.' "$1" | cut -d: -f1 | awk -v u="$u" '$1 > u {bad=1} END {exit !bad}'
+}
+check "zeroed directory block: every directory finding is printed before the unreachable files" dir_cause_first "$TMP/d.txt"
+check "zeroed directory block: the same order with -v" dir_cause_first "$TMP/d.v"
 dir_verbose_all() { [ "$(count_lines "$TMP/d.v" '^error: inode\.unreachable: ')" -eq "$nu" ] && ! grep -q "more findings" "$TMP/d.v"; }
 check "zeroed directory block: -v lists every inode.unreachable ($(count_lines "$TMP/d.v" '^error: inode\.unreachable: '))" dir_verbose_all
 check "zeroed directory block: JSON has every finding and a group counting them" \
