@@ -4,8 +4,8 @@
  * what was checked (AGs, inodes, directories and entries, blocks walked,
  * the time) and the verdict, or one JSON object (the filesystem, the log,
  * the findings, the summary with the cache's and readahead's figures and
- * each scan phase's time); and the report of a filesystem that could not
- * be opened.
+ * each scan phase's time and memory); and the report of a filesystem
+ * that could not be opened.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -69,7 +69,15 @@ static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 	fputs(",\"phase_seconds\":{", out);
 	for (unsigned ph = 0; ph < SCAN_PH_NR; ph++)
 		fprintf(out, "%s\"%s\":%.3f", ph ? "," : "", scan_phase_name(ph), cx->phase_seconds[ph]);
-	fputs("}}", out);
+	/* each phase that ran: the memory held at its end (nothing spills yet) */
+	fputs("},\"phase_memory\":{", out);
+	for (unsigned ph = 0, n = 0; ph < SCAN_PH_NR; ph++) {
+		if (!cx->phase_mem[ph].taken)
+			continue;
+		fputs(n++ ? "," : "", out);
+		fs_mem_json(out, scan_phase_name(ph), &cx->phase_mem[ph]);
+	}
+	fprintf(out, "},\"peak_rss_bytes\":%" PRIu64 "}", fs_mem_peak_rss());
 }
 
 void check_render(const struct check_run *run, bool clean)

@@ -160,6 +160,7 @@ struct repair_ctx {
 	uint64_t blocks_written, writes, bytes_written;
 	size_t left;               /* errors and warnings the plan leaves (dropped ones too) */
 	double phase_seconds[REPAIR_PH_NR]; /* wall time of each step */
+	struct fs_mem_sample phase_mem[REPAIR_PH_NR]; /* memory at each step's end (util/mem.h) */
 	struct repair_space *space; /* where new blocks may go, per AG (place.c) */
 };
 

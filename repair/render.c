@@ -304,7 +304,15 @@ static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *o
 	for (size_t k = 0; k < sizeof(time_keys) / sizeof(time_keys[0]); k++)
 		fprintf(out, "%s\"%s\":%.3f", k ? "," : "", repair_phase_name(time_keys[k].ph),
 			key_seconds(rx, k));
-	fputs("}}", out);
+	/* every step that ran, in run order: the memory held at its end (nothing spills yet) */
+	fputs("},\"phase_memory\":{", out);
+	for (unsigned ph = 0, n = 0; ph < REPAIR_PH_NR; ph++) {
+		if (!rx->phase_mem[ph].taken)
+			continue;
+		fputs(n++ ? "," : "", out);
+		fs_mem_json(out, repair_phase_name(ph), &rx->phase_mem[ph]);
+	}
+	fprintf(out, "},\"peak_rss_bytes\":%" PRIu64 "}", fs_mem_peak_rss());
 }
 
 static void print_phase_times(const struct repair_ctx *rx, int round, FILE *out)

@@ -371,8 +371,9 @@ static void step_progress(struct repair_run *run, int round, size_t i, double to
 		eta += steps[k].phase == REPAIR_PH_VERIFY ? p->scan_seconds :
 		       steps[k].phase == REPAIR_PH_SCAN ? 0 :
 		       p->others ? p->other_seconds / p->others : 0;
-	fprintf(stderr, "%s%sstep %zu/%d: %s: %.1fs, run %.1fs", tty ? "\r\033[K" : "", where,
-		i + 1, REPAIR_PH_NR, steps[i].name, took, now - p->start);
+	fprintf(stderr, "%s%sstep %zu/%d: %s: %.1fs, run %.1fs, peak %" PRIu64 " MiB",
+		tty ? "\r\033[K" : "", where, i + 1, REPAIR_PH_NR, steps[i].name, took,
+		now - p->start, run->round[round].rx.phase_mem[steps[i].phase].peak_rss_bytes >> 20);
 	if (i + 1 < REPAIR_PH_NR)
 		fprintf(stderr, ", ETA %u:%02u", (unsigned)eta / 60, (unsigned)eta % 60);
 	fputc('\n', stderr);
@@ -395,6 +396,7 @@ static int run_round(struct repair_run *run, int n)
 			err = steps[i].run(&r->rx);
 			took = fs_monotonic_seconds() - t0;
 			r->rx.phase_seconds[steps[i].phase] += took;
+			scan_mem_sample(&r->sx, &r->rx.phase_mem[steps[i].phase]);
 			step_progress(run, n, i, took);
 			if (err < 0 && steps[i].plans)
 				fprintf(stderr, "xfsx_repair: %s: planning the repair failed: %s; nothing "

@@ -5,11 +5,13 @@
  * once a second, when forced onto something that is not a terminal).
  * Updates come from worker threads; whoever finds the redraw due draws.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "libfs/util/clock.h"
+#include "libfs/util/mem.h"
 #include "scan/scan.h"
 
 struct scan_progress {
@@ -32,7 +34,8 @@ static void draw(struct scan_progress *p, bool final)
 		p->prefix ? p->prefix : "", p->phase_no, p->phase, (unsigned long long)p->done,
 		(unsigned long long)p->total, pct);
 	if (final) {
-		fprintf(stderr, ", %.1fs\n", el);
+		/* the process's peak resident set so far (libfs/util/mem.h) */
+		fprintf(stderr, ", %.1fs, peak %" PRIu64 " MiB\n", el, fs_mem_peak_rss() >> 20);
 	} else if (p->done && p->done < p->total) {
 		double eta = el / p->done * (p->total - p->done);
 		fprintf(stderr, ", ETA %u:%02u", (unsigned)eta / 60, (unsigned)eta % 60);

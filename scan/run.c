@@ -333,6 +333,15 @@ static int phase_links(struct scan_ctx *cx)
 	return err ? err : scan_pptr_check(cx);
 }
 
+void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s)
+{
+	struct fs_cache_stats cs = { 0 };
+
+	if (cx->cache)
+		fs_cache_get_stats(cx->cache, &cs);
+	fs_mem_sample(s, cs.bytes);
+}
+
 int scan_run(struct scan_ctx *cx)
 {
 	static int (*const run[SCAN_PH_NR])(struct scan_ctx *) = {
@@ -369,6 +378,7 @@ int scan_run(struct scan_ctx *cx)
 
 		err = run[ph](cx);
 		cx->phase_seconds[ph] = fs_monotonic_seconds() - t0;
+		scan_mem_sample(cx, &cx->phase_mem[ph]);
 		if (err)
 			return err;
 	}

@@ -11,6 +11,7 @@
 #include "libfs/format/inode.h"
 #include "libfs/io/readahead.h"
 #include "libfs/format/verify.h"
+#include "libfs/util/mem.h"
 #include "scan/model.h"
 
 struct scan_links;
@@ -103,6 +104,7 @@ struct scan_ctx {
 				    * walked whole, or a whole rmapbt gave back what it lost) */
 	bool *rmap_whole;          /* per AG: the rmapbt was walked whole, every record valid */
 	double phase_seconds[SCAN_PH_NR]; /* wall time of each phase run */
+	struct fs_mem_sample phase_mem[SCAN_PH_NR]; /* memory at each phase's end (util/mem.h) */
 	struct scan_rt rt;
 };
 
@@ -111,6 +113,8 @@ void scan_print_fs_json(const struct fs *fs, const char *path, FILE *out);
 
 /* The whole run: phases in order (the tools parse options and render). */
 int  scan_run(struct scan_ctx *cx);
+/* The process's memory now, with the bytes cx's cache holds (scan_run: at each phase's end). */
+void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s);
 void scan_teardown(struct scan_ctx *cx);
 
 /* Phase 1: superblocks, AGF, AGI and AGFL of every AG. */

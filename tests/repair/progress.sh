@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Repair's progress covers every step of its run table (repair/run.c),
 # not only the scan's phases: with --progress (stderr not a terminal) or
-# -t SECONDS one line per step ends with its time, the run's and an ETA,
+# -t SECONDS one line per step ends with its time, the run's, the peak RSS and an ETA,
 # the last one without an ETA and newline-terminated; the scans' own phase
 # lines still come in between.  --no-progress and -q print none, and the
 # report on stdout is the same either way.  XFSX_REPAIR picks the binary.
@@ -44,7 +44,7 @@ check "--progress: a line for each of the $NSTEPS steps, in order" every_step "$
 check "--progress: every step but the last has an ETA" \
 	bash -c '[ "$(grep -cE "^step [0-9]+/$1: .*, ETA [0-9]+:[0-5][0-9]$" "$0")" -eq $(($1 - 1)) ]' "$TMP/err" "$NSTEPS"
 check "--progress: the last step's line ends the progress, newline-terminated" \
-	bash -c 'grep "^step " "$0" | tail -1 | grep -qE "^step $1/$1: commit: [0-9.]+s, run [0-9.]+s$" &&
+	bash -c 'grep "^step " "$0" | tail -1 | grep -qE "^step $1/$1: commit: [0-9.]+s, run [0-9.]+s, peak [0-9]+ MiB$" &&
 		[ "$(tail -c 1 "$0" | od -An -c | tr -d " ")" = "\\n" ]' "$TMP/err" "$NSTEPS"
 check "--progress: the scan phases are still shown" grep -q '^phase 4: inodes: ' "$TMP/err"
 check "--progress: no carriage returns when stderr is not a terminal" bash -c '! grep -q $'"'"'\r'"'"' "$0"' "$TMP/err"

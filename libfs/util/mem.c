@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The process's memory as the kernel counts it: /proc/self/status's VmHWM
+ * (peak resident set) and VmRSS (resident now), with getrusage's ru_maxrss
+ * for the peak where /proc cannot be read.  Sampled at the end of each
+ * phase by xfsx_check and xfsx_repair (libfs/util/mem.h).
+ */
+#include <inttypes.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "libfs/util/mem.h"
+
+/* VmHWM and VmRSS in bytes (kB in the file); 0 for one not found. */
+static void read_status(uint64_t *hwm, uint64_t *rss)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+
+	*hwm = *rss = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long kb;
+
+		if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
+			*hwm = (uint64_t)kb << 10;
+		else if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			*rss = (uint64_t)kb << 10;
+	}
+	fclose(f);
+}
+
+static uint64_t rusage_peak(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss << 10 : 0;  /* kB on Linux */
+}
+
+uint64_t fs_mem_peak_rss(void)
+{
+	uint64_t hwm, rss;
+
+	read_status(&hwm, &rss);
+	return hwm ? hwm : rusage_peak();
+}
+
+void fs_mem_sample(struct fs_mem_sample *s, uint64_t cache_bytes)
+{
+	memset(s, 0, sizeof(*s));
+	read_status(&s->peak_rss_bytes, &s->rss_bytes);
+	if (!s->peak_rss_bytes)
+		s->peak_rss_bytes = rusage_peak();
+	/* the peak is never below what is resident now */
+	if (s->peak_rss_bytes < s->rss_bytes)
+		s->peak_rss_bytes = s->rss_bytes;
+	s->cache_bytes = cache_bytes;
+	s->taken = true;
+}
+
+void fs_mem_json(FILE *out, const char *name, const struct fs_mem_sample *s)
+{
+	fprintf(out, "\"%s\":{\"peak_rss_bytes\":%" PRIu64 ",\"rss_bytes\":%" PRIu64
+		",\"cache_bytes\":%" PRIu64 ",\"spilled\":%s}", name, s->peak_rss_bytes,
+		s->rss_bytes, s->cache_bytes, s->spilled ? "true" : "false");
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XFSX_MEM_H
+#define XFSX_MEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * How much memory the process held at the end of a phase, for the tools'
+ * --json ("phase_memory") and progress lines: the peak resident set so far
+ * (VmHWM, or getrusage's ru_maxrss where /proc is missing), the resident
+ * set now (VmRSS, 0 if unknown) and the bytes the metadata cache held (the
+ * caller passes them: util knows nothing of the cache).  spilled is false
+ * always: nothing spills to disk yet.
+ */
+struct fs_mem_sample {
+	bool taken;                /* the phase ran and was measured */
+	bool spilled;
+	uint64_t peak_rss_bytes, rss_bytes, cache_bytes;
+};
+
+/* The peak resident set of the process so far, in bytes (0 if unknown). */
+uint64_t fs_mem_peak_rss(void);
+/* Fill s now, with the cache's bytes as the caller counted them. */
+void fs_mem_sample(struct fs_mem_sample *s, uint64_t cache_bytes);
+/* "name":{"peak_rss_bytes":..,"rss_bytes":..,"cache_bytes":..,"spilled":false} */
+void fs_mem_json(FILE *out, const char *name, const struct fs_mem_sample *s);
+
+#endif
