@@ -13,7 +13,30 @@
 #                hard links, a 100k-entry directory, small files for the
 #                rest, deletes across it; $aged_v names its recipe (a
 #                cached image of another recipe is made again)
+#   make_pptr    the make_aged recipe on a filesystem made by xfsprogs
+#                6.10.1's mkfs.xfs -n parent=1 -i exchange=1 (parent
+#                pointers, exchange-range), aged by the kernel the same
+#                way; needs $pptr_sbin (pptr_oracle sets it)
+# make_aged and make_pptr run mkfs and the ager under nice (a shared host).
 aged_v=2
+
+# pptr_oracle: set pptr_sbin to xfsprogs 6.10.1's sbin directory, built once
+# and cached by shared/oracles/xfsprogs-6.10 (looked for as tests/lib.sh's
+# oracle_610 does: $XFSX_ORACLE_610, beside the repository, beside the main
+# checkout of a worktree, /work/shared), or fail
+pptr_oracle() {
+	local c common
+	common=$(git -C "$top" rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || common=
+	for c in "${XFSX_ORACLE_610:-}" "$top/../shared/oracles/xfsprogs-6.10" \
+		 ${common:+"$common/../../shared/oracles/xfsprogs-6.10"} /work/shared/oracles/xfsprogs-6.10; do
+		if [ -n "$c" ] && [ -x "$c" ]; then
+			pptr_sbin=$(nice "$c") || return 1
+			[ -x "$pptr_sbin/mkfs.xfs" ] && [ -x "$pptr_sbin/xfs_repair" ] && [ -x "$pptr_sbin/xfs_db" ]
+			return
+		fi
+	done
+	return 1
+}
 
 make_kernel() {
 	rm -f "$img"
@@ -83,11 +106,14 @@ PY
 }
 
 make_aged() {
+	# $1: the mkfs.xfs to use (default Debian's), the rest its options
+	local mkfs=${1:-mkfs.xfs}
+	[ $# -gt 0 ] && shift
 	rm -f "$img"
 	truncate -s 16G "$img"
-	mkfs.xfs -q -f "$img"
+	nice "$mkfs" -q -f "$@" "$img"
 	mount -o loop "$img" "$mnt"
-	python3 - "$mnt" "$want" <<'PY'
+	nice python3 - "$mnt" "$want" <<'PY'
 import os, subprocess, sys
 root, want = sys.argv[1], int(sys.argv[2])
 n = 0
@@ -167,4 +193,8 @@ for k in range(0, 20000, 5):
     os.unlink(os.path.join(ln, "l%05d" % k))
 PY
 	umount "$mnt"
+}
+
+make_pptr() {
+	make_aged "$pptr_sbin/mkfs.xfs" -n parent=1 -i exchange=1
 }
