@@ -43,6 +43,9 @@ static void print_summary_text(const struct scan_ctx *cx, const char *path, bool
 		warnings, plural(warnings, "warning", "warnings"), clean ? ", clean" : "");
 }
 
+/* a scan phase's name by number, for fs_mem_json_phases */
+static const char *phase_name(unsigned ph) { return scan_phase_name((enum scan_phase)ph); }
+
 static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 {
 	const struct fs_findings *fl = cx->fl;
@@ -70,14 +73,9 @@ static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 	for (unsigned ph = 0; ph < SCAN_PH_NR; ph++)
 		fprintf(out, "%s\"%s\":%.3f", ph ? "," : "", scan_phase_name(ph), cx->phase_seconds[ph]);
 	/* each phase that ran: the memory held at its end (nothing spills yet) */
-	fputs("},\"phase_memory\":{", out);
-	for (unsigned ph = 0, n = 0; ph < SCAN_PH_NR; ph++) {
-		if (!cx->phase_mem[ph].taken)
-			continue;
-		fputs(n++ ? "," : "", out);
-		fs_mem_json(out, scan_phase_name(ph), &cx->phase_mem[ph]);
-	}
-	fprintf(out, "},\"peak_rss_bytes\":%" PRIu64 "}", fs_mem_peak_rss());
+	fputs("},", out);
+	fs_mem_json_phases(out, cx->phase_mem, SCAN_PH_NR, phase_name);
+	fputs("}", out);
 }
 
 void check_render(const struct check_run *run, bool clean)

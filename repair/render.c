@@ -41,6 +41,9 @@ static const struct {
 	{ REPAIR_PH_COUNTERS, 0 }, { REPAIR_PH_COMMIT, 0 }, { REPAIR_PH_VERIFY, 0 },
 };
 
+/* a run step's name by number, for fs_mem_json_phases */
+static const char *step_name(unsigned ph) { return repair_phase_name((enum repair_phase)ph); }
+
 static double key_seconds(const struct repair_ctx *rx, size_t k)
 {
 	double s = rx->phase_seconds[time_keys[k].ph];
@@ -305,14 +308,9 @@ static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *o
 		fprintf(out, "%s\"%s\":%.3f", k ? "," : "", repair_phase_name(time_keys[k].ph),
 			key_seconds(rx, k));
 	/* every step that ran, in run order: the memory held at its end (nothing spills yet) */
-	fputs("},\"phase_memory\":{", out);
-	for (unsigned ph = 0, n = 0; ph < REPAIR_PH_NR; ph++) {
-		if (!rx->phase_mem[ph].taken)
-			continue;
-		fputs(n++ ? "," : "", out);
-		fs_mem_json(out, repair_phase_name(ph), &rx->phase_mem[ph]);
-	}
-	fprintf(out, "},\"peak_rss_bytes\":%" PRIu64 "}", fs_mem_peak_rss());
+	fputs("},", out);
+	fs_mem_json_phases(out, rx->phase_mem, REPAIR_PH_NR, step_name);
+	fputs("}", out);
 }
 
 static void print_phase_times(const struct repair_ctx *rx, int round, FILE *out)

@@ -67,3 +67,16 @@ void fs_mem_json(FILE *out, const char *name, const struct fs_mem_sample *s)
 		",\"cache_bytes\":%" PRIu64 ",\"spilled\":%s}", name, s->peak_rss_bytes,
 		s->rss_bytes, s->cache_bytes, s->spilled ? "true" : "false");
 }
+
+void fs_mem_json_phases(FILE *out, const struct fs_mem_sample *v, unsigned n,
+			const char *(*name)(unsigned ph))
+{
+	fputs("\"phase_memory\":{", out);
+	for (unsigned ph = 0, k = 0; ph < n; ph++) {
+		if (!v[ph].taken)
+			continue;
+		fputs(k++ ? "," : "", out);
+		fs_mem_json(out, name(ph), &v[ph]);
+	}
+	fprintf(out, "},\"peak_rss_bytes\":%" PRIu64, fs_mem_peak_rss());
+}

@@ -26,5 +26,12 @@ uint64_t fs_mem_peak_rss(void);
 void fs_mem_sample(struct fs_mem_sample *s, uint64_t cache_bytes);
 /* "name":{"peak_rss_bytes":..,"rss_bytes":..,"cache_bytes":..,"spilled":false} */
 void fs_mem_json(FILE *out, const char *name, const struct fs_mem_sample *s);
+/*
+ * "phase_memory":{one fs_mem_json per phase of v[0..n) that was measured,
+ * named by name(ph)},"peak_rss_bytes":the run's peak — check's and repair's
+ * summaries
+ */
+void fs_mem_json_phases(FILE *out, const struct fs_mem_sample *v, unsigned n,
+			const char *(*name)(unsigned ph));
 
 #endif
