@@ -478,6 +478,25 @@ static int reservation_min_logblocks(const struct mkfs_opts *o, const struct mkf
 }
 
 /*
+ * The smallest log both placements accept: the kernel's reservations, never
+ * under XFS_MIN_LOG_BLOCKS, and with no -l size= on a data section of 1 GiB
+ * or more at least XFS_MIN_LOG_BYTES (mkfs.xfs's calculate_log_size).
+ */
+static int min_log_blocks(const struct mkfs_opts *o, const struct mkfs_plan *p, uint64_t *out,
+			  char *err, size_t el)
+{
+	uint32_t resv_min;
+
+	if (reservation_min_logblocks(o, p, &resv_min))
+		return fail(err, el, "the geometry is inconsistent (%u blocks of %u bytes, %u AGs)",
+			    (unsigned)p->dblocks, p->blocksize, p->agcount);
+	*out = max_u64(XFS_MIN_LOG_BLOCKS, resv_min);
+	if (!o->logsize && p->dblocks >= GiB(1, p->blocklog))
+		*out = max_u64(*out, XFS_MIN_LOG_BYTES >> p->blocklog);
+	return 0;
+}
+
+/*
  * The AGFL mkfs fills: xfs_alloc_min_freelist for trees of one level.  It
  * also places the root inode (xfs_ialloc_calc_rootino), and xfs_repair
  * calls a root anywhere else misplaced, so an image follows the rule of the
@@ -523,15 +542,11 @@ static int log_size_valid(uint64_t logblocks, uint32_t blog, char *err, size_t e
  */
 static int plan_extlog(const struct mkfs_opts *o, struct mkfs_plan *p, char *err, size_t el)
 {
-	uint32_t blog = p->blocklog, resv_min;
+	uint32_t blog = p->blocklog;
 	uint64_t dev_blocks = p->logdev_blocks, logblocks, min_logblocks;
 
-	if (reservation_min_logblocks(o, p, &resv_min))
-		return fail(err, el, "the geometry is inconsistent (%u blocks of %u bytes, %u AGs)",
-			    (unsigned)p->dblocks, p->blocksize, p->agcount);
-	min_logblocks = max_u64(XFS_MIN_LOG_BLOCKS, resv_min);
-	if (!o->logsize && p->dblocks >= GiB(1, blog))
-		min_logblocks = max_u64(min_logblocks, XFS_MIN_LOG_BYTES >> blog);
+	if (min_log_blocks(o, p, &min_logblocks, err, el))
+		return -EINVAL;
 	if (o->log_concurrency > 0)
 		return fail(err, el, "-l concurrency= sizes an internal log; an external log is "
 			    "its device (or -l size=)");
@@ -643,7 +658,7 @@ static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct
 {
 	uint32_t blog = p->blocklog;
 	uint64_t max_logblocks, min_logblocks, logblocks, usable_overhead;
-	uint32_t sunit, resv_min;
+	uint32_t sunit;
 
 	/* log stripe unit: -l su/sunit, else the data stripe unit (v2 logs) */
 	if (o->lsu) {
@@ -674,12 +689,8 @@ static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct
 	usable_overhead = p->hdr_blocks + 4 /* XFS_ALLOCBT_AGFL_RESERVE */ + 3 +
 			  p->finobt + p->rmapbt + p->reflink;
 	max_logblocks = p->agblocks - usable_overhead - 1;
-	if (reservation_min_logblocks(o, p, &resv_min))
-		return fail(err, el, "the geometry is inconsistent (%u blocks of %u bytes, %u AGs)",
-			    (unsigned)p->dblocks, p->blocksize, p->agcount);
-	min_logblocks = max_u64(XFS_MIN_LOG_BLOCKS, resv_min);
-	if (!o->logsize && p->dblocks >= GiB(1, blog))
-		min_logblocks = max_u64(min_logblocks, XFS_MIN_LOG_BYTES >> blog);
+	if (min_log_blocks(o, p, &min_logblocks, err, el))
+		return -EINVAL;
 	/*
 	 * No log size helps when the smallest log does not fit in an AG: only
 	 * larger AGs do.  mkfs_plan turns this into advice it has tried.
