@@ -275,7 +275,13 @@ def cases(b):
         "write -d a.sfattr.list[%s].parent_dir.gen 7" % ks], True)
     add(s, "a directory's pointer: parent another directory", ks and nav("c/b2") + [
         "write -d a.sfattr.list[%s].parent_dir.inumber %s" % (ks, i["sf"])], dir_="sf")
+    # a pointer removed whole: the only one of a short form fork (its header
+    # then says an empty fork: count 0, totsize the header's 4 bytes)
+    add(s, "a directory's only pointer removed", ks and nav("c/b2") + [
+        "write -d a.sfattr.hdr.count 0", "write -d a.sfattr.hdr.totsize 4"], True)
     k2 = index_of(db(img, nav("c/moved") + ["p a"]), "a.sfattr.list[", "name", '"moved"')
+    add(s, "a renamed file's only pointer removed", k2 and nav("c/moved") + [
+        "write -d a.sfattr.hdr.count 0", "write -d a.sfattr.hdr.totsize 4"])
     add(s, "a renamed file's pointer: name", k2 and nav("c/moved") + [
         "write -d a.sfattr.list[%s].name \"mv\"" % k2])
     # a pointer to a real directory under a name it has no entry for
@@ -305,6 +311,8 @@ def cases(b):
         add(s, "generation changed", k and a + ["write -d nvlist[%s].parent_dir.gen 99" % k], smp, dir_=d)
         add(s, "parent flag cleared (pointer removed)", k and a + ["write -d entries[%s].parent 0" % k], dir_=d)
         add(s, "root flag set beside parent", k and a + ["write -d entries[%s].root 1" % k], dir_=d)
+        add(s, "incomplete flag set (pointer half-made)", k and a + ["write -d entries[%s].incomplete 1" % k],
+            dir_=d)
         add(s, "valuelen changed", k and a + ["write -d nvlist[%s].valuelen 13" % k], dir_=d)
         add(s, "namelen changed", k and a + ["write -d nvlist[%s].namelen 3" % k], dir_=d)
         add(s, "a pointer added to a directory without the entry", nav(p) + [
