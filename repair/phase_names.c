@@ -1747,3 +1747,76 @@ void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json,
 	if (json)
 		fputs("]", out);
 }
+
+uint64_t repair_names_restored(const struct repair_ctx *rx)
+{
+	return rx->nm ? rx->nm->nrestored : 0;
+}
+
+static void print_name(FILE *out, const unsigned char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\')
+			fputc(s[i], out);
+		else
+			fprintf(out, "\\x%02x", s[i]);
+}
+
+void repair_names_print_restored(const struct repair_ctx *rx, FILE *out, bool json, bool all)
+{
+	const struct repair_names *nm = rx->nm;
+	const char *how = rx->o->dry_run ? "would restore" : "restored";
+	bool first = true;
+
+	if (json)
+		fputs("[", out);
+	for (size_t i = 0; nm && i < nm->ndirs; i++) {
+		const struct nm_dir *d = &nm->dirs[i];
+		const char *path = repair_names_path(rx, (int64_t)d->ino);
+		size_t listed = 0;
+
+		if (!d->restored)
+			continue;
+		if (json) {
+			fprintf(out, "%s{\"dir\":%llu,\"path\":", first ? "" : ",",
+				(unsigned long long)d->ino);
+			if (path)
+				fs_json_string(out, path);
+			else
+				fputs("null", out);
+			fprintf(out, ",\"count\":%u,\"entries\":[", d->restored);
+		} else {
+			fprintf(out, "%-9s %u entries in directory inode %llu%s%s%s from parent "
+				"pointers (their names, not lost+found)\n", how, d->restored,
+				(unsigned long long)d->ino, path ? " (" : "", path ? path : "",
+				path ? ")" : "");
+		}
+		first = false;
+		for (size_t k = 0; k < nm->nrestored; k++) {
+			const struct nm_restored *r = &nm->restored[k];
+			char name[MAXNAMELEN + 1];
+
+			if (r->dir != d->ino)
+				continue;
+			if (json) {
+				memcpy(name, nm->names + r->name, r->namelen);
+				name[r->namelen] = 0;
+				fprintf(out, "%s{\"name\":", listed ? "," : "");
+				fs_json_string(out, name);
+				fprintf(out, ",\"ino\":%llu}", (unsigned long long)r->ino);
+			} else if (all || listed < REPAIR_TEXT_LIST) {
+				fputs("  ", out);
+				print_name(out, nm->names + r->name, r->namelen);
+				fprintf(out, " (inode %llu)\n", (unsigned long long)r->ino);
+			} else if (listed == REPAIR_TEXT_LIST) {
+				fprintf(out, "  ... and %u more; -v lists them\n",
+					d->restored - REPAIR_TEXT_LIST);
+			}
+			listed++;
+		}
+		if (json)
+			fputs("]}", out);
+	}
+	if (json)
+		fputs("]", out);
+}
