@@ -187,7 +187,7 @@ static void keep_pptr(struct xa_collect *c, const struct fs_attr_ent *e)
 	const struct fs_geom *g = &c->rx->fs->g;
 	struct fs_pptr p;
 
-	if (!g->parent || fs_pptr_decode(g, e, &p) != FS_PPTR_OK)
+	if (fs_pptr_decode(g, e, &p) != FS_PPTR_OK)
 		c->pbad++;
 	else
 		keep(c, XFS_ATTR_PARENT, e->name, e->namelen, e->value, e->valuelen);
@@ -200,7 +200,7 @@ static void on_sf_entry(void *priv, const struct fs_attr_ent *e)
 
 	if (c->err)
 		return;
-	if (fs_attr_is_pptr(e)) {
+	if (fs_attr_is_pptr(e) && c->rx->fs->g.parent) {
 		keep_pptr(c, e);
 		return;
 	}
@@ -328,7 +328,7 @@ static void collect_leaf(struct xa_collect *c, const struct fs_bmap *m, unsigned
 			drop(c, e.flags, NULL, 0);
 			continue;
 		}
-		if (fs_attr_is_pptr(&e)) {
+		if (fs_attr_is_pptr(&e) && g->parent) {
 			if (fs_attr_ent_hashval(g, &e) != e.hash)
 				c->pbad++;
 			else
