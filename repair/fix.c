@@ -20,6 +20,7 @@
 #include "repair/phase_names.h"
 #include "repair/phase_quota.h"
 #include "repair/phase_sb.h"
+#include "repair/pptrs.h"
 #include "scan/links.h"
 
 int64_t repair_finding_ag(const struct repair_ctx *rx, const struct fs_finding *f)
@@ -243,6 +244,12 @@ static bool covered_rt(const struct repair_ctx *rx, const struct fs_finding *f)
 	return f->ino < 0 && rx->rt_frextents_fixed;
 }
 
+/* its parent pointers rewritten from the directory entries (pptrs.c, phase_xattrs.c) */
+static bool covered_pptr(const struct repair_ctx *rx, const struct fs_finding *f)
+{
+	return repair_pptrs_rewritten(rx, f->ino);
+}
+
 /* ---- the table ---- */
 
 #define RULE(step, fn) { REPAIR_PLAN_##step, fn }
@@ -295,6 +302,9 @@ const struct repair_action repair_actions[FS_FIX_NR] = {
 		{ RULE(RT, plan_rt_findings) }, covered_rt },
 	/* before the plan: log.c replays it, or -L (log.c's repair_zero_log) throws it away */
 	[FS_FIX_LOG] = { FS_FIX_LOG, REPAIR_FREED_GONE, { { 0 } }, covered_log },
+	/* and wholesale: every file whose entries the namespace plan changes (phase_names.c) */
+	[FS_FIX_PPTR] = { FS_FIX_PPTR, REPAIR_FREED_GONE,
+		{ RULE(NAMES, repair_pptrs_plan) }, covered_pptr },
 };
 
 static const struct repair_action *action_of(const struct fs_finding *f)

@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@
 #include "repair/buf.h"
 #include "repair/phase_names.h"
 #include "repair/place.h"
+#include "repair/pptrs.h"
 #include "repair/rules.h"
 #include "scan/links.h"
 
@@ -68,6 +70,14 @@ struct nm_dir {
 	fs_ino_t ino;
 	struct nm_ent *v;
 	size_t n, cap;
+	uint32_t restored;         /* entries put back from parent pointers */
+};
+
+/* An entry put back from its file's parent pointer (restore_names). */
+struct nm_restored {
+	fs_ino_t dir, ino;
+	size_t name;               /* offset in nm->names */
+	uint8_t namelen;
 };
 
 /* Per-slot facts the graph walks read for every entry, one byte each. */
@@ -109,6 +119,9 @@ struct repair_names {
 	 */
 	struct link_edge *xedge;
 	size_t nxedge, capxedge;
+	/* entries put back from parent pointers, in order */
+	struct nm_restored *restored;
+	size_t nrestored, caprestored;
 	/* the old paths of the inodes findings name: pino sorted, paths[i] or NULL */
 	fs_ino_t *pino;
 	char **paths;
@@ -1163,17 +1176,34 @@ static fs_ino_t parent_of(const struct repair_ctx *rx, uint64_t s, fs_ino_t ino)
 	return dd && fs_ino_valid(&rx->fs->g, dd) ? dd : rx->fs->g.rootino;
 }
 
-/* A new inode's core: a directory owned by root, mode 0755 (as xfs_repair makes lost+found). */
-static void new_dir_core(const struct fs_geom *g, void *dip, fs_ino_t ino)
+/*
+ * A new inode's core: a directory owned by root, mode 0755 (as xfs_repair
+ * makes lost+found).  With parent pointers (afork) it has an empty short
+ * form attr fork at the end of the literal area, room for its pointer.
+ */
+static void new_dir_core(const struct fs_geom *g, void *dip, fs_ino_t ino, bool afork)
 {
 	struct fs_dinode_init in = { .mode = S_IFDIR | 0755, .format = XFS_DINODE_FMT_LOCAL,
 				     .nlink = 2, .bigtime = g->bigtime, .nrext64 = g->nrext64 };
+	size_t lit = fs_dinode_litino(g->inodesize);
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	in.sec = ts.tv_sec;
 	in.nsec = (uint32_t)ts.tv_nsec;
+	if (afork) {
+		/* the header and one pointer named "lost+found", rounded up: 32 bytes */
+		in.forkoff = (uint8_t)((lit - 32) / 8);
+		in.aformat = XFS_DINODE_FMT_LOCAL;
+	}
 	fs_enc_dinode(dip, g->inodesize, ino, g->meta_uuid, &in);
+	if (afork) {
+		unsigned char *af = (unsigned char *)fs_dinode_dfork(dip) + in.forkoff * 8u;
+
+		memset(af, 0, lit - in.forkoff * 8u);
+		put_be16(af + offsetof(struct xfs_attr_sf_hdr, totsize),
+			 sizeof(struct xfs_attr_sf_hdr));
+	}
 }
 
 static int write_blocks(struct repair_ctx *rx, const struct fs_dirbuild *b, fs_ino_t ino,
@@ -1233,7 +1263,7 @@ static int build_dir(struct repair_ctx *rx, struct nm_dir *d)
 		goto out;
 	dip = (struct xfs_dinode *)ib->data;
 	if (nm->flags[d->slot] & NM_NEW)
-		new_dir_core(g, dip, d->ino);
+		new_dir_core(g, dip, d->ino, g->parent && d->ino != g->rootino);
 	fs_inode_decode(dip, &ip);
 	litsz = fs_inode_fork_size(g, &ip, XFS_DATA_FORK);
 	err = old_blocks(rx, dip, &ip, &had);
@@ -1332,6 +1362,204 @@ static int set_nlinks(struct repair_ctx *rx)
 	return err;
 }
 
+/* ---- parent pointers (the parent feature) ---- */
+
+static uint32_t dir_gen(struct repair_ctx *rx, fs_ino_t ino, bool *ok)
+{
+	struct fs_buf *b;
+	uint32_t gen;
+
+	*ok = !read_inode(rx, ino, &b);
+	if (!*ok)
+		return 0;
+	gen = get_be32(&((const struct xfs_dinode *)b->data)->di_gen);
+	fs_buf_put(rx->sx->cache, b);
+	return gen;
+}
+
+static bool has_name(const struct repair_names *nm, const struct nm_dir *d,
+		     const unsigned char *name, uint8_t namelen)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].namelen == namelen && !memcmp(ent_name(nm, &d->v[i]), name, namelen))
+			return true;
+	return false;
+}
+
+struct restore {
+	struct repair_ctx *rx;
+	uint64_t s;
+	fs_ino_t ino;
+};
+
+/*
+ * A parent pointer of a file whose entries are fewer than its links (or
+ * of a directory with no parent kept): when it names a rebuilt directory,
+ * with that directory's generation, by a name the directory does not
+ * hold, the entry comes back under that name.
+ */
+static int on_restore_pptr(void *priv, const struct fs_pptr *p)
+{
+	struct restore *r = priv;
+	struct repair_ctx *rx = r->rx;
+	struct repair_names *nm = rx->nm;
+	uint64_t ps = scan_links_slot(rx->sx, p->parent);
+	struct nm_dir *d;
+	bool ok;
+	int err;
+
+	if (ps == UINT64_MAX || ps == r->s || !live(rx, ps) || !is_dir(rx, ps) ||
+	    !(d = dir_of(nm, ps)) || (nm->flags[ps] & NM_NEW) ||
+	    !fs_dir_name_ok(p->name, p->namelen) ||
+	    (p->name[0] == '.' && (p->namelen == 1 || (p->namelen == 2 && p->name[1] == '.'))) ||
+	    (is_dir(rx, r->s) && nm->parent[r->s]) ||
+	    (ps == nm->root && p->namelen == 10 && !memcmp(p->name, "lost+found", 10)) ||
+	    has_name(nm, d, p->name, p->namelen) || dir_gen(rx, d->ino, &ok) != p->gen || !ok)
+		return 0;
+	err = add_ent(nm, d, r->ino, p->name, p->namelen, rx->sx->links->rec[r->s].type);
+	if (err || FS_VEC_ROOM(nm->restored, nm->nrestored, nm->caprestored, 16))
+		return err ? err : -ENOMEM;
+	nm->restored[nm->nrestored++] = (struct nm_restored){ .dir = d->ino, .ino = r->ino,
+		.name = d->v[d->n - 1].name, .namelen = p->namelen };
+	d->restored++;
+	if (is_dir(rx, r->s))
+		nm->parent[r->s] = (uint32_t)ps + 1;
+	return 0;
+}
+
+/*
+ * Names come back: before anything goes to lost+found, every file that
+ * fewer entries name than its link count says (a directory: none), whose
+ * parent pointer still names a rebuilt directory, is put back there under
+ * the name its pointer holds.
+ */
+static int restore_names(struct repair_ctx *rx)
+{
+	struct scan_links *lk = rx->sx->links;
+	struct repair_names *nm = rx->nm;
+	int err = 0;
+
+	if (!rx->fs->g.parent || !nm->ndirs)
+		return 0;
+	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
+		const struct link_rec *r = &lk->rec[s];
+		struct restore rs = { .rx = rx, .s = s };
+
+		if (!live(rx, s) || s == nm->root || (nm->flags[s] & NM_NEW) ||
+		    (is_dir(rx, s) ? nm->parent[s] != 0 : r->refs >= r->nlink))
+			continue;
+		rs.ino = ino_of(rx, s);
+		if (scan_is_metadata_ino(rx->sx, rs.ino))
+			continue;
+		err = repair_pptrs_read(rx, rs.ino, on_restore_pptr, &rs);
+	}
+	return err;
+}
+
+static void want(struct repair_ctx *rx, uint64_t c)
+{
+	if (c != UINT64_MAX && c < rx->sx->links->nslots)
+		rx->pp->want[c] |= RP_AFFECTED;
+}
+
+struct want_walk {
+	struct repair_ctx *rx;
+	fs_ino_t dir;
+	uint32_t gen;
+	int err;
+};
+
+static int on_want_entry(void *priv, const struct fs_dirent *e)
+{
+	struct want_walk *w = priv;
+	uint64_t cs = scan_links_slot(w->rx->sx, e->ino);
+
+	if (cs == UINT64_MAX || !(w->rx->pp->want[cs] & RP_AFFECTED) ||
+	    !fs_dir_name_ok(e->name, e->namelen) ||
+	    (e->name[0] == '.' && (e->namelen == 1 || (e->namelen == 2 && e->name[1] == '.'))))
+		return 0;
+	return repair_pptrs_add(w->rx, cs, w->dir, w->gen, e->name, e->namelen);
+}
+
+/*
+ * The parent pointers the namespace wants, for the files whose pointers
+ * may change: the children of every rebuilt directory (kept, dropped or
+ * put back), of every cleared one, and the files the plan rules or the
+ * attr verdicts marked.  Each gets one pointer per entry naming it after
+ * the repair: from the rebuilt directories' new entries, and from the
+ * entries on disk of the directories left as they are.
+ */
+static int plan_pptrs(struct repair_ctx *rx)
+{
+	struct scan_links *lk = rx->sx->links;
+	struct repair_names *nm = rx->nm;
+	struct repair_pptrs *pp = rx->pp;
+	int err = 0;
+
+	if (!pp)
+		return 0;
+	for (size_t i = 0; i < nm->ndirs; i++) {
+		const struct nm_dir *d = &nm->dirs[i];
+
+		for (size_t k = 0; k < d->n; k++)
+			want(rx, scan_links_slot(rx->sx, d->v[k].ino));
+		if (!(nm->flags[d->slot] & NM_NEW))
+			for (uint64_t e = lk->gfirst[d->slot]; e < lk->gfirst[d->slot + 1]; e++)
+				want(rx, lk->gedge[e].child);
+	}
+	for (uint64_t s = 0; s < lk->nslots; s++) {
+		if ((rx->verdict[s] & RV_CLEAR) && lk->rec[s].type == XFS_DIR3_FT_DIR)
+			for (uint64_t e = lk->gfirst[s]; e < lk->gfirst[s + 1]; e++)
+				want(rx, lk->gedge[e].child);
+		if (rx->verdict[s] & (RV_ATTR_SALVAGE | RV_ATTR_RESET))
+			pp->want[s] |= RP_AFFECTED | RP_FORCE;
+		if (!live(rx, s) || scan_is_metadata_ino(rx->sx, ino_of(rx, s)))
+			pp->want[s] = 0;
+	}
+	/* the rebuilt directories' entries */
+	for (size_t i = 0; i < nm->ndirs && !err; i++) {
+		const struct nm_dir *d = &nm->dirs[i];
+		bool ok;
+		uint32_t gen = dir_gen(rx, d->ino, &ok);
+
+		for (size_t k = 0; k < d->n && !err; k++) {
+			uint64_t cs = scan_links_slot(rx->sx, d->v[k].ino);
+
+			if (cs != UINT64_MAX && (pp->want[cs] & RP_AFFECTED))
+				err = repair_pptrs_add(rx, cs, d->ino, gen, ent_name(nm, &d->v[k]),
+						       d->v[k].namelen);
+		}
+	}
+	/* the directories kept as they are that name a marked file */
+	for (uint64_t p = 0; p < lk->nslots && !err; p++) {
+		struct want_walk w = { .rx = rx };
+		struct fs_findings scratch;
+		struct fs_buf *b;
+		fs_ino_t dotdot;
+		bool named = false, ok;
+
+		if (!live(rx, p) || !is_dir(rx, p) || dir_of(nm, p))
+			continue;
+		for (uint64_t e = lk->gfirst[p]; e < lk->gfirst[p + 1] && !named; e++)
+			named = pp->want[lk->gedge[e].child] & RP_AFFECTED;
+		if (!named)
+			continue;
+		w.dir = ino_of(rx, p);
+		w.gen = dir_gen(rx, w.dir, &ok);
+		err = read_inode(rx, w.dir, &b);
+		if (err)
+			break;
+		fs_findings_init(&scratch);
+		err = scan_dir_entries(rx->sx, w.dir, b->data, &scratch, on_want_entry, &w, &dotdot);
+		fs_findings_free(&scratch);
+		fs_buf_put(rx->sx->cache, b);
+		err = err < 0 ? err : 0;
+	}
+	if (!err)
+		repair_pptrs_sort(rx);
+	return err;
+}
+
 /* ---- the phase ---- */
 
 static int names_alloc(struct repair_ctx *rx)
@@ -1354,7 +1582,7 @@ static int names_alloc(struct repair_ctx *rx)
 	for (uint64_t s = 0; s + 1 < n; s++)
 		set_st(rx, s);
 	nm->st[n - 1] = 0;
-	return 0;
+	return repair_pptrs_alloc(rx);
 }
 
 void repair_names_free(struct repair_ctx *rx)
@@ -1376,6 +1604,7 @@ void repair_names_free(struct repair_ctx *rx)
 	free(nm->paths);
 	free(nm->pino);
 	free(nm->moves);
+	free(nm->restored);
 	free(nm->xedge);
 	free(nm->dirs);
 	free(nm->names);
@@ -1426,6 +1655,8 @@ int repair_phase_names(struct repair_ctx *rx)
 			err = collect(rx, s, &d);
 	}
 	if (!err)
+		err = restore_names(rx);
+	if (!err)
 		err = connect(rx, root);
 	if (!err)
 		err = old_places(rx);
@@ -1439,6 +1670,8 @@ int repair_phase_names(struct repair_ctx *rx)
 		err = model_ag_finish(rx->sx->model, a);
 	if (!err)
 		err = set_nlinks(rx);
+	if (!err)
+		err = plan_pptrs(rx);
 	if (err == -ENOSPC)
 		fprintf(stderr, "xfsx_repair: no free %s for the rebuilt directories; nothing was "
 			"written\n", rx->nm->lf_slot == UINT64_MAX ? "blocks" : "blocks or inode");
@@ -1510,6 +1743,79 @@ void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json,
 		else
 			fprintf(out, "%-9s inode %llu to /lost+found/%llu (its old name is lost)\n",
 				how, ino, ino);
+	}
+	if (json)
+		fputs("]", out);
+}
+
+uint64_t repair_names_restored(const struct repair_ctx *rx)
+{
+	return rx->nm ? rx->nm->nrestored : 0;
+}
+
+static void print_name(FILE *out, const unsigned char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\')
+			fputc(s[i], out);
+		else
+			fprintf(out, "\\x%02x", s[i]);
+}
+
+void repair_names_print_restored(const struct repair_ctx *rx, FILE *out, bool json, bool all)
+{
+	const struct repair_names *nm = rx->nm;
+	const char *how = rx->o->dry_run ? "would restore" : "restored";
+	bool first = true;
+
+	if (json)
+		fputs("[", out);
+	for (size_t i = 0; nm && i < nm->ndirs; i++) {
+		const struct nm_dir *d = &nm->dirs[i];
+		const char *path = repair_names_path(rx, (int64_t)d->ino);
+		size_t listed = 0;
+
+		if (!d->restored)
+			continue;
+		if (json) {
+			fprintf(out, "%s{\"dir\":%llu,\"path\":", first ? "" : ",",
+				(unsigned long long)d->ino);
+			if (path)
+				fs_json_string(out, path);
+			else
+				fputs("null", out);
+			fprintf(out, ",\"count\":%u,\"entries\":[", d->restored);
+		} else {
+			fprintf(out, "%-9s %u entries in directory inode %llu%s%s%s from parent "
+				"pointers (their names, not lost+found)\n", how, d->restored,
+				(unsigned long long)d->ino, path ? " (" : "", path ? path : "",
+				path ? ")" : "");
+		}
+		first = false;
+		for (size_t k = 0; k < nm->nrestored; k++) {
+			const struct nm_restored *r = &nm->restored[k];
+			char name[MAXNAMELEN + 1];
+
+			if (r->dir != d->ino)
+				continue;
+			if (json) {
+				memcpy(name, nm->names + r->name, r->namelen);
+				name[r->namelen] = 0;
+				fprintf(out, "%s{\"name\":", listed ? "," : "");
+				fs_json_string(out, name);
+				fprintf(out, ",\"ino\":%llu}", (unsigned long long)r->ino);
+			} else if (all || listed < REPAIR_TEXT_LIST) {
+				fputs("  ", out);
+				print_name(out, nm->names + r->name, r->namelen);
+				fprintf(out, " (inode %llu)\n", (unsigned long long)r->ino);
+			} else if (listed == REPAIR_TEXT_LIST) {
+				fprintf(out, "  ... and %u more; -v lists them\n",
+					d->restored - REPAIR_TEXT_LIST);
+			}
+			listed++;
+		}
+		if (json)
+			fputs("]}", out);
 	}
 	if (json)
 		fputs("]", out);

@@ -24,6 +24,14 @@ void repair_names_free(struct repair_ctx *rx);
 void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json, bool all);
 /* The path inode ino had before the repair, where the namespace tells it; else NULL. */
 const char *repair_names_path(const struct repair_ctx *rx, int64_t ino);
+/*
+ * (parent feature) The entries put back into rebuilt directories from
+ * their files' parent pointers: per directory a line with the count, and
+ * the names (text: at most REPAIR_TEXT_LIST a directory unless all), or
+ * a JSON array of {dir, path, count, entries: [{name, ino}]}.
+ */
+void repair_names_print_restored(const struct repair_ctx *rx, FILE *out, bool json, bool all);
+uint64_t repair_names_restored(const struct repair_ctx *rx);
 /* What the namespace phase did, for the summary. */
 void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_t *moved,
 			 uint64_t *nlinks);

@@ -41,6 +41,7 @@
 #include "libfs/format/da.h"
 #include "libfs/build/encode.h"
 #include "libfs/format/endian.h"
+#include "libfs/format/pptr.h"
 #include "libfs/format/inode.h"
 #include "libfs/log/logattr.h"
 #include "libfs/util/vec.h"
@@ -48,6 +49,7 @@
 #include "repair/phase_inodes.h"
 #include "repair/phase_xattrs.h"
 #include "repair/place.h"
+#include "repair/pptrs.h"
 #include "scan/links.h"
 
 /* Dropped names kept for the report, per inode (the rest only counted). */
@@ -63,6 +65,8 @@ struct xa_row {
 	const char *why;           /* (cleared) why nothing was kept */
 	size_t names, nnames;      /* dropped names: offsets in xa->text, NUL-separated */
 	uint32_t attris;           /* the log's unfinished xattr intents completed here */
+	bool pptrs;                /* its parent pointers rewritten from the directory entries */
+	uint32_t npptrs;           /* ... how many it has now */
 };
 
 struct repair_xattrs {
@@ -88,6 +92,7 @@ struct xa_collect {
 	unsigned char *arena;
 	size_t narena, caparena;
 	uint32_t dropped;
+	uint32_t pbad;             /* parent pointers that failed their rules (not kept) */
 	struct xa_row *row;
 	int err;
 };
@@ -162,13 +167,30 @@ static unsigned char *keep(struct xa_collect *c, uint8_t flags, const uint8_t *n
 		return NULL;
 	}
 	e = &c->v[c->n++];
-	*e = (struct xa_ent){ .flags = flags & XFS_ATTR_NSP_ONDISK_MASK, .namelen = namelen,
+	*e = (struct xa_ent){ .flags = flags & (XFS_ATTR_NSP_ONDISK_MASK | XFS_ATTR_PARENT),
+			      .namelen = namelen,
 			      .valuelen = valuelen, .name = c->narena };
 	memcpy(c->arena + c->narena, name, namelen);
 	if (value && valuelen)
 		memcpy(c->arena + c->narena + namelen, value, valuelen);
 	c->narena += namelen + valuelen;
 	return c->arena + e->name + namelen;
+}
+
+/*
+ * A parent pointer (the parent feature): kept when it passes its rules
+ * (a leaf's: and carries its hash); else counted (the pointers of a file whose
+ * directories change are made again from the entries: pptrs.c).
+ */
+static void keep_pptr(struct xa_collect *c, const struct fs_attr_ent *e)
+{
+	const struct fs_geom *g = &c->rx->fs->g;
+	struct fs_pptr p;
+
+	if (fs_pptr_decode(g, e, &p) != FS_PPTR_OK)
+		c->pbad++;
+	else
+		keep(c, XFS_ATTR_PARENT, e->name, e->namelen, e->value, e->valuelen);
 }
 
 /* fs_attr_sf_verify hands over the entries that pass its rules. */
@@ -178,6 +200,10 @@ static void on_sf_entry(void *priv, const struct fs_attr_ent *e)
 
 	if (c->err)
 		return;
+	if (fs_attr_is_pptr(e) && c->rx->fs->g.parent) {
+		keep_pptr(c, e);
+		return;
+	}
 	if (!flags_ok(e->flags) || !name_ok(e->name, e->namelen))
 		drop(c, e->flags, e->name, e->namelen);
 	else
@@ -302,6 +328,13 @@ static void collect_leaf(struct xa_collect *c, const struct fs_bmap *m, unsigned
 			drop(c, e.flags, NULL, 0);
 			continue;
 		}
+		if (fs_attr_is_pptr(&e) && g->parent) {
+			if (fs_attr_ent_hashval(g, &e) != e.hash)
+				c->pbad++;
+			else
+				keep_pptr(c, &e);
+			continue;
+		}
 		if (!flags_ok(e.flags) || !name_ok(e.name, e.namelen) ||
 		    fs_da_hashname(e.name, e.namelen) != e.hash ||
 		    (!e.local && (e.valueblk == 0 || e.valuelen > XFS_XATTR_SIZE_MAX))) {
@@ -387,7 +420,9 @@ static void dedupe(struct xa_collect *c)
 	for (size_t i = 0; i < c->n; i++) {
 		const struct xa_ent *p = w ? &c->v[w - 1] : NULL, *e = &c->v[i];
 
-		if (p && p->flags == e->flags && p->namelen == e->namelen &&
+		/* parent pointers: one name in several directories is several */
+		if (p && !(e->flags & XFS_ATTR_PARENT) && p->flags == e->flags &&
+		    p->namelen == e->namelen &&
 		    !memcmp(c->arena + p->name, c->arena + e->name, e->namelen)) {
 			drop(c, e->flags, c->arena + e->name, e->namelen);
 			continue;
@@ -525,6 +560,47 @@ static int write_blocks(struct repair_ctx *rx, fs_ino_t ino, struct fs_attrbuild
 }
 
 /*
+ * An attr fork for an inode with none (the parent feature: its pointers
+ * are to be written): the data fork keeps what it holds (a local fork its
+ * size, extents their records, a device its number; a btree root is not
+ * moved: false), the attr fork takes the short form size sf at the end of
+ * the literal area, or for blocks the half the data fork leaves.
+ */
+static bool new_forkoff(const struct fs_geom *g, struct xfs_dinode *d, const struct fs_inode *ip,
+			uint32_t sf)
+{
+	uint32_t lit = fs_inode_litino(g), need, off;
+
+	switch (ip->format) {
+	case XFS_DINODE_FMT_DEV:
+		need = 8;
+		break;
+	case XFS_DINODE_FMT_LOCAL:
+		need = (uint32_t)((ip->size + 7) & ~7ull);
+		break;
+	case XFS_DINODE_FMT_EXTENTS:
+		need = (uint32_t)(ip->nextents * sizeof(struct xfs_bmbt_rec));
+		break;
+	default:
+		return false;
+	}
+	if (need >= lit)
+		return false;
+	if (ip->format == XFS_DINODE_FMT_DEV)
+		off = 8;	/* (a device's fork offset is fixed) */
+	else if (sf && ((sf + 7) & ~7u) <= lit - need)
+		off = lit - ((sf + 7) & ~7u);
+	else
+		off = need > lit / 2 ? need : lit / 2;
+	if (lit - off < sizeof(struct xfs_bmbt_rec) || off / 8 > UINT8_MAX || !(off / 8))
+		return false;
+	d->di_forkoff = (uint8_t)(off / 8);
+	d->di_aformat = XFS_DINODE_FMT_EXTENTS;
+	memset((unsigned char *)d + sizeof(struct xfs_dinode) + off, 0, lit - off);
+	return true;
+}
+
+/*
  * Rebuild one inode's attr fork from c's survivors (none: the fork is
  * cleared).  dip is its core (a dirty buffer); *cleared_why says why a fork
  * with survivors was cleared after all.
@@ -565,6 +641,16 @@ static int rebuild(struct repair_ctx *rx, struct xa_collect *c, unsigned char *d
 			goto clear;
 		}
 		sf = fs_attrbuild_sf_size(ab);
+		if (!ip.forkoff) {
+			/* no fork (removed: parent pointers to keep): one beside the data fork */
+			if (!new_forkoff(g, d, &ip, sf)) {
+				*cleared_why = "no room beside the data fork for an attr fork";
+				goto clear;
+			}
+			fs_inode_decode(dip, &ip);
+			asize = fs_inode_fork_size(g, &ip, XFS_ATTR_FORK);
+			afork = (unsigned char *)fs_inode_fork_ptr(dip, &ip, XFS_ATTR_FORK);
+		}
 		if (sf && sf <= asize) {
 			memset(afork, 0, asize);
 			fs_attrbuild_sf(ab, afork);
@@ -694,6 +780,61 @@ static bool apply_attris(struct xa_collect *c, const struct attri_ref *refs, siz
 	return stamp;
 }
 
+/* ---- parent pointers (the parent feature) ---- */
+
+static void pptr_value(const struct repair_pptr *w, unsigned char rec[12])
+{
+	put_be64(rec + offsetof(struct xfs_parent_rec, p_ino), w->parent);
+	put_be32(rec + offsetof(struct xfs_parent_rec, p_gen), w->gen);
+}
+
+/* Whether the parent pointers collected are the wanted ones (w, nw), no more, no fewer. */
+static bool pptrs_same(const struct xa_collect *c, const unsigned char *names,
+		       const struct repair_pptr *w, size_t nw)
+{
+	size_t np = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		np += !!(c->v[i].flags & XFS_ATTR_PARENT);
+	if (np != nw)
+		return false;
+	for (size_t k = 0; k < nw; k++) {
+		unsigned char rec[12];
+		bool found = false;
+
+		pptr_value(&w[k], rec);
+		for (size_t i = 0; i < c->n && !found; i++) {
+			const struct xa_ent *e = &c->v[i];
+
+			found = (e->flags & XFS_ATTR_PARENT) && e->namelen == w[k].namelen &&
+				e->valuelen == sizeof(rec) &&
+				!memcmp(c->arena + e->name, names + w[k].name, e->namelen) &&
+				!memcmp(c->arena + e->name + e->namelen, rec, sizeof(rec));
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* The collected parent pointers replaced by the wanted ones. */
+static void pptrs_replace(struct xa_collect *c, const unsigned char *names,
+			  const struct repair_pptr *w, size_t nw)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (!(c->v[i].flags & XFS_ATTR_PARENT))
+			c->v[k++] = c->v[i];
+	c->n = k;
+	for (size_t i = 0; i < nw && !c->err; i++) {
+		unsigned char rec[12];
+
+		pptr_value(&w[i], rec);
+		keep(c, XFS_ATTR_PARENT, names + w[i].name, w[i].namelen, rec, sizeof(rec));
+	}
+}
+
 static struct xa_row *new_row(struct repair_xattrs *xa, fs_ino_t ino)
 {
 	if (FS_VEC_ROOM(xa->rows, xa->nrows, xa->caprows, 16))
@@ -702,8 +843,13 @@ static struct xa_row *new_row(struct repair_xattrs *xa, fs_ino_t ino)
 	return &xa->rows[xa->nrows++];
 }
 
+/*
+ * One inode's attr fork collected and encoded again: damaged (must), with
+ * the log's intents on it (refs), or (pptrs) with the parent pointers the
+ * namespace wants, which leave it as it is when it holds them already.
+ */
 static int salvage(struct repair_ctx *rx, fs_ino_t ino, const struct attri_ref *refs,
-		   size_t nrefs)
+		   size_t nrefs, bool pptrs, bool must)
 {
 	const struct fs_geom *g = &rx->fs->g;
 	struct xa_collect c = { .rx = rx, .ino = ino };
@@ -767,6 +913,26 @@ static int salvage(struct repair_ctx *rx, fs_ino_t ino, const struct attri_ref *
 	if (!err)
 		err = c.err;
 	c.row = &rx->xa->rows[rowix];	/* drop() may have grown the text, not the rows */
+	if (!err && pptrs) {
+		uint64_t s = scan_links_slot(rx->sx, ino);
+		const struct repair_pptr *w;
+		size_t nw = repair_pptrs_of(rx, s, &w);
+
+		if (!must && !nrefs && !c.pbad && !c.dropped && pptrs_same(&c, rx->pp->names, w, nw)) {
+			/* right as it is: nothing written */
+			rx->xa->nrows--;
+			fs_buf_put(rx->sx->cache, b);
+			free(c.v);
+			free(c.arena);
+			return 0;
+		}
+		pptrs_replace(&c, rx->pp->names, w, nw);
+		err = c.err;
+		c.row->pptrs = true;
+		c.row->npptrs = (uint32_t)nw;
+		rx->pp->want[s] |= RP_DONE;
+		rx->pp->rewritten++;
+	}
 	if (!err)
 		err = rebuild(rx, &c, b->data, &why);
 	if (!err && nrefs && !c.row->cleared && stamp) {
@@ -872,12 +1038,14 @@ int repair_phase_xattrs(struct repair_ctx *rx)
 			rx->attris_freed += nrefs;
 			continue;
 		}
-		if (v & (RV_CLEAR | RV_NEW))
+		bool pa = rx->pp && (rx->pp->want[s] & RP_AFFECTED);
+
+		if ((v & RV_CLEAR) || ((v & RV_NEW) && !pa))
 			continue;
 		/* no allocator (the namespace phase did not run): a fork is not placed, so not touched */
 		if (!rx->nm && !(v & RV_ATTR_SALVAGE))
 			nrefs = 0;
-		if (v & RV_ATTR_RESET) {
+		if ((v & RV_ATTR_RESET) && !pa) {
 			/* phase 3 removed it (its block map is beyond use): say so */
 			r = new_row(rx->xa, ino);
 			if (!r)
@@ -886,9 +1054,10 @@ int repair_phase_xattrs(struct repair_ctx *rx)
 			r->why = "its block map is damaged";
 			continue;
 		}
-		if ((v & RV_ATTR_SALVAGE) || nrefs) {
+		if ((v & RV_ATTR_SALVAGE) || nrefs || pa) {
 			rx->verdict[s] &= (uint8_t)~RV_ATTR_SALVAGE;
-			err = salvage(rx, ino, refs + at, nrefs);
+			err = salvage(rx, ino, refs + at, nrefs, pa,
+				      v & (RV_ATTR_SALVAGE | RV_ATTR_RESET));
 		}
 	}
 	free(refs);
@@ -941,6 +1110,8 @@ void repair_xattrs_print(const struct repair_ctx *rx, FILE *out, bool json)
 				fputs(",\"why\":", out);
 				fs_json_string(out, r->why);
 			}
+			if (r->pptrs)
+				fprintf(out, ",\"parent_pointers\":%u", r->npptrs);
 			fputs(",\"dropped_names\":[", out);
 			for (size_t k = 0; k < r->nnames; k++, nm += strlen(nm) + 1) {
 				if (k)
@@ -957,6 +1128,9 @@ void repair_xattrs_print(const struct repair_ctx *rx, FILE *out, bool json)
 		else if (r->cleared)
 			fprintf(out, "%-9s inode %" PRIu64 ": attr fork cleared (%s)", done,
 				(uint64_t)r->ino, r->why);
+		else if (r->pptrs && !r->dropped && !r->attris)
+			fprintf(out, "%-9s inode %" PRIu64 ": parent pointers written from the "
+				"directory entries naming it (%u)", done, (uint64_t)r->ino, r->npptrs);
 		else
 			fprintf(out, "%-9s inode %" PRIu64 ": xattrs kept %u, dropped %u%s", done,
 				(uint64_t)r->ino, r->kept, r->dropped,

@@ -20,6 +20,7 @@ struct fs_log_attri;
 struct repair_run;
 struct repair_names;
 struct repair_xattrs;
+struct repair_pptrs;
 struct repair_space;
 
 /*
@@ -130,8 +131,8 @@ struct repair_ctx {
 	uint64_t cleared, attr_resets, field_fixes;
 	struct repair_names *nm;   /* the namespace plan (phase_names.c) */
 	struct repair_xattrs *xa;  /* the xattr salvage's outcome per inode (phase_xattrs.c) */
+	struct repair_pptrs *pp;   /* (parent feature) the parent pointers wanted (pptrs.c) */
 	bool planned_writes;       /* anything to write at all */
-	bool refused;              /* a rule forbids writing this plan (pptr_guard.c): nothing is */
 	/* after a replay: the AGs the unfinished intents name, rebuilt (scan/log.h) */
 	const bool *intent_ags;
 	/*

@@ -296,12 +296,13 @@ static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *o
 		"\"ags_rebuilt\":%u,\"inodes_cleared\":%" PRIu64 ",\"attr_forks_removed\":%"
 		PRIu64 ",\"attr_forks_rebuilt\":%" PRIu64 ",\"inode_fields_fixed\":%" PRIu64
 		",\"directories_rebuilt\":%" PRIu64
-		",\"moved_to_lost_found\":%" PRIu64 ",\"link_counts_set\":%" PRIu64
+		",\"moved_to_lost_found\":%" PRIu64 ",\"entries_restored\":%" PRIu64
+		",\"link_counts_set\":%" PRIu64
 		",\"blocks_written\":%" PRIu64
 		",\"writes\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"verified\":%s"
 		",\"introduced\":%zu,\"phase_seconds\":{",
 		rx->fl->n, left, rx->o->dry_run ? "true" : "false", rebuilt, rx->cleared,
-		rx->attr_resets, repair_xattrs_rebuilt(rx), rx->field_fixes, dirs, moved, nlinks,
+		rx->attr_resets, repair_xattrs_rebuilt(rx), rx->field_fixes, dirs, moved, repair_names_restored(rx), nlinks,
 		rx->blocks_written, rx->writes, rx->bytes_written,
 		rx->verified.ran ? "true" : "false", rx->verified.introduced);
 	for (size_t k = 0; k < sizeof(time_keys) / sizeof(time_keys[0]); k++)
@@ -330,6 +331,8 @@ static void print_lists_json(const struct repair_ctx *rx, FILE *out)
 	fs_findings_write_groups_json(rx->fl, out);
 	fputs(",\"moved\":", out);
 	repair_names_print_moves(rx, out, true, true);
+	fputs(",\"restored\":", out);
+	repair_names_print_restored(rx, out, true, true);
 	fputs(",\"xattrs\":", out);
 	repair_xattrs_print(rx, out, true);
 	fputs(",\"cleared\":", out);
@@ -376,9 +379,11 @@ static void render_text(const struct repair_run *run, int verbose, FILE *out)
 	char rounds[64] = "";
 
 	report_text(rx, verbose, out);
+	repair_names_print_restored(rx, out, false, verbose);
 	repair_names_print_moves(rx, out, false, verbose);
 	repair_xattrs_print(rx, out, false);
 	for (int i = 1; i < run->nrounds; i++) {
+		repair_names_print_restored(&run->round[i].rx, out, false, verbose);
 		repair_names_print_moves(&run->round[i].rx, out, false, verbose);
 		repair_xattrs_print(&run->round[i].rx, out, false);
 		cleared += report_cleared(&run->round[i].rx, out, false, verbose);

@@ -15,7 +15,8 @@ enum repair_plan_step {
 	REPAIR_PLAN_SB,            /* phase_sb.c: which superblock copies are rewritten */
 	REPAIR_PLAN_SB_FIELDS,     /* phase_sb.c: the primary's fields taken from the vote */
 	REPAIR_PLAN_INODES,        /* phase_inodes.c: the verdicts (arg: its suspect bytes) */
-	REPAIR_PLAN_NAMES,         /* phase_names.c: which directories are rebuilt */
+	REPAIR_PLAN_NAMES,         /* phase_names.c: which directories are rebuilt, and (parent
+				      feature) which files' parent pointers are rewritten */
 	REPAIR_PLAN_QUOTA,         /* phase_quota.c: which dquot blocks are rewritten */
 	REPAIR_PLAN_RT,            /* phase_rt.c: whether a realtime inode (arg: its number)
 				      has findings, so is made again */

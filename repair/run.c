@@ -35,7 +35,7 @@
 #include "repair/phase_sb.h"
 #include "repair/phase_xattrs.h"
 #include "repair/place.h"
-#include "repair/pptr_guard.h"
+#include "repair/pptrs.h"
 #include "repair/run.h"
 #include "repair/verify.h"
 
@@ -153,7 +153,6 @@ static int step_decide(struct repair_ctx *rx)
 	say_attris(rx);
 	fs_findings_sort(rx->fl);
 	rx->left = repair_decide(rx);
-	repair_pptr_guard(rx);
 	return 0;
 }
 
@@ -174,7 +173,7 @@ static int step_verify(struct repair_ctx *rx)
 	char msg[1024];
 	int err;
 
-	if ((!rx->planned_writes && !rx->o->zero_log) || rx->refused) {
+	if (!rx->planned_writes && !rx->o->zero_log) {
 		nothing_fixed(rx);
 		return 0;
 	}
@@ -234,8 +233,7 @@ static int step_commit(struct repair_ctx *rx)
 	char msg[1024];
 	int err;
 
-	if (rx->o->dry_run || rx->verified.introduced || rx->refused ||
-	    (!rx->planned_writes && !zero_log))
+	if (rx->o->dry_run || rx->verified.introduced || (!rx->planned_writes && !zero_log))
 		return 0;
 	err = repair_commit(rx, msg, sizeof(msg));
 	if (err) {
@@ -287,6 +285,7 @@ static void plan_free(struct repair_ctx *rx)
 {
 	repair_names_free(rx);
 	repair_xattrs_free(rx);
+	repair_pptrs_free(rx);
 	repair_verified_free(rx);
 	free(rx->dquot_blocks);
 	free(rx->verdict);

@@ -692,6 +692,7 @@ const char *fs_fix_name(enum fs_fix fix)
 		[FS_FIX_CONNECT] = "lost_found", [FS_FIX_XATTR] = "xattr",
 		[FS_FIX_SYMLINK] = "symlink", [FS_FIX_UNLINKED] = "unlinked",
 		[FS_FIX_QUOTA] = "quota", [FS_FIX_RT] = "rt", [FS_FIX_LOG] = "log",
+		[FS_FIX_PPTR] = "pptr",
 	};
 
 	return (unsigned)fix < FS_FIX_NR ? names[fix] : "unknown";

@@ -32,13 +32,14 @@ enum fs_fix {
 	FS_FIX_QUOTA,             /* quota: rewrite bad dquots, let the kernel recount */
 	FS_FIX_RT,                /* realtime bitmap/summary inodes */
 	FS_FIX_LOG,               /* the log: replay it, or -L zeroes it */
+	FS_FIX_PPTR,              /* rewrite a file's parent pointers from the directory entries */
 	FS_FIX_NR
 };
 
 /*
  * "none", "sb", "aghdr", "ag_btrees", "inode_clear", "inode_field", "inode_crc", "fork",
  * "dir", "parents", "nlink", "lost_found", "xattr", "symlink", "unlinked",
- * "quota", "rt", "log".
+ * "quota", "rt", "log", "pptr".
  */
 const char *fs_fix_name(enum fs_fix fix);
 
