@@ -33,7 +33,8 @@ paths kept by each tool summed over the cases.
 
 Environment: XFSX_REPAIR, XFSX_CHECK (binaries), XFSX_PPTR_CORPUS_FULL=1
 (every case; default the sample marked below), XFSX_PPTR_CORPUS_CASES
-(space-separated case-name prefixes), XFSX_PPTR_CORPUS_JOBS (default 2),
+(case-name prefixes, space-separated, or comma-separated when they hold
+spaces), XFSX_PPTR_CORPUS_JOBS (default 2),
 XFSX_PPTR_CORPUS_KEEP (a directory: the damaged image of each failing
 case is copied there).
 Usage: pptr_corpus.py SBIN610 WORKDIR"""
@@ -58,7 +59,8 @@ MKFS, DB, REPAIR, IO = (os.path.join(SBIN, t) for t in ("mkfs.xfs", "xfs_db", "x
 XREPAIR = os.environ["XFSX_REPAIR"]
 XCHECK = os.environ["XFSX_CHECK"]
 FULL = os.environ.get("XFSX_PPTR_CORPUS_FULL") == "1"
-ONLY = os.environ.get("XFSX_PPTR_CORPUS_CASES", "").split()
+_only = os.environ.get("XFSX_PPTR_CORPUS_CASES", "")
+ONLY = [o.strip() for o in _only.split(",") if o.strip()] if "," in _only else _only.split()
 JOBS = max(1, int(os.environ.get("XFSX_PPTR_CORPUS_JOBS", "2")))
 KEEP = os.environ.get("XFSX_PPTR_CORPUS_KEEP", "")
 TIMEOUT = 600
@@ -236,6 +238,20 @@ def byte_range(img, nav):
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def data_blocks_zeroed(img, ino):
+    """the steps that zero every data block of directory ino (its blocks
+    below the leaf offset, by its bmap): None when it has none"""
+    blocks = []
+    for m in re.finditer(r"data offset (\d+) startblock \d+ \S+ count (\d+)", db(img, ["inode " + ino, "bmap"])):
+        off, n = int(m.group(1)), int(m.group(2))
+        blocks += [b for b in range(off, off + n) if b < 8388608]
+    cmds = ["inode " + ino]
+    for blk in blocks:
+        cmds += ["dblock %d" % blk, "stack"]
+    rngs = [(int(a), int(n)) for a, n in re.findall(r"byte offset (\d+), length (\d+)", db(img, cmds))]
+    return [("zero",) + r for r in rngs] if blocks and len(rngs) == len(blocks) else None
+
+
 # ---- cases
 
 class Case:
@@ -353,6 +369,11 @@ def cases(b):
 
     # ---- directory blocks destroyed (zeroed whole): every name must come back
     s = "dirblock"
+    # a short form directory's entries: its inode's data fork zeroed (v3
+    # inode core: 176 bytes), the inode's CRC made right again
+    rng, fo = byte_range(img, nav("sf")), re.search(r"forkoff = (\d+)", db(img, nav("sf") + ["p core.forkoff"]))
+    add(s, "short form dir: its entries zeroed", rng and fo and [
+        ("zero", rng[0] + 176, int(fo.group(1)) * 8), nav("sf") + ["crc -r"]], True, restore=True, dir_="sf")
     for d, what, dblk, smp in (("blk", "block dir: its block", 0, True),
                                ("lf", "leaf dir: data block 0", 0, True),
                                ("lf", "leaf dir: data block 1", 1, False),
@@ -365,8 +386,11 @@ def cases(b):
         add(s, what + " zeroed", rng and [("zero",) + rng], smp, restore=True, dir_=d)
     add(s, "leaf dir: data block 0 magic", nav("lf") + ["dblock 0", "write -d dhdr.hdr.magic 0"],
         restore=True, dir_="lf")
-    add(s, "node dir: data block 2 and 7 zeroed", [("zero",) + byte_range(img, nav("nd") + ["dblock 2"]),
-                                                   ("zero",) + byte_range(img, nav("nd") + ["dblock 7"])],
+    for d in ("lf", "nd"):
+        add(s, "%s dir: every data block zeroed" % ("leaf" if d == "lf" else "node"),
+            data_blocks_zeroed(img, i[d]), restore=True, dir_=d)
+    r2, r7 = byte_range(img, nav("nd") + ["dblock 2"]), byte_range(img, nav("nd") + ["dblock 7"])
+    add(s, "node dir: data block 2 and 7 zeroed", r2 and r7 and [("zero",) + r2, ("zero",) + r7],
         restore=True, dir_="nd")
 
     # ---- directory inodes
@@ -394,9 +418,10 @@ def cases(b):
 
 
 def damage(img, c):
-    """apply a case's steps: xfs_db commands (one list) or byte ranges zeroed"""
+    """apply a case's steps: one list of xfs_db commands, or a list of
+    steps, each ("zero", offset, length) or a list of xfs_db commands"""
     log = []
-    steps = c.steps if isinstance(c.steps[0], tuple) else [c.steps]
+    steps = c.steps if not isinstance(c.steps[0], str) else [c.steps]
     for st in steps:
         if isinstance(st, tuple) and st[0] == "zero":
             with open(img, "r+b") as f:

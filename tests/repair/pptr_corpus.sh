@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Parent-pointer damage corpus (issue 28, "Proof"): a kernel-populated
+# Parent-pointer damage corpus: a kernel-populated
 # image made by xfsprogs 6.10.1's mkfs.xfs -n parent=1 -i exchange=1
 # (directories short form, block, leaf and node; hard links in six
 # directories; short form, leaf and node attr forks of parent pointers
@@ -16,7 +16,8 @@
 # is back (from the parent pointers).  A table per structure ends it.
 # tests/repair/pptr_corpus.py has the cases and the details.
 # XFSX_PPTR_CORPUS_FULL=1 runs every case (default: a sample),
-# XFSX_PPTR_CORPUS_CASES="pptr.leaf dirblock" picks cases by name prefix,
+# XFSX_PPTR_CORPUS_CASES="pptr.leaf dirblock" picks cases by name prefix (comma-
+# separated when a prefix holds spaces: "dirblock/leaf dir: every,nlink"),
 # XFSX_PPTR_CORPUS_JOBS (default 2), XFSX_PPTR_CORPUS_KEEP=DIR keeps the
 # damaged image of each failing case.
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm	# cases copy the image: keep them in RAM
