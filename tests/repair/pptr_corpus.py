@@ -43,6 +43,7 @@ import importlib.util
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -632,6 +633,8 @@ def main():
 
 
 if __name__ == "__main__":
+    # a stop (meson's timeout) still unmounts: the finally below runs
+    signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(128 + sig))
     try:
         main()
     finally:

@@ -32,4 +32,5 @@ sbin=$(oracle_610 2>"$TMP/oracle.err") || {
 	tap_done; exit 0
 }
 export XFSX_CHECK XFSX_REPAIR
-exec python3 "$XFSX_SRC/tests/repair/pptr_corpus.py" "$sbin" "$TMP/work"
+# not exec: this shell's exit trap removes $TMP and any loop device left over it
+python3 "$XFSX_SRC/tests/repair/pptr_corpus.py" "$sbin" "$TMP/work"
