@@ -53,10 +53,12 @@ for d, n, w in (('dsf', 3, 4), ('dblk', 20, 8), ('dleaf', 150, 12), ('dnode', 70
     for i in range(n):
         with open(P(d, ('f%0' + str(w) + 'd') % i), 'w') as f: f.write('x')
 os.makedirs(P('dnode', 'subdir'))
+os.makedirs(P('dblk', 'subd')); open(P('dblk', 'subd', 'inside'), 'w').close()
+os.makedirs(P('dsf', 'sd')); open(P('dsf', 'sd', 'x'), 'w').close()
 os.link(P('dnode', 'f%040d' % 5), P('dblk', 'hard'))
 with open(out, 'w') as f:
     for n in ('d1', 'd2', 'd1/f', 'leaf', 'node', 'xa', 'd3/sub', 'dsf', 'dblk', 'dleaf', 'dnode',
-              'dblk/f00000003', 'dsf/f0001'):
+              'dblk/f00000003', 'dsf/f0001', 'dsf/sd'):
         f.write('%s=%d\n' % (n.replace('/', '_'), os.stat(P(n)).st_ino))
 PY
 check "populate (exit $?)" true
@@ -154,10 +156,18 @@ repair_case "a file with neither entry nor pointer goes to a new lost+found" "^$
 	"inode $dsf_f0001" "write -d a.sfattr.list[$i].parent 0" "inode $dsf" "write -d u3.sfdir3.list[1].namelen 0"
 grep -q "lost+found/$dsf_f0001" "$TMP/find.before" 2>/dev/null
 check "... named /lost+found/$dsf_f0001 there" grep -q "moved *inode $dsf_f0001 .*lost+found/$dsf_f0001" "$TMP/rep.out"
+repair_case "a cleared directory: its files to lost+found, their pointers naming it" "dsf|lost\\+found" \
+	"inode $dsf" "write -d core.mode 0170755"
+check "... its files named in /lost+found" grep -q "moved *inode $dsf_f0001 .*lost+found/$dsf_f0001" "$TMP/rep.out"
+i=$(sf_pptr "$dsf_sd")
+repair_case "a directory with neither entry nor pointer goes to lost+found with its files" \
+	"^$dsf_sd |dsf/sd|lost\\+found" \
+	"inode $dsf_sd" "write -d a.sfattr.list[$i].parent 0" "inode $dsf" "write -d u3.sfdir3.list[3].namelen 0"
+check "... named /lost+found/$dsf_sd" grep -q "moved *inode $dsf_sd .*lost+found/$dsf_sd" "$TMP/rep.out"
 # ---- destroyed directory blocks: every name restored from the parent pointers ----
 repair_case "short form directory damaged: every name back" - "inode $dsf" "write -d u3.sfdir3.list[1].namelen 0"
 repair_case "block directory's block destroyed: every name back" - "zero $dblk 0"
-n=$(restored "$dblk"); check "... the report names $n entries restored in it (21 wanted)" [ "${n:-0}" -eq 21 ]
+n=$(restored "$dblk"); check "... the report names $n entries restored in it (22 wanted)" [ "${n:-0}" -eq 22 ]
 repair_case "leaf directory's first data block destroyed: every name back" - "zero $dleaf 0"
 n=$(restored "$dleaf"); check "... the report names $n entries restored in it" [ "${n:-0}" -gt 50 ]
 repair_case "node directory's first data block destroyed: every name back" - "zero $dnode 0"
