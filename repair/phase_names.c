@@ -1377,19 +1377,58 @@ static uint32_t dir_gen(struct repair_ctx *rx, fs_ino_t ino, bool *ok)
 	return gen;
 }
 
-static bool has_name(const struct repair_names *nm, const struct nm_dir *d,
-		     const unsigned char *name, uint8_t namelen)
+/*
+ * The names the rebuilt directories hold, while names are restored: an
+ * open-addressed set of 64-bit digests of (directory, name), so that a
+ * large directory with many names lost is not searched entry by entry
+ * (two names share a digest with probability 2^-64, as the scan's keys).
+ */
+struct name_set {
+	uint64_t *v;               /* 0: empty */
+	size_t cap, n;             /* cap: a power of two */
+};
+
+static uint64_t name_key(fs_ino_t dir, const unsigned char *name, uint8_t namelen)
 {
-	for (size_t i = 0; i < d->n; i++)
-		if (d->v[i].namelen == namelen && !memcmp(ent_name(nm, &d->v[i]), name, namelen))
+	uint64_t k = fs_name_digest(name, namelen) ^ (dir * 0x9e3779b97f4a7c15ull);
+
+	return k ? k : 1;
+}
+
+/* Adds key (true when it was there already); -ENOMEM as *err. */
+static bool set_add(struct name_set *h, uint64_t key, int *err)
+{
+	if (2 * (h->n + 1) > h->cap) {
+		struct name_set g = { .cap = h->cap ? 2 * h->cap : 1024 };
+
+		g.v = calloc(g.cap, sizeof(*g.v));
+		if (!g.v) {
+			*err = -ENOMEM;
 			return true;
-	return false;
+		}
+		for (size_t i = 0; i < h->cap; i++)
+			if (h->v[i])
+				set_add(&g, h->v[i], err);
+		free(h->v);
+		*h = g;
+	}
+	for (size_t i = key & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
+		if (h->v[i] == key)
+			return true;
+		if (!h->v[i]) {
+			h->v[i] = key;
+			h->n++;
+			return false;
+		}
+	}
 }
 
 struct restore {
 	struct repair_ctx *rx;
 	uint64_t s;
 	fs_ino_t ino;
+	struct name_set *names;    /* every rebuilt directory's names */
+	int err;
 };
 
 /*
@@ -1414,8 +1453,9 @@ static int on_restore_pptr(void *priv, const struct fs_pptr *p)
 	    (p->name[0] == '.' && (p->namelen == 1 || (p->namelen == 2 && p->name[1] == '.'))) ||
 	    (is_dir(rx, r->s) && nm->parent[r->s]) ||
 	    (ps == nm->root && p->namelen == 10 && !memcmp(p->name, "lost+found", 10)) ||
-	    has_name(nm, d, p->name, p->namelen) || dir_gen(rx, d->ino, &ok) != p->gen || !ok)
-		return 0;
+	    dir_gen(rx, d->ino, &ok) != p->gen || !ok ||
+	    set_add(r->names, name_key(d->ino, p->name, p->namelen), &r->err))
+		return r->err;
 	err = add_ent(nm, d, r->ino, p->name, p->namelen, rx->sx->links->rec[r->s].type);
 	if (err || FS_VEC_ROOM(nm->restored, nm->nrestored, nm->caprestored, 16))
 		return err ? err : -ENOMEM;
@@ -1437,13 +1477,18 @@ static int restore_names(struct repair_ctx *rx)
 {
 	struct scan_links *lk = rx->sx->links;
 	struct repair_names *nm = rx->nm;
+	struct name_set names = { 0 };
 	int err = 0;
 
 	if (!rx->fs->g.parent || !nm->ndirs)
 		return 0;
+	for (size_t i = 0; i < nm->ndirs && !err; i++)
+		for (size_t k = 0; k < nm->dirs[i].n && !err; k++)
+			set_add(&names, name_key(nm->dirs[i].ino, ent_name(nm, &nm->dirs[i].v[k]),
+						 nm->dirs[i].v[k].namelen), &err);
 	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
 		const struct link_rec *r = &lk->rec[s];
-		struct restore rs = { .rx = rx, .s = s };
+		struct restore rs = { .rx = rx, .s = s, .names = &names };
 
 		if (!live(rx, s) || s == nm->root || (nm->flags[s] & NM_NEW) ||
 		    (is_dir(rx, s) ? nm->parent[s] != 0 : r->refs >= r->nlink))
@@ -1453,6 +1498,7 @@ static int restore_names(struct repair_ctx *rx)
 			continue;
 		err = repair_pptrs_read(rx, rs.ino, on_restore_pptr, &rs);
 	}
+	free(names.v);
 	return err;
 }
 

@@ -170,6 +170,18 @@ repair_case "block directory's block destroyed: every name back" - "zero $dblk 0
 n=$(restored "$dblk"); check "... the report names $n entries restored in it (22 wanted)" [ "${n:-0}" -eq 22 ]
 repair_case "leaf directory's first data block destroyed: every name back" - "zero $dleaf 0"
 n=$(restored "$dleaf"); check "... the report names $n entries restored in it" [ "${n:-0}" -gt 50 ]
+# -n says what a repair would restore, and writes nothing; xfs_repair 6.10 on the same damage
+cp --sparse=always "$base" "$img"; zero_dblock "$dleaf" 0; sum=$(sha256sum <"$img")
+"$XFSX_REPAIR" -n "$img" >"$TMP/dry.out" 2>&1; rc=$?
+n=$(grep -Eo "^would restore +[0-9]+ entries in directory inode $dleaf" "$TMP/dry.out" | awk '{print $3}')
+check "-n: exit $rc, says it would restore $n entries, writes nothing" \
+	[ $rc -eq 4 -a "${n:-0}" -gt 50 -a "$(sha256sum <"$img")" = "$sum" ]
+"$REPAIR" "$img" >/dev/null 2>&1
+if mount_img "$img" "$TMP/mnt"; then
+	lf=$(find "$TMP/mnt/lost+found" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+	unmount_dir "$TMP/mnt"
+	diag "the same leaf block destroyed: xfs_repair 6.10 moves $lf files to lost+found, xfsx_repair 0"
+fi
 repair_case "node directory's first data block destroyed: every name back" - "zero $dnode 0"
 n=$(restored "$dnode"); check "... the report names $n entries restored in it" [ "${n:-0}" -gt 50 ]
 repair_case "node directory's second data block destroyed: every name back" - "zero $dnode 1"
