@@ -1469,7 +1469,8 @@ static int on_restore_pptr(void *priv, const struct fs_pptr *p)
 
 /*
  * Names come back: before anything goes to lost+found, every file that
- * fewer entries name than its link count says (a directory: none), whose
+ * fewer entries name than its link count says (the entries the rebuilt
+ * directories keep; a directory: no parent kept), whose
  * parent pointer still names a rebuilt directory, is put back there under
  * the name its pointer holds.
  */
@@ -1482,6 +1483,7 @@ static int restore_names(struct repair_ctx *rx)
 
 	if (!rx->fs->g.parent || !nm->ndirs)
 		return 0;
+	count(rx);	/* the entries naming each file once the directories are rebuilt */
 	for (size_t i = 0; i < nm->ndirs && !err; i++)
 		for (size_t k = 0; k < nm->dirs[i].n && !err; k++)
 			set_add(&names, name_key(nm->dirs[i].ino, ent_name(nm, &nm->dirs[i].v[k]),
@@ -1491,7 +1493,7 @@ static int restore_names(struct repair_ctx *rx)
 		struct restore rs = { .rx = rx, .s = s, .names = &names };
 
 		if (!live(rx, s) || s == nm->root || (nm->flags[s] & NM_NEW) ||
-		    (is_dir(rx, s) ? nm->parent[s] != 0 : r->refs >= r->nlink))
+		    (is_dir(rx, s) ? nm->parent[s] != 0 : nm->refs[s] >= r->nlink))
 			continue;
 		rs.ino = ino_of(rx, s);
 		if (scan_is_metadata_ino(rx->sx, rs.ino))

@@ -164,6 +164,10 @@ repair_case "a directory with neither entry nor pointer goes to lost+found with 
 	"^$dsf_sd |dsf/sd|lost\\+found" \
 	"inode $dsf_sd" "write -d a.sfattr.list[$i].parent 0" "inode $dsf" "write -d u3.sfdir3.list[3].namelen 0"
 check "... named /lost+found/$dsf_sd" grep -q "moved *inode $dsf_sd .*lost+found/$dsf_sd" "$TMP/rep.out"
+repair_case "a name twice in a directory: the second's file back under its own name" - \
+	"inode $dsf" "write -d u3.sfdir3.list[1].name \"f0000\""
+repair_case "an entry naming no possible inode: dropped, its file back under its name" - \
+	"inode $dsf" "write -d u3.sfdir3.list[0].inumber.i4 4000000000"
 # ---- destroyed directory blocks: every name restored from the parent pointers ----
 repair_case "short form directory damaged: every name back" - "inode $dsf" "write -d u3.sfdir3.list[1].namelen 0"
 repair_case "block directory's block destroyed: every name back" - "zero $dblk 0"
