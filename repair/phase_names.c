@@ -55,6 +55,7 @@ enum {
 	NM_FAILED = 16,            /* (directories) the rebuild could not be done */
 	NM_NEW = 32,               /* an inode this repair allocates (lost+found) */
 	NM_BUILT = 64,             /* (directories) encoded and written */
+	NM_RESTORED = 128,         /* named again from its parent pointer (restore_names) */
 };
 
 struct nm_ent {
@@ -1462,6 +1463,7 @@ static int on_restore_pptr(void *priv, const struct fs_pptr *p)
 	nm->restored[nm->nrestored++] = (struct nm_restored){ .dir = d->ino, .ino = r->ino,
 		.name = d->v[d->n - 1].name, .namelen = p->namelen };
 	d->restored++;
+	nm->flags[r->s] |= NM_RESTORED;
 	if (is_dir(rx, r->s))
 		nm->parent[r->s] = (uint32_t)ps + 1;
 	return 0;
@@ -1794,6 +1796,11 @@ void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json,
 	}
 	if (json)
 		fputs("]", out);
+}
+
+bool repair_names_restored_slot(const struct repair_ctx *rx, uint64_t slot)
+{
+	return rx->nm && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_RESTORED);
 }
 
 uint64_t repair_names_restored(const struct repair_ctx *rx)
