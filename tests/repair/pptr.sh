@@ -190,6 +190,7 @@ fi
 repair_case "node directory's first data block destroyed: every name back" - "zero $dnode 0"
 n=$(restored "$dnode"); check "... the report names $n entries restored in it" [ "${n:-0}" -gt 50 ]
 repair_case "node directory's second data block destroyed: every name back" - "zero $dnode 1"
+repair_case "node directory's DA node block destroyed: every name kept" - "zero $dnode 8388608"
 cp --sparse=always "$base" "$img"; zero_dblock "$dnode" 0
 "$XFSX_REPAIR" --json "$img" >"$TMP/rep.json" 2>"$TMP/rep.err"
 python3 - "$TMP/rep.json" "$dnode" <<'PY'
