@@ -388,6 +388,9 @@ const char *repair_action_taken(const struct repair_ctx *rx, const struct fs_fin
 	/* any inode finding settled by clearing the inode */
 	if (f->ino >= 0 && (v & RV_CLEAR) && action_of(f)->freed == REPAIR_FREED_GONE)
 		return fs_fix_name(FS_FIX_INODE_CLEAR);
+	/* an orphan named again from its parent pointer, not moved to lost+found */
+	if (f->def->fix == FS_FIX_CONNECT && repair_names_restored_slot(rx, slot_of(rx, f->ino)))
+		return "restored by name";
 	/* a row that would clear an inode whose repair mended it (a bad magic reset) */
 	if (f->def->fix == FS_FIX_INODE_CLEAR && !(v & RV_CLEAR))
 		return fs_fix_name(FS_FIX_INODE_FIELD);

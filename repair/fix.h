@@ -45,7 +45,8 @@ bool repair_finding_covered(const struct repair_ctx *rx, const struct fs_finding
 size_t repair_decide(struct repair_ctx *rx);
 /*
  * The action a fixed finding's report line names: its row's, unless the
- * inode's verdict says otherwise (cleared, or mended where the row clears).
+ * inode's verdict says otherwise (cleared, or mended where the row clears), or
+ * (lost_found) the orphan was named again from its parent pointer: "restored by name".
  */
 const char *repair_action_taken(const struct repair_ctx *rx, const struct fs_finding *f);
 /* Whether a finding is the dirty log, and -L throws it away (not replayed). */

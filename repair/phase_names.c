@@ -55,6 +55,7 @@ enum {
 	NM_FAILED = 16,            /* (directories) the rebuild could not be done */
 	NM_NEW = 32,               /* an inode this repair allocates (lost+found) */
 	NM_BUILT = 64,             /* (directories) encoded and written */
+	NM_RESTORED = 128,         /* named again from its parent pointer (restore_names) */
 };
 
 struct nm_ent {
@@ -1377,19 +1378,58 @@ static uint32_t dir_gen(struct repair_ctx *rx, fs_ino_t ino, bool *ok)
 	return gen;
 }
 
-static bool has_name(const struct repair_names *nm, const struct nm_dir *d,
-		     const unsigned char *name, uint8_t namelen)
+/*
+ * The names the rebuilt directories hold, while names are restored: an
+ * open-addressed set of 64-bit digests of (directory, name), so that a
+ * large directory with many names lost is not searched entry by entry
+ * (two names share a digest with probability 2^-64, as the scan's keys).
+ */
+struct name_set {
+	uint64_t *v;               /* 0: empty */
+	size_t cap, n;             /* cap: a power of two */
+};
+
+static uint64_t name_key(fs_ino_t dir, const unsigned char *name, uint8_t namelen)
 {
-	for (size_t i = 0; i < d->n; i++)
-		if (d->v[i].namelen == namelen && !memcmp(ent_name(nm, &d->v[i]), name, namelen))
+	uint64_t k = fs_name_digest(name, namelen) ^ (dir * 0x9e3779b97f4a7c15ull);
+
+	return k ? k : 1;
+}
+
+/* Adds key (true when it was there already); -ENOMEM as *err. */
+static bool set_add(struct name_set *h, uint64_t key, int *err)
+{
+	if (2 * (h->n + 1) > h->cap) {
+		struct name_set g = { .cap = h->cap ? 2 * h->cap : 1024 };
+
+		g.v = calloc(g.cap, sizeof(*g.v));
+		if (!g.v) {
+			*err = -ENOMEM;
 			return true;
-	return false;
+		}
+		for (size_t i = 0; i < h->cap; i++)
+			if (h->v[i])
+				set_add(&g, h->v[i], err);
+		free(h->v);
+		*h = g;
+	}
+	for (size_t i = key & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
+		if (h->v[i] == key)
+			return true;
+		if (!h->v[i]) {
+			h->v[i] = key;
+			h->n++;
+			return false;
+		}
+	}
 }
 
 struct restore {
 	struct repair_ctx *rx;
 	uint64_t s;
 	fs_ino_t ino;
+	struct name_set *names;    /* every rebuilt directory's names */
+	int err;
 };
 
 /*
@@ -1414,14 +1454,16 @@ static int on_restore_pptr(void *priv, const struct fs_pptr *p)
 	    (p->name[0] == '.' && (p->namelen == 1 || (p->namelen == 2 && p->name[1] == '.'))) ||
 	    (is_dir(rx, r->s) && nm->parent[r->s]) ||
 	    (ps == nm->root && p->namelen == 10 && !memcmp(p->name, "lost+found", 10)) ||
-	    has_name(nm, d, p->name, p->namelen) || dir_gen(rx, d->ino, &ok) != p->gen || !ok)
-		return 0;
+	    dir_gen(rx, d->ino, &ok) != p->gen || !ok ||
+	    set_add(r->names, name_key(d->ino, p->name, p->namelen), &r->err))
+		return r->err;
 	err = add_ent(nm, d, r->ino, p->name, p->namelen, rx->sx->links->rec[r->s].type);
 	if (err || FS_VEC_ROOM(nm->restored, nm->nrestored, nm->caprestored, 16))
 		return err ? err : -ENOMEM;
 	nm->restored[nm->nrestored++] = (struct nm_restored){ .dir = d->ino, .ino = r->ino,
 		.name = d->v[d->n - 1].name, .namelen = p->namelen };
 	d->restored++;
+	nm->flags[r->s] |= NM_RESTORED;
 	if (is_dir(rx, r->s))
 		nm->parent[r->s] = (uint32_t)ps + 1;
 	return 0;
@@ -1429,7 +1471,8 @@ static int on_restore_pptr(void *priv, const struct fs_pptr *p)
 
 /*
  * Names come back: before anything goes to lost+found, every file that
- * fewer entries name than its link count says (a directory: none), whose
+ * fewer entries name than its link count says (the entries the rebuilt
+ * directories keep; a directory: no parent kept), whose
  * parent pointer still names a rebuilt directory, is put back there under
  * the name its pointer holds.
  */
@@ -1437,22 +1480,29 @@ static int restore_names(struct repair_ctx *rx)
 {
 	struct scan_links *lk = rx->sx->links;
 	struct repair_names *nm = rx->nm;
+	struct name_set names = { 0 };
 	int err = 0;
 
 	if (!rx->fs->g.parent || !nm->ndirs)
 		return 0;
+	count(rx);	/* the entries naming each file once the directories are rebuilt */
+	for (size_t i = 0; i < nm->ndirs && !err; i++)
+		for (size_t k = 0; k < nm->dirs[i].n && !err; k++)
+			set_add(&names, name_key(nm->dirs[i].ino, ent_name(nm, &nm->dirs[i].v[k]),
+						 nm->dirs[i].v[k].namelen), &err);
 	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
 		const struct link_rec *r = &lk->rec[s];
-		struct restore rs = { .rx = rx, .s = s };
+		struct restore rs = { .rx = rx, .s = s, .names = &names };
 
 		if (!live(rx, s) || s == nm->root || (nm->flags[s] & NM_NEW) ||
-		    (is_dir(rx, s) ? nm->parent[s] != 0 : r->refs >= r->nlink))
+		    (is_dir(rx, s) ? nm->parent[s] != 0 : nm->refs[s] >= r->nlink))
 			continue;
 		rs.ino = ino_of(rx, s);
 		if (scan_is_metadata_ino(rx->sx, rs.ino))
 			continue;
 		err = repair_pptrs_read(rx, rs.ino, on_restore_pptr, &rs);
 	}
+	free(names.v);
 	return err;
 }
 
@@ -1746,6 +1796,11 @@ void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json,
 	}
 	if (json)
 		fputs("]", out);
+}
+
+bool repair_names_restored_slot(const struct repair_ctx *rx, uint64_t slot)
+{
+	return rx->nm && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_RESTORED);
 }
 
 uint64_t repair_names_restored(const struct repair_ctx *rx)

@@ -32,6 +32,8 @@ const char *repair_names_path(const struct repair_ctx *rx, int64_t ino);
  */
 void repair_names_print_restored(const struct repair_ctx *rx, FILE *out, bool json, bool all);
 uint64_t repair_names_restored(const struct repair_ctx *rx);
+/* Whether the inode in links slot slot was named again from its parent pointer. */
+bool repair_names_restored_slot(const struct repair_ctx *rx, uint64_t slot);
 /* What the namespace phase did, for the summary. */
 void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_t *moved,
 			 uint64_t *nlinks);

@@ -215,13 +215,16 @@ static bool ext_kept(const struct repair_ctx *rx, const struct model_ext *e)
 		return (e->flags & MODEL_EXT_NEW) != 0;
 	if (v & RV_CLEAR)
 		return false;
-	if ((v & RV_ATTR_RESET) && (e->cls == MC_ATTR ||
-	    (e->cls == MC_BMBT && (e->flags & MODEL_EXT_ATTRFORK))))
-		return false;
-	/* a rebuilt attr fork: its new blocks replace the old ones */
+	/*
+	 * a rebuilt attr fork: its new blocks replace the old ones (also after
+	 * a removal: a parent pointer filesystem's fork made again, pptrs.c)
+	 */
 	if ((v & RV_ATTR_NEW) && (e->cls == MC_ATTR ||
 	    (e->cls == MC_BMBT && (e->flags & MODEL_EXT_ATTRFORK))))
 		return (e->flags & MODEL_EXT_NEW) != 0;
+	if ((v & RV_ATTR_RESET) && (e->cls == MC_ATTR ||
+	    (e->cls == MC_BMBT && (e->flags & MODEL_EXT_ATTRFORK))))
+		return false;
 	/* a rebuilt directory: its new blocks replace its old data fork */
 	if ((v & RV_DIR_NEW) && (e->cls == MC_DATA ||
 	    (e->cls == MC_BMBT && !(e->flags & MODEL_EXT_ATTRFORK))))

@@ -53,10 +53,12 @@ for d, n, w in (('dsf', 3, 4), ('dblk', 20, 8), ('dleaf', 150, 12), ('dnode', 70
     for i in range(n):
         with open(P(d, ('f%0' + str(w) + 'd') % i), 'w') as f: f.write('x')
 os.makedirs(P('dnode', 'subdir'))
+os.makedirs(P('dblk', 'subd')); open(P('dblk', 'subd', 'inside'), 'w').close()
+os.makedirs(P('dsf', 'sd')); open(P('dsf', 'sd', 'x'), 'w').close()
 os.link(P('dnode', 'f%040d' % 5), P('dblk', 'hard'))
 with open(out, 'w') as f:
     for n in ('d1', 'd2', 'd1/f', 'leaf', 'node', 'xa', 'd3/sub', 'dsf', 'dblk', 'dleaf', 'dnode',
-              'dblk/f00000003', 'dsf/f0001'):
+              'dblk/f00000003', 'dsf/f0001', 'dsf/sd'):
         f.write('%s=%d\n' % (n.replace('/', '_'), os.stat(P(n)).st_ino))
 PY
 check "populate (exit $?)" true
@@ -87,7 +89,6 @@ repair_case() {
 		esac
 	done
 	[ ${#args[@]} -gt 0 ] && "$DB" -x "${args[@]}" "$img" >"$TMP/db.out" 2>&1
-	"$REPAIR" -n "$img" >/dev/null 2>&1 || true
 	"$XFSX_REPAIR" -v "$img" >"$TMP/rep.out" 2>&1; rc=$?
 	[ $rc -eq 1 ] || fails+=" repair-exit-$rc"
 	"$REPAIR" -n "$img" >"$TMP/x.out" 2>&1 || fails+=" 6.10-not-clean"
@@ -148,21 +149,48 @@ repair_case "node: a parent pointer's generation" - "inode $node" "ablock 1" "wr
 repair_case "a link count" - "inode $d1_f" "write -d core.nlinkv2 9"
 repair_case "an attr fork with user xattrs beside the pointers rebuilt" - "inode $xa" "ablock 1" "write -d entries[3].hashval 0x1"
 repair_case "an attr fork whose block map is bad, removed: its pointer written again" - "inode $xa" "write -d a.bmx[0].startblock 0"
+repair_case "a node attr fork whose block map is bad, removed: its 300 pointers written again in blocks" - \
+	"inode $node" "write -d a.bmx[0].startblock 0"
 repair_case "a cleared inode: the entries naming it dropped, with its pointers" "^$dblk_f00000003 " "inode $dblk_f00000003" "write -d core.mode 0170644"
 i=$(sf_pptr "$dsf_f0001")
 repair_case "a file with neither entry nor pointer goes to a new lost+found" "^$dsf_f0001 |lost\\+found" \
 	"inode $dsf_f0001" "write -d a.sfattr.list[$i].parent 0" "inode $dsf" "write -d u3.sfdir3.list[1].namelen 0"
 grep -q "lost+found/$dsf_f0001" "$TMP/find.before" 2>/dev/null
 check "... named /lost+found/$dsf_f0001 there" grep -q "moved *inode $dsf_f0001 .*lost+found/$dsf_f0001" "$TMP/rep.out"
+repair_case "a cleared directory: its files to lost+found, their pointers naming it" "dsf|lost\\+found" \
+	"inode $dsf" "write -d core.mode 0170755"
+check "... its files named in /lost+found" grep -q "moved *inode $dsf_f0001 .*lost+found/$dsf_f0001" "$TMP/rep.out"
+i=$(sf_pptr "$dsf_sd")
+repair_case "a directory with neither entry nor pointer goes to lost+found with its files" \
+	"^$dsf_sd |dsf/sd|lost\\+found" \
+	"inode $dsf_sd" "write -d a.sfattr.list[$i].parent 0" "inode $dsf" "write -d u3.sfdir3.list[3].namelen 0"
+check "... named /lost+found/$dsf_sd" grep -q "moved *inode $dsf_sd .*lost+found/$dsf_sd" "$TMP/rep.out"
+repair_case "a name twice in a directory: the second's file back under its own name" - \
+	"inode $dsf" "write -d u3.sfdir3.list[1].name \"f0000\""
+repair_case "an entry naming no possible inode: dropped, its file back under its name" - \
+	"inode $dsf" "write -d u3.sfdir3.list[0].inumber.i4 4000000000"
 # ---- destroyed directory blocks: every name restored from the parent pointers ----
 repair_case "short form directory damaged: every name back" - "inode $dsf" "write -d u3.sfdir3.list[1].namelen 0"
 repair_case "block directory's block destroyed: every name back" - "zero $dblk 0"
-n=$(restored "$dblk"); check "... the report names $n entries restored in it (21 wanted)" [ "${n:-0}" -eq 21 ]
+n=$(restored "$dblk"); check "... the report names $n entries restored in it (22 wanted)" [ "${n:-0}" -eq 22 ]
 repair_case "leaf directory's first data block destroyed: every name back" - "zero $dleaf 0"
 n=$(restored "$dleaf"); check "... the report names $n entries restored in it" [ "${n:-0}" -gt 50 ]
+# -n says what a repair would restore, and writes nothing; xfs_repair 6.10 on the same damage
+cp --sparse=always "$base" "$img"; zero_dblock "$dleaf" 0; sum=$(sha256sum <"$img")
+"$XFSX_REPAIR" -n "$img" >"$TMP/dry.out" 2>&1; rc=$?
+n=$(grep -Eo "^would restore +[0-9]+ entries in directory inode $dleaf" "$TMP/dry.out" | awk '{print $3}')
+check "-n: exit $rc, says it would restore $n entries, writes nothing" \
+	[ $rc -eq 4 -a "${n:-0}" -gt 50 -a "$(sha256sum <"$img")" = "$sum" ]
+"$REPAIR" "$img" >/dev/null 2>&1
+if mount_img "$img" "$TMP/mnt"; then
+	lf=$(find "$TMP/mnt/lost+found" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+	unmount_dir "$TMP/mnt"
+	diag "the same leaf block destroyed: xfs_repair 6.10 moves $lf files to lost+found, xfsx_repair 0"
+fi
 repair_case "node directory's first data block destroyed: every name back" - "zero $dnode 0"
 n=$(restored "$dnode"); check "... the report names $n entries restored in it" [ "${n:-0}" -gt 50 ]
 repair_case "node directory's second data block destroyed: every name back" - "zero $dnode 1"
+repair_case "node directory's DA node block destroyed: every name kept" - "zero $dnode 8388608"
 cp --sparse=always "$base" "$img"; zero_dblock "$dnode" 0
 "$XFSX_REPAIR" --json "$img" >"$TMP/rep.json" 2>"$TMP/rep.err"
 python3 - "$TMP/rep.json" "$dnode" <<'PY'

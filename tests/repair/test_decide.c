@@ -22,10 +22,17 @@
 #include "scan/model.h"
 
 /* phase_names.c's answers, as the test sets them */
-static bool names_built, names_reached;
+static bool names_built, names_reached, names_restored;
 
 bool __wrap_repair_names_built(const struct repair_ctx *rx, uint64_t slot);
 bool __wrap_repair_names_reached(const struct repair_ctx *rx, uint64_t slot);
+bool __wrap_repair_names_restored_slot(const struct repair_ctx *rx, uint64_t slot);
+
+bool __wrap_repair_names_restored_slot(const struct repair_ctx *rx, uint64_t slot)
+{
+	(void)rx;
+	return slot != UINT64_MAX && names_restored;
+}
 
 bool __wrap_repair_names_built(const struct repair_ctx *rx, uint64_t slot)
 {
@@ -477,6 +484,15 @@ static void test_action_taken(void **state)
 	assert_string_equal(repair_action_taken(&w->rx, &sb), "sb");
 	assert_string_equal(repair_action_taken(&w->rx, &field), "inode_field");
 	assert_string_equal(repair_action_taken(&w->rx, &fork), "fork");
+	{
+		/* an orphan named again from its parent pointer, not moved to lost+found */
+		struct fs_finding conn = finding(w, FS_FIX_CONNECT, 0, INO);
+
+		assert_string_equal(repair_action_taken(&w->rx, &conn), "lost_found");
+		names_restored = true;
+		assert_string_equal(repair_action_taken(&w->rx, &conn), "restored by name");
+		names_restored = false;
+	}
 	/* a row that clears, on an inode its repair mended */
 	w->verdict[SLOT] = RV_FIELDS;
 	assert_string_equal(repair_action_taken(&w->rx, &clear), "inode_field");
