@@ -40,6 +40,7 @@ case is copied there).
 Usage: pptr_corpus.py SBIN610 WORKDIR"""
 import concurrent.futures
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -487,13 +488,23 @@ def run_case(c, b, slot):
                  % " | ".join(dblog.strip().splitlines()[-2:]))
             return r
         # xfsx_repair, once
-        rc1, out1 = run([XREPAIR, x])
+        rc1, out1 = run([XREPAIR, "--json", x])
         r["rc1"] = rc1
-        # what the report says of names put back (shown with restore cases)
-        said = [l.strip() for l in out1.splitlines() if re.search(r"restor|put back|from (its |their )?parent pointer", l, re.I)]
-        r["said"] = said[0][:120] if said else ""
+        try:
+            rep = json.loads(out1)
+        except ValueError:
+            rep = None
+            fail("xfsx_repair wrote no JSON report (exit %d: %s)" % (rc1, out1.strip()[-160:]))
         if rc1 != 1:
-            fail("xfsx_repair exit %d, not 1 (%s)" % (rc1, (out1.strip().splitlines() or [""])[-1][:160]))
+            fail("xfsx_repair exit %d, not 1 (%s)" % (rc1, out1.strip()[-160:] if rep is None else
+                                                     "summary.left %s" % rep.get("summary", {}).get("left")))
+        # the entries the report says came back from parent pointers: (path, inode)
+        said = set()
+        for d in (rep or {}).get("restored") or []:
+            for e in d.get("entries", []):
+                said.add((os.path.normpath(os.path.join((d.get("path") or "?").lstrip("/"), e.get("name", ""))),
+                          e.get("ino")))
+        r["said"] = said
         n1, nout = run([REPAIR, "-n", x])
         c1, cout = run([XCHECK, x])
         if n1 != 0:
@@ -525,6 +536,10 @@ def run_case(c, b, slot):
         if lost:
             fail("paths xfs_repair 6.10 keeps and xfsx_repair does not: %d (%s)"
                  % (len(lost), ", ".join(lost[:4])))
+        notthere = sorted(p for p, n in said if tx is None or tx.get(p) != n)
+        if notthere:
+            fail("the report says %d entries restored that the tree lacks (%s)"
+                 % (len(notthere), ", ".join(notthere[:4])))
         if c.restore and len(kx) != len(b.tree):
             gone = sorted(set(b.tree) - kx)
             fail("a destroyed directory block cost %d paths (%s)" % (len(gone), ", ".join(gone[:4])))
@@ -618,8 +633,10 @@ def main():
                 tap(True, "%s: fixed in one run; paths kept xfsx %d, xfs_repair 6.10 %d (exit %d) of %d%s;"
                     " %.1f s" % (c.id, r["kx"], r["ky"], r["rc610"], len(b.tree),
                                  ", %d only by xfsx" % r["back"] if r["back"] else "", r["secs"]))
-                if c.restore:
-                    diag("  %s: xfsx_repair said: %s" % (c.id, r["said"] or "(no line about restored names)"))
+                if r["said"]:
+                    diag("  %s: the report lists %d entries restored from parent pointers (%s%s)"
+                         % (c.id, len(r["said"]), ", ".join(sorted(p for p, _ in r["said"])[:3]),
+                            ", ..." if len(r["said"]) > 3 else ""))
     diag("per structure: cases, fixed by one xfsx_repair run (every measure), base paths kept"
          " (summed over the cases) by xfsx_repair and by xfs_repair 6.10, of how many, and kept"
          " by xfsx_repair only")
