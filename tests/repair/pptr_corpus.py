@@ -84,13 +84,16 @@ def diag(msg):
             print("# " + line, flush=True)
 
 
-def run(args, timeout=TIMEOUT):
-    """(exit code, stdout+stderr as text); -9 on a timeout"""
+def run(args, timeout=TIMEOUT, split=False):
+    """(exit code, stdout+stderr as text); -9 on a timeout.  split: (exit
+    code, stdout, stderr)"""
     try:
-        r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
-        return r.returncode, r.stdout.decode(errors="replace")
+        r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE if split else subprocess.STDOUT,
+                           timeout=timeout)
+        out = r.stdout.decode(errors="replace")
+        return (r.returncode, out, r.stderr.decode(errors="replace")) if split else (r.returncode, out)
     except subprocess.TimeoutExpired:
-        return -9, "timed out after %d s" % timeout
+        return (-9, "", "timed out after %d s" % timeout) if split else (-9, "timed out after %d s" % timeout)
 
 
 def db(img, cmds, expert=False):
@@ -488,16 +491,18 @@ def run_case(c, b, slot):
                  % " | ".join(dblog.strip().splitlines()[-2:]))
             return r
         # xfsx_repair, once
-        rc1, out1 = run([XREPAIR, "--json", x])
+        rc1, out1, err1 = run([XREPAIR, "--json", x], split=True)
         r["rc1"] = rc1
         try:
             rep = json.loads(out1)
         except ValueError:
             rep = None
-            fail("xfsx_repair wrote no JSON report (exit %d: %s)" % (rc1, out1.strip()[-160:]))
+            fail("xfsx_repair wrote no JSON report (exit %d: %s)" % (rc1, (err1 + out1).strip()[-160:]))
         if rc1 != 1:
-            fail("xfsx_repair exit %d, not 1 (%s)" % (rc1, out1.strip()[-160:] if rep is None else
-                                                     "summary.left %s" % rep.get("summary", {}).get("left")))
+            s = (rep or {}).get("summary", {})
+            fail("xfsx_repair exit %d, not 1 (%s%s)" % (
+                rc1, "summary: %s left, %s inodes cleared; " % (s.get("left"), s.get("inodes_cleared"))
+                if s else "", " ".join(err1.split())[-160:]))
         # the entries the report says came back from parent pointers: (path, inode)
         said = set()
         for d in (rep or {}).get("restored") or []:
