@@ -788,33 +788,66 @@ static void pptr_value(const struct repair_pptr *w, unsigned char rec[12])
 	put_be32(rec + offsetof(struct xfs_parent_rec, p_gen), w->gen);
 }
 
-/* Whether the parent pointers collected are the wanted ones (w, nw), no more, no fewer. */
-static bool pptrs_same(const struct xa_collect *c, const unsigned char *names,
+/* A parent pointer as one 64-bit key: its name's digest, its parent and generation mixed in. */
+static uint64_t pptr_key(const unsigned char *name, uint8_t namelen, fs_ino_t parent, uint32_t gen)
+{
+	return fs_name_digest(name, namelen) ^ (parent * 0x9e3779b97f4a7c15ull) ^
+	       ((uint64_t)gen * 0xc2b2ae3d27d4eb4full);
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * Whether the parent pointers collected are the wanted ones (w, nw), no
+ * more, no fewer: both as sorted keys (a file with thousands of links is
+ * not compared pair by pair).  -ENOMEM as c->err.
+ */
+static bool pptrs_same(struct xa_collect *c, const unsigned char *names,
 		       const struct repair_pptr *w, size_t nw)
 {
+	uint64_t *a, *b;
 	size_t np = 0;
+	bool same;
 
 	for (size_t i = 0; i < c->n; i++)
 		np += !!(c->v[i].flags & XFS_ATTR_PARENT);
 	if (np != nw)
 		return false;
-	for (size_t k = 0; k < nw; k++) {
-		unsigned char rec[12];
-		bool found = false;
-
-		pptr_value(&w[k], rec);
-		for (size_t i = 0; i < c->n && !found; i++) {
-			const struct xa_ent *e = &c->v[i];
-
-			found = (e->flags & XFS_ATTR_PARENT) && e->namelen == w[k].namelen &&
-				e->valuelen == sizeof(rec) &&
-				!memcmp(c->arena + e->name, names + w[k].name, e->namelen) &&
-				!memcmp(c->arena + e->name + e->namelen, rec, sizeof(rec));
-		}
-		if (!found)
-			return false;
+	if (!nw)
+		return true;
+	a = malloc(nw * sizeof(*a));
+	b = malloc(nw * sizeof(*b));
+	if (!a || !b) {
+		free(a);
+		free(b);
+		c->err = -ENOMEM;
+		return false;
 	}
-	return true;
+	np = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct xa_ent *e = &c->v[i];
+		const unsigned char *v = c->arena + e->name + e->namelen;
+
+		if (!(e->flags & XFS_ATTR_PARENT))
+			continue;
+		/* (kept only when it decoded: a 12-byte value) */
+		a[np++] = pptr_key(c->arena + e->name, e->namelen,
+				   get_be64(v + offsetof(struct xfs_parent_rec, p_ino)),
+				   get_be32(v + offsetof(struct xfs_parent_rec, p_gen)));
+	}
+	for (size_t k = 0; k < nw; k++)
+		b[k] = pptr_key(names + w[k].name, w[k].namelen, w[k].parent, w[k].gen);
+	qsort(a, nw, sizeof(*a), cmp_u64);
+	qsort(b, nw, sizeof(*b), cmp_u64);
+	same = !memcmp(a, b, nw * sizeof(*a));
+	free(a);
+	free(b);
+	return same;
 }
 
 /* The collected parent pointers replaced by the wanted ones. */
@@ -918,7 +951,12 @@ static int salvage(struct repair_ctx *rx, fs_ino_t ino, const struct attri_ref *
 		const struct repair_pptr *w;
 		size_t nw = repair_pptrs_of(rx, s, &w);
 
-		if (!must && !nrefs && !c.pbad && !c.dropped && pptrs_same(&c, rx->pp->names, w, nw)) {
+		bool same = !must && !nrefs && !c.pbad && !c.dropped &&
+			    pptrs_same(&c, rx->pp->names, w, nw);
+
+		if (c.err) {
+			err = c.err;
+		} else if (same) {
 			/* right as it is: nothing written */
 			rx->xa->nrows--;
 			fs_buf_put(rx->sx->cache, b);
