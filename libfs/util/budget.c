@@ -23,3 +23,20 @@ int fs_budget_plan(struct fs_budget *b, uint64_t total, uint64_t fixed, uint64_t
 	}
 	return 0;
 }
+
+uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes)
+{
+	uint64_t take;
+
+	if (!b->total)
+		return 0;
+	b->fixed += bytes;
+	take = b->model > FS_BUDGET_MODEL_FLOOR ? b->model - FS_BUDGET_MODEL_FLOOR : 0;
+	take = take < bytes ? take : bytes;
+	b->model -= take;
+	bytes -= take;
+	take = b->cache > FS_BUDGET_CACHE_FLOOR ? b->cache - FS_BUDGET_CACHE_FLOOR : 0;
+	take = take < bytes ? take : bytes;
+	b->cache -= take;
+	return bytes - take;
+}
