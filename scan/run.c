@@ -421,11 +421,10 @@ static int phase_inodes(struct scan_ctx *cx)
 
 	if (!err)
 		err = scan_pptrs_create(cx);
-	/* -m: the link records do not spill; their bytes come out of the model's and cache's shares */
+	/* -m: the link records do not spill; their bytes come out of the model's share */
 	if (!err && cx->opts->mem_bytes && cx->links) {
 		fs_budget_charge(&cx->budget, cx->links->nslots * sizeof(*cx->links->rec));
 		model_set_spill(cx->model, cx->spill, (size_t)cx->budget.model, cx->model->batch);
-		fs_cache_set_cap(cx->cache, cx->budget.cache);
 	}
 	return err ? err : scan_phase_inodes(cx);
 }

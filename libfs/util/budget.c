@@ -30,13 +30,10 @@ uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes)
 
 	if (!b->total)
 		return 0;
+	/* from the model only: the cache also holds a repair's dirty buffers, which must fit */
 	b->fixed += bytes;
 	take = b->model > FS_BUDGET_MODEL_FLOOR ? b->model - FS_BUDGET_MODEL_FLOOR : 0;
 	take = take < bytes ? take : bytes;
 	b->model -= take;
-	bytes -= take;
-	take = b->cache > FS_BUDGET_CACHE_FLOOR ? b->cache - FS_BUDGET_CACHE_FLOOR : 0;
-	take = take < bytes ? take : bytes;
-	b->cache -= take;
 	return bytes - take;
 }

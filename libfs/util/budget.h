@@ -34,9 +34,10 @@ int fs_budget_plan(struct fs_budget *b, uint64_t total, uint64_t fixed, uint64_t
 
 /*
  * A structure that does not spill took bytes (the link records, once
- * sized): they come out of the model's share first, then the cache's,
- * each down to its floor.  What does not fit is over the cap (the peak
- * then passes it); returns those bytes, 0 when it all fit.
+ * sized): they come out of the model's share, down to its floor (not
+ * the cache's: a repair's dirty buffers must fit there).  What does not
+ * fit is over the cap (the peak then passes it); returns those bytes, 0
+ * when it all fit.
  */
 uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes);
 
