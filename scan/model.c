@@ -472,6 +472,26 @@ void model_set_spill(struct model *m, struct fs_spill *sp, size_t limit, size_t 
 	m->batch = batch ? batch : 1;
 }
 
+size_t model_resident_need(const struct model *m, unsigned workers)
+{
+	size_t held = __atomic_load_n(&m->held, __ATOMIC_RELAXED), most = 0;
+
+	if (!m->spill)
+		return held * sizeof(struct model_ext);
+	for (fs_agnumber_t a = 0; a < m->agcount; a++) {
+		const struct model_ag *ag = &m->ag[a];
+		size_t n = ag->mirror ? 0 : ag->n;
+
+		for (size_t i = 0; i < ag->nruns; i++)
+			n += ag->runs[i].n;
+		if (ag->mirror && !ag->nruns)
+			n = ag->n;
+		most = n > most ? n : most;
+	}
+	most *= (size_t)(workers ? workers : 1);
+	return (most < held ? most : held) * sizeof(struct model_ext);
+}
+
 int model_error(const struct model *m)
 {
 	return __atomic_load_n(&m->err, __ATOMIC_RELAXED);

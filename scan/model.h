@@ -243,6 +243,12 @@ void model_set_spill(struct model *m, struct fs_spill *sp, size_t limit, size_t 
  * hold the AG's extents.  Without spilling, nothing.
  */
 void model_ag_release(struct model *m, fs_agnumber_t agno);
+/*
+ * Bytes of extents the model will want in memory from now on, with up to
+ * workers AGs worked on at once: all it holds when not spilling, else
+ * workers times its largest AG (held or on disk).
+ */
+size_t model_resident_need(const struct model *m, unsigned workers);
 /* The first spill error (a write to the temporary directory failed), or 0. */
 int model_error(const struct model *m);
 

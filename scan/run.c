@@ -504,6 +504,17 @@ int scan_run(struct scan_ctx *cx)
 		if (err)
 			return err;
 	}
+	/*
+	 * -m: what the model still needs is known now (one AG per worker when
+	 * spilled); the cache, which holds a repair's dirty buffers, gets
+	 * the rest.
+	 */
+	if (cx->opts->mem_bytes) {
+		uint64_t need = cx->budget.fixed + model_resident_need(cx->model, cx->workers);
+
+		if (cx->opts->mem_bytes > need && cx->opts->mem_bytes - need > cx->budget.cache)
+			fs_cache_set_cap(cx->cache, cx->opts->mem_bytes - need);
+	}
 	return 0;
 }
 
