@@ -207,10 +207,18 @@ int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t 
 {
 	struct model_ag *ag;
 	struct model_stripe *st;
-	const struct model_ext e = { .agbno = agbno, .len = len, .owner = owner,
-				     .offset = offset, .cls = (uint8_t)cls, .flags = flags };
+	struct model_ext e;
 	unsigned k;
 	int err;
+
+	/* the padding too: spilled runs are written byte for byte */
+	memset(&e, 0, sizeof(e));
+	e.agbno = agbno;
+	e.len = len;
+	e.owner = owner;
+	e.offset = offset;
+	e.cls = (uint8_t)cls;
+	e.flags = flags;
 
 	if (agno >= m->agcount || !len || cls >= MC_NR || agbno >= fs_ag_blocks(m->g, agno) ||
 	    len > fs_ag_blocks(m->g, agno) - agbno)
