@@ -24,7 +24,12 @@ static void usage(FILE *out)
 		"  -g, --geometry          print the filesystem geometry and exit\n"
 		"  -j, --json              machine-readable output (one JSON object)\n"
 		"  -t, --threads=N         worker threads (default: one per CPU)\n"
-		"  -m, --memory=MiB        metadata cache cap (default: 256, less on small machines)\n"
+		"  -m, --memory=MiB        cap on the whole run's memory: cache, model, I/O windows;\n"
+		"                          the block model spills to --tmpdir beyond its share\n"
+		"                          (default: no cap, a 256 MiB cache); too small is refused,\n"
+		"                          naming the smallest that works\n"
+		"      --tmpdir=DIR        where -m spills (default: $TMPDIR, else /tmp; never on\n"
+		"                          the filesystem's own devices)\n"
 		"  -o ag_stride=N          AGs per work item: a few threads cover many AGs\n"
 		"      --progress          show phase and ETA on stderr even when not a terminal\n"
 		"      --no-progress       never show progress (default: on a terminal)\n"
@@ -79,6 +84,7 @@ static int parse_args(int argc, char **argv, struct check_run *run, bool *geomet
 		{ "json", no_argument, NULL, 'j' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "memory", required_argument, NULL, 'm' },
+		{ "tmpdir", required_argument, NULL, 'T' },
 		{ "progress", no_argument, NULL, 'P' },
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "io-engine", required_argument, NULL, 'E' },
@@ -120,9 +126,16 @@ static int parse_args(int argc, char **argv, struct check_run *run, bool *geomet
 			run->co.threads = (unsigned)v;
 			break;
 		}
+		case 'T':
+			if (!*optarg) {
+				fprintf(stderr, "xfsx_check: --tmpdir needs a directory\n");
+				return XFSX_EXIT_USAGE;
+			}
+			run->co.tmpdir = optarg;
+			break;
 		case 'm':
-			if (scan_parse_memory(optarg, &run->co.cache_bytes)) {
-				fprintf(stderr, "xfsx_check: --memory takes a size in MiB (at least 16)\n");
+			if (scan_parse_memory(optarg, &run->co.mem_bytes)) {
+				fprintf(stderr, "xfsx_check: --memory takes a size in MiB (at least 1)\n");
 				return XFSX_EXIT_USAGE;
 			}
 			break;

@@ -162,7 +162,10 @@ int check_run(struct check_run *run)
 	run->cx.opts = &run->co;
 	err = scan_run(&run->cx);
 	if (err) {
-		fprintf(stderr, "xfsx_check: %s: check failed: %s\n", run->path, strerror(-err));
+		char why[512];
+
+		scan_strerror(&run->cx, err, why, sizeof(why));
+		fprintf(stderr, "xfsx_check: %s: check failed: %s\n", run->path, why);
 		return -ENOTRECOVERABLE;
 	}
 	err = judge_intents(run);

@@ -26,7 +26,12 @@ static void usage(FILE *out)
 		"      --no-replay         refuse a dirty log instead of replaying it\n"
 		"      --threads=N         worker threads (default: one per CPU)\n"
 		"  -t SECONDS              progress every SECONDS on stderr (xfs_repair's -t)\n"
-		"  -m, --memory=MiB        metadata cache cap, dirty buffers included (default: 256)\n"
+		"  -m, --memory=MiB        cap on the whole run's memory: cache (dirty buffers\n"
+		"                          included), model, I/O windows; the block model spills\n"
+		"                          to --tmpdir beyond its share (default: no cap, a 256 MiB\n"
+		"                          cache); too small is refused, naming the smallest\n"
+		"      --tmpdir=DIR        where -m spills (default: $TMPDIR, else /tmp; never on\n"
+		"                          the filesystem's own devices)\n"
 		"  -o ag_stride=N          AGs per work item (xfs_repair's other -o suboptions\n"
 		"                          are accepted and ignored, with a note)\n"
 		"  -v, --verbose           every finding, move and cleared inode on its own line\n"
@@ -83,7 +88,8 @@ static void note_subopt(void *priv, const char *subopt)
  */
 static int parse_args(int argc, char **argv, struct repair_opts *ro, struct compat *cp)
 {
-	enum { OPT_NO_REPLAY = 1000, OPT_THREADS, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_UNDO };
+	enum { OPT_NO_REPLAY = 1000, OPT_THREADS, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_UNDO,
+	       OPT_TMPDIR };
 	static const struct option longopts[] = {
 		{ "no-modify", no_argument, NULL, 'n' },
 		{ "zero-log", no_argument, NULL, 'L' },
@@ -91,6 +97,7 @@ static int parse_args(int argc, char **argv, struct repair_opts *ro, struct comp
 		{ "json", no_argument, NULL, 'j' },
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "memory", required_argument, NULL, 'm' },
+		{ "tmpdir", required_argument, NULL, OPT_TMPDIR },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -141,9 +148,16 @@ static int parse_args(int argc, char **argv, struct repair_opts *ro, struct comp
 			ro->scan.progress = 1;
 			break;
 		}
+		case OPT_TMPDIR:
+			if (!*optarg) {
+				fprintf(stderr, "xfsx_repair: --tmpdir needs a directory\n");
+				return XFSX_EXIT_USAGE;
+			}
+			ro->scan.tmpdir = optarg;
+			break;
 		case 'm':
-			if (scan_parse_memory(optarg, &ro->scan.cache_bytes)) {
-				fprintf(stderr, "xfsx_repair: --memory takes a size in MiB (at least 16)\n");
+			if (scan_parse_memory(optarg, &ro->scan.mem_bytes)) {
+				fprintf(stderr, "xfsx_repair: --memory takes a size in MiB (at least 1)\n");
 				return XFSX_EXIT_USAGE;
 			}
 			break;

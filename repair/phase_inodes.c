@@ -1057,6 +1057,7 @@ static void dup_clears(struct repair_ctx *rx, const uint8_t *suspect, bool secon
 				far = i;
 			}
 		}
+		model_ag_release(rx->sx->model, a);	/* spilling: one AG in memory at a time */
 	}
 }
 

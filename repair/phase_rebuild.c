@@ -1156,6 +1156,7 @@ static int rebuild_one(void *priv, fs_agnumber_t agno, unsigned worker)
 		return 0;
 	err = rebuild_ag(&w);
 	agwork_free(&w);
+	model_ag_release(rx->sx->model, agno);	/* no other AG's work reads this AG's extents */
 	if (err) {
 		pthread_mutex_lock(&run->lock);
 		if (!run->first_err) {
@@ -1228,6 +1229,7 @@ static void choose_ags(struct repair_ctx *rx)
 			if (lc.count)
 				rx->ag[a].rebuild = true;
 		}
+		model_ag_release(rx->sx->model, a);	/* spilling: one AG in memory at a time */
 	}
 }
 

@@ -71,9 +71,13 @@ size_t repair_count_fixed(const struct repair_ctx *rx)
 static int step_scan(struct repair_ctx *rx)
 {
 	int err = scan_run(rx->sx);
+	char why[512];
 
-	if (err)
-		fprintf(stderr, "xfsx_repair: %s: scan failed: %s\n", rx->path, strerror(-err));
+	if (err) {
+		scan_strerror(rx->sx, err, why, sizeof(why));
+		fprintf(stderr, "xfsx_repair: %s: scan failed: %s; nothing was written\n", rx->path,
+			why);
+	}
 	return err;
 }
 
@@ -370,9 +374,10 @@ static void step_progress(struct repair_run *run, int round, size_t i, double to
 		eta += steps[k].phase == REPAIR_PH_VERIFY ? p->scan_seconds :
 		       steps[k].phase == REPAIR_PH_SCAN ? 0 :
 		       p->others ? p->other_seconds / p->others : 0;
-	fprintf(stderr, "%s%sstep %zu/%d: %s: %.1fs, run %.1fs, peak %" PRIu64 " MiB",
+	fprintf(stderr, "%s%sstep %zu/%d: %s: %.1fs, run %.1fs, peak %" PRIu64 " MiB%s",
 		tty ? "\r\033[K" : "", where, i + 1, REPAIR_PH_NR, steps[i].name, took,
-		now - p->start, run->round[round].rx.phase_mem[steps[i].phase].peak_rss_bytes >> 20);
+		now - p->start, run->round[round].rx.phase_mem[steps[i].phase].peak_rss_bytes >> 20,
+		run->round[round].rx.phase_mem[steps[i].phase].spilled ? ", spilled" : "");
 	if (i + 1 < REPAIR_PH_NR)
 		fprintf(stderr, ", ETA %u:%02u", (unsigned)eta / 60, (unsigned)eta % 60);
 	fputc('\n', stderr);
@@ -385,21 +390,34 @@ static int run_round(struct repair_run *run, int n)
 	struct repair_round *r = &run->round[n];
 
 	for (run->attempt = 1;; run->attempt++) {
+		uint64_t spill_mark = 0;   /* model runs written at the last step's end */
 		int err = 0;
 
 		round_init(run, n);
 		for (size_t i = 0; i < REPAIR_PH_NR && !err; i++) {
 			double t0 = fs_monotonic_seconds(), took;
 
+			char why[512];
+
 			step_progress(run, n, i, -1);
 			err = steps[i].run(&r->rx);
 			took = fs_monotonic_seconds() - t0;
 			r->rx.phase_seconds[steps[i].phase] += took;
-			scan_mem_sample(&r->sx, &r->rx.phase_mem[steps[i].phase]);
+			scan_mem_sample(&r->sx, &r->rx.phase_mem[steps[i].phase], &spill_mark);
 			step_progress(run, n, i, took);
-			if (err < 0 && steps[i].plans)
+			/* the model's runs lost (its temporary directory full or gone): before the
+			 * commit step, so nothing was written */
+			if (err >= 0 && steps[i].phase != REPAIR_PH_SCAN &&
+			    steps[i].phase != REPAIR_PH_COMMIT && scan_spill_error(&r->sx)) {
+				err = scan_spill_error(&r->sx);
+				scan_strerror(&r->sx, err, why, sizeof(why));
+				fprintf(stderr, "xfsx_repair: %s: %s step failed: %s; nothing was "
+					"written\n", run->path, steps[i].name, why);
+			} else if (err < 0 && steps[i].plans) {
+				scan_strerror(&r->sx, err, why, sizeof(why));
 				fprintf(stderr, "xfsx_repair: %s: planning the repair failed: %s; nothing "
-					"was written\n", run->path, strerror(-err));
+					"was written\n", run->path, why);
+			}
 		}
 		if (err != REPAIR_REPLAN)
 			return err;

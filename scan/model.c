@@ -61,6 +61,7 @@ int model_create(const struct fs_geom *g, struct model **out)
 	}
 	for (fs_agnumber_t a = 0; a < m->agcount; a++) {
 		pthread_mutex_init(&m->ag[a].lock, NULL);
+		pthread_mutex_init(&m->ag[a].runlock, NULL);
 		for (unsigned k = 0; k < MODEL_STRIPES - 1; k++)
 			pthread_mutex_init(&m->ag[a].stripe[k].lock, NULL);
 	}
@@ -76,7 +77,9 @@ void model_destroy(struct model *m)
 		free(m->ag[a].ext);
 		free(m->ag[a].icidx);
 		free(m->ag[a].ic);
+		free(m->ag[a].runs);
 		pthread_mutex_destroy(&m->ag[a].lock);
+		pthread_mutex_destroy(&m->ag[a].runlock);
 		for (unsigned k = 0; k < MODEL_STRIPES - 1; k++) {
 			free(m->ag[a].stripe[k].ext);
 			pthread_mutex_destroy(&m->ag[a].stripe[k].lock);
@@ -84,6 +87,108 @@ void model_destroy(struct model *m)
 	}
 	free(m->ag);
 	free(m);
+}
+
+static int cmp_ext(const void *pa, const void *pb)
+{
+	const struct model_ext *a = pa, *b = pb;
+
+	if (a->agbno != b->agbno)
+		return a->agbno < b->agbno ? -1 : 1;
+	if (a->cls != b->cls)
+		return a->cls < b->cls ? -1 : 1;
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* b continues a: same owner, adjacent blocks, and for file forks adjacent offsets. */
+static bool continues(const struct model_ext *a, const struct model_ext *b)
+{
+	bool forked = a->cls == MC_DATA || a->cls == MC_ATTR;
+
+	return a->cls == b->cls && a->owner == b->owner && a->flags == b->flags &&
+	       (uint64_t)a->agbno + a->len == b->agbno && (uint64_t)a->len + b->len <= UINT32_MAX &&
+	       (!forked || a->offset + a->len == b->offset);
+}
+
+
+/* Held extents: atomically, stripes adding and AGs finishing at once. */
+static void held_add(struct model *m, size_t n)
+{
+	__atomic_add_fetch(&m->held, n, __ATOMIC_RELAXED);
+}
+
+static void held_sub(struct model *m, size_t n)
+{
+	__atomic_sub_fetch(&m->held, n, __ATOMIC_RELAXED);
+}
+
+static bool over_limit(const struct model *m)
+{
+	return m->spill &&
+	       __atomic_load_n(&m->held, __ATOMIC_RELAXED) * sizeof(struct model_ext) > m->limit;
+}
+
+static int fail(struct model *m, int err)
+{
+	int zero = 0;
+
+	__atomic_compare_exchange_n(&m->err, &zero, err, false, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+	return err;
+}
+
+static void sort_ext(struct model_ext *v, size_t n)
+{
+	if (n && fs_sort_u32_cmp(v, n, sizeof(*v), offsetof(struct model_ext, agbno), cmp_ext))
+		qsort(v, n, sizeof(*v), cmp_ext);	/* no memory for the radix sort's copy */
+}
+
+static int push_run(struct model *m, struct model_ag *ag, const struct fs_spill_run *r)
+{
+	int err;
+
+	pthread_mutex_lock(&ag->runlock);
+	err = FS_VEC_ROOM(ag->runs, ag->nruns, ag->capruns, 16);
+	if (!err)
+		ag->runs[ag->nruns++] = *r;
+	pthread_mutex_unlock(&ag->runlock);
+	return err ? fail(m, err) : 0;
+}
+
+/* Sort an array of the AG (its lock held), write it as a run, free it. */
+static int spill_array(struct model *m, struct model_ag *ag, struct model_ext **v, size_t *n,
+		       size_t *cap)
+{
+	struct fs_spill_run r;
+	int err;
+
+	sort_ext(*v, *n);
+	err = fs_spill_write(m->spill, *v, *n, &r);
+	if (!err)
+		err = push_run(m, ag, &r);
+	if (err)
+		return fail(m, err);
+	held_sub(m, *n);
+	free(*v);
+	*v = NULL;
+	*n = *cap = 0;
+	return 0;
+}
+
+/* ext mirrors runs[0]: drop it (under ag->lock). */
+static void drop_mirror(struct model *m, struct model_ag *ag)
+{
+	if (!ag->mirror)
+		return;
+	held_sub(m, ag->n);
+	free(ag->ext);
+	ag->ext = NULL;
+	ag->n = ag->cap = 0;
+	ag->mirror = false;
 }
 
 /* This thread's stripe: threads are numbered as they first add; the first one uses ext itself. */
@@ -102,22 +207,36 @@ int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t 
 {
 	struct model_ag *ag;
 	struct model_stripe *st;
-	const struct model_ext e = { .agbno = agbno, .len = len, .owner = owner,
-				     .offset = offset, .cls = (uint8_t)cls, .flags = flags };
+	struct model_ext e;
 	unsigned k;
 	int err;
+
+	/* the padding too: spilled runs are written byte for byte */
+	memset(&e, 0, sizeof(e));
+	e.agbno = agbno;
+	e.len = len;
+	e.owner = owner;
+	e.offset = offset;
+	e.cls = (uint8_t)cls;
+	e.flags = flags;
 
 	if (agno >= m->agcount || !len || cls >= MC_NR || agbno >= fs_ag_blocks(m->g, agno) ||
 	    len > fs_ag_blocks(m->g, agno) - agbno)
 		return -EINVAL;
 	ag = &m->ag[agno];
 	k = thread_stripe();
+	if (m->err)
+		return m->err;
 	if (!k) {
 		pthread_mutex_lock(&ag->lock);
+		drop_mirror(m, ag);	/* runs[0] keeps it; ext takes only what is new */
 		err = FS_VEC_ROOM(ag->ext, ag->n, ag->cap, 256);
 		if (!err) {
 			ag->ext[ag->n++] = e;
 			ag->sorted = false;
+			held_add(m, 1);
+			if (ag->n >= m->batch && over_limit(m))
+				err = spill_array(m, ag, &ag->ext, &ag->n, &ag->cap);
 		}
 		pthread_mutex_unlock(&ag->lock);
 		return err;
@@ -125,8 +244,12 @@ int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t 
 	st = &ag->stripe[k - 1];
 	pthread_mutex_lock(&st->lock);
 	err = FS_VEC_ROOM(st->ext, st->n, st->cap, 256);
-	if (!err)
+	if (!err) {
 		st->ext[st->n++] = e;
+		held_add(m, 1);
+		if (st->n >= m->batch && over_limit(m))
+			err = spill_array(m, ag, &st->ext, &st->n, &st->cap);
+	}
 	pthread_mutex_unlock(&st->lock);
 	return err;
 }
@@ -157,63 +280,231 @@ static int gather_stripes(struct model_ag *ag)
 	return err;
 }
 
-static int cmp_ext(const void *pa, const void *pb)
+/* Merge the contiguous runs of one owner as the sorted extents stream by. */
+static void merge_into(struct model_ext *out, size_t *w, const struct model_ext *e)
 {
-	const struct model_ext *a = pa, *b = pb;
-
-	if (a->agbno != b->agbno)
-		return a->agbno < b->agbno ? -1 : 1;
-	if (a->cls != b->cls)
-		return a->cls < b->cls ? -1 : 1;
-	if (a->owner != b->owner)
-		return a->owner < b->owner ? -1 : 1;
-	if (a->offset != b->offset)
-		return a->offset < b->offset ? -1 : 1;
-	return a->len < b->len ? -1 : a->len > b->len;
+	/*
+	 * Merging is only safe across free-space records when they are
+	 * adjacent, never overlapping; an exact duplicate is kept so the
+	 * sweep sees both claims.
+	 */
+	if (*w && continues(&out[*w - 1], e) && e->cls != MC_FREE)
+		out[*w - 1].len += e->len;
+	else
+		out[(*w)++] = *e;
 }
 
-/* b continues a: same owner, adjacent blocks, and for file forks adjacent offsets. */
-static bool continues(const struct model_ext *a, const struct model_ext *b)
-{
-	bool forked = a->cls == MC_DATA || a->cls == MC_ATTR;
+struct merge_out {
+	struct model_ext *v;
+	size_t w;
+};
 
-	return a->cls == b->cls && a->owner == b->owner && a->flags == b->flags &&
-	       (uint64_t)a->agbno + a->len == b->agbno && (uint64_t)a->len + b->len <= UINT32_MAX &&
-	       (!forked || a->offset + a->len == b->offset);
+static int emit_ext(void *priv, const void *rec)
+{
+	struct merge_out *o = priv;
+
+	merge_into(o->v, &o->w, rec);
+	return 0;
+}
+
+/* The finished AG (ext) becomes runs[0] too, so it can leave memory. */
+static int write_mirror(struct model *m, struct model_ag *ag)
+{
+	struct fs_spill_run r;
+	int err = fs_spill_write(m->spill, ag->ext, ag->n, &r);
+
+	if (err)
+		return fail(m, err);
+	pthread_mutex_lock(&ag->runlock);
+	for (size_t i = 0; i < ag->nruns; i++)
+		fs_spill_discard(m->spill, &ag->runs[i]);
+	ag->nruns = 0;
+	err = FS_VEC_ROOM(ag->runs, ag->nruns, ag->capruns, 16);
+	if (!err)
+		ag->runs[ag->nruns++] = r;
+	pthread_mutex_unlock(&ag->runlock);
+	if (err)
+		return fail(m, err);
+	ag->head_final = ag->mirror = true;
+	return 0;
+}
+
+/* Finish a spilled AG: every run and what is in memory, k-way merged (under ag->lock). */
+static int finish_spilled(struct model *m, struct model_ag *ag)
+{
+	struct merge_out o = { 0 };
+	struct fs_spill_run *runs;
+	size_t nruns, total = 0;
+	int err;
+
+	drop_mirror(m, ag);
+	err = gather_stripes(ag);
+	if (!err && ag->n)
+		err = spill_array(m, ag, &ag->ext, &ag->n, &ag->cap);
+	if (err)
+		return fail(m, err);
+	pthread_mutex_lock(&ag->runlock);
+	runs = ag->runs;
+	nruns = ag->nruns;
+	ag->runs = NULL;
+	ag->nruns = ag->capruns = 0;
+	pthread_mutex_unlock(&ag->runlock);
+	for (size_t i = 0; i < nruns; i++)
+		total += runs[i].n;
+	o.v = malloc((total ? total : 1) * sizeof(*o.v));
+	if (!o.v)
+		err = -ENOMEM;
+	else
+		err = fs_spill_merge(m->spill, runs, nruns, cmp_ext, emit_ext, &o);
+	free(runs);
+	if (err) {
+		free(o.v);
+		return fail(m, err);
+	}
+	if (o.w < total) {
+		struct model_ext *t = realloc(o.v, (o.w ? o.w : 1) * sizeof(*o.v));
+
+		if (t)
+			o.v = t;
+	}
+	ag->ext = o.v;
+	ag->n = ag->cap = o.w;
+	held_add(m, o.w);
+	ag->sorted = true;
+	return write_mirror(m, ag);
+}
+
+/* Whether the AG's finished extents are on disk only, all of them in runs[0]. */
+static bool finished_on_disk(const struct model_ag *ag)
+{
+	return ag->nruns && ag->head_final && ag->sorted && !ag->mirror && !ag->n;
+}
+
+static int load_head(struct model *m, struct model_ag *ag)
+{
+	struct fs_spill_run r = ag->runs[0];
+	struct model_ext *v = malloc((r.n ? r.n : 1) * sizeof(*v));
+	int err = v ? fs_spill_read(m->spill, &r, v) : -ENOMEM;
+
+	if (err) {
+		free(v);
+		return fail(m, err);
+	}
+	ag->ext = v;
+	ag->n = ag->cap = r.n;
+	ag->mirror = true;
+	held_add(m, r.n);
+	return 0;
+}
+
+static int finish_locked(struct model *m, struct model_ag *ag)
+{
+	bool stripes = false;
+	size_t w = 0;
+	int err;
+
+	if (ag->nruns) {
+		for (unsigned k = 0; k < MODEL_STRIPES - 1; k++)
+			stripes |= __atomic_load_n(&ag->stripe[k].n, __ATOMIC_RELAXED) != 0;
+		if (ag->sorted && ag->head_final && ag->nruns == 1 && !stripes)
+			return ag->mirror ? 0 : load_head(m, ag);	/* finished already */
+		return finish_spilled(m, ag);
+	}
+	err = gather_stripes(ag);
+	if (!err && !ag->sorted) {
+		sort_ext(ag->ext, ag->n);
+		for (size_t i = 0; i < ag->n; i++)
+			merge_into(ag->ext, &w, &ag->ext[i]);
+		held_sub(m, ag->n - w);
+		ag->n = w;
+		ag->sorted = true;
+	}
+	return err;
 }
 
 int model_ag_finish(struct model *m, fs_agnumber_t agno)
 {
 	struct model_ag *ag;
-	size_t w = 0;
 	int err;
 
 	if (agno >= m->agcount)
 		return -EINVAL;
+	if (m->err)
+		return m->err;
 	ag = &m->ag[agno];
 	pthread_mutex_lock(&ag->lock);
-	err = gather_stripes(ag);
-	if (!err && !ag->sorted) {
-		if (ag->n && fs_sort_u32_cmp(ag->ext, ag->n, sizeof(*ag->ext),
-					     offsetof(struct model_ext, agbno), cmp_ext))
-			qsort(ag->ext, ag->n, sizeof(*ag->ext), cmp_ext);	/* no memory for the radix sort's copy */
-		/*
-		 * Merging is only safe across free-space records when they are
-		 * adjacent, never overlapping; an exact duplicate is kept so the
-		 * sweep sees both claims.
-		 */
-		for (size_t i = 0; i < ag->n; i++) {
-			if (w && continues(&ag->ext[w - 1], &ag->ext[i]) && ag->ext[i].cls != MC_FREE)
-				ag->ext[w - 1].len += ag->ext[i].len;
-			else
-				ag->ext[w++] = ag->ext[i];
-		}
-		ag->n = w;
-		ag->sorted = true;
-	}
+	err = finish_locked(m, ag);
 	pthread_mutex_unlock(&ag->lock);
 	return err;
 }
+
+/*
+ * Before a query of a spilled AG: its finished extents read back, or its
+ * runs merged if it had adds since.  Errors are kept (model_error); the
+ * query then sees what is in memory.
+ */
+static void ready(const struct model *cm, fs_agnumber_t agno)
+{
+	struct model *m = (struct model *)cm;	/* loading is not a change the caller sees */
+	struct model_ag *ag = &m->ag[agno];
+
+	if (!m->spill || !__atomic_load_n(&ag->nruns, __ATOMIC_RELAXED) || m->err)
+		return;
+	pthread_mutex_lock(&ag->lock);
+	if (finished_on_disk(ag))
+		(void)load_head(m, ag);
+	else if (ag->nruns && !ag->mirror)
+		(void)finish_locked(m, ag);
+	pthread_mutex_unlock(&ag->lock);
+}
+
+void model_ag_release(struct model *m, fs_agnumber_t agno)
+{
+	struct model_ag *ag;
+
+	if (!m->spill || agno >= m->agcount || m->err)
+		return;
+	ag = &m->ag[agno];
+	pthread_mutex_lock(&ag->lock);
+	if (!ag->mirror && ag->sorted && !ag->nruns && ag->n && over_limit(m))
+		(void)write_mirror(m, ag);
+	if (ag->mirror && over_limit(m))
+		drop_mirror(m, ag);
+	pthread_mutex_unlock(&ag->lock);
+}
+
+void model_set_spill(struct model *m, struct fs_spill *sp, size_t limit, size_t batch)
+{
+	m->spill = sp;
+	m->limit = limit;
+	m->batch = batch ? batch : 1;
+}
+
+size_t model_resident_need(const struct model *m, unsigned workers)
+{
+	size_t held = __atomic_load_n(&m->held, __ATOMIC_RELAXED), most = 0;
+
+	if (!m->spill)
+		return held * sizeof(struct model_ext);
+	for (fs_agnumber_t a = 0; a < m->agcount; a++) {
+		const struct model_ag *ag = &m->ag[a];
+		size_t n = ag->mirror ? 0 : ag->n;
+
+		for (size_t i = 0; i < ag->nruns; i++)
+			n += ag->runs[i].n;
+		if (ag->mirror && !ag->nruns)
+			n = ag->n;
+		most = n > most ? n : most;
+	}
+	most *= (size_t)(workers ? workers : 1);
+	return (most < held ? most : held) * sizeof(struct model_ext);
+}
+
+int model_error(const struct model *m)
+{
+	return __atomic_load_n(&m->err, __ATOMIC_RELAXED);
+}
+
 
 const struct model_ext *model_ag_extents(const struct model *m, fs_agnumber_t agno, size_t *n)
 {
@@ -221,6 +512,7 @@ const struct model_ext *model_ag_extents(const struct model *m, fs_agnumber_t ag
 		*n = 0;
 		return NULL;
 	}
+	ready(m, agno);
 	*n = m->ag[agno].n;
 	return m->ag[agno].ext;
 }
@@ -234,6 +526,7 @@ size_t model_ag_overlaps(const struct model *m, fs_agnumber_t agno, model_overla
 
 	if (agno >= m->agcount)
 		return 0;
+	ready(m, agno);
 	ag = &m->ag[agno];
 	for (size_t i = 0; i < ag->n; i++) {
 		const struct model_ext *e = &ag->ext[i];
@@ -262,6 +555,7 @@ size_t model_ag_extents_filter(const struct model *m, fs_agnumber_t agno, uint32
 
 	if (agno >= m->agcount)
 		return 0;
+	ready(m, agno);
 	for (size_t i = 0; i < m->ag[agno].n; i++) {
 		const struct model_ext *e = &m->ag[agno].ext[i];
 
@@ -284,6 +578,7 @@ size_t model_ag_free_gaps_drop(const struct model *m, fs_agnumber_t agno,
 
 	if (agno >= m->agcount)
 		return 0;
+	ready(m, agno);
 	ag = &m->ag[agno];
 	ag_end = fs_ag_blocks(m->g, agno);
 	/* the extents are in block order: the kept ones are too, so one pass finds the gaps */
@@ -322,6 +617,7 @@ uint64_t model_ag_class_blocks(const struct model *m, fs_agnumber_t agno, enum m
 
 	if (agno >= m->agcount)
 		return 0;
+	ready(m, agno);
 	for (size_t i = 0; i < m->ag[agno].n; i++)
 		if (m->ag[agno].ext[i].cls == cls)
 			sum += m->ag[agno].ext[i].len;

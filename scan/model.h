@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "libfs/format/format.h"
+#include "libfs/util/spill.h"
 
 /*
  * The in-core model the scan builds of the filesystem as observed, shaped for
@@ -115,6 +116,18 @@ struct model_ag {
 	struct model_ext *ext;       /* stripe 0, and every stripe once finished */
 	size_t n, cap;
 	bool sorted;
+	/*
+	 * Spilled (model_set_spill): sorted runs of the AG's extents on disk.
+	 * head_final: runs[0] is the finished AG (model_ag_finish's result),
+	 * later runs are adds since; mirror: ext holds exactly runs[0], so it
+	 * can be dropped (model_ag_release) and read back by the next query.
+	 * runlock (taken last) guards runs, for stripes spilling under their
+	 * own lock.
+	 */
+	bool head_final, mirror;
+	pthread_mutex_t runlock;
+	struct fs_spill_run *runs;
+	size_t nruns, capruns;
 	struct model_stripe stripe[MODEL_STRIPES - 1];
 };
 
@@ -122,6 +135,11 @@ struct model {
 	const struct fs_geom *g;
 	fs_agnumber_t agcount;
 	struct model_ag *ag;
+	/* spilling: NULL, or where runs go once held extents pass limit bytes */
+	struct fs_spill *spill;
+	size_t limit, batch;         /* batch: the fewest extents an array spills */
+	size_t held;                 /* extents in memory (atomic) */
+	int err;                     /* the first spill error (sticky) */
 };
 
 int  model_create(const struct fs_geom *g, struct model **out);
@@ -209,5 +227,29 @@ int model_add_chunk_blocks(struct model *m, fs_agnumber_t agno, fs_agino_t start
 
 /* Bytes the model holds (for the memory budget). */
 size_t model_bytes(const struct model *m);
+
+/*
+ * Spill extents to sp once more than limit bytes of them are in memory:
+ * an array of at least batch extents that grows past it is sorted and
+ * written as a run; model_ag_finish merges an AG's runs (k-way) into its
+ * finished array, written back as one run so model_ag_release can drop it
+ * and the next query of the AG read it again.  Every query works spilled,
+ * with the same answers.  sp stays the caller's.
+ */
+void model_set_spill(struct model *m, struct fs_spill *sp, size_t limit, size_t batch);
+/*
+ * Done with an AG for now: spilling, its finished extents leave memory
+ * (when over the limit) until a query wants them.  No other thread may
+ * hold the AG's extents.  Without spilling, nothing.
+ */
+void model_ag_release(struct model *m, fs_agnumber_t agno);
+/*
+ * Bytes of extents the model will want in memory from now on, with up to
+ * workers AGs worked on at once: all it holds when not spilling, else
+ * workers times its largest AG (held or on disk).
+ */
+size_t model_resident_need(const struct model *m, unsigned workers);
+/* The first spill error (a write to the temporary directory failed), or 0. */
+int model_error(const struct model *m);
 
 #endif

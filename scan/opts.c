@@ -13,7 +13,7 @@ int scan_parse_memory(const char *s, uint64_t *bytes)
 	if (!*s || *s == '-')
 		return -1;
 	mib = strtoull(s, &end, 10);
-	if (*end || mib < 16 || mib > (1ull << 40))
+	if (*end || mib < 1 || mib > (1ull << 40))
 		return -1;
 	*bytes = (uint64_t)mib << 20;
 	return 0;

@@ -353,6 +353,7 @@ static int probe_lost_chunks(struct scan_ctx *cx, fs_agnumber_t agno)
 	p.err = model_ag_finish(cx->model, agno);
 	if (!p.err)
 		model_ag_gaps(cx->model, agno, probe_gap, &p);
+	model_ag_release(cx->model, agno);
 	free(p.buf);
 	return p.err;
 }

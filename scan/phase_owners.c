@@ -105,6 +105,7 @@ static int owners_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	err = scan_rmap_compare(cx, agno, rs);
 out:
 	scan_rmap_free(rs);
+	model_ag_release(cx->model, agno);	/* spilling: the AG's extents leave memory */
 	scan_progress_add(cx, 1);
 	return err;
 }

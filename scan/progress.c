@@ -23,6 +23,8 @@ struct scan_progress {
 	double start, last;
 	double every;              /* seconds between draws */
 	const char *prefix;
+	const struct fs_spill *spill; /* the model's, or NULL */
+	uint64_t spill_runs;       /* its runs when the phase began */
 };
 
 static void draw(struct scan_progress *p, bool final)
@@ -34,8 +36,9 @@ static void draw(struct scan_progress *p, bool final)
 		p->prefix ? p->prefix : "", p->phase_no, p->phase, (unsigned long long)p->done,
 		(unsigned long long)p->total, pct);
 	if (final) {
-		/* the process's peak resident set so far (libfs/util/mem.h) */
-		fprintf(stderr, ", %.1fs, peak %" PRIu64 " MiB\n", el, fs_mem_peak_rss() >> 20);
+		/* the process's peak resident set so far (libfs/util/mem.h), and a spill */
+		fprintf(stderr, ", %.1fs, peak %" PRIu64 " MiB%s\n", el, fs_mem_peak_rss() >> 20,
+			p->spill && fs_spill_runs(p->spill) != p->spill_runs ? ", spilled" : "");
 	} else if (p->done && p->done < p->total) {
 		double eta = el / p->done * (p->total - p->done);
 		fprintf(stderr, ", ETA %u:%02u", (unsigned)eta / 60, (unsigned)eta % 60);
@@ -75,6 +78,8 @@ void scan_progress_phase(struct scan_ctx *cx, const char *name, uint64_t total)
 	p->done = 0;
 	p->start = fs_monotonic_seconds();
 	p->last = 0;
+	p->spill = cx->spill;
+	p->spill_runs = cx->spill ? fs_spill_runs(cx->spill) : 0;
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uuid/uuid.h>
 
@@ -202,6 +203,99 @@ static const struct scan_step *const steps[] = {
 	&scan_step_forks, &scan_step_dirs, &scan_step_attrs, NULL,
 };
 
+const char *scan_tmpdir(const struct scan_opts *o)
+{
+	const char *t = getenv("TMPDIR");
+
+	if (o && o->tmpdir)
+		return o->tmpdir;
+	return t && *t ? t : "/tmp";
+}
+
+/*
+ * What a run holds whatever the volume holds, for -m: the program, its
+ * libraries and the superblocks' phase (measured: under 5 MiB resident at
+ * the end of phase 1; 6 MiB), per-AG records (the model's, the work
+ * queues', the repair's: 4 KiB an AG covers them), and per worker its I/O
+ * queues and readahead buffers (1 MiB).
+ */
+static uint64_t fixed_bytes(const struct scan_ctx *cx)
+{
+	return (6ull << 20) + (uint64_t)cx->fs->g.agcount * 4096 +
+	       (uint64_t)cx->workers * (1ull << 20);
+}
+
+/* A block device of the filesystem's whose mounted filesystem holds dir. */
+static bool dir_on_device(const struct scan_ctx *cx, const char *dir)
+{
+	const struct fs_dev *devs[] = { cx->fs->dev, cx->fs->logdev, cx->fs->rtdev };
+	struct stat ds, st;
+
+	if (stat(dir, &ds))
+		return false;
+	for (unsigned i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
+		if (devs[i] && !fstat(devs[i]->fd, &st) && S_ISBLK(st.st_mode) &&
+		    st.st_rdev == ds.st_dev)
+			return true;
+	return false;
+}
+
+/*
+ * -m as a budget, and the model's spill to the temporary directory when
+ * -m is given (or XFSX_TEST_SPILL=N: every array of N extents or more
+ * spills, the test switch of tests/core/spill.sh).  -ERANGE: -m below the
+ * smallest that works (cx->mem_min_mib); a temporary directory that is
+ * not one, or on the filesystem's own device: cx->spill_failed set.
+ */
+static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
+{
+	const char *test = getenv("XFSX_TEST_SPILL"), *dir = scan_tmpdir(cx->opts);
+	size_t limit, batch = 4096;
+	int err;
+
+	if (cx->opts->mem_bytes) {
+		err = fs_budget_plan(&cx->budget, cx->opts->mem_bytes, fixed_bytes(cx),
+				     &cx->mem_min_mib);
+		if (err)
+			return err;
+		*cache = cx->budget.cache;
+	}
+	if (!cx->opts->mem_bytes && !(test && *test))
+		return 0;
+	limit = (size_t)cx->budget.model;
+	if (test && *test) {
+		long b = strtol(test, NULL, 10);
+
+		limit = 0;
+		batch = b > 0 ? (size_t)b : 16;
+	}
+	cx->spill_failed = dir;
+	if (dir_on_device(cx, dir))
+		return -EXDEV;
+	err = fs_spill_open(dir, sizeof(struct model_ext), &cx->spill);
+	if (err)
+		return err;
+	cx->spill_failed = NULL;
+	model_set_spill(cx->model, cx->spill, limit, batch);
+	return 0;
+}
+
+int scan_strerror(const struct scan_ctx *cx, int err, char *buf, size_t len)
+{
+	if (err == -ERANGE && cx->mem_min_mib)
+		return snprintf(buf, len, "-m %" PRIu64 " is too small for this filesystem (%u AGs, "
+				"%u workers): the smallest that works is -m %" PRIu64,
+				cx->opts->mem_bytes >> 20, cx->fs->g.agcount, cx->workers,
+				cx->mem_min_mib);
+	if (err == -EXDEV && cx->spill_failed)
+		return snprintf(buf, len, "temporary directory %s is on the filesystem's own "
+				"device: give --tmpdir elsewhere", cx->spill_failed);
+	if (cx->spill_failed)
+		return snprintf(buf, len, "temporary directory %s: %s", cx->spill_failed,
+				strerror(-err));
+	return snprintf(buf, len, "%s", strerror(-err));
+}
+
 static int engine_start(struct scan_ctx *cx)
 {
 	const struct fs_geom *g = &cx->fs->g;
@@ -213,15 +307,18 @@ static int engine_start(struct scan_ctx *cx)
 
 	pthread_mutex_init(&cx->ra_lock, NULL);
 	pthread_mutex_init(&cx->rt.lock, NULL);
+	uint64_t cache = cx->opts->cache_bytes ? cx->opts->cache_bytes : default_cache_bytes();
+
 	cx->steps = steps;
-	err = fs_cache_create(cx->fs->dev, cx->opts->cache_bytes ? cx->opts->cache_bytes :
-			      default_cache_bytes(), &cx->cache);
-	if (err)
-		return err;
-	err = model_create(g, &cx->model);
-	if (err)
-		return err;
 	cx->workers = fs_ag_workq_threads(&wo);
+	err = model_create(g, &cx->model);
+	if (!err)
+		err = plan_memory(cx, &cache);
+	if (err)
+		return err;
+	err = fs_cache_create(cx->fs->dev, cache, &cx->cache);
+	if (err)
+		return err;
 	/*
 	 * Phases 4 and 5 run in parts of AGs: about 32 work items per worker,
 	 * so one AG heavy with xattrs or directories is shared, and the last
@@ -286,6 +383,8 @@ void scan_teardown(struct scan_ctx *cx)
 	cx->rmap_inodes = NULL;
 	model_destroy(cx->model);
 	cx->model = NULL;
+	fs_spill_close(cx->spill);
+	cx->spill = NULL;
 	scan_progress_free(cx);
 	scan_rt_free(cx);
 	pthread_mutex_destroy(&cx->rt.lock);
@@ -322,6 +421,11 @@ static int phase_inodes(struct scan_ctx *cx)
 
 	if (!err)
 		err = scan_pptrs_create(cx);
+	/* -m: the link records do not spill; their bytes come out of the model's share */
+	if (!err && cx->opts->mem_bytes && cx->links) {
+		fs_budget_charge(&cx->budget, cx->links->nslots * sizeof(*cx->links->rec));
+		model_set_spill(cx->model, cx->spill, (size_t)cx->budget.model, cx->model->batch);
+	}
 	return err ? err : scan_phase_inodes(cx);
 }
 
@@ -333,13 +437,28 @@ static int phase_links(struct scan_ctx *cx)
 	return err ? err : scan_pptr_check(cx);
 }
 
-void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s)
+void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s, uint64_t *spill_mark)
 {
 	struct fs_cache_stats cs = { 0 };
 
 	if (cx->cache)
 		fs_cache_get_stats(cx->cache, &cs);
 	fs_mem_sample(s, cs.bytes);
+	if (cx->spill) {
+		uint64_t runs = fs_spill_runs(cx->spill);
+
+		s->spilled = runs != *spill_mark;
+		*spill_mark = runs;
+	}
+}
+
+int scan_spill_error(const struct scan_ctx *cx)
+{
+	int err = cx->model ? model_error(cx->model) : 0;
+
+	if (err)
+		((struct scan_ctx *)cx)->spill_failed = fs_spill_dir(cx->spill);
+	return err;
 }
 
 int scan_run(struct scan_ctx *cx)
@@ -351,6 +470,7 @@ int scan_run(struct scan_ctx *cx)
 		[SCAN_PH_UNLINKED] = scan_phase_unlinked, [SCAN_PH_OWNERS] = scan_phase_owners,
 	};
 	struct fs *fs = cx->fs;
+	uint64_t spill_mark = 0;
 	int err;
 
 	/* first: a dirty log means what follows may be stale, not corrupt (unless replayed) */
@@ -378,9 +498,22 @@ int scan_run(struct scan_ctx *cx)
 
 		err = run[ph](cx);
 		cx->phase_seconds[ph] = fs_monotonic_seconds() - t0;
-		scan_mem_sample(cx, &cx->phase_mem[ph]);
+		scan_mem_sample(cx, &cx->phase_mem[ph], &spill_mark);
+		if (!err)
+			err = scan_spill_error(cx);
 		if (err)
 			return err;
+	}
+	/*
+	 * -m: what the model still needs is known now (one AG per worker when
+	 * spilled); the cache, which holds a repair's dirty buffers, gets
+	 * the rest.
+	 */
+	if (cx->opts->mem_bytes) {
+		uint64_t need = cx->budget.fixed + model_resident_need(cx->model, cx->workers);
+
+		if (cx->opts->mem_bytes > need && cx->opts->mem_bytes - need > cx->budget.cache)
+			fs_cache_set_cap(cx->cache, cx->opts->mem_bytes - need);
 	}
 	return 0;
 }

@@ -12,6 +12,8 @@
 #include "libfs/io/readahead.h"
 #include "libfs/format/verify.h"
 #include "libfs/util/mem.h"
+#include "libfs/util/budget.h"
+#include "libfs/util/spill.h"
 #include "scan/model.h"
 
 struct scan_links;
@@ -21,7 +23,10 @@ struct scan_pptrs;
 struct scan_opts {
 	unsigned threads;          /* worker threads (0: one per CPU, at most the AG groups) */
 	uint32_t ag_stride;        /* AGs per work item (0: 1) */
-	uint64_t cache_bytes;      /* metadata cache cap (0: 256 MiB, or a quarter of RAM if less) */
+	uint64_t cache_bytes;      /* metadata cache cap (0: 256 MiB, or a quarter of RAM if less;
+				    * with mem_bytes: the budget's share) */
+	uint64_t mem_bytes;        /* -m: the whole run's cap (0: none); the model spills */
+	const char *tmpdir;        /* --tmpdir: where the model spills (NULL: $TMPDIR, /tmp) */
 	unsigned qdepth;           /* reads in flight per worker (0: 16) */
 	int progress;              /* 1 force, 0 never, -1 when stderr is a terminal */
 	unsigned progress_interval; /* seconds between progress lines (0: 0.2 s on a terminal,
@@ -104,6 +109,10 @@ struct scan_ctx {
 				    * walked whole, or a whole rmapbt gave back what it lost) */
 	bool *rmap_whole;          /* per AG: the rmapbt was walked whole, every record valid */
 	double phase_seconds[SCAN_PH_NR]; /* wall time of each phase run */
+	struct fs_spill *spill;    /* the model's runs, when -m (or XFSX_TEST_SPILL) asks */
+	struct fs_budget budget;   /* -m as planned (libfs/util/budget.h) */
+	uint64_t mem_min_mib;      /* -ERANGE from the run: the smallest -m that works */
+	const char *spill_failed;  /* the temporary directory an error came from, or NULL */
 	struct fs_mem_sample phase_mem[SCAN_PH_NR]; /* memory at each phase's end (util/mem.h) */
 	struct scan_rt rt;
 };
@@ -113,9 +122,19 @@ void scan_print_fs_json(const struct fs *fs, const char *path, FILE *out);
 
 /* The whole run: phases in order (the tools parse options and render). */
 int  scan_run(struct scan_ctx *cx);
-/* The process's memory now, with the bytes cx's cache holds (scan_run: at each phase's end). */
-void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s);
+/*
+ * The process's memory now, with the bytes cx's cache holds (scan_run: at
+ * each phase's end), and whether the model spilled since *spill_mark
+ * (the caller's: runs written at its last sample, updated).
+ */
+void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s, uint64_t *spill_mark);
 void scan_teardown(struct scan_ctx *cx);
+/* --tmpdir, else $TMPDIR, else /tmp. */
+const char *scan_tmpdir(const struct scan_opts *o);
+/* The model's spill error (its temporary directory full or gone), or 0. */
+int scan_spill_error(const struct scan_ctx *cx);
+/* err of a run as a message: -m too small (with the smallest), the tmpdir's error, else strerror. */
+int scan_strerror(const struct scan_ctx *cx, int err, char *buf, size_t len);
 
 /* Phase 1: superblocks, AGF, AGI and AGFL of every AG. */
 int scan_phase_headers(struct scan_ctx *cx);

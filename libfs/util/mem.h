@@ -11,8 +11,9 @@
  * --json ("phase_memory") and progress lines: the peak resident set so far
  * (VmHWM, or getrusage's ru_maxrss where /proc is missing), the resident
  * set now (VmRSS, 0 if unknown) and the bytes the metadata cache held (the
- * caller passes them: util knows nothing of the cache).  spilled is false
- * always: nothing spills to disk yet.
+ * caller passes them: util knows nothing of the cache).  spilled: the
+ * model wrote runs to the temporary directory during the phase (-m,
+ * libfs/util/spill.h; the caller says).
  */
 struct fs_mem_sample {
 	bool taken;                /* the phase ran and was measured */

@@ -95,7 +95,7 @@ rm -f "$img"; truncate -s 2G "$img"
 mkfs.xfs -q -f -d agcount=16 -m rmapbt=1 "$img"
 ref=$("$XFSX_CHECK" "$img" | untimed); rc=${PIPESTATUS[0]}
 check "reference run clean" [ $rc -eq 0 ]
-for o in "-t 1" "-t 2" "-t 64" "-t 2 -o ag_stride=4" "-o ag_stride=100" "-m 16" "--no-direct" \
+for o in "-t 1" "-t 2" "-t 64" "-t 2 -o ag_stride=4" "-o ag_stride=100" "-m 32" "--no-direct" \
 	 "--io-engine=pread" "--io-engine=aio" "--queue-depth=1" "--queue-depth=200" \
 	 "--io-engine=aio --queue-depth=3"; do
 	# shellcheck disable=SC2086
@@ -108,8 +108,11 @@ got=$("$XFSX_CHECK" --progress "$img" 2>"$TMP/progress" | untimed); rc=${PIPESTA
 ok_if "--progress writes phases to stderr only"
 "$XFSX_CHECK" -o nonsense=1 "$img" >/dev/null 2>&1; rc=$?
 check "unknown -o option is a usage error (16)" [ $rc -eq 16 ]
-"$XFSX_CHECK" -m 1 "$img" >/dev/null 2>&1; rc=$?
-check "-m below 16 MiB is a usage error (16)" [ $rc -eq 16 ]
+"$XFSX_CHECK" -m 1 "$img" >/dev/null 2>"$TMP/m1"; rc=$?
+check "-m 1: refused at start (8), naming the smallest that works" \
+	eval '[ $rc -eq 8 ] && grep -q "the smallest that works is -m [0-9]" "$TMP/m1"'
+"$XFSX_CHECK" -m 0 "$img" >/dev/null 2>&1; rc=$?
+check "-m 0 is a usage error (16)" [ $rc -eq 16 ]
 "$XFSX_CHECK" --queue-depth=0 "$img" >/dev/null 2>&1; rc=$?
 check "--queue-depth=0 is a usage error (16)" [ $rc -eq 16 ]
 

@@ -3,8 +3,8 @@
 # How much memory each phase held, as xfsx_check and xfsx_repair say it:
 # --json's "phase_memory" (per check phase, per repair step that ran: the
 # peak and current resident set and the cache's bytes at its end, spilled
-# always false while nothing spills) and the "peak N MiB" every finished
-# progress line ends with.  The peak never falls from one phase to the next,
+# false: this small tree stays far below the model's share of -m 16) and
+# the "peak N MiB" every finished progress line ends with.  The peak never falls from one phase to the next,
 # is above zero and at most the run's own "peak_rss_bytes"; the cache holds
 # no more than the -m cap.  phase_seconds and the other keys stay.
 . "$XFSX_SRC/tests/lib.sh"

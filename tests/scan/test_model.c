@@ -411,6 +411,79 @@ static void test_threads(void **state)
 	model_destroy(m);
 }
 
+/*
+ * Spilled, the model answers as in memory: pseudo-random extents (with
+ * duplicates, adjacent runs of one owner, free records) added to two
+ * models, one spilling every 3 extents into runs (more than the merge's
+ * fan-in of 64, so merge passes run), finished, released and queried
+ * again, then added to after the finish and finished again.
+ */
+static void fill(struct model *m, unsigned seed, unsigned count)
+{
+	for (unsigned i = 0; i < count; i++) {
+		unsigned r = (seed = seed * 1103515245u + 12345u) >> 8;
+		fs_agblock_t b = r % 990;
+		uint32_t len = 1 + (r >> 12) % 9;
+		enum model_class cls = (r >> 20) % 3 == 0 ? MC_FREE : MC_DATA;
+
+		assert_int_equal(model_add(m, 0, b, len, cls, cls == MC_DATA ? 100 + (r >> 22) % 4 : 0,
+					   b, 0), 0);
+	}
+}
+
+static void same_extents(struct model *a, struct model *b)
+{
+	size_t na, nb;
+	const struct model_ext *ea = model_ag_extents(a, 0, &na), *eb = model_ag_extents(b, 0, &nb);
+
+	assert_int_equal(na, nb);
+	for (size_t i = 0; i < na; i++) {
+		assert_int_equal(ea[i].agbno, eb[i].agbno);
+		assert_int_equal(ea[i].len, eb[i].len);
+		assert_int_equal(ea[i].cls, eb[i].cls);
+		assert_int_equal(ea[i].owner, eb[i].owner);
+		assert_int_equal(ea[i].offset, eb[i].offset);
+	}
+	assert_int_equal(model_ag_overlaps(a, 0, NULL, NULL), model_ag_overlaps(b, 0, NULL, NULL));
+	assert_int_equal(model_ag_gaps(a, 0, NULL, NULL), model_ag_gaps(b, 0, NULL, NULL));
+	assert_int_equal(model_ag_class_blocks(a, 0, MC_DATA), model_ag_class_blocks(b, 0, MC_DATA));
+}
+
+static void test_spill(void **state)
+{
+	const struct fs_geom g = geom();
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	struct model *mem, *sp;
+	struct fs_spill *s;
+
+	(void)state;
+	assert_int_equal(model_create(&g, &mem), 0);
+	assert_int_equal(model_create(&g, &sp), 0);
+	assert_int_equal(fs_spill_open(tmp, sizeof(struct model_ext), &s), 0);
+	model_set_spill(sp, s, 0, 3);
+	fill(mem, 7, 600);
+	fill(sp, 7, 600);
+	assert_true(fs_spill_runs(s) > 64);
+	assert_int_equal(model_ag_finish(mem, 0), 0);
+	assert_int_equal(model_ag_finish(sp, 0), 0);
+	same_extents(mem, sp);
+	model_ag_release(sp, 0);
+	assert_int_equal(sp->ag[0].n, 0);		/* gone from memory... */
+	same_extents(mem, sp);				/* ...and read back */
+	model_ag_release(sp, 0);
+	fill(mem, 99, 50);
+	fill(sp, 99, 50);
+	assert_int_equal(model_ag_finish(mem, 0), 0);
+	assert_int_equal(model_ag_finish(sp, 0), 0);
+	same_extents(mem, sp);
+	assert_int_equal(model_error(sp), 0);
+	model_destroy(sp);
+	model_destroy(mem);
+	fs_spill_close(s);
+	/* not a directory: refused when opened */
+	assert_int_not_equal(fs_spill_open("/nonexistent-xfsx-dir", 32, &s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_ichunks),
 		cmocka_unit_test(test_ichunk_index),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_spill),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The run's memory budget: -m split between the fixed part, the cache and the model. */
+#include <errno.h>
+
+#include "libfs/util/budget.h"
+
+int fs_budget_plan(struct fs_budget *b, uint64_t total, uint64_t fixed, uint64_t *min_mib)
+{
+	uint64_t need = fixed + FS_BUDGET_CACHE_FLOOR + FS_BUDGET_MODEL_FLOOR, left;
+
+	b->total = total;
+	b->fixed = fixed;
+	if (total < need) {
+		*min_mib = (need + (1u << 20) - 1) >> 20;
+		return -ERANGE;
+	}
+	left = total - fixed;
+	b->model = left / 2 > FS_BUDGET_MODEL_FLOOR ? left / 2 : FS_BUDGET_MODEL_FLOOR;
+	b->cache = left - b->model;
+	if (b->cache < FS_BUDGET_CACHE_FLOOR) {
+		b->cache = FS_BUDGET_CACHE_FLOOR;
+		b->model = left - b->cache;
+	}
+	return 0;
+}
+
+uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes)
+{
+	uint64_t take;
+
+	if (!b->total)
+		return 0;
+	/* from the model only: the cache also holds a repair's dirty buffers, which must fit */
+	b->fixed += bytes;
+	take = b->model > FS_BUDGET_MODEL_FLOOR ? b->model - FS_BUDGET_MODEL_FLOOR : 0;
+	take = take < bytes ? take : bytes;
+	b->model -= take;
+	return bytes - take;
+}

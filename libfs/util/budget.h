@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XFSX_BUDGET_H
+#define XFSX_BUDGET_H
+
+#include <stdint.h>
+
+/*
+ * One memory budget for a run (-m MiB): what the process holds whatever
+ * the volume's contents (the program, per-AG structures, I/O windows:
+ * "fixed", estimated by the caller from the geometry and the workers), the
+ * metadata cache's cap, and the share of the model's extents, beyond which
+ * they spill to disk (libfs/util/spill.h).  The cache gets what the model
+ * does not need, down to a floor; a cap that cannot hold the fixed part
+ * and both floors is refused with the smallest that works.
+ */
+struct fs_budget {
+	uint64_t total;              /* the cap, bytes (0: none; nothing spills) */
+	uint64_t fixed;
+	uint64_t cache;              /* the metadata cache's cap */
+	uint64_t model;              /* the model's extents in memory before spilling */
+};
+
+enum {
+	FS_BUDGET_CACHE_FLOOR = 4u << 20,   /* the cache's floor: a directory batch's blocks */
+	FS_BUDGET_MODEL_FLOOR = 1u << 20,   /* the model's: one merge's buffers (64 runs x 16 KiB) */
+};
+
+/*
+ * Split total between cache and model once fixed is set aside: the model
+ * half of what is left, the cache the rest (each at least its floor).
+ * 0, or -ERANGE with *min_mib the smallest cap in MiB that works.
+ */
+int fs_budget_plan(struct fs_budget *b, uint64_t total, uint64_t fixed, uint64_t *min_mib);
+
+/*
+ * A structure that does not spill took bytes (the link records, once
+ * sized): they come out of the model's share, down to its floor (not
+ * the cache's: a repair's dirty buffers must fit there).  What does not
+ * fit is over the cap (the peak then passes it); returns those bytes, 0
+ * when it all fit.
+ */
+uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes);
+
+#endif

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The model's spill path (-m, --tmpdir: scan/model.c, libfs/util/spill.c)
+# gives what the in-memory path gives.  A small kernel-aged image (1 KiB
+# blocks, fragmented free space, rmapbt+reflink: tens of thousands of
+# extents) and damaged copies of it (xfs_db blocktrash, seeds 1..N:
+# XFSX_SPILL_SEEDS, default 3) are checked and repaired in memory and with
+# XFSX_TEST_SPILL=3 (every model array of 3 extents spills: thousands of
+# runs, merge passes): byte-identical --json (device name, times and
+# memory left out) and byte-identical repaired images (imgsum).  Then: -m
+# too small is refused (exit 8) naming the smallest that works, and that
+# value runs, spills by itself and finds the same; a full temporary
+# directory (a 16 KiB tmpfs) and one removed mid-run (the
+# XFSX_TEST_SPILL_VANISH hook) are operational errors (exit 8) naming the
+# directory, with the image unchanged; a missing one is refused; one on
+# the filesystem's own (read-only mounted) device is refused.
+. "$XFSX_SRC/tests/lib.sh"
+. "$XFSX_SRC/tests/check/aged_lib.sh"
+XFSX_REPAIR="$XFSX_BUILD/repair/xfsx_repair"
+
+have_xfsprogs || { skip "spill" "xfsprogs not installed"; tap_done; exit; }
+base="$TMP/base.img"
+if have_loop_xfs; then
+	if ! age_image "$base" 320M "-m rmapbt=1,reflink=1 -b size=1024 -d agcount=4" --fragment 2>"$TMP/err"; then
+		not_ok "aged base image: $(tail -1 "$TMP/err")"; tap_done; exit
+	fi
+	diag "base: 320 MiB, 1 KiB blocks, 4 AGs, aged: $(cat "$TMP/age.out")"
+else
+	# no loop mounts: a protofile tree (fewer extents, still thousands of runs)
+	src="$TMP/f"; head -c 20000 /dev/urandom >"$src"
+	{ echo /dev/null; echo "0 0"; echo "d--755 0 0"
+	  for d in 1 2 3; do echo "d$d d--755 0 0"; for i in $(seq 1 300); do echo "f$i ---644 0 0 $src"; done; echo '$'; done
+	  echo '$'; } >"$TMP/p.proto"
+	truncate -s 320M "$base"
+	mkfs.xfs -f -q -b size=1024 -d agcount=4 -p "$TMP/p.proto" "$base" >/dev/null 2>&1 ||
+		{ not_ok "mkfs.xfs -p"; tap_done; exit; }
+	diag "base: a protofile tree (no root or loop device to age one)"
+fi
+mkdir -p "$TMP/spill"
+
+# norm JSON: one line per key, the device's name, times and memory left out
+norm() {
+	python3 - "$1" <<'PY'
+import json, sys
+drop = {"phase_seconds", "phase_memory", "peak_rss_bytes", "cache", "readahead", "device"}
+def strip(o):
+    if isinstance(o, dict):
+        return {k: strip(v) for k, v in o.items() if k not in drop}
+    if isinstance(o, list):
+        return [strip(v) for v in o]
+    return o
+print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True, indent=0))
+PY
+}
+spilled() {	# JSON: whether some phase says it spilled
+	python3 -c 'import json,sys; pm=json.load(open(sys.argv[1]))["summary"]["phase_memory"]; sys.exit(not any(v["spilled"] for v in pm.values()))' "$1"
+}
+
+cases="clean"
+for s in $(seq 1 "${XFSX_SPILL_SEEDS:-3}"); do
+	cp --sparse=always "$base" "$TMP/d$s.img"
+	xfs_db -x -c blockget -c "blocktrash -s $s -n 4 -x 1 -y 8" "$TMP/d$s.img" >/dev/null 2>&1
+	cases="$cases d$s"
+done
+cp --sparse=always "$base" "$TMP/clean.img"
+
+for c in $cases; do
+	img="$TMP/$c.img"
+	"$XFSX_CHECK" --json "$img" >"$TMP/m.json" 2>/dev/null; mrc=$?
+	XFSX_TEST_SPILL=3 "$XFSX_CHECK" --json --tmpdir "$TMP/spill" "$img" >"$TMP/s.json" 2>"$TMP/s.err"; src=$?
+	nf=$(norm "$TMP/m.json" | grep -c '"code"')
+	[ $mrc -eq $src ] && [ $mrc -ne 8 ] && cmp -s <(norm "$TMP/m.json") <(norm "$TMP/s.json") && spilled "$TMP/s.json"
+	ok_if "$c: check spilled = in memory (exit $mrc/$src, $nf findings, identical --json)"
+	cp --sparse=always "$img" "$TMP/rm.img"; cp --sparse=always "$img" "$TMP/rs.img"
+	"$XFSX_REPAIR" --json "$TMP/rm.img" >"$TMP/rm.json" 2>/dev/null; mrc=$?
+	XFSX_TEST_SPILL=3 "$XFSX_REPAIR" --json --tmpdir "$TMP/spill" "$TMP/rs.img" >"$TMP/rs.json" 2>"$TMP/rs.err"; src=$?
+	hm=$(imgsum "$TMP/rm.img"); hs=$(imgsum "$TMP/rs.img")
+	[ "$c" = d1 ] && d1_repaired=$hm
+	[ $mrc -eq $src ] && [ $mrc -ne 8 ] && [ "$hm" = "$hs" ] &&
+		cmp -s <(norm "$TMP/rm.json") <(norm "$TMP/rs.json") && spilled "$TMP/rs.json"
+	ok_if "$c: repair spilled = in memory (exit $mrc/$src, image ${hm:0:12} both, identical --json)"
+done
+[ -z "$(ls -A "$TMP/spill")" ]
+ok_if "nothing left in the temporary directory"
+
+# -m too small: refused with the smallest that works, which then runs and spills by itself
+img="$TMP/d1.img"
+"$XFSX_CHECK" -m 1 "$img" >/dev/null 2>"$TMP/e"; rc=$?
+min=$(sed -n 's/.*the smallest that works is -m \([0-9]*\).*/\1/p' "$TMP/e")
+diag "$(cat "$TMP/e")"
+[ $rc -eq 8 ] && [ -n "$min" ]
+ok_if "check -m 1: refused (exit $rc) naming the smallest that works (-m ${min:-?})"
+"$XFSX_CHECK" --json "$img" >"$TMP/m.json" 2>/dev/null; mrc=$?
+"$XFSX_CHECK" --json -m "${min:-1}" --tmpdir "$TMP/spill" "$img" >"$TMP/s.json" 2>/dev/null; src=$?
+[ $mrc -eq $src ] && cmp -s <(norm "$TMP/m.json") <(norm "$TMP/s.json") && spilled "$TMP/s.json"
+ok_if "check -m $min: runs, spills by itself, same findings (exit $src)"
+diag "check -m $min: $(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; print("peak", s["peak_rss_bytes"] >> 20, "MiB; spilled in", [k for k, v in s["phase_memory"].items() if v["spilled"]])' "$TMP/s.json")"
+"$XFSX_REPAIR" -m 1 "$TMP/rs.img" >/dev/null 2>"$TMP/e"; rc=$?
+grep -q "the smallest that works is -m [0-9]" "$TMP/e" && [ $rc -eq 8 ]
+ok_if "repair -m 1: refused (exit $rc) naming the smallest that works"
+cp --sparse=always "$img" "$TMP/rs.img"
+"$XFSX_REPAIR" -m "${min:-1}" --tmpdir "$TMP/spill" "$TMP/rs.img" >/dev/null 2>&1; src=$?
+[ "$(imgsum "$TMP/rs.img")" = "${d1_repaired:-}" ] && [ $src -ne 8 ]
+ok_if "repair -m $min: the same repaired image as in memory (exit $src)"
+
+# a temporary directory that fills, vanishes or is missing: exit 8, nothing written
+cp --sparse=always "$img" "$TMP/e.img"; h0=$(imgsum "$TMP/e.img")
+if have_root && mkdir -p "$TMP/full" && mount -t tmpfs -o size=16k tmpfs "$TMP/full" 2>/dev/null; then
+	_MOUNTS+=("$TMP/full")
+	XFSX_TEST_SPILL=3 "$XFSX_REPAIR" --tmpdir "$TMP/full" "$TMP/e.img" >/dev/null 2>"$TMP/e"; rc=$?
+	diag "$(cat "$TMP/e")"
+	[ $rc -eq 8 ] && grep -q "temporary directory $TMP/full: No space left" "$TMP/e" && [ "$(imgsum "$TMP/e.img")" = "$h0" ]
+	ok_if "repair, tmpdir full: exit $rc naming it, image unchanged"
+	XFSX_TEST_SPILL=3 "$XFSX_CHECK" --tmpdir "$TMP/full" "$TMP/e.img" >/dev/null 2>"$TMP/e"; rc=$?
+	[ $rc -eq 8 ] && grep -q "temporary directory $TMP/full" "$TMP/e"
+	ok_if "check, tmpdir full: exit $rc naming it"
+	umount "$TMP/full"
+else
+	skip "repair, tmpdir full" "needs root to mount a 16 KiB tmpfs"
+	skip "check, tmpdir full" "needs root to mount a 16 KiB tmpfs"
+fi
+mkdir -p "$TMP/gone"
+XFSX_TEST_SPILL=3 XFSX_TEST_SPILL_VANISH=1 "$XFSX_REPAIR" --tmpdir "$TMP/gone" "$TMP/e.img" >/dev/null 2>"$TMP/e"; rc=$?
+diag "$(cat "$TMP/e")"
+[ $rc -eq 8 ] && [ ! -e "$TMP/gone" ] && grep -q "temporary directory $TMP/gone" "$TMP/e" && [ "$(imgsum "$TMP/e.img")" = "$h0" ]
+ok_if "repair, tmpdir removed mid-run: exit $rc naming it, image unchanged"
+"$XFSX_REPAIR" -m 256 --tmpdir "$TMP/none" "$TMP/e.img" >/dev/null 2>"$TMP/e"; rc=$?
+[ $rc -eq 8 ] && grep -q "temporary directory $TMP/none" "$TMP/e" && [ "$(imgsum "$TMP/e.img")" = "$h0" ]
+ok_if "repair, tmpdir missing: refused (exit $rc), image unchanged"
+
+# a tmpdir on the filesystem's own device (mounted read-only, which check allows)
+if have_loop_xfs && dev=$(loop_attach "$TMP/clean.img") && mount_img "$dev" "$TMP/ro" ro 2>/dev/null; then
+	"$XFSX_CHECK" -m 256 --tmpdir "$TMP/ro" "$dev" >/dev/null 2>"$TMP/e"; rc=$?
+	[ $rc -eq 8 ] && grep -q "own device" "$TMP/e"
+	ok_if "check, tmpdir on the device checked: refused (exit $rc)"
+	umount "$TMP/ro"
+else
+	skip "check, tmpdir on the device checked" "needs root and a loop device"
+fi
+tap_done
