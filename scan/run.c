@@ -381,6 +381,9 @@ int scan_run(struct scan_ctx *cx)
 		scan_mem_sample(cx, &cx->phase_mem[ph]);
 		if (err)
 			return err;
+		if (ph == SCAN_PH_HEADERS)
+			scan_estimate_memory(cx, cx->opts->cache_bytes ? cx->opts->cache_bytes :
+					     default_cache_bytes());
 	}
 	return 0;
 }

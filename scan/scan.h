@@ -105,6 +105,9 @@ struct scan_ctx {
 	bool *rmap_whole;          /* per AG: the rmapbt was walked whole, every record valid */
 	double phase_seconds[SCAN_PH_NR]; /* wall time of each phase run */
 	struct fs_mem_sample phase_mem[SCAN_PH_NR]; /* memory at each phase's end (util/mem.h) */
+	uint64_t est_inodes;       /* in-use inodes the AGIs count (estimate.c) */
+	uint64_t est_fixed;        /* the estimate's part that is not per inode */
+	uint64_t mem_estimate;     /* the memory a full check needs, from the AG headers */
 	struct scan_rt rt;
 };
 
@@ -115,6 +118,15 @@ void scan_print_fs_json(const struct fs *fs, const char *path, FILE *out);
 int  scan_run(struct scan_ctx *cx);
 /* The process's memory now, with the bytes cx's cache holds (scan_run: at each phase's end). */
 void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s);
+/*
+ * estimate.c: after the headers phase, the memory a full run needs from the
+ * AG headers (inode counts, btree block counts, AG count, cache_cap):
+ * cx->mem_estimate for a check; scan_memory_estimate_repair for a repair.
+ */
+void scan_estimate_memory(struct scan_ctx *cx, uint64_t cache_cap);
+uint64_t scan_memory_estimate_repair(const struct scan_ctx *cx);
+/* "memory: a full <what> needs about N MiB (...); this run peaked at M MiB" */
+void scan_print_estimate(const struct scan_ctx *cx, uint64_t estimate, const char *what, FILE *out);
 void scan_teardown(struct scan_ctx *cx);
 
 /* Phase 1: superblocks, AGF, AGI and AGFL of every AG. */
