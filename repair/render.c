@@ -309,7 +309,7 @@ static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *o
 			key_seconds(rx, k));
 	/* every step that ran, in run order: the memory held at its end (nothing spills yet) */
 	fprintf(out, "},\"memory_estimate_bytes\":%" PRIu64 ",",
-		scan_memory_estimate_repair(rx->sx));
+		scan_memory_estimate_repair(rx->sx, !rx->o->dry_run));
 	fs_mem_json_phases(out, rx->phase_mem, REPAIR_PH_NR, step_name);
 	fputs("}", out);
 }
@@ -401,7 +401,7 @@ static void render_text(const struct repair_run *run, int verbose, FILE *out)
 	for (int i = 0; verbose && i < run->nrounds; i++)
 		print_phase_times(&run->round[i].rx, i + 1, out);
 	if (verbose)
-		scan_print_estimate(rx->sx, scan_memory_estimate_repair(rx->sx), "repair", out);
+		scan_print_estimate(rx->sx, scan_memory_estimate_repair(rx->sx, !rx->o->dry_run), "repair", out);
 }
 
 void repair_render(const struct repair_run *run, int verbose)

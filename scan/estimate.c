@@ -19,7 +19,7 @@
 /* the measured costs: bytes per in-use inode (check; repair holds more) */
 #define EST_BASE_BYTES     (3ull << 20)  /* the program, its threads, I/O queues */
 #define EST_INODE_CHECK    80ull
-#define EST_INODE_REPAIR   150ull
+#define EST_INODE_REPAIR   200ull
 /* per AG: the model's per-AG vectors and the header sectors kept cached */
 #define EST_AG_BYTES       (24ull << 10)
 /* a cached block costs about twice its size (aligned buffers) */
@@ -63,9 +63,13 @@ void scan_estimate_memory(struct scan_ctx *cx, uint64_t cache_cap)
 	cx->mem_estimate = cx->est_fixed + EST_INODE_CHECK * inodes;
 }
 
-uint64_t scan_memory_estimate_repair(const struct scan_ctx *cx)
+/*
+ * A repair that writes scans its result again (the verify step) while the
+ * first scan's cache and model are still held: the fixed part twice.
+ */
+uint64_t scan_memory_estimate_repair(const struct scan_ctx *cx, bool writes)
 {
-	return cx->est_fixed + EST_INODE_REPAIR * cx->est_inodes;
+	return (writes ? 2 : 1) * cx->est_fixed + EST_INODE_REPAIR * cx->est_inodes;
 }
 
 void scan_print_estimate(const struct scan_ctx *cx, uint64_t estimate, const char *what, FILE *out)

@@ -121,10 +121,11 @@ void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s);
 /*
  * estimate.c: after the headers phase, the memory a full run needs from the
  * AG headers (inode counts, btree block counts, AG count, cache_cap):
- * cx->mem_estimate for a check; scan_memory_estimate_repair for a repair.
+ * cx->mem_estimate for a check; scan_memory_estimate_repair for a repair
+ * (writes: not -n, so the verify step scans the result again).
  */
 void scan_estimate_memory(struct scan_ctx *cx, uint64_t cache_cap);
-uint64_t scan_memory_estimate_repair(const struct scan_ctx *cx);
+uint64_t scan_memory_estimate_repair(const struct scan_ctx *cx, bool writes);
 /* "memory: a full <what> needs about N MiB (...); this run peaked at M MiB" */
 void scan_print_estimate(const struct scan_ctx *cx, uint64_t estimate, const char *what, FILE *out);
 void scan_teardown(struct scan_ctx *cx);
