@@ -6,8 +6,8 @@
 # -x write -d) are all fixed by one xfsx_repair run, after which xfsx_check
 # calls it clean again.  Memory is asserted from --json
 # summary.peak_rss_bytes: under XFSX_MANY_AGS_MIB MiB (default 768) for the
-# check and twice that for the repair, whose verify step scans the result
-# again.  The wall times are printed as diagnostics only.
+# check and one and a half times that for the repair, whose verify step
+# scans the result again.  The wall times are printed as diagnostics only.
 # XFSX_MANY_AGS_ORACLE=1 also runs Debian's xfs_repair -n on the result
 # (left out by default: it takes over ten CPU-minutes on 10,000 AGs).
 . "$XFSX_SRC/tests/lib.sh"
@@ -65,7 +65,7 @@ d = json.load(open(sys.argv[1]))
 ags = {f.get("ag") for f in d["findings"]}
 sys.exit(0 if {1, 5000, 9999} <= ags else 1)
 PY
-check "xfsx_repair's peak RSS is under $((2 * mib)) MiB" under "$TMP/repair.json" $((2 * mib))
+check "xfsx_repair's peak RSS is under $((3 * mib / 2)) MiB" under "$TMP/repair.json" $((3 * mib / 2))
 check "xfsx_check calls the repaired image clean" "$XFSX_CHECK" -q "$img"
 if [ "${XFSX_MANY_AGS_ORACLE:-0}" = 1 ]; then
 	check "xfs_repair -n calls the repaired image clean" xfs_repair -n "$img"
