@@ -6,8 +6,9 @@
 # -x write -d) are all fixed by one xfsx_repair run, after which xfsx_check
 # calls it clean again.  Memory is asserted from --json
 # summary.peak_rss_bytes: under XFSX_MANY_AGS_MIB MiB (default 768) for the
-# check and one and a half times that for the repair, whose verify step
-# scans the result again.  The wall times are printed as diagnostics only.
+# check and 7/4 of that for the repair, whose verify step scans the result
+# again (measured here: 580-653 MiB and 927-1013 MiB).  Both run with -t 2,
+# so the figures do not move with the host's CPU count.  The wall times are printed as diagnostics only.
 # XFSX_MANY_AGS_ORACLE=1 also runs Debian's xfs_repair -n on the result
 # (left out by default: it takes over ten CPU-minutes on 10,000 AGs).
 . "$XFSX_SRC/tests/lib.sh"
@@ -42,7 +43,7 @@ under() {
 }
 
 t0=$(date +%s.%N)
-"$XFSX_CHECK" --json "$img" >"$TMP/check.json"
+"$XFSX_CHECK" -t 2 --json "$img" >"$TMP/check.json"
 rc=$?
 diag "xfsx_check: $(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$(date +%s.%N)") s wall"
 check "xfsx_check calls the 10,000-AG image clean" test "$rc" -eq 0
@@ -54,7 +55,7 @@ xfs_db -x -c "agf 1" -c "write -d freeblks 0" -c "agf 5000" -c "write -d bnoroot
 "$XFSX_CHECK" -q "$img"
 check "xfsx_check sees the damaged AGFs (exit 4)" test $? -eq 4
 t0=$(date +%s.%N)
-"$XFSX_REPAIR" --json "$img" >"$TMP/repair.json"
+"$XFSX_REPAIR" -t 2 --json "$img" >"$TMP/repair.json"
 rc=$?
 diag "xfsx_repair: $(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$(date +%s.%N)") s wall"
 check "xfsx_repair fixes them in one run (exit 1)" test "$rc" -eq 1
@@ -65,7 +66,7 @@ d = json.load(open(sys.argv[1]))
 ags = {f.get("ag") for f in d["findings"]}
 sys.exit(0 if {1, 5000, 9999} <= ags else 1)
 PY
-check "xfsx_repair's peak RSS is under $((3 * mib / 2)) MiB" under "$TMP/repair.json" $((3 * mib / 2))
+check "xfsx_repair's peak RSS is under $((7 * mib / 4)) MiB" under "$TMP/repair.json" $((7 * mib / 4))
 check "xfsx_check calls the repaired image clean" "$XFSX_CHECK" -q "$img"
 if [ "${XFSX_MANY_AGS_ORACLE:-0}" = 1 ]; then
 	check "xfs_repair -n calls the repaired image clean" xfs_repair -n "$img"
