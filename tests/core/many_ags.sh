@@ -7,7 +7,8 @@
 # calls it clean again.  Memory is asserted from --json
 # summary.peak_rss_bytes: under XFSX_MANY_AGS_MIB MiB (default 768) for the
 # check and 7/4 of that for the repair, whose verify step scans the result
-# again (measured here: 580-653 MiB and 927-1013 MiB).  Both run with -t 2,
+# again (measured here: 580-653 MiB and 927-1013 MiB).  Both run with two
+# worker threads (check -t 2, repair --threads=2),
 # so the figures do not move with the host's CPU count.  The wall times are printed as diagnostics only.
 # XFSX_MANY_AGS_ORACLE=1 also runs Debian's xfs_repair -n on the result
 # (left out by default: it takes over ten CPU-minutes on 10,000 AGs).
@@ -55,7 +56,7 @@ xfs_db -x -c "agf 1" -c "write -d freeblks 0" -c "agf 5000" -c "write -d bnoroot
 "$XFSX_CHECK" -q "$img"
 check "xfsx_check sees the damaged AGFs (exit 4)" test $? -eq 4
 t0=$(date +%s.%N)
-"$XFSX_REPAIR" -t 2 --json "$img" >"$TMP/repair.json"
+"$XFSX_REPAIR" --threads=2 --json "$img" >"$TMP/repair.json"
 rc=$?
 diag "xfsx_repair: $(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$(date +%s.%N)") s wall"
 check "xfsx_repair fixes them in one run (exit 1)" test "$rc" -eq 1
