@@ -8,8 +8,8 @@
 # summary.peak_rss_bytes: under XFSX_MANY_AGS_MIB MiB (default 768) for the
 # check and 7/4 of that for the repair, whose verify step scans the result
 # again (measured here: 580-653 MiB and 927-1013 MiB).  Both run with two
-# worker threads (check -t 2, repair --threads=2),
-# so the figures do not move with the host's CPU count.  The wall times are printed as diagnostics only.
+# worker threads (check -t 2, repair --threads=2), so the figures do not
+# move with the host's CPU count.  The wall times are diagnostics only.
 # XFSX_MANY_AGS_ORACLE=1 also runs Debian's xfs_repair -n on the result
 # (left out by default: it takes over ten CPU-minutes on 10,000 AGs).
 . "$XFSX_SRC/tests/lib.sh"
