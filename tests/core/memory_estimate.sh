@@ -4,7 +4,8 @@
 # as "memory: a full check needs about N MiB"): made from the AG headers
 # before the scan, it is held within a factor of two (0.5x to 2x) of the
 # run's measured summary.peak_rss_bytes, for xfsx_check, xfsx_repair -n and
-# a real xfsx_repair of a damaged copy, on images of different shapes: an
+# a real xfsx_repair of a damaged copy (and -n's memory_estimate_repair_bytes
+# against that real repair's peak), on images of different shapes: an
 # empty 4-AG filesystem, 20,000 and 100,000 files made by xfsx_mkfs -p, and
 # 1,000 AGs with few inodes (the per-AG cost).
 . "$XFSX_SRC/tests/lib.sh"
@@ -42,6 +43,19 @@ sys.exit(0 if 0.5 <= r <= 2 else 1)
 PY
 }
 
+# ahead NJSON RJSON: the -n run's memory_estimate_repair_bytes against the
+# real repair's peak, within [0.5, 2]
+ahead() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))["summary"]["memory_estimate_repair_bytes"]
+p = json.load(open(sys.argv[2]))["summary"]["peak_rss_bytes"]
+r = e / p if p else 0
+print("# -n said %.1f MiB for the repair, which peaked at %.1f MiB: %.2fx" % (e / 2**20, p / 2**20, r))
+sys.exit(0 if 0.5 <= r <= 2 else 1)
+PY
+}
+
 declare -A made
 truncate -s 1g "$TMP/empty.img"
 mkfs.xfs -q -f "$TMP/empty.img" >/dev/null 2>&1 && made[empty]=$TMP/empty.img
@@ -70,6 +84,8 @@ for k in empty f20000 f100000 ags; do
 	"$XFSX_REPAIR" --json "$img" >"$TMP/$k.r.json"
 	check "$k: xfsx_repair fixes the damaged copy (exit 1)" test $? -eq 1
 	check "$k: xfsx_repair's estimate is within 0.5x-2x of its peak" ratio "$TMP/$k.r.json"
+	check "$k: xfsx_repair -n's estimate for a writing repair is within 0.5x-2x of that peak" \
+		ahead "$TMP/$k.n.json" "$TMP/$k.r.json"
 done
 "$XFSX_CHECK" -v "${made[empty]:-$TMP/empty.img}" >"$TMP/v.txt"
 check "xfsx_check -v prints the estimate beside the peak" \
