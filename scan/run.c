@@ -503,6 +503,9 @@ int scan_run(struct scan_ctx *cx)
 			err = scan_spill_error(cx);
 		if (err)
 			return err;
+		if (ph == SCAN_PH_HEADERS)
+			scan_estimate_memory(cx, cx->opts->cache_bytes ? cx->opts->cache_bytes :
+					     default_cache_bytes());
 	}
 	/*
 	 * -m: what the model still needs is known now (one AG per worker when
