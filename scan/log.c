@@ -163,9 +163,12 @@ void scan_log_json(const struct scan_log *sl, FILE *out)
 		/* what became of them: completed by this run, or left to recovery and accounted */
 		fprintf(out, "},\"intents_completed\":%s,\"intent_findings_accounted\":%" PRIu64
 			",\"buis_applied\":%" PRIu64 ",\"buis_unapplied\":%" PRIu64
-			",\"bui_bmbt_taken\":%" PRIu64 ",\"bui_bmbt_freed\":%" PRIu64 "}",
+			",\"bui_bmbt_taken\":%" PRIu64 ",\"bui_bmbt_freed\":%" PRIu64
+			",\"pptrs_applied\":%" PRIu64 ",\"xmis_applied\":%" PRIu64
+			",\"xmi_steps\":%" PRIu64 "}",
 			sl->completing ? "true" : "false", sl->accounted, st->buis_applied,
-			st->buis_unapplied, st->bui_bmbt_taken, st->bui_bmbt_freed);
+			st->buis_unapplied, st->bui_bmbt_taken, st->bui_bmbt_freed,
+			st->pptrs_applied, st->xmis_applied, st->xmi_steps);
 	}
 	if (sl->err) {
 		fputs(",\"error\":", out);
