@@ -37,6 +37,7 @@ struct fs_replay_stats {
 	uint64_t pptrs_noop;           /* of those, on a file without an attr fork: nothing to do */
 	uint64_t xmis_applied;         /* unfinished exchange-range intents the replay completed */
 	uint64_t xmi_steps;            /* mapping pairs they exchanged */
+	uint64_t xmi_eof_trimmed;      /* blocks past a file's EOF freed after them */
 	uint64_t sectors;              /* sectors the overlay holds */
 	double seconds;
 };

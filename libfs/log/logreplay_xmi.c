@@ -24,7 +24,10 @@
  *    unmaps both and maps each into the other file (holes are neither
  *    unmapped nor mapped), raising a file's size to cover a mapping it
  *    gains below the size it will get; at the end sets both sizes and
- *    clears the reflink flags as worked out.
+ *    clears the reflink flags as worked out;
+ *  - releases both files, which frees the blocks they map past the size
+ *    they had before (xfs_inactive's xfs_free_eofblocks, with the in-core
+ *    size recovery never changed: see trim_eof).
  *
  * The unmaps and maps go through the fork rewrite the BUIs use
  * (replay_bmap_apply), and each exchanged mapping joins the open extents
@@ -298,6 +301,54 @@ static int set_core(struct fs_replay *rp, const struct xfs_xmi_log_format *f, fs
 	return err;
 }
 
+/*
+ * The blocks past a file's EOF taken out, as the kernel's release of the
+ * files after recovery does (xfs_inactive: xfs_free_eofblocks, a regular
+ * file without the prealloc or append-only flag).  Its EOF there is the
+ * in-core size (XFS_ISIZE: the VFS size), which recovery read from the
+ * inode before the exchange and which SET_SIZES does not change (it sets
+ * the on-disk size only): isize.  So a mapping the exchange moved past a
+ * file's old size is freed, even below the size it ends with (seen on
+ * kernel 6.18), and one past its new size but below its old one stays.
+ */
+static int trim_eof(struct fs_replay *rp, const struct xfs_xmi_log_format *f, fs_ino_t ino,
+		    uint32_t gen, uint64_t isize)
+{
+	const struct fs_geom *g = &rp->fs->g;
+	struct fs_bmap_ctx c = { .g = g, .read_fsblock = xmi_read_fsblock, .priv = rp };
+	struct fs_bmap m = { 0 };
+	struct fs_inode ip;
+	unsigned char *b;
+	uint64_t end;
+	int err = get_file(rp, f, ino, gen, &b, &ip);
+
+	if (err)
+		return err;
+	if (!S_ISREG(ip.mode) || (ip.flags & (XFS_DIFLAG_PREALLOC | XFS_DIFLAG_APPEND))) {
+		free(b);
+		return 0;
+	}
+	end = (isize + g->blocksize - 1) >> g->blocklog;
+	err = fs_bmap_load(&c, b, &ip, XFS_DATA_FORK, &m);
+	free(b);
+	for (size_t i = m.n; i-- > 0 && !err;) {
+		const struct fs_bmap_ext *e = &m.ext[i];
+		uint64_t cut = e->startoff > end ? e->startoff : end;
+		struct xmap r;
+
+		if (e->startoff + e->blockcount <= end)
+			break;
+		r = (struct xmap){ .off = cut, .len = e->startoff + e->blockcount - cut,
+				   .fsb = e->startblock + (cut - e->startoff),
+				   .unwritten = e->unwritten };
+		err = bmap_one(rp, f, ino, 2, cut, &r);
+		if (!err)
+			rp->st.xmi_eof_trimmed += r.len;
+	}
+	fs_bmap_free(&m);
+	return err;
+}
+
 static int apply_xmi(struct fs_replay *rp, const struct xfs_xmi_log_format *f)
 {
 	const struct fs_geom *g = &rp->fs->g;
@@ -391,6 +442,10 @@ static int apply_xmi(struct fs_replay *rp, const struct xfs_xmi_log_format *f)
 		err = set_core(rp, f, f->xmi_inode1, f->xmi_igen1, isize1, 0, clear1, false);
 	if (!err && (isize2 >= 0 || clear2))
 		err = set_core(rp, f, f->xmi_inode2, f->xmi_igen2, isize2, 0, clear2, false);
+	if (!err)
+		err = trim_eof(rp, f, f->xmi_inode1, f->xmi_igen1, ip1.size);
+	if (!err && f->xmi_inode2 != f->xmi_inode1)
+		err = trim_eof(rp, f, f->xmi_inode2, f->xmi_igen2, ip2.size);
 	return err;
 }
 
