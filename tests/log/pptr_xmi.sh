@@ -8,10 +8,11 @@
 #  - crafted (tests/log/pptrwrite.py: one record after a clean log's head;
 #    this kernel whiteouts an ATTRI whose ATTRD lands in the same
 #    checkpoint, so no workload here leaves one behind): set, remove,
-#    replace, remove of an absent pointer; the file's attr fork of B equals
+#    replace, remove of an absent pointer, adds that move the fork offset;
+#    the file's attr fork of B equals
 #    A's (xfs_db), xfsx_check finds on B what it finds on A, 6.10's
 #    xfs_repair -n says the same of both; xfsx_check replays in memory and
-#    writes nothing;
+#    writes nothing; an add that needs a leaf block is refused, said so;
 #  - crafted XMIs: whole files, SET_SIZES, INO1_WRITTEN, shifted ranges,
 #    mappings moved past a file's EOF: sizes, mappings (xfs_db bmap) and
 #    contents (sha256) of B equal A's, B clean for xfs_repair -n 6.10 and
@@ -81,6 +82,21 @@ pptr_case pptr-set "pptr:$F:$FG:4:x1:$D2:$D2G"
 pptr_case pptr-remove "pptr:$F:$FG:5:f1:$D1:$D1G"
 pptr_case pptr-replace "pptr:$F:$FG:6:l1:$D2:$D2G:m1:$D1:$D1G"
 pptr_case pptr-remove-absent "pptr:$F:$FG:5:nope:$D1:$D1G"
+# adds that do not fit the fork as it is: the fork offset moves as the kernel moves it
+LONG=$(printf 'n%.0s' $(seq 1 200))
+pptr_case pptr-set-forkoff "pptr:$F:$FG:4:$LONG:$D2:$D2G"
+pptr_case pptr-replace-forkoff "pptr:$F:$FG:6:f1:$D1:$D1G:$LONG:$D2:$D2G"
+# an add that turns the short form into a leaf block: not done here, said, nothing written
+img="$TMP/leaf.img"
+cp --sparse=always "$PB" "$img"
+python3 "$W" "$img" "pptr:$F:$FG:4:$(printf 'm%.0s' $(seq 1 250)):$D2:$D2G" >/dev/null
+sum=$(md5sum <"$img")
+out=$("$XFSX_REPAIR" "$img" 2>&1); rc=$?
+check "pptr-set-leaf: xfsx_repair says it does not complete an add that needs a leaf block, nothing written (exit $rc)" \
+	test $rc -eq 8 -a "$(md5sum <"$img")" = "$sum" -a -n "$(grep -F "leaf block" <<<"$out")"
+mount_img "$img" "$TMP/ma" && umount "$TMP/ma"
+ok_if "pptr-set-leaf: the kernel recovers it (what the message advises)"
+rm -f "$img"
 
 # ---- malformed items: refused by the kernel and by xfsx_repair, nothing written ----
 bad_case() {	# bad_case NAME BASE WORD SPEC: WORD must be in xfsx_repair's message
