@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Repair step 5 (run.c), the namespace: directories and link counts.  Works
- * on the scan's directory graph (kept for repair: links.h gfirst/gedge)
+ * on the scan's directory graph (kept for repair: links.h scan_links_children)
  * and the verdicts of step 4 (phase_inodes.c):
  *  - a directory is rebuilt when the scan found anything wrong with it
  *    (its "dir." and "da." findings), when it names an inode that is not
@@ -202,8 +202,13 @@ static int walk_unwalked(struct repair_ctx *rx)
 				       &dotdot);
 		fs_findings_free(&scratch);
 		fs_buf_put(rx->sx->cache, b);
-		if (!lk->rec[s].dotdot)
-			lk->rec[s].dotdot = dotdot;
+		if (!scan_link_dotdot(lk, s)) {
+			struct link_dir *d = scan_link_dir_add(lk, s);
+
+			if (!d)
+				return -ENOMEM;
+			d->dotdot = dotdot;
+		}
 		err = err == -ENOMEM ? err : 0;
 	}
 	return err;
@@ -219,7 +224,7 @@ static void parent_edge(struct repair_ctx *rx, int pass, uint64_t p, uint64_t c,
 		return;
 	if (pass == 0 && !*pino)
 		*pino = ino_of(rx, p);
-	if (pass == 1 || rx->sx->links->rec[c].dotdot == *pino)
+	if (pass == 1 || scan_link_dotdot(rx->sx->links, c) == *pino)
 		nm->parent[c] = (uint32_t)p + 1;
 }
 
@@ -238,8 +243,11 @@ static void choose_parents(struct repair_ctx *rx)
 
 			if (!live(rx, p) || !is_dir(rx, p))
 				continue;
-			for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++)
-				parent_edge(rx, pass, p, lk->gedge[i].child, &pino);
+			size_t nc;
+			const uint32_t *ch = scan_links_children(lk, p, &nc);
+
+			for (size_t i = 0; i < nc; i++)
+				parent_edge(rx, pass, p, ch[i], &pino);
 		}
 		for (size_t i = 0; i < nm->nxedge; i++) {
 			fs_ino_t pino = 0;
@@ -277,10 +285,14 @@ static void choose_rebuilds(struct repair_ctx *rx)
 	/* every directory with findings of its own */
 	repair_plan_findings(rx, REPAIR_PLAN_NAMES, NULL);
 	for (uint64_t p = 0; p < lk->nslots; p++) {
+		size_t nc;
+		const uint32_t *ch;
+
 		if (!live(rx, p) || !is_dir(rx, p))
 			continue;
-		for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++) {
-			uint64_t c = lk->gedge[i].child;
+		ch = scan_links_children(lk, p, &nc);
+		for (size_t i = 0; i < nc; i++) {
+			uint64_t c = ch[i];
 
 			if (!live(rx, c) || (is_dir(rx, c) && nm->parent[c] != p + 1))
 				mark(rx, p);
@@ -412,6 +424,8 @@ static void for_children(struct repair_ctx *rx, uint64_t p,
 	struct repair_names *nm = rx->nm;
 	struct scan_links *lk = rx->sx->links;
 	const struct nm_dir *d = dir_of(nm, p);
+	const uint32_t *ch;
+	size_t nc;
 
 	if (d) {
 		for (size_t i = 0; i < d->n; i++) {
@@ -422,8 +436,9 @@ static void for_children(struct repair_ctx *rx, uint64_t p,
 		}
 		return;
 	}
-	for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++)
-		fn(rx, lk->gedge[i].child, priv);
+	ch = scan_links_children(lk, p, &nc);
+	for (size_t i = 0; i < nc; i++)
+		fn(rx, ch[i], priv);
 }
 
 struct bfs {
@@ -468,7 +483,7 @@ static bool needs_name(const struct repair_ctx *rx, uint64_t s)
 {
 	const struct link_rec *r = &rx->sx->links->rec[s];
 
-	return live(rx, s) && (r->nlink || (rx->empty_unlinked && !(r->flags & LR_ON_UNLINKED))) &&
+	return live(rx, s) && (r->nlink16 || (rx->empty_unlinked && !(r->flags & LR_ON_UNLINKED))) &&
 	       !scan_is_metadata_ino(rx->sx, ino_of(rx, s));
 }
 
@@ -577,7 +592,7 @@ static void take_slot(struct repair_ctx *rx, uint64_t s, fs_agnumber_t agno, fs_
 
 	r->flags |= LR_SEEN;
 	r->type = XFS_DIR3_FT_DIR;
-	r->nlink = 0;
+	scan_link_set_nlink(rx->sx->links, s, 0);
 	if (ic)
 		ic->seen_free &= ~(1ull << (agino - ic->startino));
 	rx->verdict[s] |= RV_NEW;
@@ -826,12 +841,12 @@ static bool old_name_in(struct repair_ctx *rx, uint64_t p, fs_ino_t ino, char *n
 /* Directory slot s's old parent slot, or UINT64_MAX. */
 static uint64_t old_parent(const struct repair_ctx *rx, uint64_t s)
 {
-	const struct link_rec *r = &rx->sx->links->rec[s];
+	const struct link_dir *d = scan_link_dir(rx->sx->links, s);
 	uint64_t p;
 
-	if (r->parent)
-		return r->parent - 1;
-	p = r->dotdot ? scan_links_slot(rx->sx, (fs_ino_t)r->dotdot) : UINT64_MAX;
+	if (d && d->parent)
+		return d->parent - 1;
+	p = d && d->dotdot ? scan_links_slot(rx->sx, (fs_ino_t)d->dotdot) : UINT64_MAX;
 	return p != s ? p : UINT64_MAX;
 }
 
@@ -983,9 +998,9 @@ static int places(struct repair_ctx *rx, const fs_ino_t *inos, size_t n, char **
 			want[v[i].key] = 1;
 	}
 	qsort(v, n, sizeof(*v), cmp_mv);
-	for (uint64_t p = 0; p < lk->nslots; p++)
-		for (uint64_t e = lk->gfirst[p]; e < lk->gfirst[p + 1]; e++) {
-			uint64_t c = lk->gedge[e].child;
+	for (size_t ri = 0; ri < lk->nruns; ri++)
+		for (uint32_t e = 0; e < lk->runs[ri].n; e++) {
+			uint64_t p = lk->runs[ri].parent, c = lk->runs[ri].child[e];
 			size_t lo = 0, hi = n;
 
 			if (!want[c] || is_dir(rx, c))
@@ -1154,7 +1169,7 @@ static int old_blocks(struct repair_ctx *rx, const void *dip, const struct fs_in
 /* The parent ".." names: the one kept, the root's own, else what ".." said. */
 static fs_ino_t parent_of(const struct repair_ctx *rx, uint64_t s, fs_ino_t ino)
 {
-	fs_ino_t dd = rx->sx->links->rec[s].dotdot;
+	fs_ino_t dd = scan_link_dotdot(rx->sx->links, s);
 
 	if (ino == rx->fs->g.rootino)
 		return ino;
@@ -1312,8 +1327,8 @@ static int set_nlinks(struct repair_ctx *rx)
 		 * inodes in use that a directory names, or should (not unlinked-list
 		 * ones); the inode number (a search) only for those that differ
 		 */
-		if (!live(rx, s) || want == lk->rec[s].nlink || (nm->flags[s] & NM_BUILT) ||
-		    !(lk->rec[s].nlink || (nm->flags[s] & NM_REACHED)))
+		if (!live(rx, s) || want == scan_link_nlink(lk, s) || (nm->flags[s] & NM_BUILT) ||
+		    !(lk->rec[s].nlink16 || (nm->flags[s] & NM_REACHED)))
 			continue;
 		ino = ino_of(rx, s);
 		if (scan_is_metadata_ino(rx->sx, ino))
@@ -1397,7 +1412,7 @@ int repair_phase_names(struct repair_ctx *rx)
 	const char *why;
 	int err;
 
-	if (!lk || !lk->gfirst)
+	if (!lk || !lk->runs)
 		return 0;
 	why = repair_model_incomplete(rx);
 	root = scan_links_slot(rx->sx, g->rootino);

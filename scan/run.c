@@ -322,7 +322,10 @@ static int phase_inodes(struct scan_ctx *cx)
 
 	if (!err)
 		err = scan_pptrs_create(cx);
-	return err ? err : scan_phase_inodes(cx);
+	if (!err)
+		err = scan_phase_inodes(cx);
+	/* the directories' own records, for the directory walks of phase 5 */
+	return err || !cx->links ? err : scan_links_index_dirs(cx->links);
 }
 
 /* The directory graph's rules, then the parent pointers against it. */
