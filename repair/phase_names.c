@@ -76,21 +76,29 @@ enum {
 	NS_DIR = 2,                /* a directory */
 };
 
+/* What only directories need: one row per directory slot, sorted by slot. */
+struct nm_dslot {
+	uint32_t slot;
+	uint32_t parent;           /* the parent kept, slot + 1; 0 none */
+	uint32_t dirix;            /* (rebuilt directories) index in dirs + 1 */
+	uint32_t subdirs;          /* counted after the repair */
+};
+
 struct repair_names {
 	uint8_t *flags;            /* NM_* per slot */
 	/*
 	 * NS_* per slot: what live() and is_dir() say, kept beside the link
-	 * records (32 bytes a slot) so that the walks over every entry touch
+	 * records (6 bytes a slot) so that the walks over every entry touch
 	 * one byte per child, not a record and a verdict (1M inodes: 1 MiB,
-	 * not 33).
+	 * not 7).
 	 */
 	uint8_t *st;
 	uint64_t root;             /* the root directory's slot */
 	uint64_t changes;          /* the directories' contents changed (count again) */
 	uint64_t counted;          /* changes when the counts were taken, + 1 */
-	uint32_t *parent;          /* (directories) the parent kept, slot + 1; 0 none */
-	uint32_t *dirix;           /* (rebuilt directories) index in dirs + 1 */
-	uint32_t *refs, *subdirs;  /* counted after the repair */
+	struct nm_dslot *ds;       /* the directories' rows, by slot (ds_find) */
+	size_t nds, capds;
+	uint32_t *refs;            /* counted after the repair */
 	struct nm_dir *dirs;
 	size_t ndirs, capdirs;
 	unsigned char *names;
@@ -141,9 +149,58 @@ static fs_ino_t ino_of(const struct repair_ctx *rx, uint64_t s)
 	return scan_slot_ino(rx->sx, s, &agno);
 }
 
+/* Where directory slot s's row is, or would go. */
+static size_t ds_pos(const struct repair_names *nm, uint64_t s)
+{
+	size_t lo = 0, hi = nm->nds;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (nm->ds[mid].slot < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Directory slot s's row, NULL when s was never a directory. */
+static struct nm_dslot *ds_find(const struct repair_names *nm, uint64_t s)
+{
+	size_t i = ds_pos(nm, s);
+
+	return i < nm->nds && nm->ds[i].slot == s ? &nm->ds[i] : NULL;
+}
+
+/* The same, added when missing (a new directory); NULL: no memory. */
+static struct nm_dslot *ds_get(struct repair_names *nm, uint64_t s)
+{
+	size_t i = ds_pos(nm, s);
+
+	if (i < nm->nds && nm->ds[i].slot == s)
+		return &nm->ds[i];
+	if (FS_VEC_ROOM(nm->ds, nm->nds, nm->capds, 64))
+		return NULL;
+	memmove(&nm->ds[i + 1], &nm->ds[i], (nm->nds - i) * sizeof(*nm->ds));
+	nm->nds++;
+	nm->ds[i] = (struct nm_dslot){ .slot = (uint32_t)s };
+	return &nm->ds[i];
+}
+
+/* The parent directory slot s keeps, slot + 1; 0 none. */
+static uint32_t parent_of_dir(const struct repair_names *nm, uint64_t s)
+{
+	const struct nm_dslot *d = ds_find(nm, s);
+
+	return d ? d->parent : 0;
+}
+
 static struct nm_dir *dir_of(const struct repair_names *nm, uint64_t s)
 {
-	return nm->dirix[s] ? &nm->dirs[nm->dirix[s] - 1] : NULL;
+	const struct nm_dslot *d = ds_find(nm, s);
+
+	return d && d->dirix ? &nm->dirs[d->dirix - 1] : NULL;
 }
 
 /* ---- which parent a directory keeps ---- */
@@ -219,13 +276,17 @@ static void parent_edge(struct repair_ctx *rx, int pass, uint64_t p, uint64_t c,
 {
 	struct repair_names *nm = rx->nm;
 
-	if ((nm->st[c] & (NS_LIVE | NS_DIR)) != (NS_LIVE | NS_DIR) || nm->parent[c] || c == p ||
-	    c == nm->root)
+	struct nm_dslot *d;
+
+	if ((nm->st[c] & (NS_LIVE | NS_DIR)) != (NS_LIVE | NS_DIR) || c == p || c == nm->root)
+		return;
+	d = ds_find(nm, c);
+	if (!d || d->parent)
 		return;
 	if (pass == 0 && !*pino)
 		*pino = ino_of(rx, p);
 	if (pass == 1 || scan_link_dotdot(rx->sx->links, c) == *pino)
-		nm->parent[c] = (uint32_t)p + 1;
+		d->parent = (uint32_t)p + 1;
 }
 
 /*
@@ -294,7 +355,7 @@ static void choose_rebuilds(struct repair_ctx *rx)
 		for (size_t i = 0; i < nc; i++) {
 			uint64_t c = ch[i];
 
-			if (!live(rx, c) || (is_dir(rx, c) && nm->parent[c] != p + 1))
+			if (!live(rx, c) || (is_dir(rx, c) && parent_of_dir(nm, c) != p + 1))
 				mark(rx, p);
 		}
 	}
@@ -330,7 +391,7 @@ static int on_entry(void *priv, const struct fs_dirent *e)
 
 	if (cs == UINT64_MAX || !live(rx, cs) || !fs_dir_name_ok(e->name, e->namelen) ||
 	    (e->name[0] == '.' && (e->namelen == 1 || (e->namelen == 2 && e->name[1] == '.'))) ||
-	    (is_dir(rx, cs) && rx->nm->parent[cs] != c->d->slot + 1))
+	    (is_dir(rx, cs) && parent_of_dir(rx->nm, cs) != c->d->slot + 1))
 		return 0;
 	/* the root's lost+found must be a directory: another kind loses that name */
 	if (c->d->ino == rx->fs->g.rootino && e->namelen == 10 &&
@@ -386,9 +447,12 @@ static int collect(struct repair_ctx *rx, uint64_t s, struct nm_dir **out)
 	fs_ino_t dotdot;
 	struct fs_findings scratch;
 	struct fs_buf *b;
+	struct nm_dslot *ds = ds_get(nm, s);
 	int err;
 
-	if (nm->dirix[s]) {
+	if (!ds)
+		return -ENOMEM;
+	if (ds->dirix) {
 		*out = dir_of(nm, s);
 		return 0;
 	}
@@ -396,7 +460,7 @@ static int collect(struct repair_ctx *rx, uint64_t s, struct nm_dir **out)
 		return -ENOMEM;
 	c.d = &nm->dirs[nm->ndirs];
 	*c.d = (struct nm_dir){ .slot = s, .ino = ino_of(rx, s) };
-	nm->dirix[s] = (uint32_t)++nm->ndirs;
+	ds->dirix = (uint32_t)++nm->ndirs;
 	nm->flags[s] |= NM_REBUILD;
 	nm->changes++;
 	*out = c.d;
@@ -441,8 +505,9 @@ static void for_children(struct repair_ctx *rx, uint64_t p,
 		fn(rx, ch[i], priv);
 }
 
+/* The queue holds the directories reached (a file has nothing to walk) and the start. */
 struct bfs {
-	uint64_t *queue;
+	uint32_t *queue;
 	uint64_t qt;
 };
 
@@ -452,12 +517,13 @@ static void reach_child(struct repair_ctx *rx, uint64_t c, void *priv)
 
 	if (!(rx->nm->flags[c] & NM_REACHED) && live(rx, c)) {
 		rx->nm->flags[c] |= NM_REACHED;
-		q->queue[q->qt++] = c;
+		if (is_dir(rx, c))
+			q->queue[q->qt++] = (uint32_t)c;
 	}
 }
 
 /* Marks everything reachable from slot start. */
-static void reach_from(struct repair_ctx *rx, uint64_t start, uint64_t *queue)
+static void reach_from(struct repair_ctx *rx, uint64_t start, uint32_t *queue)
 {
 	struct bfs q = { .queue = queue };
 	uint64_t qh = 0;
@@ -465,7 +531,7 @@ static void reach_from(struct repair_ctx *rx, uint64_t start, uint64_t *queue)
 	if (rx->nm->flags[start] & NM_REACHED)
 		return;
 	rx->nm->flags[start] |= NM_REACHED;
-	queue[q.qt++] = start;
+	queue[q.qt++] = (uint32_t)start;
 	while (qh < q.qt) {
 		uint64_t p = queue[qh++];
 
@@ -585,11 +651,13 @@ static uint64_t free_slot(struct repair_ctx *rx, fs_agino_t *agino, fs_agnumber_
 }
 
 /* A new directory inode in slot s: in use from now on, for the link records and inobt. */
-static void take_slot(struct repair_ctx *rx, uint64_t s, fs_agnumber_t agno, fs_agino_t agino)
+static int take_slot(struct repair_ctx *rx, uint64_t s, fs_agnumber_t agno, fs_agino_t agino)
 {
 	struct link_rec *r = &rx->sx->links->rec[s];
 	struct model_ichunk *ic = model_ichunk_find(rx->sx->model, agno, agino);
 
+	if (!ds_get(rx->nm, s))
+		return -ENOMEM;
 	r->flags |= LR_SEEN;
 	r->type = XFS_DIR3_FT_DIR;
 	scan_link_set_nlink(rx->sx->links, s, 0);
@@ -599,6 +667,7 @@ static void take_slot(struct repair_ctx *rx, uint64_t s, fs_agnumber_t agno, fs_
 	set_st(rx, s);
 	rx->nm->flags[s] |= NM_NEW | NM_REACHED;
 	rx->nm->changes++;
+	return 0;
 }
 
 /*
@@ -606,13 +675,13 @@ static void take_slot(struct repair_ctx *rx, uint64_t s, fs_agnumber_t agno, fs_
  * directory in its place, as xfs_repair makes one; its old forks' blocks
  * are freed, and everything it named is an orphan for lost+found.
  */
-static void new_root(struct repair_ctx *rx, uint64_t root)
+static int new_root(struct repair_ctx *rx, uint64_t root)
 {
 	const struct fs_geom *g = &rx->fs->g;
 
 	rx->verdict[root] = (uint8_t)((rx->verdict[root] & ~RV_CLEAR) | RV_DIR_NEW | RV_ATTR_RESET);
-	take_slot(rx, root, fs_ino_to_agno(g, g->rootino), fs_ino_to_agino(g, g->rootino));
 	rx->drops = true;
+	return take_slot(rx, root, fs_ino_to_agno(g, g->rootino), fs_ino_to_agino(g, g->rootino));
 }
 
 /*
@@ -647,8 +716,10 @@ static int lost_found(struct repair_ctx *rx, uint64_t root)
 	s = free_slot(rx, &agino, &agno);
 	if (s == UINT64_MAX)
 		return -ENOSPC;
-	take_slot(rx, s, agno, agino);
-	nm->parent[s] = (uint32_t)root + 1;
+	err = take_slot(rx, s, agno, agino);
+	if (err)
+		return err;
+	ds_find(nm, s)->parent = (uint32_t)root + 1;
 	nm->lf_slot = s;
 	err = collect(rx, s, &lf);
 	rd = dir_of(nm, root);	/* collect may have moved the rows */
@@ -659,7 +730,7 @@ static int lost_found(struct repair_ctx *rx, uint64_t root)
 }
 
 /* Orphan s (a file, or the top of a subtree) into lost+found, named by its number. */
-static int adopt(struct repair_ctx *rx, uint64_t s, uint64_t *queue)
+static int adopt(struct repair_ctx *rx, uint64_t s, uint32_t *queue)
 {
 	struct repair_names *nm = rx->nm;
 	struct nm_dir *lf, *d;
@@ -682,15 +753,19 @@ static int adopt(struct repair_ctx *rx, uint64_t s, uint64_t *queue)
 		return err;
 	nm->moves[nm->nmoves++] = ino_of(rx, s);
 	if (is_dir(rx, s)) {
-		uint32_t old = nm->parent[s];
+		struct nm_dslot *ds = ds_get(nm, s);
+		uint32_t old;
 
+		if (!ds)
+			return -ENOMEM;
+		old = ds->parent;
 		/* its ".." names lost+found now */
-		nm->parent[s] = (uint32_t)nm->lf_slot + 1;
+		ds->parent = (uint32_t)nm->lf_slot + 1;
 		err = collect(rx, s, &d);
 		if (err)
 			return err;
 		/* a parent it had (a loop of directories nobody reached) names it no more */
-		if (old && old != nm->parent[s]) {
+		if (old && old != (uint32_t)nm->lf_slot + 1) {
 			struct nm_dir *pd = dir_of(nm, old - 1);
 
 			if (!pd)
@@ -714,13 +789,13 @@ static int adopt(struct repair_ctx *rx, uint64_t s, uint64_t *queue)
 
 static void count_child(struct repair_ctx *rx, uint64_t c, void *priv)
 {
-	uint64_t p = *(const uint64_t *)priv;
+	struct nm_dslot *pd = priv;
 
 	if (!live(rx, c))
 		return;
 	rx->nm->refs[c]++;
-	if (is_dir(rx, c))
-		rx->nm->subdirs[p]++;
+	if (is_dir(rx, c) && pd)
+		pd->subdirs++;
 }
 
 /*
@@ -736,10 +811,11 @@ static void count(struct repair_ctx *rx)
 		return;	/* nothing changed since */
 	nm->counted = nm->changes + 1;
 	memset(nm->refs, 0, lk->nslots * sizeof(*nm->refs));
-	memset(nm->subdirs, 0, lk->nslots * sizeof(*nm->subdirs));
+	for (size_t i = 0; i < nm->nds; i++)
+		nm->ds[i].subdirs = 0;
 	for (uint64_t p = 0; p < lk->nslots; p++)
 		if (live(rx, p) && is_dir(rx, p))
-			for_children(rx, p, count_child, &p);
+			for_children(rx, p, count_child, ds_find(nm, p));
 }
 
 /*
@@ -751,7 +827,8 @@ static int connect(struct repair_ctx *rx, uint64_t root)
 {
 	struct scan_links *lk = rx->sx->links;
 	struct repair_names *nm = rx->nm;
-	uint64_t *queue = malloc((lk->nslots + 1) * sizeof(*queue));
+	/* every directory row, lost+found's, and the start: each at most once a walk */
+	uint32_t *queue = malloc((nm->nds + 2) * sizeof(*queue));
 	bool orphans = false;
 	int err = 0;
 
@@ -775,7 +852,7 @@ static int connect(struct repair_ctx *rx, uint64_t root)
 		for (uint64_t s = 0; s < lk->nslots && !err; s++) {
 			if ((nm->flags[s] & NM_REACHED) || !needs_name(rx, s))
 				continue;
-			if (pass == 0 && (is_dir(rx, s) ? nm->parent[s] != 0 : nm->refs[s] != 0))
+			if (pass == 0 && (is_dir(rx, s) ? parent_of_dir(nm, s) != 0 : nm->refs[s] != 0))
 				continue;	/* comes with the directory that names it */
 			err = adopt(rx, s, queue);
 			adopted++;
@@ -1173,8 +1250,8 @@ static fs_ino_t parent_of(const struct repair_ctx *rx, uint64_t s, fs_ino_t ino)
 
 	if (ino == rx->fs->g.rootino)
 		return ino;
-	if (rx->nm->parent[s])
-		return ino_of(rx, rx->nm->parent[s] - 1);
+	if (parent_of_dir(rx->nm, s))
+		return ino_of(rx, parent_of_dir(rx->nm, s) - 1);
 	return dd && fs_ino_valid(&rx->fs->g, dd) ? dd : rx->fs->g.rootino;
 }
 
@@ -1291,7 +1368,7 @@ static int build_dir(struct repair_ctx *rx, struct nm_dir *d)
 	set_nextents(dip, &ip, next);
 	put_be64(&dip->di_size, b->size);
 	put_be64(&dip->di_nblocks, ip.nblocks - had + now);
-	put_be32(&dip->di_nlink, 2 + nm->subdirs[d->slot]);
+	put_be32(&dip->di_nlink, 2 + (ds_find(nm, d->slot) ? ds_find(nm, d->slot)->subdirs : 0));
 	fs_enc_dinode_finish(dip, g->inodesize);
 	err = repair_mark(rx, ib, FS_MT_INODE, fs_ino_to_agno(g, d->ino), d->ino,
 			  FS_WCLASS_HEADERS);
@@ -1319,7 +1396,8 @@ static int set_nlinks(struct repair_ctx *rx)
 	int err = 0;
 
 	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
-		uint32_t want = is_dir(rx, s) ? 2 + nm->subdirs[s] : nm->refs[s];
+		const struct nm_dslot *ds = is_dir(rx, s) ? ds_find(nm, s) : NULL;
+		uint32_t want = is_dir(rx, s) ? 2 + (ds ? ds->subdirs : 0) : nm->refs[s];
 		struct fs_buf *b;
 		fs_ino_t ino;
 
@@ -1359,17 +1437,35 @@ static int names_alloc(struct repair_ctx *rx)
 	rx->nm = nm;
 	nm->lf_slot = UINT64_MAX;
 	nm->flags = calloc(n, 1);
-	nm->parent = calloc(n, sizeof(*nm->parent));
-	nm->dirix = calloc(n, sizeof(*nm->dirix));
 	nm->refs = calloc(n, sizeof(*nm->refs));
-	nm->subdirs = calloc(n, sizeof(*nm->subdirs));
 	nm->st = malloc(n);
-	if (!nm->flags || !nm->parent || !nm->dirix || !nm->refs || !nm->subdirs || !nm->st)
+	if (!nm->flags || !nm->refs || !nm->st)
 		return -ENOMEM;
+	/* a row for every slot that is a directory (take_slot adds new ones) */
+	for (uint64_t s = 0; s + 1 < n; s++)
+		if (rx->sx->links->rec[s].type == XFS_DIR3_FT_DIR)
+			nm->nds++;
+	nm->capds = nm->nds ? nm->nds : 1;
+	nm->ds = calloc(nm->capds, sizeof(*nm->ds));
+	if (!nm->ds)
+		return -ENOMEM;
+	nm->nds = 0;
+	for (uint64_t s = 0; s + 1 < n; s++)
+		if (rx->sx->links->rec[s].type == XFS_DIR3_FT_DIR)
+			nm->ds[nm->nds++].slot = (uint32_t)s;
 	for (uint64_t s = 0; s + 1 < n; s++)
 		set_st(rx, s);
 	nm->st[n - 1] = 0;
 	return 0;
+}
+
+void repair_names_drop_counts(struct repair_ctx *rx)
+{
+	if (rx->nm) {
+		free(rx->nm->refs);
+		rx->nm->refs = NULL;
+		rx->nm->counted = 0;
+	}
 }
 
 void repair_names_free(struct repair_ctx *rx)
@@ -1396,10 +1492,8 @@ void repair_names_free(struct repair_ctx *rx)
 	free(nm->names);
 	free(nm->flags);
 	free(nm->st);
-	free(nm->parent);
-	free(nm->dirix);
+	free(nm->ds);
 	free(nm->refs);
-	free(nm->subdirs);
 	free(nm);
 	rx->nm = NULL;
 }
@@ -1428,8 +1522,9 @@ int repair_phase_names(struct repair_ctx *rx)
 		return err;
 	rx->nm->root = root;
 	if (!live(rx, root) || !is_dir(rx, root))
-		new_root(rx, root);
-	err = walk_unwalked(rx);
+		err = new_root(rx, root);
+	if (!err)
+		err = walk_unwalked(rx);
 	if (err)
 		return err;
 	choose_parents(rx);

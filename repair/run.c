@@ -38,6 +38,7 @@
 #include "repair/pptr_guard.h"
 #include "repair/run.h"
 #include "repair/verify.h"
+#include "scan/links.h"
 
 /* A step's return: the first round's plan is made again from a fresh scan (step_blame). */
 enum { REPAIR_REPLAN = 1 };
@@ -178,6 +179,12 @@ static int step_verify(struct repair_ctx *rx)
 		nothing_fixed(rx);
 		return 0;
 	}
+	/*
+	 * The plan is made: the directory graph and the namespace's counts
+	 * are not read again, and the scan of the result needs their room.
+	 */
+	scan_links_drop_graph(rx->sx->links);
+	repair_names_drop_counts(rx);
 	err = repair_verify_plan(rx, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "xfsx_repair: %s: %s\n", rx->path, msg);

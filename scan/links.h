@@ -140,6 +140,8 @@ static inline uint32_t scan_link_parent(const struct scan_links *l, uint64_t slo
 int scan_links_index_dirs(struct scan_links *l);
 /* The children directory p's entries name (after the links phase), n of them. */
 const uint32_t *scan_links_children(const struct scan_links *l, uint64_t p, size_t *n);
+/* The edges are no longer needed (repair, once its namespace is planned): freed. */
+void scan_links_drop_graph(struct scan_links *l);
 /* (directory phase) Open and close the run of directory slot parent on a worker's edges. */
 void scan_links_run_open(struct link_edges *a, uint32_t parent);
 int scan_links_run_close(struct link_edges *a);

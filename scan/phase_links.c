@@ -86,6 +86,12 @@ static void free_edges(struct scan_links *l)
 	l->nruns = 0;
 }
 
+void scan_links_drop_graph(struct scan_links *l)
+{
+	if (l)
+		free_edges(l);
+}
+
 void scan_links_destroy(struct scan_ctx *cx)
 {
 	struct scan_links *l = cx->links;
