@@ -62,6 +62,7 @@ struct link_big {
 struct link_bigs {
 	struct link_big *v;
 	size_t n, cap, sorted;
+	bool failed;               /* an entry could not be added (the links phase says -ENOMEM) */
 	pthread_mutex_t lock;
 };
 

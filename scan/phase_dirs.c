@@ -20,7 +20,6 @@
 #include "libfs/format/bmap.h"
 #include "libfs/format/dir.h"
 #include "libfs/format/inode.h"
-#include "libfs/util/vec.h"
 
 struct dwalk {
 	struct scan_ctx *cx;
@@ -178,7 +177,8 @@ static int dir_walk(struct scan_ag *s, const struct scan_inode *ci, const struct
 	const struct fs_inode *ip = &ci->ip;
 	struct link_edges *edges = &cx->links->edges[s->worker % cx->links->nworkers];
 	struct dwalk w = { .cx = cx, .worker = s->worker % cx->links->nworkers, .dslot = ci->slot,
-			   .dir = scan_link_dir(cx->links, ci->slot), .dino = ci->ino, .dgen = ci->ip.gen, .agno = ci->agno, .map = map };
+			   .dir = scan_link_dir(cx->links, ci->slot), .dino = ci->ino,
+			   .dgen = ci->ip.gen, .agno = ci->agno, .map = map };
 	struct fs_dir_ctx dc = {
 		.g = g, .fl = cx->fl, .ino = ci->ino, .agno = ci->agno,
 		.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn,

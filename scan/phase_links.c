@@ -159,7 +159,7 @@ static uint32_t big_get(const struct link_bigs *ct, uint64_t slot)
 	return v;
 }
 
-/* 0 or -ENOMEM (the field then keeps LR_BIG - 1: short, never wrong by excess). */
+/* 0 or -ENOMEM (the table is marked failed: the links phase fails the run). */
 static int big_set(struct link_bigs *t, uint64_t slot, uint32_t value)
 {
 	struct link_big *b;
@@ -169,10 +169,12 @@ static int big_set(struct link_bigs *t, uint64_t slot, uint32_t value)
 	b = big_find(t, slot);
 	if (b)
 		b->value = value;
-	else if (FS_VEC_ROOM(t->v, t->n, t->cap, 16))
-		err = -ENOMEM;
-	else
+	else if (!FS_VEC_ROOM(t->v, t->n, t->cap, 16))
 		t->v[t->n++] = (struct link_big){ slot, value };
+	else {
+		t->failed = true;
+		err = -ENOMEM;
+	}
 	pthread_mutex_unlock(&t->lock);
 	return err;
 }
@@ -560,6 +562,8 @@ int scan_phase_links(struct scan_ctx *cx)
 	cx->dir_entries = l->entries;
 	scan_progress_phase(cx, "links", 1);
 	err = join_runs(l);
+	if (!err && (l->big_nlink.failed || l->big_refs.failed))
+		err = -ENOMEM;
 	if (err)
 		goto out;
 	/* the queue holds directories and the root */
