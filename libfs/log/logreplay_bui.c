@@ -26,21 +26,6 @@
 #include "libfs/format/inode.h"
 #include "libfs/format/verify.h"
 
-/* bmbt blocks read for a BUI's fork: through the replay's view of the device */
-static int bui_read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
-{
-	struct fs_replay *rp = priv;
-	const struct fs_geom *g = &rp->fs->g;
-	unsigned char *b = NULL;
-	int err = replay_buf_get(rp, fs_fsb_to_daddr(g, fsb), g->blocksize >> BBSHIFT, &b);
-
-	if (err)
-		return err;
-	memcpy(buf, b, g->blocksize);
-	free(b);
-	return 0;
-}
-
 /*
  * The rebuilt bmbt of a BUI's fork goes into the fork's own old bmbt
  * blocks, then into the new ones the caller took for it (bui_take_blocks),
@@ -144,7 +129,7 @@ static int bui_take_read(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, voi
 {
 	struct bui_take *t = priv;
 
-	return bui_read_fsblock(t->rp, fs_agbno_to_fsb(&t->rp->fs->g, agno, agbno), buf);
+	return replay_read_fsblock(t->rp, fs_agbno_to_fsb(&t->rp->fs->g, agno, agbno), buf);
 }
 
 /* The first block at or past b that neither the AGFL nor an open extent holds. */
@@ -358,7 +343,7 @@ static int apply_bui(struct fs_replay *rp, const struct fs_intent_ext *x, char *
 	{
 		/* the whole fork as a list: the bmbt walker check uses, reading the replayed view */
 		struct fs_findings fl;
-		struct fs_bmap_ctx c = { .g = g, .read_fsblock = bui_read_fsblock, .priv = rp };
+		struct fs_bmap_ctx c = { .g = g, .read_fsblock = replay_read_fsblock, .priv = rp };
 
 		fs_findings_init(&fl);
 		c.fl = &fl;

@@ -131,6 +131,20 @@ int replay_buf_get(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, unsigned 
 	return 0;
 }
 
+int replay_read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
+{
+	struct fs_replay *rp = priv;
+	const struct fs_geom *g = &rp->fs->g;
+	unsigned char *b = NULL;
+	int err = replay_buf_get(rp, fs_fsb_to_daddr(g, fsb), g->blocksize >> BBSHIFT, &b);
+
+	if (err)
+		return err;
+	memcpy(buf, b, g->blocksize);
+	free(b);
+	return 0;
+}
+
 int replay_buf_put(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, const unsigned char *b)
 {
 	for (uint32_t i = 0; i < bbs; i++) {

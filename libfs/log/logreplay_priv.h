@@ -104,6 +104,8 @@ int replay_fail(struct fs_replay *rp, int err, const char *fmt, ...)
 bool replay_range_ok(const struct fs_replay *rp, int64_t daddr, uint64_t bbs);
 /* A malloc'ed copy of [daddr, daddr + bbs) as the replay sees it: the overlay over the device. */
 int replay_buf_get(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, unsigned char **out);
+/* One filesystem block as the replay sees it (an fs_bmap_ctx reader; priv: the replay). */
+int replay_read_fsblock(void *priv, fs_fsblock_t fsb, void *buf);
 /* [daddr, daddr + bbs) into the overlay. */
 int replay_buf_put(struct fs_replay *rp, uint64_t daddr, uint32_t bbs, const unsigned char *b);
 /*

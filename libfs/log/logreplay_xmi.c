@@ -143,20 +143,6 @@ static void to_nrext64(struct xfs_dinode *d)
 	d->di_nrext64_pad = 0;
 }
 
-static int xmi_read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
-{
-	struct fs_replay *rp = priv;
-	const struct fs_geom *g = &rp->fs->g;
-	unsigned char *b = NULL;
-	int err = replay_buf_get(rp, fs_fsb_to_daddr(g, fsb), g->blocksize >> BBSHIFT, &b);
-
-	if (err)
-		return err;
-	memcpy(buf, b, g->blocksize);
-	free(b);
-	return 0;
-}
-
 /* One file's mapping at off, at most len blocks: a real extent or a hole. */
 struct xmap {
 	uint64_t off, len, fsb;
@@ -167,7 +153,7 @@ static int map_at(struct fs_replay *rp, const struct xfs_xmi_log_format *f, fs_i
 		  uint64_t off, uint64_t len, struct xmap *out)
 {
 	const struct fs_geom *g = &rp->fs->g;
-	struct fs_bmap_ctx c = { .g = g, .read_fsblock = xmi_read_fsblock, .priv = rp };
+	struct fs_bmap_ctx c = { .g = g, .read_fsblock = replay_read_fsblock, .priv = rp };
 	struct fs_findings fl;
 	struct fs_bmap m = { 0 };
 	struct fs_inode ip;
@@ -315,7 +301,7 @@ static int trim_eof(struct fs_replay *rp, const struct xfs_xmi_log_format *f, fs
 		    uint32_t gen, uint64_t isize)
 {
 	const struct fs_geom *g = &rp->fs->g;
-	struct fs_bmap_ctx c = { .g = g, .read_fsblock = xmi_read_fsblock, .priv = rp };
+	struct fs_bmap_ctx c = { .g = g, .read_fsblock = replay_read_fsblock, .priv = rp };
 	struct fs_bmap m = { 0 };
 	struct fs_inode ip;
 	unsigned char *b;
