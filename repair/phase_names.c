@@ -1561,6 +1561,15 @@ static int plan_pptrs(struct repair_ctx *rx)
 		if ((rx->verdict[s] & RV_CLEAR) && lk->rec[s].type == XFS_DIR3_FT_DIR)
 			for (uint64_t e = lk->gfirst[s]; e < lk->gfirst[s + 1]; e++)
 				want(rx, lk->gedge[e].child);
+		/*
+		 * a file whose link count changes: an entry naming it went (or
+		 * came) where no edge of the scan shows it, as in a cleared
+		 * directory whose entries were never read; its pointer to that
+		 * directory goes with it (compared first, written only when
+		 * they differ)
+		 */
+		if (live(rx, s) && !is_dir(rx, s) && nm->refs[s] != lk->rec[s].nlink)
+			want(rx, s);
 		if (rx->verdict[s] & (RV_ATTR_SALVAGE | RV_ATTR_RESET))
 			pp->want[s] |= RP_AFFECTED | RP_FORCE;
 		if (!live(rx, s) || scan_is_metadata_ino(rx->sx, ino_of(rx, s)))
