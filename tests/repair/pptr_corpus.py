@@ -74,12 +74,6 @@ TIMEOUT = 600
 # their fix lands: case id -> why.  Shrink it as fixes merge; a case not
 # listed that fails is a failure, and a listed one that passes says so.
 KNOWN_GAPS = {
-    "inode.dir/short form dir: size":
-        "a directory inode cleared: the file hard-linked from it (5 other links) is cleared"
-        " too ('planning again with it cleared') where xfs_repair 6.10 drops one pointer and link",
-    "inode.dir/block dir: size":
-        "a directory inode cleared: the file hard-linked from it (5 other links) is cleared"
-        " too ('planning again with it cleared') where xfs_repair 6.10 drops one pointer and link",
 }
 
 _tap = [0, 0]           # lines, failures
