@@ -424,6 +424,8 @@ def cases(b):
     add(s, "node dir: size", nav("nd") + ["write -d core.size 4096"], dir_="nd")
     add(s, "node dir: link count", nav("nd") + ["write -d core.nlinkv2 1"], dir_="nd")
     add(s, "a renamed directory: its magic", nav("c/b2") + ["write -d core.magic 0"])
+    # cleared (nothing reads an unknown fork format): sf/hl.sf goes, a/hl keeps its five other paths
+    add(s, "short form dir: data fork format impossible", nav("sf") + ["write -d core.format 7"], True)
 
     # ---- link counts of files
     s = "nlink"
