@@ -1807,6 +1807,11 @@ void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json,
 		fputs("]", out);
 }
 
+bool repair_names_moved_slot(const struct repair_ctx *rx, uint64_t slot)
+{
+	return rx->nm && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_MOVED);
+}
+
 bool repair_names_restored_slot(const struct repair_ctx *rx, uint64_t slot)
 {
 	return rx->nm && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_RESTORED);
