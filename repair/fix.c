@@ -391,6 +391,14 @@ const char *repair_action_taken(const struct repair_ctx *rx, const struct fs_fin
 	/* an orphan named again from its parent pointer, not moved to lost+found */
 	if (f->def->fix == FS_FIX_CONNECT && repair_names_restored_slot(rx, slot_of(rx, f->ino)))
 		return "restored by name";
+	/*
+	 * reached without a move of its own: an orphan only because the scan
+	 * could not read its directory (a core the inode step mended, walked
+	 * since), or inside a directory moved whole
+	 */
+	if (f->def->fix == FS_FIX_CONNECT && repair_names_reached(rx, slot_of(rx, f->ino)) &&
+	    !repair_names_moved_slot(rx, slot_of(rx, f->ino)))
+		return "kept in its directory";
 	/* a row that would clear an inode whose repair mended it (a bad magic reset) */
 	if (f->def->fix == FS_FIX_INODE_CLEAR && !(v & RV_CLEAR))
 		return fs_fix_name(FS_FIX_INODE_FIELD);

@@ -8,7 +8,9 @@
  * other inode is mended (apply): magic and version reset, flags masked by
  * xfs_repair's rules, hints whose flag goes zeroed, the attr fork's offset
  * and format found again where both forks then load and map di_nblocks,
- * an impossible extent count replaced by the records present, di_nblocks
+ * an impossible extent count replaced by the records present, a
+ * directory's impossible di_size by the size its readable data fork
+ * implies (its entries then walked and kept by phase_names.c), di_nblocks
  * set from the maps, an attr fork no reader can follow removed (the file
  * kept; phase_xattrs.c salvages one whose entries verify), the CRC
  * re-stamped once the core passes.  Of two inodes claiming one block
@@ -23,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "libfs/format/attr.h"
+#include "libfs/format/dir.h"
 #include "libfs/build/encode.h"
 #include "libfs/format/endian.h"
 #include "libfs/format/symlink.h"
@@ -126,6 +129,43 @@ static bool identified(struct repair_ctx *rx, fs_ino_t ino)
 }
 
 /*
+ * The di_size a directory's data fork implies, when it can be read: a
+ * short form fork's header and entries, else the directory blocks its
+ * mapping holds (fs_dir_mapped_size).  0: not a directory, or nothing
+ * readable to size it by (the inode goes, as before).
+ */
+static uint64_t dir_size_of(struct repair_ctx *rx, fs_ino_t ino)
+{
+	const struct fs_geom *g = &rx->fs->g;
+	struct fs_buf *b;
+	struct fs_inode ip;
+	uint64_t size = 0;
+
+	if (repair_get_buf(rx, fs_ino_to_daddr(g, ino), g->inodesize, false, &b))
+		return 0;
+	fs_inode_decode(b->data, &ip);
+	if (!S_ISDIR(ip.mode) || !scan_inode_identified(g, ino, b->data) ||
+	    ((uint32_t)ip.forkoff << 3) >= fs_inode_litino(g)) {
+		/* (an attr fork offset past the literal area: no data fork to read) */
+	} else if (ip.format == XFS_DINODE_FMT_LOCAL) {
+		if (!ip.nextents)
+			size = fs_dir_sf_size(g, fs_inode_fork_ptr(b->data, &ip, XFS_DATA_FORK),
+					      fs_inode_fork_size(g, &ip, XFS_DATA_FORK));
+	} else if (ip.format == XFS_DINODE_FMT_EXTENTS || ip.format == XFS_DINODE_FMT_BTREE) {
+		struct fs_bmap m = { 0 };
+
+		if (!scan_load_map(rx->sx, b->data, &ip, XFS_DATA_FORK, NULL, &m) && !m.bad)
+			size = fs_dir_mapped_size(g, &m);
+		fs_bmap_free(&m);
+		/* a size the inode verifier calls inline-sized is no block directory's */
+		if (size <= fs_inode_fork_size(g, &ip, XFS_DATA_FORK))
+			size = 0;
+	}
+	fs_buf_put(rx->sx->cache, b);
+	return size;
+}
+
+/*
  * The inode step's plan rules (fix.c's table names each for its action):
  * the verdict one finding gives its inode.  An inode is cleared only when
  * nothing shows it is one (di_ino, UUID), its type or data fork cannot be
@@ -225,6 +265,15 @@ int repair_inodes_plan_field(struct repair_ctx *rx, const struct fs_finding *f, 
 	if (f->code == FS_C_INODE_REFLINK) {
 		*v |= RV_REFLINK;
 		return 0;
+	}
+	/* a directory's size: what its readable data fork implies */
+	if (f->code == FS_C_INODE_SIZE) {
+		uint64_t size = dir_size_of(rx, ino);
+
+		if (size) {
+			*v |= RV_FIELDS;
+			return add_field_fix(rx, ino, RF_DIRSIZE, size);
+		}
 	}
 	/* a field whose right value the scan does not know (a size): the inode goes */
 	*v |= RV_CLEAR;
@@ -933,6 +982,9 @@ static int apply(struct repair_ctx *rx, fs_ino_t ino, uint64_t slot)
 				break;
 			case RF_UNLINKED:
 				put_be32(&d->di_next_unlinked, NULLAGINO);
+				break;
+			case RF_DIRSIZE:
+				put_be64(&d->di_size, ff->value);
 				break;
 			}
 			rx->field_fixes++;

@@ -1667,6 +1667,15 @@ static int plan_pptrs(struct repair_ctx *rx)
 	for (uint64_t s = 0; s < lk->nslots; s++) {
 		if ((rx->verdict[s] & RV_CLEAR) && lk->rec[s].type == XFS_DIR3_FT_DIR)
 			want_children(rx, s);
+		/*
+		 * a file whose link count changes: an entry naming it went (or
+		 * came) where no edge of the scan shows it, as in a cleared
+		 * directory whose entries were never read; its pointer to that
+		 * directory goes with it (compared first, written only when
+		 * they differ)
+		 */
+		if (live(rx, s) && !is_dir(rx, s) && nm->refs[s] != scan_link_nlink(lk, s))
+			want(rx, s);
 		if (rx->verdict[s] & (RV_ATTR_SALVAGE | RV_ATTR_RESET))
 			pp->want[s] |= RP_AFFECTED | RP_FORCE;
 		if (!live(rx, s) || scan_is_metadata_ino(rx->sx, ino_of(rx, s)))
@@ -1922,6 +1931,11 @@ void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json,
 	}
 	if (json)
 		fputs("]", out);
+}
+
+bool repair_names_moved_slot(const struct repair_ctx *rx, uint64_t slot)
+{
+	return rx->nm && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_MOVED);
 }
 
 bool repair_names_restored_slot(const struct repair_ctx *rx, uint64_t slot)

@@ -36,6 +36,8 @@ void repair_names_print_restored(const struct repair_ctx *rx, FILE *out, bool js
 uint64_t repair_names_restored(const struct repair_ctx *rx);
 /* Whether the inode in links slot slot was named again from its parent pointer. */
 bool repair_names_restored_slot(const struct repair_ctx *rx, uint64_t slot);
+/* Whether the inode in links slot slot was attached to lost+found. */
+bool repair_names_moved_slot(const struct repair_ctx *rx, uint64_t slot);
 /* What the namespace phase did, for the summary. */
 void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_t *moved,
 			 uint64_t *nlinks);

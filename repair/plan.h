@@ -87,7 +87,7 @@ struct repair_field_fix {
 	uint64_t value;
 };
 enum { RF_NBLOCKS, RF_ONLINK, RF_EXTSIZE, RF_COWEXTSIZE, RF_FLAGS, RF_TIMESTAMP, RF_LSN,
-       RF_UNLINKED };
+       RF_UNLINKED, RF_DIRSIZE };
 
 /* verify.c: the scan of the planned result, before anything is written. */
 struct repair_verified {

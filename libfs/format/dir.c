@@ -141,6 +141,27 @@ int fs_dir3_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 
 /* ---- short form ---- */
 
+uint64_t fs_dir_sf_size(const struct fs_geom *g, const void *fork, size_t forklen)
+{
+	const unsigned char *p = fork;
+	uint32_t count, inosize;
+	size_t at;
+
+	if (forklen < 2 + 4)
+		return 0;
+	count = p[0];
+	inosize = p[1] ? 8 : 4;
+	at = 2 + inosize;
+	for (uint32_t i = 0; i < count; i++) {
+		if (at + 3 > forklen || !p[at])
+			return 0;
+		at += 3 + p[at] + (g->ftype ? 1 : 0) + inosize;
+		if (at > forklen)
+			return 0;
+	}
+	return at <= forklen ? at : 0;
+}
+
 int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint64_t size)
 {
 	const unsigned char *p = fork, *end, *e;

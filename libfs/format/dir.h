@@ -68,6 +68,21 @@ enum fs_dir_format { FS_DIR_SHORT, FS_DIR_BLOCK, FS_DIR_LEAF, FS_DIR_NODE, FS_DI
  */
 int fs_dir_sf_walk(struct fs_dir_ctx *c, const void *fork, size_t forklen, uint64_t size);
 
+/*
+ * The di_size a short form directory's header and entries imply (the
+ * header, then count entries each as long as its name length says), or
+ * 0 when they do not fit forklen bytes: a size the walk above can read.
+ */
+uint64_t fs_dir_sf_size(const struct fs_geom *g, const void *fork, size_t forklen);
+
+/*
+ * The di_size a block, leaf or node directory's mapping implies: one
+ * directory block for the block form, else the end of the last directory
+ * block mapped below the leaf offset (as xfs_repair sizes a directory
+ * from its data fork); 0 when the mapping is no directory's.
+ */
+uint64_t fs_dir_mapped_size(const struct fs_geom *g, const struct fs_bmap *m);
+
 /* Which block format a mapping describes (the kernel's isblock/isleaf tests). */
 enum fs_dir_format fs_dir_block_format(const struct fs_geom *g, const struct fs_bmap *m);
 

@@ -43,6 +43,27 @@ enum fs_dir_format fs_dir_block_format(const struct fs_geom *g, const struct fs_
 	return FS_DIR_NODE;
 }
 
+uint64_t fs_dir_mapped_size(const struct fs_geom *g, const struct fs_bmap *m)
+{
+	enum fs_dir_format fmt = fs_dir_block_format(g, m);
+	uint64_t end = 0;
+
+	if (fmt == FS_DIR_BAD || m->ext[0].startoff != 0)
+		return 0;
+	if (fmt == FS_DIR_BLOCK)
+		return g->dirblksize;
+	for (size_t i = 0; i < m->n; i++) {
+		uint64_t s = m->ext[i].startoff, e = s + m->ext[i].blockcount;
+
+		if (s >= leaf_fsb(g))
+			break;	/* sorted by offset: the leaf and free blocks follow */
+		end = e < leaf_fsb(g) ? e : leaf_fsb(g);
+	}
+	/* whole directory blocks */
+	end = (end + g->dirblkfsbs - 1) / g->dirblkfsbs * g->dirblkfsbs;
+	return end << g->blocklog;
+}
+
 /* (dataptr address, hash) of an entry, from the data side or the leaf side. */
 struct hashaddr {
 	uint32_t addr, hash;

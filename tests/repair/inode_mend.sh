@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Mend, don't clear.  On copies of one
 # kernel-filled image (xfsx_mkfs, 1 GiB: /r of 300 KB with a hard link /r2,
-# /d with 20 files, /many with 300 xattrs in leaf blocks, /short with a
-# short form attr fork, /abt whose attr fork is a btree), one damage each:
-# a core field (nblocks, naextents, flags, flags2, version, aformat, magic),
+# /d with 20 files (a block directory), /s with 2 (short form), /many with
+# 300 xattrs in leaf blocks, /short with a short form attr fork, /abt whose
+# attr fork is a btree), one damage each: a core field (nblocks,
+# naextents, flags, flags2, version, aformat, magic, a directory's size),
 # an attr fork's extent count or bmbt record count, and a stale CRC over
 # damage it must not hide (a fuzzed attr leaf count; an extent stretched
 # over another file's block).  Per case: ONE xfsx_repair run exits 1, its
@@ -32,6 +33,7 @@ make_base() {
 	"$XFSX_MKFS" -q "$@" "$img" >/dev/null 2>&1 || return 1
 	mount_img "$img" "$mnt" || return 1
 	head -c 307200 /dev/urandom >"$mnt/r" && ln "$mnt/r" "$mnt/r2" && mkdir "$mnt/d" &&
+	mkdir "$mnt/s" && echo a >"$mnt/s/a" && echo b >"$mnt/s/b" &&
 	for i in $(seq 1 20); do head -c $((i * 1000)) /dev/urandom >"$mnt/d/f$i" || return 1; done &&
 	python3 - "$mnt" <<'PY' || { umount "$mnt"; return 1; }
 import os, sys
@@ -172,6 +174,11 @@ run_case "/d core.magic 0 (a directory)" all 0 -c "path /d" -c "write -d core.ma
 # a flag that does not belong on a directory: dropped, the directory walked and kept
 # (once its children were moved to lost+found and left in /d too)
 run_case "/d core.realtime 1 (a directory)" all 0 -c "path /d" -c "write -d core.realtime 1"
+
+# a directory's impossible size: mended from its readable data fork (the size its entries,
+# or its mapped blocks, imply), every entry kept; not cleared
+run_case "/s core.size 1000 (a short form directory)" all 0 -c "path /s" -c "write -d core.size 1000"
+run_case "/d core.size 0 (a block directory)" all 0 -c "path /d" -c "write -d core.size 0"
 
 # reproduction 8: a stale CRC hides nothing
 MANY=$(ino_of "$base" /many)

@@ -74,12 +74,6 @@ TIMEOUT = 600
 # their fix lands: case id -> why.  Shrink it as fixes merge; a case not
 # listed that fails is a failure, and a listed one that passes says so.
 KNOWN_GAPS = {
-    "inode.dir/short form dir: size":
-        "a directory inode cleared: the file hard-linked from it (5 other links) is cleared"
-        " too ('planning again with it cleared') where xfs_repair 6.10 drops one pointer and link",
-    "inode.dir/block dir: size":
-        "a directory inode cleared: the file hard-linked from it (5 other links) is cleared"
-        " too ('planning again with it cleared') where xfs_repair 6.10 drops one pointer and link",
 }
 
 _tap = [0, 0]           # lines, failures
@@ -430,6 +424,8 @@ def cases(b):
     add(s, "node dir: size", nav("nd") + ["write -d core.size 4096"], dir_="nd")
     add(s, "node dir: link count", nav("nd") + ["write -d core.nlinkv2 1"], dir_="nd")
     add(s, "a renamed directory: its magic", nav("c/b2") + ["write -d core.magic 0"])
+    # cleared (nothing reads an unknown fork format): sf/hl.sf goes, a/hl keeps its five other paths
+    add(s, "short form dir: data fork format impossible", nav("sf") + ["write -d core.format 7"], True)
 
     # ---- link counts of files
     s = "nlink"

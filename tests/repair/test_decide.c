@@ -22,11 +22,18 @@
 #include "scan/model.h"
 
 /* phase_names.c's answers, as the test sets them */
-static bool names_built, names_reached, names_restored;
+static bool names_built, names_reached, names_restored, names_moved = true;
 
 bool __wrap_repair_names_built(const struct repair_ctx *rx, uint64_t slot);
 bool __wrap_repair_names_reached(const struct repair_ctx *rx, uint64_t slot);
 bool __wrap_repair_names_restored_slot(const struct repair_ctx *rx, uint64_t slot);
+bool __wrap_repair_names_moved_slot(const struct repair_ctx *rx, uint64_t slot);
+
+bool __wrap_repair_names_moved_slot(const struct repair_ctx *rx, uint64_t slot)
+{
+	(void)rx;
+	return slot != UINT64_MAX && names_moved;
+}
 
 bool __wrap_repair_names_restored_slot(const struct repair_ctx *rx, uint64_t slot)
 {
@@ -492,6 +499,13 @@ static void test_action_taken(void **state)
 		names_restored = true;
 		assert_string_equal(repair_action_taken(&w->rx, &conn), "restored by name");
 		names_restored = false;
+		/* reached without a move: its directory, walked once mended, names it */
+		names_reached = true;
+		names_moved = false;
+		assert_string_equal(repair_action_taken(&w->rx, &conn), "kept in its directory");
+		names_moved = true;
+		assert_string_equal(repair_action_taken(&w->rx, &conn), "lost_found");
+		names_reached = false;
 	}
 	/* a row that clears, on an inode its repair mended */
 	w->verdict[SLOT] = RV_FIELDS;

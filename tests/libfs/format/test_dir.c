@@ -6,7 +6,8 @@
  * (CRC re-stamped) gives its exact finding code; hostile lengths and
  * counts (name length past the block, zero-length free region, a tail
  * count of 2^32-1, a short form count past the fork) are reported without
- * reading outside the buffers (the ASan build runs this too).
+ * reading outside the buffers (the ASan build runs this too); the di_size
+ * a short form fork's entries and a mapping imply (repair's size mend).
  */
 #include <stdarg.h>
 #include <setjmp.h>
@@ -127,6 +128,42 @@ static void test_sf(void **st)
 		fs_findings_free(&fl);
 	}
 	free(p);
+}
+
+/* The size a short form fork's entries imply, and a mapping's (a mend of di_size). */
+static void test_implied_size(void **st)
+{
+	unsigned char *p = malloc(256);
+	struct fx f;
+	size_t size;
+	uint64_t leaf;
+
+	(void)st;
+	fx_init_default(&f);
+	f.g.ftype = true;
+	size = build_sf(p);
+	assert_int_equal(fs_dir_sf_size(&f.g, p, 256), size);
+	assert_int_equal(fs_dir_sf_size(&f.g, p, size), size);
+	assert_int_equal(fs_dir_sf_size(&f.g, p, size - 1), 0);	/* the last entry past the fork */
+	p[6] = 0;
+	assert_int_equal(fs_dir_sf_size(&f.g, p, 256), 0);		/* an empty name */
+	size = build_sf(p);
+	p[0] = 255;
+	assert_int_equal(fs_dir_sf_size(&f.g, p, 256), 0);		/* a count past the fork */
+	assert_int_equal(fs_dir_sf_size(&f.g, p, 5), 0);
+	free(p);
+
+	leaf = XFS_DIR2_LEAF_OFFSET >> f.g.blocklog;
+	assert_int_equal(fs_dir_mapped_size(&f.g, &(struct fs_bmap){
+		.ext = &(struct fs_bmap_ext){ 0, 100, f.g.dirblkfsbs, false }, .n = 1 }),
+		f.g.dirblksize);
+	struct fs_bmap_ext lf[] = { { 0, 100, 3 * f.g.dirblkfsbs, false },
+				    { leaf, 200, f.g.dirblkfsbs, false } };
+	assert_int_equal(fs_dir_mapped_size(&f.g, &(struct fs_bmap){ .ext = lf, .n = 2 }),
+			 3ull * f.g.dirblksize);
+	struct fs_bmap_ext hole[] = { { 1, 100, 1, false } };
+	assert_int_equal(fs_dir_mapped_size(&f.g, &(struct fs_bmap){ .ext = hole, .n = 1 }), 0);
+	assert_int_equal(fs_dir_mapped_size(&f.g, &(struct fs_bmap){ .n = 0 }), 0);
 }
 
 static void test_sf_dup(void **st)
@@ -356,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_sf),
 		cmocka_unit_test(test_sf_dup),
+		cmocka_unit_test(test_implied_size),
 		cmocka_unit_test(test_block_good),
 		cmocka_unit_test(test_block_damage),
 	};
