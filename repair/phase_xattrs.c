@@ -719,6 +719,19 @@ static size_t find_ent(const struct xa_collect *c, uint8_t flags, const uint8_t 
 	return c->n;
 }
 
+/* The collected parent pointer of this name and value, or c->n. */
+static size_t find_pptr(const struct xa_collect *c, const uint8_t *name, uint32_t namelen,
+			const uint8_t *value, uint32_t valuelen)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].flags == XFS_ATTR_PARENT && c->v[i].namelen == namelen &&
+		    c->v[i].valuelen == valuelen &&
+		    !memcmp(c->arena + c->v[i].name, name, namelen) &&
+		    !memcmp(c->arena + c->v[i].name + namelen, value, valuelen))
+			return i;
+	return c->n;
+}
+
 /* The collected entries fit a short form fork of asize bytes (the rule rebuild() follows). */
 static bool sf_fits(struct xa_collect *c, uint32_t asize)
 {
@@ -760,15 +773,23 @@ static bool apply_attris(struct xa_collect *c, const struct attri_ref *refs, siz
 
 	for (size_t k = 0; k < nrefs && !c->err; k++) {
 		const struct fs_log_attri *a = &c->rx->attris[refs[k].i];
-		uint8_t flags = (uint8_t)(a->filter & XFS_ATTR_NSP_ONDISK_MASK);
-		size_t at = find_ent(c, flags, a->name, a->namelen);
+		/* a parent pointer (the replay hands on those on forks in blocks): by name and value */
+		bool pp = fs_log_attri_is_pptr(a);
+		uint8_t flags = pp ? XFS_ATTR_PARENT : (uint8_t)(a->filter & XFS_ATTR_NSP_ONDISK_MASK);
+		size_t at = pp ? find_pptr(c, a->name, a->namelen, a->value, a->valuelen)
+			       : find_ent(c, flags, a->name, a->namelen);
+		bool rm = a->op == XFS_ATTRI_OP_FLAGS_REMOVE || a->op == XFS_ATTRI_OP_FLAGS_PPTR_REMOVE;
+		bool rep = a->op == XFS_ATTRI_OP_FLAGS_PPTR_REPLACE && a->newnamelen;
 
 		if (at < c->n) {
 			memmove(c->v + at, c->v + at + 1, (c->n - at - 1) * sizeof(*c->v));
 			c->n--;
 		}
-		if (a->op != XFS_ATTRI_OP_FLAGS_REMOVE) {
-			keep(c, flags, a->name, (uint8_t)a->namelen, a->value, a->valuelen);
+		if (!rm) {
+			/* (the log's checks: names 1..255 bytes, a parent pointer's value 12) */
+			keep(c, flags, rep ? a->newname : a->name,
+			     (uint8_t)(rep ? a->newnamelen : a->namelen),
+			     rep ? a->newvalue : a->value, a->valuelen);
 			if (sf && sf_fits(c, asize))
 				stamp = true;
 			else

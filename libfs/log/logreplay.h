@@ -35,6 +35,7 @@ struct fs_replay_stats {
 	uint64_t bui_bmbt_freed;       /* applied ones whose fork freed bmbt blocks */
 	uint64_t pptrs_applied;        /* unfinished parent pointer ATTRIs the replay completed */
 	uint64_t pptrs_noop;           /* of those, on a file without an attr fork: nothing to do */
+	uint64_t pptrs_deferred;       /* those handed on as ATTRIs (fork in blocks): not applied */
 	uint64_t xmis_applied;         /* unfinished exchange-range intents the replay completed */
 	uint64_t xmi_steps;            /* mapping pairs they exchanged */
 	uint64_t xmi_eof_trimmed;      /* blocks past a file's EOF freed after them */
@@ -96,15 +97,21 @@ size_t fs_replay_open_extents(const struct fs_replay *rp, const struct fs_intent
  * and exchange-range intents (XMI) are completed by the replay itself, as
  * recovery completes them (logreplay_pptr.c, logreplay_xmi.c): the file's
  * short form attr fork edited, the two files' mappings exchanged through
- * the same fork rewrite the BUIs use.  One the replay cannot complete the
- * way the kernel would (an attr fork in blocks, an attr-fork or directory
- * exchange) fails the replay with -EOPNOTSUPP naming it; one the kernel's
- * recovery refuses (its file freed, another generation) with -EUCLEAN.
+ * the same fork rewrite the BUIs use.  A parent pointer ATTRI on an attr
+ * fork in blocks (leaf, node), or whose add turns the short form into a
+ * leaf, is handed on with the other ops' (below; counted as FS_INTENT_ATTRI
+ * then, stats pptrs_deferred).  An exchange the replay cannot complete the
+ * way the kernel would (an attr-fork or directory exchange) fails the
+ * replay with -EOPNOTSUPP naming it; an intent the kernel's recovery
+ * refuses (its file freed, another generation) with -EUCLEAN.
  *
- * The unfinished xattr intents of the other ops, in log order, checked (fs_log_attri_parse;
- * name and value owned by rp).  Recovery completes each on its inode's
- * attributes after the replay: set (creates or replaces), remove (of an
- * absent name: nothing), replace; the replay leaves that to its caller
+ * The unfinished xattr intents of the other ops, and the parent pointer
+ * ones handed on, in log order, checked (fs_log_attri_parse; name and
+ * value owned by rp).  Recovery completes each on its inode's attributes
+ * after the replay: set (creates or replaces), remove (of an absent name:
+ * nothing), replace; a parent pointer matches by name and value (PPTR_SET
+ * removes the match, then adds; PPTR_REPLACE removes the old name and
+ * value, adds newname/newvalue).  The replay leaves that to its caller
  * (xfsx_repair's xattr phase re-encodes the fork).
  */
 size_t fs_replay_open_attris(const struct fs_replay *rp, const struct fs_log_attri **out);

@@ -21,9 +21,16 @@
  *    stamps the change time (xfs_attr_try_sf_addname) and sets the fork
  *    offset as xfs_attr_shortform_bytesfit computes it when the entry does
  *    not fit the fork as it is;
- *  - a fork in blocks, or an add that turns the short form into a leaf
- *    (a name of 255 bytes, no room even past the fork offset move): not
- *    done here; the replay fails with -EOPNOTSUPP naming the intent.
+ *  - a fork in blocks (leaf or node), or an add that turns the short form
+ *    into a leaf (a name of 255 bytes, no room even past the fork offset
+ *    move): handed on, as the unfinished user/trusted/secure ATTRIs are
+ *    (fs_replay_open_attris, counted as FS_INTENT_ATTRI then): xfsx_repair's
+ *    xattr phase collects the fork, applies them in log order (a set
+ *    removes the match by name and value, then adds; a replace removes the
+ *    old name and value, adds the new) and writes the fork again in the
+ *    form its entries need (libfs/build/attrbuild.c); xfsx_check judges
+ *    them and checks the file as it stands.  Once one intent on a file is
+ *    handed on, so is every later one on it (they apply to what it leaves).
  */
 #include "libfs/log/logreplay_priv.h"
 
@@ -125,7 +132,13 @@ static int pptr_fail(struct fs_replay *rp, int err, const struct fs_log_attri *a
 	return replay_fail(rp, err, "the unfinished %s: %s", what, why);
 }
 
-/* One parent pointer intent on its file: 1 changed, 0 nothing to do, negative errno. */
+/* apply_pptr: the intent is the xattr phase's (a fork in blocks, or one it makes) */
+#define PPTR_DEFER 2
+
+/*
+ * One parent pointer intent on its file: 1 changed, 0 nothing to do,
+ * PPTR_DEFER handed on, negative errno.
+ */
 static int apply_pptr(struct fs_replay *rp, const struct fs_log_attri *a)
 {
 	const struct fs_geom *g = &rp->fs->g;
@@ -167,9 +180,7 @@ static int apply_pptr(struct fs_replay *rp, const struct fs_log_attri *a)
 		if (!add)
 			goto out;
 	} else if (ip.aformat != XFS_DINODE_FMT_LOCAL) {
-		err = pptr_fail(rp, -EOPNOTSUPP, a, "the file's attr fork is in blocks, where this "
-				"version does not complete parent pointer intents (mount the "
-				"filesystem to let the kernel's recovery do it)");
+		err = PPTR_DEFER;	/* in blocks: the xattr phase's */
 		goto out;
 	}
 	asize = fs_inode_fork_size(g, &ip, XFS_ATTR_FORK);
@@ -201,9 +212,7 @@ static int apply_pptr(struct fs_replay *rp, const struct fs_log_attri *a)
 		uint32_t nl = a->newnamelen ? a->newnamelen : a->namelen;
 
 		if (n >= 255 || nl >= 255) {
-			err = pptr_fail(rp, -EOPNOTSUPP, a, "the add turns the file's short form attr "
-					"fork into a leaf block, which this version does not do here "
-					"(mount the filesystem to let the kernel's recovery do it)");
+			err = PPTR_DEFER;	/* the add makes a leaf block */
 			goto out;
 		}
 		v[n++] = (struct sf_ent){ .flags = XFS_ATTR_PARENT, .namelen = (uint8_t)nl,
@@ -218,10 +227,7 @@ static int apply_pptr(struct fs_replay *rp, const struct fs_log_attri *a)
 	if (add) {
 		newoff = bytesfit(g, &ip, tot);
 		if (!newoff) {
-			err = pptr_fail(rp, -EOPNOTSUPP, a, "the add does not fit the file's short "
-					"form attr fork and turns it into a leaf block, which this "
-					"version does not do here (mount the filesystem to let the "
-					"kernel's recovery do it)");
+			err = PPTR_DEFER;	/* no room even past a fork offset move: a leaf */
 			goto out;
 		}
 	}
@@ -288,13 +294,31 @@ out:
 	return err;
 }
 
+/* Whether an unfinished ATTRI handed on (or a user one) names this inode. */
+static bool handed_on(const struct fs_replay *rp, uint64_t ino)
+{
+	for (size_t i = 0; i < rp->nopen_attris; i++)
+		if (rp->open_attris[i].ino == ino)
+			return true;
+	return false;
+}
+
 int replay_apply_pptrs(struct fs_replay *rp)
 {
+	/* (open_attris has room for every unfinished ATTRI: replay_collect_open) */
 	for (size_t i = 0; i < rp->nopen_pptrs; i++) {
-		int r = apply_pptr(rp, &rp->open_pptrs[i]);
+		const struct fs_log_attri *a = &rp->open_pptrs[i];
+		int r = handed_on(rp, a->ino) ? PPTR_DEFER : apply_pptr(rp, a);
 
 		if (r < 0)
 			return r;
+		if (r == PPTR_DEFER) {
+			rp->open_attris[rp->nopen_attris++] = *a;
+			rp->st.intents_open[FS_INTENT_PPTR]--;
+			rp->st.intents_open[FS_INTENT_ATTRI]++;
+			rp->st.pptrs_deferred++;
+			continue;
+		}
 		rp->st.pptrs_applied++;
 	}
 	return 0;

@@ -76,7 +76,7 @@ struct fs_replay {
 	size_t nopen;
 	struct fs_log_attri *attris; /* every ATTRI (rintent.first), name and value copied */
 	size_t nattris, capattris;
-	struct fs_log_attri *open_attris; /* the unfinished ones, in log order (not pptr ops) */
+	struct fs_log_attri *open_attris; /* the unfinished ones, in log order (pptr ops: replay_apply_pptrs) */
 	size_t nopen_attris;
 	struct fs_log_attri *open_pptrs; /* the unfinished parent pointer ones, in log order */
 	size_t nopen_pptrs;

@@ -8,7 +8,10 @@
 #  - crafted (tests/log/pptrwrite.py: one record after a clean log's head;
 #    this kernel whiteouts an ATTRI whose ATTRD lands in the same
 #    checkpoint, so no workload here leaves one behind): set, remove,
-#    replace, remove of an absent pointer, adds that move the fork offset;
+#    replace, remove of an absent pointer, adds that move the fork offset,
+#    each beside its transaction's directory change (splice: the kernel
+#    makes it on a copy, whose short form directory inodes and the file's
+#    link count are put into the base, the file's attr fork left as it was);
 #    the file's attr fork of B equals
 #    A's (xfs_db), xfsx_check finds on B what it finds on A, 6.10's
 #    xfs_repair -n says the same of both; xfsx_check replays in memory and
@@ -52,10 +55,30 @@ umount "$M"
 F=$(ino_of "$PB" /d1/f1); FG=$(gen_of "$PB" "$F")
 D1=$(ino_of "$PB" /d1); D1G=$(gen_of "$PB" "$D1"); D2=$(ino_of "$PB" /d2); D2G=$(gen_of "$PB" "$D2")
 
-pptr_case() {	# pptr_case NAME SPEC
+splice() {	# splice BASE OUT INO "DIR..." CMD: OUT = BASE with each DIR's inode and INO's link count after CMD
+	local y="$TMP/y.img" d n dir
+	cp --sparse=always "$1" "$y"
+	mount_img "$y" "$TMP/my" || return 1
+	(cd "$TMP/my" && eval "$5") || { umount "$TMP/my"; return 1; }
+	umount "$TMP/my"
+	n=$(xfs_db -r -c "inode $3" -c "p core.nlinkv2" "$y" | awk '{print $NF}')
+	cp --sparse=always "$1" "$2"
+	for dir in $4; do
+		d=$(ino_of "$y" "$dir")
+		# (a short form directory: the change is all in its inode)
+		[ "$(xfs_db -r -c "inode $d" -c "p core.format" "$y" | awk '{print $3}')" = 1 ] || return 1
+		dd if="$y" of="$2" bs=1 count="$(xfs_db -r -c "sb 0" -c "p inodesize" "$y" | awk '{print $NF}')" \
+			skip="$(xfs_db -r -c "convert inode $d byte" "$y" | awk '{print $2}' | tr -d '()')" \
+			seek="$(xfs_db -r -c "convert inode $d byte" "$2" | awk '{print $2}' | tr -d '()')" \
+			conv=notrunc status=none
+	done
+	xfs_db -x -c "inode $3" -c "write core.nlinkv2 $n" "$2" >/dev/null
+	rm -f "$y"
+}
+pptr_case() {	# pptr_case NAME CMD SPEC
 	local name=$1 img="$TMP/$1.img" a="$TMP/$1.A.img" js rc sum out
-	cp --sparse=always "$PB" "$img"
-	python3 "$W" "$img" "$2" >/dev/null || { not_ok "$name: pptrwrite.py wrote the intent"; return; }
+	splice "$PB" "$img" "$F" "/d1 /d2" "$2" || { not_ok "$name: made the log's directory side ($2)"; return; }
+	python3 "$W" "$img" "$3" >/dev/null || { not_ok "$name: pptrwrite.py wrote the intent"; return; }
 	cp --sparse=always "$img" "$a"
 	sum=$(md5sum <"$img")
 	js=$("$XFSX_CHECK" -j "$img" 2>/dev/null)
@@ -84,25 +107,83 @@ pptr_case() {	# pptr_case NAME SPEC
 	check "$name: then one xfsx_repair run (exit $rc) leaves it clean for xfs_repair 6.10 -n and xfsx_check" [ $? -eq 0 -a $rc -le 1 ]
 	rm -f "$img" "$a"
 }
-pptr_case pptr-set "pptr:$F:$FG:4:x1:$D2:$D2G"
-pptr_case pptr-remove "pptr:$F:$FG:5:f1:$D1:$D1G"
-pptr_case pptr-replace "pptr:$F:$FG:6:l1:$D2:$D2G:m1:$D1:$D1G"
-pptr_case pptr-remove-absent "pptr:$F:$FG:5:nope:$D1:$D1G"
+pptr_case pptr-set "ln d1/f1 d2/x1" "pptr:$F:$FG:4:x1:$D2:$D2G"
+pptr_case pptr-remove "rm d1/f1" "pptr:$F:$FG:5:f1:$D1:$D1G"
+pptr_case pptr-replace "mv d2/l1 d1/m1" "pptr:$F:$FG:6:l1:$D2:$D2G:m1:$D1:$D1G"
+pptr_case pptr-remove-absent true "pptr:$F:$FG:5:nope:$D1:$D1G"
 # adds that do not fit the fork as it is: the fork offset moves as the kernel moves it
-LONG=$(printf 'n%.0s' $(seq 1 200))
-pptr_case pptr-set-forkoff "pptr:$F:$FG:4:$LONG:$D2:$D2G"
-pptr_case pptr-replace-forkoff "pptr:$F:$FG:6:f1:$D1:$D1G:$LONG:$D2:$D2G"
-# an add that turns the short form into a leaf block: not done here, said, nothing written
-img="$TMP/leaf.img"
-cp --sparse=always "$PB" "$img"
-python3 "$W" "$img" "pptr:$F:$FG:4:$(printf 'm%.0s' $(seq 1 250)):$D2:$D2G" >/dev/null
-sum=$(md5sum <"$img")
-out=$("$XFSX_REPAIR" "$img" 2>&1); rc=$?
-check "pptr-set-leaf: xfsx_repair says it does not complete an add that needs a leaf block, nothing written (exit $rc)" \
-	test $rc -eq 8 -a "$(md5sum <"$img")" = "$sum" -a -n "$(grep -F "leaf block" <<<"$out")"
-mount_img "$img" "$TMP/ma" && umount "$TMP/ma"
-ok_if "pptr-set-leaf: the kernel recovers it (what the message advises)"
-rm -f "$img"
+LONG=$(printf 'n%.0s' $(seq 1 120))
+pptr_case pptr-set-forkoff "ln d1/f1 d2/$LONG" "pptr:$F:$FG:4:$LONG:$D2:$D2G"
+pptr_case pptr-replace-forkoff "mv d1/f1 d2/$LONG" "pptr:$F:$FG:6:f1:$D1:$D1G:$LONG:$D2:$D2G"
+
+# ---- parent pointer intents on attr forks in blocks (and one that makes a leaf) ----
+# The replay hands these on with the user xattr intents: xfsx_repair's xattr
+# phase applies them and writes the fork again (in its own layout, so the
+# parent pointers and user xattrs are compared through a mount of each).
+# Each log is one the kernel could leave: the directory side of the
+# transaction done, the file's parent pointers not yet.  The kernel makes
+# the change on a copy (Y); its short form directory d2 (and the file's link
+# count) are put into the base, whose file keeps its old attr fork; the
+# intent is then crafted into the log.
+blk_state() {	# blk_state IMG INO: the file's parent pointers and user xattrs, sorted
+	local p
+	mount_img "$1" "$TMP/mb" ro,nouuid || { echo "no mount"; return; }
+	p=$(find "$TMP/mb" -inum "$2" 2>/dev/null | head -1)
+	xfs_io -r -c parent "$p" 2>&1 | awk '/^p_ino/{i=$3} /^p_gen/{g=$3} /^p_name /{print "pptr", i, g, $3}' | sort
+	getfattr -d -m '^user\.' --absolute-names "$p" 2>/dev/null | sed '1d' | grep . | sort
+	umount "$TMP/mb"
+}
+blk_case() {	# blk_case NAME BASE INO CMD SPEC
+	local name=$1 img="$TMP/$1.img" a="$TMP/$1.A.img" js out rc sum
+	splice "$2" "$img" "$3" /d2 "$4" || { not_ok "$name: made the log's directory side ($4)"; return; }
+	python3 "$W" "$img" "$5" >/dev/null || { not_ok "$name: pptrwrite.py wrote the intent"; return; }
+	cp --sparse=always "$img" "$a"
+	sum=$(md5sum <"$img")
+	js=$("$XFSX_CHECK" -j "$img" 2>/dev/null)
+	check "$name: xfsx_check replays the log in memory (the intent handed on as an xattr intent), nothing written" \
+		test "$(json_field "$js" "d['log']['replay']['intents_open']['ATTRI']")" = 1 -a "$(md5sum <"$img")" = "$sum"
+	diag "$name: xfsx_check on the dirty image (the file as it stands, the intent named): $(json_field "$js" "' '.join(sorted(f['code'] for f in d.get('findings', [])))")"
+	if ! mount_img "$a" "$TMP/ma"; then not_ok "$name: the kernel recovers copy A"; return; fi
+	umount "$TMP/ma"
+	out=$("$XFSX_REPAIR" "$img" 2>&1); rc=$?
+	check "$name: xfsx_repair replays the log and completes the intent (exit $rc)" \
+		grep -q "unfinished xattr intents (ATTRI): 1 of 1 completed" <<<"$out"
+	[ $rc -le 1 ] || diag "$name: $(tail -2 <<<"$out" | cut -c1-300)"
+	blk_state "$a" "$3" >"$TMP/a.st"; blk_state "$img" "$3" >"$TMP/b.st"
+	if cmp -s "$TMP/a.st" "$TMP/b.st"; then
+		ok "$name: parent pointers and user xattrs equal the kernel's ($(grep -c '^pptr' "$TMP/a.st") parent pointers, $(grep -c '^user\.' "$TMP/a.st") user xattrs; attr fork format kernel $(xfs_db -r -c "inode $3" -c "p core.aformat" "$a" | awk '{print $3}'), xfsx $(xfs_db -r -c "inode $3" -c "p core.aformat" "$img" | awk '{print $3}'))"
+	else
+		not_ok "$name: parent pointers and user xattrs equal the kernel's"; diff "$TMP/a.st" "$TMP/b.st" | head -6 | sed 's/^/#   /'
+	fi
+	check "$name: xfsx_check finds the same on both copies ($(codes "$a"))" [ "$(codes "$a")" = "$(codes "$img")" ]
+	xfs_repair -n "$a" >/dev/null 2>&1; rc=$?
+	xfs_repair -n "$img" >/dev/null 2>&1
+	check "$name: xfs_repair 6.10 -n says the same of both (exit $rc)" [ $? -eq $rc ]
+	rm -f "$img" "$a"
+}
+# a leaf fork (L): 61 hard links; a node fork (N): 300 user xattrs beside two
+# links; a short form fork (S) of three 60-byte names that a fourth makes a leaf
+BB="$TMP/bb.img"
+mkbase "$BB" || { not_ok "made the attr-blocks base image"; tap_done; exit 1; }
+mkdir "$M/d1" "$M/d2"; echo hi >"$M/d1/L"; echo ho >"$M/d1/N"; ln "$M/d1/N" "$M/d2/n2"; ln "$M/d1/L" "$M/d2/lr"
+for i in $(seq 1 60); do ln "$M/d1/L" "$M/d1/link_with_a_longish_name_$i"; done
+S60=$(printf 's%.0s' $(seq 1 59))
+echo s >"$M/d1/$S60"0; for i in 1 2; do ln "$M/d1/${S60}0" "$M/d1/$S60$i"; done
+python3 -c 'import os,sys
+for i in range(300): os.setxattr(sys.argv[1], "user.attribute_number_%04d" % i, b"v" * 24)' "$M/d1/N"
+umount "$M"
+L=$(ino_of "$BB" /d1/L); LG=$(gen_of "$BB" "$L"); N=$(ino_of "$BB" /d1/N); NG=$(gen_of "$BB" "$N")
+B2=$(ino_of "$BB" /d2); B2G=$(gen_of "$BB" "$B2"); SI=$(ino_of "$BB" "/d1/${S60}0"); SG=$(gen_of "$BB" "$SI")
+diag "attr forks: file $L $(xfs_db -r -c "inode $L" -c "ablock 0" -c "p hdr.info.hdr.magic" "$BB" 2>&1) (0x3bee: a leaf), file $N $(xfs_db -r -c "inode $N" -c "ablock 0" -c "p hdr.info.hdr.magic" "$BB" 2>&1) (0x3ebe: a node), file $SI $(xfs_db -r -c "inode $SI" -c "p core.aformat" "$BB")"
+N50=$(printf 'n%.0s' $(seq 1 50))
+blk_case pptr-set-sf-to-leaf "$BB" "$SI" "ln d1/${S60}0 d2/$N50" "pptr:$SI:$SG:4:$N50:$B2:$B2G"
+blk_case pptr-leaf-set "$BB" "$L" "ln d1/L d2/x1" "pptr:$L:$LG:4:x1:$B2:$B2G"
+blk_case pptr-leaf-remove "$BB" "$L" "rm d2/lr" "pptr:$L:$LG:5:lr:$B2:$B2G"
+blk_case pptr-leaf-replace "$BB" "$L" "mv d2/lr d2/moved" "pptr:$L:$LG:6:lr:$B2:$B2G:moved:$B2:$B2G"
+blk_case pptr-node-set "$BB" "$N" "ln d1/N d2/x1" "pptr:$N:$NG:4:x1:$B2:$B2G"
+blk_case pptr-node-remove "$BB" "$N" "rm d2/n2" "pptr:$N:$NG:5:n2:$B2:$B2G"
+blk_case pptr-node-replace "$BB" "$N" "mv d2/n2 d2/n3" "pptr:$N:$NG:6:n2:$B2:$B2G:n3:$B2:$B2G"
+rm -f "$BB"
 
 # ---- malformed items: refused by the kernel and by xfsx_repair, nothing written ----
 bad_case() {	# bad_case NAME BASE WORD SPEC: WORD must be in xfsx_repair's message
