@@ -275,6 +275,11 @@ static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 	err = fs_spill_open(dir, sizeof(struct model_ext), &cx->spill);
 	if (err)
 		return err;
+	/* -m: a repair's dirty buffers past the cache's cap are staged there too */
+	if (cx->opts->mem_bytes)
+		err = fs_spill_open(dir, 1, &cx->stage);
+	if (err)
+		return err;
 	cx->spill_failed = NULL;
 	model_set_spill(cx->model, cx->spill, limit, batch);
 	return 0;
@@ -319,6 +324,8 @@ static int engine_start(struct scan_ctx *cx)
 	err = fs_cache_create(cx->fs->dev, cache, &cx->cache);
 	if (err)
 		return err;
+	if (cx->stage)
+		fs_cache_set_stage(cx->cache, cx->stage);
 	/*
 	 * Phases 4 and 5 run in parts of AGs: about 32 work items per worker,
 	 * so one AG heavy with xattrs or directories is shared, and the last
@@ -385,6 +392,8 @@ void scan_teardown(struct scan_ctx *cx)
 	cx->model = NULL;
 	fs_spill_close(cx->spill);
 	cx->spill = NULL;
+	fs_spill_close(cx->stage);	/* after the cache, whose staged buffers it held */
+	cx->stage = NULL;
 	scan_progress_free(cx);
 	scan_rt_free(cx);
 	pthread_mutex_destroy(&cx->rt.lock);

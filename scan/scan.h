@@ -110,6 +110,7 @@ struct scan_ctx {
 	bool *rmap_whole;          /* per AG: the rmapbt was walked whole, every record valid */
 	double phase_seconds[SCAN_PH_NR]; /* wall time of each phase run */
 	struct fs_spill *spill;    /* the model's runs, when -m (or XFSX_TEST_SPILL) asks */
+	struct fs_spill *stage;    /* -m: the cache's dirty buffers past its cap (a repair's) */
 	struct fs_budget budget;   /* -m as planned (libfs/util/budget.h) */
 	uint64_t mem_min_mib;      /* -ERANGE from the run: the smallest -m that works */
 	const char *spill_failed;  /* the temporary directory an error came from, or NULL */
