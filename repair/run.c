@@ -181,6 +181,7 @@ static int step_verify(struct repair_ctx *rx)
 		nothing_fixed(rx);
 		return 0;
 	}
+	scan_release_for_verify(rx->sx);	/* the plan is made: its model is not needed */
 	err = repair_verify_plan(rx, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "xfsx_repair: %s: %s\n", rx->path, msg);

@@ -285,6 +285,14 @@ static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 	return 0;
 }
 
+void scan_release_for_verify(struct scan_ctx *cx)
+{
+	model_destroy(cx->model);
+	cx->model = NULL;
+	if (cx->opts->mem_bytes && cx->stage && cx->cache)
+		fs_cache_set_cap(cx->cache, FS_BUDGET_CACHE_FLOOR);
+}
+
 int scan_strerror(const struct scan_ctx *cx, int err, char *buf, size_t len)
 {
 	if (err == -ERANGE && cx->mem_min_mib)

@@ -130,6 +130,13 @@ int  scan_run(struct scan_ctx *cx);
  */
 void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s, uint64_t *spill_mark);
 void scan_teardown(struct scan_ctx *cx);
+/*
+ * What a repair's verify no longer needs of the scan it planned from,
+ * freed before the second scan starts: the block model (the links, the directory graph and the cache stay:
+ * the report and the commit use them); under -m the cache's clean
+ * buffers go too and its dirty ones past its floor are staged.
+ */
+void scan_release_for_verify(struct scan_ctx *cx);
 /* --tmpdir, else $TMPDIR, else /tmp. */
 const char *scan_tmpdir(const struct scan_opts *o);
 /* The model's spill error (its temporary directory full or gone), or 0. */
