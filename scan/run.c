@@ -275,9 +275,14 @@ static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 	err = fs_spill_open(dir, sizeof(struct model_ext), &cx->spill);
 	if (err)
 		return err;
-	/* -m: a repair's dirty buffers past the cache's cap are staged there too */
-	if (cx->opts->mem_bytes)
+	/*
+	 * -m: a repair's dirty buffers past the cache's cap are staged there
+	 * too (XFSX_TEST_SPILL=N: past N KiB, whatever the cap)
+	 */
+	if (cx->opts->mem_bytes || (test && *test)) {
+		cx->stage_over = test && *test ? (uint64_t)batch << 10 : 0;
 		err = fs_spill_open(dir, 1, &cx->stage);
+	}
 	if (err)
 		return err;
 	cx->spill_failed = NULL;
@@ -333,7 +338,7 @@ static int engine_start(struct scan_ctx *cx)
 	if (err)
 		return err;
 	if (cx->stage)
-		fs_cache_set_stage(cx->cache, cx->stage);
+		fs_cache_set_stage(cx->cache, cx->stage, cx->stage_over);
 	/*
 	 * Phases 4 and 5 run in parts of AGs: about 32 work items per worker,
 	 * so one AG heavy with xattrs or directories is shared, and the last
@@ -462,7 +467,8 @@ void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s, uint64_
 		fs_cache_get_stats(cx->cache, &cs);
 	fs_mem_sample(s, cs.bytes);
 	if (cx->spill) {
-		uint64_t runs = fs_spill_runs(cx->spill);
+		/* the model's runs, and the cache's staged dirty buffers */
+		uint64_t runs = fs_spill_runs(cx->spill) + (cx->stage ? fs_spill_runs(cx->stage) : 0);
 
 		s->spilled = runs != *spill_mark;
 		*spill_mark = runs;

@@ -111,6 +111,7 @@ struct scan_ctx {
 	double phase_seconds[SCAN_PH_NR]; /* wall time of each phase run */
 	struct fs_spill *spill;    /* the model's runs, when -m (or XFSX_TEST_SPILL) asks */
 	struct fs_spill *stage;    /* -m: the cache's dirty buffers past its cap (a repair's) */
+	uint64_t stage_over;       /* XFSX_TEST_SPILL: staged past this many bytes instead */
 	struct fs_budget budget;   /* -m as planned (libfs/util/budget.h) */
 	uint64_t mem_min_mib;      /* -ERANGE from the run: the smallest -m that works */
 	const char *spill_failed;  /* the temporary directory an error came from, or NULL */

@@ -62,6 +62,7 @@ struct fs_cache {
 	uint64_t dirty_bytes;        /* marked buffers' bytes in memory (under lru_lock; atomic reads) */
 	uint64_t staged_bytes;       /* marked buffers' bytes in the staging file (likewise) */
 	struct fs_spill *stage;      /* fs_cache_set_stage: where dirty buffers go past the cap */
+	uint64_t stage_over;         /* ... or past this many bytes (0: the cap) */
 	int stage_err;               /* the first staging error (under lru_lock) */
 };
 
@@ -270,11 +271,11 @@ static struct cbuf *unstage(struct fs_cache *c, struct cbuf *b)
 /*
  * Under lru_lock: marked buffers nobody holds written to the staging file
  * (oldest first) and their memory freed, until need more dirty bytes fit
- * in three quarters of the cap.  0 or the staging file's error.
+ * in three quarters of the cap (or stage_over).  0 or the staging file's error.
  */
 static int stage_locked(struct fs_cache *c, uint64_t need)
 {
-	uint64_t cap = LOAD(c->cap), want = cap / 4 * 3;
+	uint64_t cap = c->stage_over ? c->stage_over : LOAD(c->cap), want = cap / 4 * 3;
 
 	for (struct cbuf *b = c->head; b && c->dirty_bytes + need > want; b = b->next) {
 		int zero = 0, err;
@@ -312,9 +313,10 @@ static void keep_stage_err(struct fs_cache *c, int err)
 	pthread_mutex_unlock(&c->lru_lock);
 }
 
-void fs_cache_set_stage(struct fs_cache *c, struct fs_spill *stage)
+void fs_cache_set_stage(struct fs_cache *c, struct fs_spill *stage, uint64_t over)
 {
 	c->stage = stage;
+	c->stage_over = over;
 }
 
 int fs_cache_stage_error(struct fs_cache *c)
@@ -668,7 +670,7 @@ void fs_cache_set_cap(struct fs_cache *c, uint64_t cap_bytes)
 	__atomic_store_n(&c->cap, cap_bytes, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&c->lru_lock);
 	evict_locked(c, 0);
-	if (c->stage && cap_bytes)
+	if (c->stage && cap_bytes && !c->stage_over)
 		stage_locked(c, 0);	/* a lowered cap: dirty bytes past it staged */
 	pthread_mutex_unlock(&c->lru_lock);
 }
@@ -736,7 +738,8 @@ int fs_buf_mark_dirty(struct fs_cache *c, struct fs_buf *pub, const struct fs_di
 	if (!b->marked) {
 		cap = LOAD(c->cap);
 		/* past the cap: others' dirty bytes to the staging file first, if there is one */
-		if (cap && c->dirty_bytes + pub->len > cap && c->stage)
+		if (c->stage && (c->stage_over ? c->dirty_bytes + pub->len > c->stage_over :
+				 cap && c->dirty_bytes + pub->len > cap))
 			stage_locked(c, pub->len);
 		if (cap && c->dirty_bytes + pub->len > cap) {
 			pthread_mutex_unlock(&c->lru_lock);

@@ -177,10 +177,11 @@ int fs_buf_mark_dirty(struct fs_cache *c, struct fs_buf *b, const struct fs_dirt
  * (-ENOSPC, below).  fs_cache_stage_error: the first staging failure (a
  * lookup that could not read a buffer back returns it as missing, a read
  * patch leaves the device's bytes): a caller that sees one must not
- * write.  Called before any buffer is marked.
+ * write.  Called before any buffer is marked.  over: stage past this many
+ * dirty bytes in memory instead of the cap (a test switch; 0: the cap).
  */
 struct fs_spill;
-void fs_cache_set_stage(struct fs_cache *c, struct fs_spill *stage);
+void fs_cache_set_stage(struct fs_cache *c, struct fs_spill *stage, uint64_t over);
 int fs_cache_stage_error(struct fs_cache *c);
 /* Bytes of dirty buffers in the staging file now (fs_cache_dirty_bytes counts them too). */
 uint64_t fs_cache_staged_bytes(struct fs_cache *c);

@@ -648,7 +648,7 @@ static void test_staging(void **state)
 	const size_t crc = XFS_BTREE_SBLOCK_CRC_OFF;
 
 	assert_int_equal(fs_spill_open("/tmp", 1, &sp), 0);
-	fs_cache_set_stage(t->c, sp);
+	fs_cache_set_stage(t->c, sp, 0);
 	for (fs_agblock_t a = 0; a < 8; a++) {
 		struct fs_buf *b = dirty_btree_block(t, 100 + a, 0);
 
