@@ -243,13 +243,16 @@ static bool dir_on_device(const struct scan_ctx *cx, const char *dir)
 /*
  * -m as a budget, and the model's spill to the temporary directory when
  * -m is given (or XFSX_TEST_SPILL=N: every array of N extents or more
- * spills, the test switch of tests/core/spill.sh).  -ERANGE: -m below the
+ * spills, the test switch of tests/core/spill.sh), with the cache's
+ * staging file for a repair's dirty buffers.  -ERANGE: -m below the
  * smallest that works (cx->mem_min_mib); a temporary directory that is
  * not one, or on the filesystem's own device: cx->spill_failed set.
  */
 static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 {
 	const char *test = getenv("XFSX_TEST_SPILL"), *dir = scan_tmpdir(cx->opts);
+	const char *stage = getenv("XFSX_TEST_STAGE");
+	bool spill = cx->opts->mem_bytes || (test && *test);
 	size_t limit, batch = 4096;
 	int err;
 
@@ -260,7 +263,7 @@ static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 			return err;
 		*cache = cx->budget.cache;
 	}
-	if (!cx->opts->mem_bytes && !(test && *test))
+	if (!spill && !(stage && *stage))
 		return 0;
 	limit = (size_t)cx->budget.model;
 	if (test && *test) {
@@ -272,21 +275,24 @@ static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 	cx->spill_failed = dir;
 	if (dir_on_device(cx, dir))
 		return -EXDEV;
-	err = fs_spill_open(dir, sizeof(struct model_ext), &cx->spill);
-	if (err)
-		return err;
-	/*
-	 * -m: a repair's dirty buffers past the cache's cap are staged there
-	 * too (XFSX_TEST_SPILL=N: past N KiB, whatever the cap)
-	 */
-	if (cx->opts->mem_bytes || (test && *test)) {
-		cx->stage_over = test && *test ? (uint64_t)batch << 10 : 0;
-		err = fs_spill_open(dir, 1, &cx->stage);
+	if (spill) {
+		err = fs_spill_open(dir, sizeof(struct model_ext), &cx->spill);
+		if (err)
+			return err;
 	}
+	/*
+	 * A repair's dirty buffers past the cache's cap are staged there too
+	 * (XFSX_TEST_STAGE=N, alone or with -m: past N KiB whatever the cap;
+	 * XFSX_TEST_SPILL=N: past N KiB as well).
+	 */
+	cx->stage_over = stage && *stage ? strtoull(stage, NULL, 10) << 10 :
+			 test && *test ? (uint64_t)batch << 10 : 0;
+	err = fs_spill_open(dir, 1, &cx->stage);
 	if (err)
 		return err;
 	cx->spill_failed = NULL;
-	model_set_spill(cx->model, cx->spill, limit, batch);
+	if (spill)
+		model_set_spill(cx->model, cx->spill, limit, batch);
 	return 0;
 }
 
@@ -466,9 +472,10 @@ void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s, uint64_
 	if (cx->cache)
 		fs_cache_get_stats(cx->cache, &cs);
 	fs_mem_sample(s, cs.bytes);
-	if (cx->spill) {
+	if (cx->spill || cx->stage) {
 		/* the model's runs, and the cache's staged dirty buffers */
-		uint64_t runs = fs_spill_runs(cx->spill) + (cx->stage ? fs_spill_runs(cx->stage) : 0);
+		uint64_t runs = (cx->spill ? fs_spill_runs(cx->spill) : 0) +
+				(cx->stage ? fs_spill_runs(cx->stage) : 0);
 
 		s->spilled = runs != *spill_mark;
 		*spill_mark = runs;
@@ -481,6 +488,12 @@ int scan_spill_error(const struct scan_ctx *cx)
 
 	if (err)
 		((struct scan_ctx *)cx)->spill_failed = fs_spill_dir(cx->spill);
+	/* a repair's dirty buffers that could not be staged (or read back) */
+	if (!err && cx->stage && cx->cache) {
+		err = fs_cache_stage_error(cx->cache);
+		if (err)
+			((struct scan_ctx *)cx)->spill_failed = fs_spill_dir(cx->stage);
+	}
 	return err;
 }
 

@@ -140,7 +140,7 @@ void scan_teardown(struct scan_ctx *cx);
 void scan_release_for_verify(struct scan_ctx *cx);
 /* --tmpdir, else $TMPDIR, else /tmp. */
 const char *scan_tmpdir(const struct scan_opts *o);
-/* The model's spill error (its temporary directory full or gone), or 0. */
+/* The model's spill error or the cache's staging one (the temporary directory full or gone), or 0. */
 int scan_spill_error(const struct scan_ctx *cx);
 /* err of a run as a message: -m too small (with the smallest), the tmpdir's error, else strerror. */
 int scan_strerror(const struct scan_ctx *cx, int err, char *buf, size_t len);
