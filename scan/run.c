@@ -298,8 +298,7 @@ static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 
 void scan_release_for_verify(struct scan_ctx *cx)
 {
-	model_destroy(cx->model);
-	cx->model = NULL;
+	model_drop_extents(cx->model);
 	if (cx->opts->mem_bytes && cx->stage && cx->cache)
 		fs_cache_set_cap(cx->cache, FS_BUDGET_CACHE_FLOOR);
 }

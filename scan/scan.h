@@ -133,7 +133,8 @@ void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s, uint64_
 void scan_teardown(struct scan_ctx *cx);
 /*
  * What a repair's verify no longer needs of the scan it planned from,
- * freed before the second scan starts: the block model (the links, the directory graph and the cache stay:
+ * freed before the second scan starts: the block model's extents (its
+ * inode chunks, the links, the directory graph and the cache stay:
  * the report and the commit use them); under -m the cache's clean
  * buffers go too and its dirty ones past its floor are staged.
  */
