@@ -73,7 +73,7 @@ static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 	for (unsigned ph = 0; ph < SCAN_PH_NR; ph++)
 		fprintf(out, "%s\"%s\":%.3f", ph ? "," : "", scan_phase_name(ph), cx->phase_seconds[ph]);
 	/* each phase that ran: the memory held at its end (nothing spills yet) */
-	fputs("},", out);
+	fprintf(out, "},\"memory_estimate_bytes\":%" PRIu64 ",", cx->mem_estimate);
 	fs_mem_json_phases(out, cx->phase_mem, SCAN_PH_NR, phase_name);
 	fputs("}", out);
 }
@@ -97,6 +97,8 @@ void check_render(const struct check_run *run, bool clean)
 	} else if (!run->quiet) {
 		fs_findings_write_text_v(&run->fl, stdout, run->verbose);
 		print_summary_text(&run->cx, run->path, clean, stdout);
+		if (run->verbose)
+			scan_print_estimate(&run->cx, run->cx.mem_estimate, "check", stdout);
 	}
 }
 

@@ -180,6 +180,18 @@ int repair_log_meet(struct repair_log *lg, const struct repair_opts *o, const ch
 		printf("%s: the log was dirty: %s (%s)\n", path,
 		       o->dry_run ? "replayed in memory only" : "replayed and reset", what);
 	lg->refused = false;
+	/*
+	 * A test switch: stop once the replay is written, so a test can hold
+	 * the replayed filesystem against the kernel's recovery before the
+	 * repair changes what the replay left (a crafted intent's pointer
+	 * with no entry, say).
+	 */
+	if (!o->dry_run && getenv("XFSX_TEST_REPLAY_ONLY")) {
+		fflush(stdout);
+		fprintf(stderr, "xfsx_repair: %s: stopped after the replay (XFSX_TEST_REPLAY_ONLY)\n",
+			path);
+		return -1;
+	}
 	return 0;
 }
 

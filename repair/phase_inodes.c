@@ -1109,7 +1109,7 @@ bool repair_unlinked_frees(const struct repair_ctx *rx, uint64_t s)
 	const struct link_rec *r = &rx->sx->links->rec[s];
 
 	return (r->flags & (LR_SEEN | LR_ON_UNLINKED)) == (LR_SEEN | LR_ON_UNLINKED) &&
-	       r->nlink == 0 && r->refs == 0;
+	       r->nlink16 == 0 && r->refs16 == 0;
 }
 
 static int plan_unlinked(struct repair_ctx *rx)

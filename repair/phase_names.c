@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Repair step 5 (run.c), the namespace: directories and link counts.  Works
- * on the scan's directory graph (kept for repair: links.h gfirst/gedge)
+ * on the scan's directory graph (kept for repair: links.h scan_links_children)
  * and the verdicts of step 4 (phase_inodes.c):
  *  - a directory is rebuilt when the scan found anything wrong with it
  *    (its "dir." and "da." findings), when it names an inode that is not
@@ -87,21 +87,29 @@ enum {
 	NS_DIR = 2,                /* a directory */
 };
 
+/* What only directories need: one row per directory slot, sorted by slot. */
+struct nm_dslot {
+	uint32_t slot;
+	uint32_t parent;           /* the parent kept, slot + 1; 0 none */
+	uint32_t dirix;            /* (rebuilt directories) index in dirs + 1 */
+	uint32_t subdirs;          /* counted after the repair */
+};
+
 struct repair_names {
 	uint8_t *flags;            /* NM_* per slot */
 	/*
 	 * NS_* per slot: what live() and is_dir() say, kept beside the link
-	 * records (32 bytes a slot) so that the walks over every entry touch
+	 * records (6 bytes a slot) so that the walks over every entry touch
 	 * one byte per child, not a record and a verdict (1M inodes: 1 MiB,
-	 * not 33).
+	 * not 7).
 	 */
 	uint8_t *st;
 	uint64_t root;             /* the root directory's slot */
 	uint64_t changes;          /* the directories' contents changed (count again) */
 	uint64_t counted;          /* changes when the counts were taken, + 1 */
-	uint32_t *parent;          /* (directories) the parent kept, slot + 1; 0 none */
-	uint32_t *dirix;           /* (rebuilt directories) index in dirs + 1 */
-	uint32_t *refs, *subdirs;  /* counted after the repair */
+	struct nm_dslot *ds;       /* the directories' rows, by slot (ds_find) */
+	size_t nds, capds;
+	uint32_t *refs;            /* counted after the repair */
 	struct nm_dir *dirs;
 	size_t ndirs, capdirs;
 	unsigned char *names;
@@ -155,9 +163,58 @@ static fs_ino_t ino_of(const struct repair_ctx *rx, uint64_t s)
 	return scan_slot_ino(rx->sx, s, &agno);
 }
 
+/* Where directory slot s's row is, or would go. */
+static size_t ds_pos(const struct repair_names *nm, uint64_t s)
+{
+	size_t lo = 0, hi = nm->nds;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (nm->ds[mid].slot < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Directory slot s's row, NULL when s was never a directory. */
+static struct nm_dslot *ds_find(const struct repair_names *nm, uint64_t s)
+{
+	size_t i = ds_pos(nm, s);
+
+	return i < nm->nds && nm->ds[i].slot == s ? &nm->ds[i] : NULL;
+}
+
+/* The same, added when missing (a new directory); NULL: no memory. */
+static struct nm_dslot *ds_get(struct repair_names *nm, uint64_t s)
+{
+	size_t i = ds_pos(nm, s);
+
+	if (i < nm->nds && nm->ds[i].slot == s)
+		return &nm->ds[i];
+	if (FS_VEC_ROOM(nm->ds, nm->nds, nm->capds, 64))
+		return NULL;
+	memmove(&nm->ds[i + 1], &nm->ds[i], (nm->nds - i) * sizeof(*nm->ds));
+	nm->nds++;
+	nm->ds[i] = (struct nm_dslot){ .slot = (uint32_t)s };
+	return &nm->ds[i];
+}
+
+/* The parent directory slot s keeps, slot + 1; 0 none. */
+static uint32_t parent_of_dir(const struct repair_names *nm, uint64_t s)
+{
+	const struct nm_dslot *d = ds_find(nm, s);
+
+	return d ? d->parent : 0;
+}
+
 static struct nm_dir *dir_of(const struct repair_names *nm, uint64_t s)
 {
-	return nm->dirix[s] ? &nm->dirs[nm->dirix[s] - 1] : NULL;
+	const struct nm_dslot *d = ds_find(nm, s);
+
+	return d && d->dirix ? &nm->dirs[d->dirix - 1] : NULL;
 }
 
 /* ---- which parent a directory keeps ---- */
@@ -216,8 +273,13 @@ static int walk_unwalked(struct repair_ctx *rx)
 				       &dotdot);
 		fs_findings_free(&scratch);
 		fs_buf_put(rx->sx->cache, b);
-		if (!lk->rec[s].dotdot)
-			lk->rec[s].dotdot = dotdot;
+		if (!scan_link_dotdot(lk, s)) {
+			struct link_dir *d = scan_link_dir_add(lk, s);
+
+			if (!d)
+				return -ENOMEM;
+			d->dotdot = dotdot;
+		}
 		err = err == -ENOMEM ? err : 0;
 	}
 	return err;
@@ -228,13 +290,17 @@ static void parent_edge(struct repair_ctx *rx, int pass, uint64_t p, uint64_t c,
 {
 	struct repair_names *nm = rx->nm;
 
-	if ((nm->st[c] & (NS_LIVE | NS_DIR)) != (NS_LIVE | NS_DIR) || nm->parent[c] || c == p ||
-	    c == nm->root)
+	struct nm_dslot *d;
+
+	if ((nm->st[c] & (NS_LIVE | NS_DIR)) != (NS_LIVE | NS_DIR) || c == p || c == nm->root)
+		return;
+	d = ds_find(nm, c);
+	if (!d || d->parent)
 		return;
 	if (pass == 0 && !*pino)
 		*pino = ino_of(rx, p);
-	if (pass == 1 || rx->sx->links->rec[c].dotdot == *pino)
-		nm->parent[c] = (uint32_t)p + 1;
+	if (pass == 1 || scan_link_dotdot(rx->sx->links, c) == *pino)
+		d->parent = (uint32_t)p + 1;
 }
 
 /*
@@ -252,8 +318,11 @@ static void choose_parents(struct repair_ctx *rx)
 
 			if (!live(rx, p) || !is_dir(rx, p))
 				continue;
-			for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++)
-				parent_edge(rx, pass, p, lk->gedge[i].child, &pino);
+			size_t nc;
+			const uint32_t *ch = scan_links_children(lk, p, &nc);
+
+			for (size_t i = 0; i < nc; i++)
+				parent_edge(rx, pass, p, ch[i], &pino);
 		}
 		for (size_t i = 0; i < nm->nxedge; i++) {
 			fs_ino_t pino = 0;
@@ -291,12 +360,16 @@ static void choose_rebuilds(struct repair_ctx *rx)
 	/* every directory with findings of its own */
 	repair_plan_findings(rx, REPAIR_PLAN_NAMES, NULL);
 	for (uint64_t p = 0; p < lk->nslots; p++) {
+		size_t nc;
+		const uint32_t *ch;
+
 		if (!live(rx, p) || !is_dir(rx, p))
 			continue;
-		for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++) {
-			uint64_t c = lk->gedge[i].child;
+		ch = scan_links_children(lk, p, &nc);
+		for (size_t i = 0; i < nc; i++) {
+			uint64_t c = ch[i];
 
-			if (!live(rx, c) || (is_dir(rx, c) && nm->parent[c] != p + 1))
+			if (!live(rx, c) || (is_dir(rx, c) && parent_of_dir(nm, c) != p + 1))
 				mark(rx, p);
 		}
 	}
@@ -332,7 +405,7 @@ static int on_entry(void *priv, const struct fs_dirent *e)
 
 	if (cs == UINT64_MAX || !live(rx, cs) || !fs_dir_name_ok(e->name, e->namelen) ||
 	    (e->name[0] == '.' && (e->namelen == 1 || (e->namelen == 2 && e->name[1] == '.'))) ||
-	    (is_dir(rx, cs) && rx->nm->parent[cs] != c->d->slot + 1))
+	    (is_dir(rx, cs) && parent_of_dir(rx->nm, cs) != c->d->slot + 1))
 		return 0;
 	/* the root's lost+found must be a directory: another kind loses that name */
 	if (c->d->ino == rx->fs->g.rootino && e->namelen == 10 &&
@@ -388,9 +461,12 @@ static int collect(struct repair_ctx *rx, uint64_t s, struct nm_dir **out)
 	fs_ino_t dotdot;
 	struct fs_findings scratch;
 	struct fs_buf *b;
+	struct nm_dslot *ds = ds_get(nm, s);
 	int err;
 
-	if (nm->dirix[s]) {
+	if (!ds)
+		return -ENOMEM;
+	if (ds->dirix) {
 		*out = dir_of(nm, s);
 		return 0;
 	}
@@ -398,7 +474,7 @@ static int collect(struct repair_ctx *rx, uint64_t s, struct nm_dir **out)
 		return -ENOMEM;
 	c.d = &nm->dirs[nm->ndirs];
 	*c.d = (struct nm_dir){ .slot = s, .ino = ino_of(rx, s) };
-	nm->dirix[s] = (uint32_t)++nm->ndirs;
+	ds->dirix = (uint32_t)++nm->ndirs;
 	nm->flags[s] |= NM_REBUILD;
 	nm->changes++;
 	*out = c.d;
@@ -426,6 +502,8 @@ static void for_children(struct repair_ctx *rx, uint64_t p,
 	struct repair_names *nm = rx->nm;
 	struct scan_links *lk = rx->sx->links;
 	const struct nm_dir *d = dir_of(nm, p);
+	const uint32_t *ch;
+	size_t nc;
 
 	if (d) {
 		for (size_t i = 0; i < d->n; i++) {
@@ -436,12 +514,14 @@ static void for_children(struct repair_ctx *rx, uint64_t p,
 		}
 		return;
 	}
-	for (uint64_t i = lk->gfirst[p]; i < lk->gfirst[p + 1]; i++)
-		fn(rx, lk->gedge[i].child, priv);
+	ch = scan_links_children(lk, p, &nc);
+	for (size_t i = 0; i < nc; i++)
+		fn(rx, ch[i], priv);
 }
 
+/* The queue holds the directories reached (a file has nothing to walk) and the start. */
 struct bfs {
-	uint64_t *queue;
+	uint32_t *queue;
 	uint64_t qt;
 };
 
@@ -451,12 +531,13 @@ static void reach_child(struct repair_ctx *rx, uint64_t c, void *priv)
 
 	if (!(rx->nm->flags[c] & NM_REACHED) && live(rx, c)) {
 		rx->nm->flags[c] |= NM_REACHED;
-		q->queue[q->qt++] = c;
+		if (is_dir(rx, c))
+			q->queue[q->qt++] = (uint32_t)c;
 	}
 }
 
 /* Marks everything reachable from slot start. */
-static void reach_from(struct repair_ctx *rx, uint64_t start, uint64_t *queue)
+static void reach_from(struct repair_ctx *rx, uint64_t start, uint32_t *queue)
 {
 	struct bfs q = { .queue = queue };
 	uint64_t qh = 0;
@@ -464,7 +545,7 @@ static void reach_from(struct repair_ctx *rx, uint64_t start, uint64_t *queue)
 	if (rx->nm->flags[start] & NM_REACHED)
 		return;
 	rx->nm->flags[start] |= NM_REACHED;
-	queue[q.qt++] = start;
+	queue[q.qt++] = (uint32_t)start;
 	while (qh < q.qt) {
 		uint64_t p = queue[qh++];
 
@@ -482,7 +563,7 @@ static bool needs_name(const struct repair_ctx *rx, uint64_t s)
 {
 	const struct link_rec *r = &rx->sx->links->rec[s];
 
-	return live(rx, s) && (r->nlink || (rx->empty_unlinked && !(r->flags & LR_ON_UNLINKED))) &&
+	return live(rx, s) && (r->nlink16 || (rx->empty_unlinked && !(r->flags & LR_ON_UNLINKED))) &&
 	       !scan_is_metadata_ino(rx->sx, ino_of(rx, s));
 }
 
@@ -584,20 +665,23 @@ static uint64_t free_slot(struct repair_ctx *rx, fs_agino_t *agino, fs_agnumber_
 }
 
 /* A new directory inode in slot s: in use from now on, for the link records and inobt. */
-static void take_slot(struct repair_ctx *rx, uint64_t s, fs_agnumber_t agno, fs_agino_t agino)
+static int take_slot(struct repair_ctx *rx, uint64_t s, fs_agnumber_t agno, fs_agino_t agino)
 {
 	struct link_rec *r = &rx->sx->links->rec[s];
 	struct model_ichunk *ic = model_ichunk_find(rx->sx->model, agno, agino);
 
+	if (!ds_get(rx->nm, s))
+		return -ENOMEM;
 	r->flags |= LR_SEEN;
 	r->type = XFS_DIR3_FT_DIR;
-	r->nlink = 0;
+	scan_link_set_nlink(rx->sx->links, s, 0);
 	if (ic)
 		ic->seen_free &= ~(1ull << (agino - ic->startino));
 	rx->verdict[s] |= RV_NEW;
 	set_st(rx, s);
 	rx->nm->flags[s] |= NM_NEW | NM_REACHED;
 	rx->nm->changes++;
+	return 0;
 }
 
 /*
@@ -605,13 +689,13 @@ static void take_slot(struct repair_ctx *rx, uint64_t s, fs_agnumber_t agno, fs_
  * directory in its place, as xfs_repair makes one; its old forks' blocks
  * are freed, and everything it named is an orphan for lost+found.
  */
-static void new_root(struct repair_ctx *rx, uint64_t root)
+static int new_root(struct repair_ctx *rx, uint64_t root)
 {
 	const struct fs_geom *g = &rx->fs->g;
 
 	rx->verdict[root] = (uint8_t)((rx->verdict[root] & ~RV_CLEAR) | RV_DIR_NEW | RV_ATTR_RESET);
-	take_slot(rx, root, fs_ino_to_agno(g, g->rootino), fs_ino_to_agino(g, g->rootino));
 	rx->drops = true;
+	return take_slot(rx, root, fs_ino_to_agno(g, g->rootino), fs_ino_to_agino(g, g->rootino));
 }
 
 /*
@@ -646,8 +730,10 @@ static int lost_found(struct repair_ctx *rx, uint64_t root)
 	s = free_slot(rx, &agino, &agno);
 	if (s == UINT64_MAX)
 		return -ENOSPC;
-	take_slot(rx, s, agno, agino);
-	nm->parent[s] = (uint32_t)root + 1;
+	err = take_slot(rx, s, agno, agino);
+	if (err)
+		return err;
+	ds_find(nm, s)->parent = (uint32_t)root + 1;
 	nm->lf_slot = s;
 	err = collect(rx, s, &lf);
 	rd = dir_of(nm, root);	/* collect may have moved the rows */
@@ -658,7 +744,7 @@ static int lost_found(struct repair_ctx *rx, uint64_t root)
 }
 
 /* Orphan s (a file, or the top of a subtree) into lost+found, named by its number. */
-static int adopt(struct repair_ctx *rx, uint64_t s, uint64_t *queue)
+static int adopt(struct repair_ctx *rx, uint64_t s, uint32_t *queue)
 {
 	struct repair_names *nm = rx->nm;
 	struct nm_dir *lf, *d;
@@ -681,15 +767,19 @@ static int adopt(struct repair_ctx *rx, uint64_t s, uint64_t *queue)
 		return err;
 	nm->moves[nm->nmoves++] = ino_of(rx, s);
 	if (is_dir(rx, s)) {
-		uint32_t old = nm->parent[s];
+		struct nm_dslot *ds = ds_get(nm, s);
+		uint32_t old;
 
+		if (!ds)
+			return -ENOMEM;
+		old = ds->parent;
 		/* its ".." names lost+found now */
-		nm->parent[s] = (uint32_t)nm->lf_slot + 1;
+		ds->parent = (uint32_t)nm->lf_slot + 1;
 		err = collect(rx, s, &d);
 		if (err)
 			return err;
 		/* a parent it had (a loop of directories nobody reached) names it no more */
-		if (old && old != nm->parent[s]) {
+		if (old && old != (uint32_t)nm->lf_slot + 1) {
 			struct nm_dir *pd = dir_of(nm, old - 1);
 
 			if (!pd)
@@ -713,13 +803,13 @@ static int adopt(struct repair_ctx *rx, uint64_t s, uint64_t *queue)
 
 static void count_child(struct repair_ctx *rx, uint64_t c, void *priv)
 {
-	uint64_t p = *(const uint64_t *)priv;
+	struct nm_dslot *pd = priv;
 
 	if (!live(rx, c))
 		return;
 	rx->nm->refs[c]++;
-	if (is_dir(rx, c))
-		rx->nm->subdirs[p]++;
+	if (is_dir(rx, c) && pd)
+		pd->subdirs++;
 }
 
 /*
@@ -735,10 +825,11 @@ static void count(struct repair_ctx *rx)
 		return;	/* nothing changed since */
 	nm->counted = nm->changes + 1;
 	memset(nm->refs, 0, lk->nslots * sizeof(*nm->refs));
-	memset(nm->subdirs, 0, lk->nslots * sizeof(*nm->subdirs));
+	for (size_t i = 0; i < nm->nds; i++)
+		nm->ds[i].subdirs = 0;
 	for (uint64_t p = 0; p < lk->nslots; p++)
 		if (live(rx, p) && is_dir(rx, p))
-			for_children(rx, p, count_child, &p);
+			for_children(rx, p, count_child, ds_find(nm, p));
 }
 
 /*
@@ -750,7 +841,8 @@ static int connect(struct repair_ctx *rx, uint64_t root)
 {
 	struct scan_links *lk = rx->sx->links;
 	struct repair_names *nm = rx->nm;
-	uint64_t *queue = malloc((lk->nslots + 1) * sizeof(*queue));
+	/* every directory row, lost+found's, and the start: each at most once a walk */
+	uint32_t *queue = malloc((nm->nds + 2) * sizeof(*queue));
 	bool orphans = false;
 	int err = 0;
 
@@ -774,7 +866,7 @@ static int connect(struct repair_ctx *rx, uint64_t root)
 		for (uint64_t s = 0; s < lk->nslots && !err; s++) {
 			if ((nm->flags[s] & NM_REACHED) || !needs_name(rx, s))
 				continue;
-			if (pass == 0 && (is_dir(rx, s) ? nm->parent[s] != 0 : nm->refs[s] != 0))
+			if (pass == 0 && (is_dir(rx, s) ? parent_of_dir(nm, s) != 0 : nm->refs[s] != 0))
 				continue;	/* comes with the directory that names it */
 			err = adopt(rx, s, queue);
 			adopted++;
@@ -840,12 +932,12 @@ static bool old_name_in(struct repair_ctx *rx, uint64_t p, fs_ino_t ino, char *n
 /* Directory slot s's old parent slot, or UINT64_MAX. */
 static uint64_t old_parent(const struct repair_ctx *rx, uint64_t s)
 {
-	const struct link_rec *r = &rx->sx->links->rec[s];
+	const struct link_dir *d = scan_link_dir(rx->sx->links, s);
 	uint64_t p;
 
-	if (r->parent)
-		return r->parent - 1;
-	p = r->dotdot ? scan_links_slot(rx->sx, (fs_ino_t)r->dotdot) : UINT64_MAX;
+	if (d && d->parent)
+		return d->parent - 1;
+	p = d && d->dotdot ? scan_links_slot(rx->sx, (fs_ino_t)d->dotdot) : UINT64_MAX;
 	return p != s ? p : UINT64_MAX;
 }
 
@@ -997,9 +1089,9 @@ static int places(struct repair_ctx *rx, const fs_ino_t *inos, size_t n, char **
 			want[v[i].key] = 1;
 	}
 	qsort(v, n, sizeof(*v), cmp_mv);
-	for (uint64_t p = 0; p < lk->nslots; p++)
-		for (uint64_t e = lk->gfirst[p]; e < lk->gfirst[p + 1]; e++) {
-			uint64_t c = lk->gedge[e].child;
+	for (size_t ri = 0; ri < lk->nruns; ri++)
+		for (uint32_t e = 0; e < lk->runs[ri].n; e++) {
+			uint64_t p = lk->runs[ri].parent, c = lk->runs[ri].child[e];
 			size_t lo = 0, hi = n;
 
 			if (!want[c] || is_dir(rx, c))
@@ -1168,12 +1260,12 @@ static int old_blocks(struct repair_ctx *rx, const void *dip, const struct fs_in
 /* The parent ".." names: the one kept, the root's own, else what ".." said. */
 static fs_ino_t parent_of(const struct repair_ctx *rx, uint64_t s, fs_ino_t ino)
 {
-	fs_ino_t dd = rx->sx->links->rec[s].dotdot;
+	fs_ino_t dd = scan_link_dotdot(rx->sx->links, s);
 
 	if (ino == rx->fs->g.rootino)
 		return ino;
-	if (rx->nm->parent[s])
-		return ino_of(rx, rx->nm->parent[s] - 1);
+	if (parent_of_dir(rx->nm, s))
+		return ino_of(rx, parent_of_dir(rx->nm, s) - 1);
 	return dd && fs_ino_valid(&rx->fs->g, dd) ? dd : rx->fs->g.rootino;
 }
 
@@ -1307,7 +1399,7 @@ static int build_dir(struct repair_ctx *rx, struct nm_dir *d)
 	set_nextents(dip, &ip, next);
 	put_be64(&dip->di_size, b->size);
 	put_be64(&dip->di_nblocks, ip.nblocks - had + now);
-	put_be32(&dip->di_nlink, 2 + nm->subdirs[d->slot]);
+	put_be32(&dip->di_nlink, 2 + (ds_find(nm, d->slot) ? ds_find(nm, d->slot)->subdirs : 0));
 	fs_enc_dinode_finish(dip, g->inodesize);
 	err = repair_mark(rx, ib, FS_MT_INODE, fs_ino_to_agno(g, d->ino), d->ino,
 			  FS_WCLASS_HEADERS);
@@ -1335,7 +1427,8 @@ static int set_nlinks(struct repair_ctx *rx)
 	int err = 0;
 
 	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
-		uint32_t want = is_dir(rx, s) ? 2 + nm->subdirs[s] : nm->refs[s];
+		const struct nm_dslot *ds = is_dir(rx, s) ? ds_find(nm, s) : NULL;
+		uint32_t want = is_dir(rx, s) ? 2 + (ds ? ds->subdirs : 0) : nm->refs[s];
 		struct fs_buf *b;
 		fs_ino_t ino;
 
@@ -1343,8 +1436,8 @@ static int set_nlinks(struct repair_ctx *rx)
 		 * inodes in use that a directory names, or should (not unlinked-list
 		 * ones); the inode number (a search) only for those that differ
 		 */
-		if (!live(rx, s) || want == lk->rec[s].nlink || (nm->flags[s] & NM_BUILT) ||
-		    !(lk->rec[s].nlink || (nm->flags[s] & NM_REACHED)))
+		if (!live(rx, s) || want == scan_link_nlink(lk, s) || (nm->flags[s] & NM_BUILT) ||
+		    !(lk->rec[s].nlink16 || (nm->flags[s] & NM_REACHED)))
 			continue;
 		ino = ino_of(rx, s);
 		if (scan_is_metadata_ino(rx->sx, ino))
@@ -1452,7 +1545,7 @@ static int on_restore_pptr(void *priv, const struct fs_pptr *p)
 	    !(d = dir_of(nm, ps)) || (nm->flags[ps] & NM_NEW) ||
 	    !fs_dir_name_ok(p->name, p->namelen) ||
 	    (p->name[0] == '.' && (p->namelen == 1 || (p->namelen == 2 && p->name[1] == '.'))) ||
-	    (is_dir(rx, r->s) && nm->parent[r->s]) ||
+	    (is_dir(rx, r->s) && parent_of_dir(nm, r->s)) ||
 	    (ps == nm->root && p->namelen == 10 && !memcmp(p->name, "lost+found", 10)) ||
 	    dir_gen(rx, d->ino, &ok) != p->gen || !ok ||
 	    set_add(r->names, name_key(d->ino, p->name, p->namelen), &r->err))
@@ -1464,8 +1557,13 @@ static int on_restore_pptr(void *priv, const struct fs_pptr *p)
 		.name = d->v[d->n - 1].name, .namelen = p->namelen };
 	d->restored++;
 	nm->flags[r->s] |= NM_RESTORED;
-	if (is_dir(rx, r->s))
-		nm->parent[r->s] = (uint32_t)ps + 1;
+	if (is_dir(rx, r->s)) {
+		struct nm_dslot *ds = ds_get(nm, r->s);
+
+		if (!ds)
+			return -ENOMEM;
+		ds->parent = (uint32_t)ps + 1;
+	}
 	return 0;
 }
 
@@ -1491,11 +1589,11 @@ static int restore_names(struct repair_ctx *rx)
 			set_add(&names, name_key(nm->dirs[i].ino, ent_name(nm, &nm->dirs[i].v[k]),
 						 nm->dirs[i].v[k].namelen), &err);
 	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
-		const struct link_rec *r = &lk->rec[s];
 		struct restore rs = { .rx = rx, .s = s, .names = &names };
 
 		if (!live(rx, s) || s == nm->root || (nm->flags[s] & NM_NEW) ||
-		    (is_dir(rx, s) ? nm->parent[s] != 0 : nm->refs[s] >= r->nlink))
+		    (is_dir(rx, s) ? parent_of_dir(nm, s) != 0 :
+		     nm->refs[s] >= scan_link_nlink(lk, s)))
 			continue;
 		rs.ino = ino_of(rx, s);
 		if (scan_is_metadata_ino(rx->sx, rs.ino))
@@ -1510,6 +1608,16 @@ static void want(struct repair_ctx *rx, uint64_t c)
 {
 	if (c != UINT64_MAX && c < rx->sx->links->nslots)
 		rx->pp->want[c] |= RP_AFFECTED;
+}
+
+/* Every child the scan saw directory slot p's entries name. */
+static void want_children(struct repair_ctx *rx, uint64_t p)
+{
+	size_t nc;
+	const uint32_t *ch = scan_links_children(rx->sx->links, p, &nc);
+
+	for (size_t e = 0; e < nc; e++)
+		want(rx, ch[e]);
 }
 
 struct want_walk {
@@ -1554,13 +1662,11 @@ static int plan_pptrs(struct repair_ctx *rx)
 		for (size_t k = 0; k < d->n; k++)
 			want(rx, scan_links_slot(rx->sx, d->v[k].ino));
 		if (!(nm->flags[d->slot] & NM_NEW))
-			for (uint64_t e = lk->gfirst[d->slot]; e < lk->gfirst[d->slot + 1]; e++)
-				want(rx, lk->gedge[e].child);
+			want_children(rx, d->slot);
 	}
 	for (uint64_t s = 0; s < lk->nslots; s++) {
 		if ((rx->verdict[s] & RV_CLEAR) && lk->rec[s].type == XFS_DIR3_FT_DIR)
-			for (uint64_t e = lk->gfirst[s]; e < lk->gfirst[s + 1]; e++)
-				want(rx, lk->gedge[e].child);
+			want_children(rx, s);
 		if (rx->verdict[s] & (RV_ATTR_SALVAGE | RV_ATTR_RESET))
 			pp->want[s] |= RP_AFFECTED | RP_FORCE;
 		if (!live(rx, s) || scan_is_metadata_ino(rx->sx, ino_of(rx, s)))
@@ -1583,6 +1689,8 @@ static int plan_pptrs(struct repair_ctx *rx)
 	/* the directories kept as they are that name a marked file */
 	for (uint64_t p = 0; p < lk->nslots && !err; p++) {
 		struct want_walk w = { .rx = rx };
+		const uint32_t *ch;
+		size_t nc;
 		struct fs_findings scratch;
 		struct fs_buf *b;
 		fs_ino_t dotdot;
@@ -1590,8 +1698,9 @@ static int plan_pptrs(struct repair_ctx *rx)
 
 		if (!live(rx, p) || !is_dir(rx, p) || dir_of(nm, p))
 			continue;
-		for (uint64_t e = lk->gfirst[p]; e < lk->gfirst[p + 1] && !named; e++)
-			named = pp->want[lk->gedge[e].child] & RP_AFFECTED;
+		ch = scan_links_children(lk, p, &nc);
+		for (size_t e = 0; e < nc && !named; e++)
+			named = pp->want[ch[e]] & RP_AFFECTED;
 		if (!named)
 			continue;
 		w.dir = ino_of(rx, p);
@@ -1622,17 +1731,35 @@ static int names_alloc(struct repair_ctx *rx)
 	rx->nm = nm;
 	nm->lf_slot = UINT64_MAX;
 	nm->flags = calloc(n, 1);
-	nm->parent = calloc(n, sizeof(*nm->parent));
-	nm->dirix = calloc(n, sizeof(*nm->dirix));
 	nm->refs = calloc(n, sizeof(*nm->refs));
-	nm->subdirs = calloc(n, sizeof(*nm->subdirs));
 	nm->st = malloc(n);
-	if (!nm->flags || !nm->parent || !nm->dirix || !nm->refs || !nm->subdirs || !nm->st)
+	if (!nm->flags || !nm->refs || !nm->st)
 		return -ENOMEM;
+	/* a row for every slot that is a directory (take_slot adds new ones) */
+	for (uint64_t s = 0; s + 1 < n; s++)
+		if (rx->sx->links->rec[s].type == XFS_DIR3_FT_DIR)
+			nm->nds++;
+	nm->capds = nm->nds ? nm->nds : 1;
+	nm->ds = calloc(nm->capds, sizeof(*nm->ds));
+	if (!nm->ds)
+		return -ENOMEM;
+	nm->nds = 0;
+	for (uint64_t s = 0; s + 1 < n; s++)
+		if (rx->sx->links->rec[s].type == XFS_DIR3_FT_DIR)
+			nm->ds[nm->nds++].slot = (uint32_t)s;
 	for (uint64_t s = 0; s + 1 < n; s++)
 		set_st(rx, s);
 	nm->st[n - 1] = 0;
 	return repair_pptrs_alloc(rx);
+}
+
+void repair_names_drop_counts(struct repair_ctx *rx)
+{
+	if (rx->nm) {
+		free(rx->nm->refs);
+		rx->nm->refs = NULL;
+		rx->nm->counted = 0;
+	}
 }
 
 void repair_names_free(struct repair_ctx *rx)
@@ -1660,10 +1787,8 @@ void repair_names_free(struct repair_ctx *rx)
 	free(nm->names);
 	free(nm->flags);
 	free(nm->st);
-	free(nm->parent);
-	free(nm->dirix);
+	free(nm->ds);
 	free(nm->refs);
-	free(nm->subdirs);
 	free(nm);
 	rx->nm = NULL;
 }
@@ -1676,7 +1801,7 @@ int repair_phase_names(struct repair_ctx *rx)
 	const char *why;
 	int err;
 
-	if (!lk || !lk->gfirst)
+	if (!lk || !lk->runs)
 		return 0;
 	why = repair_model_incomplete(rx);
 	root = scan_links_slot(rx->sx, g->rootino);
@@ -1692,8 +1817,9 @@ int repair_phase_names(struct repair_ctx *rx)
 		return err;
 	rx->nm->root = root;
 	if (!live(rx, root) || !is_dir(rx, root))
-		new_root(rx, root);
-	err = walk_unwalked(rx);
+		err = new_root(rx, root);
+	if (!err)
+		err = walk_unwalked(rx);
 	if (err)
 		return err;
 	choose_parents(rx);

@@ -15,6 +15,8 @@ bool repair_names_built(const struct repair_ctx *rx, uint64_t slot);
 /* Whether the root reaches the inode in links slot slot after the repair. */
 bool repair_names_reached(const struct repair_ctx *rx, uint64_t slot);
 void repair_names_free(struct repair_ctx *rx);
+/* Once the namespace is planned: the per-slot counts it took are freed. */
+void repair_names_drop_counts(struct repair_ctx *rx);
 /* Each inode moved to lost+found: a text line, or a JSON array of {ino, to}. */
 /*
  * The moves to /lost+found, as JSON or text lines; text: at most

@@ -309,7 +309,11 @@ static void print_summary_json(const struct repair_ctx *rx, size_t left, FILE *o
 		fprintf(out, "%s\"%s\":%.3f", k ? "," : "", repair_phase_name(time_keys[k].ph),
 			key_seconds(rx, k));
 	/* every step that ran, in run order: the memory held at its end (nothing spills yet) */
-	fputs("},", out);
+	fprintf(out, "},\"memory_estimate_bytes\":%" PRIu64 ",",
+		scan_memory_estimate_repair(rx->sx, !rx->o->dry_run));
+	/* what a repair that writes needs: with -n, the question before the real run */
+	fprintf(out, "\"memory_estimate_repair_bytes\":%" PRIu64 ",",
+		scan_memory_estimate_repair(rx->sx, true));
 	fs_mem_json_phases(out, rx->phase_mem, REPAIR_PH_NR, step_name);
 	fputs("}", out);
 }
@@ -404,6 +408,8 @@ static void render_text(const struct repair_run *run, int verbose, FILE *out)
 	/* -v: where the time went, per round and phase */
 	for (int i = 0; verbose && i < run->nrounds; i++)
 		print_phase_times(&run->round[i].rx, i + 1, out);
+	if (verbose)
+		scan_print_estimate(rx->sx, scan_memory_estimate_repair(rx->sx, true), "repair", out);
 }
 
 void repair_render(const struct repair_run *run, int verbose)

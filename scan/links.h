@@ -2,7 +2,9 @@
 #ifndef XFSX_SCAN_LINKS_H
 #define XFSX_SCAN_LINKS_H
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "libfs/format/format.h"
@@ -28,14 +30,40 @@ enum {
 	LR_ON_UNLINKED = 128,      /* (phase 7) on an AGI unlinked list */
 };
 
+/*
+ * Per slot: 6 bytes.  Link counts and references of 65,535 and more keep
+ * LR_BIG in the 16-bit field and their value in a side table (as e2fsck's
+ * icount does); read and set them through scan_link_nlink/scan_link_refs.
+ * References are counted by the links phase from the edges.
+ */
+#define LR_BIG UINT16_MAX
+
 struct link_rec {
-	uint32_t nlink;            /* on disk */
-	uint32_t refs;             /* directory entries naming it */
-	uint32_t subdirs;          /* (directories) entries naming directories */
-	uint32_t parent;           /* (directories) slot of the first directory naming it, +1 */
-	uint64_t dotdot;           /* (directories) what ".." says */
+	uint16_t nlink16;          /* on disk (LR_BIG: in the side table) */
+	uint16_t refs16;           /* directory entries naming it (links phase on) */
 	uint8_t type;              /* XFS_DIR3_FT_* of its mode, 0 = free/unknown */
 	uint8_t flags;             /* LR_* */
+};
+
+/* What only directories need, one record per directory slot (scan_link_dir). */
+struct link_dir {
+	uint64_t dotdot;           /* what ".." says */
+	uint32_t subdirs;          /* entries naming directories */
+	uint32_t parent;           /* slot of the first directory naming it, +1 */
+	uint32_t slot;
+};
+
+/* Counts of 65,535 and more: slot -> value, sorted by slot (unsorted tail). */
+struct link_big {
+	uint64_t slot;
+	uint32_t value;
+};
+
+struct link_bigs {
+	struct link_big *v;
+	size_t n, cap, sorted;
+	bool failed;               /* an entry could not be added (the links phase says -ENOMEM) */
+	pthread_mutex_t lock;
 };
 
 /* A directory entry naming another directory or file: parent slot -> child slot. */
@@ -43,26 +71,82 @@ struct link_edge {
 	uint32_t parent, child;
 };
 
+/*
+ * The directory edges: the children a walked directory's entries name,
+ * one run per directory (its entries are walked by one worker, in order),
+ * 4 bytes an entry, in per-worker blocks that never move once a run is
+ * closed in them.
+ */
+struct link_run {
+	uint32_t parent;           /* the directory's slot */
+	uint32_t n;
+	uint32_t *child;
+};
+
 struct link_edges {
-	struct link_edge *v;
+	uint32_t *v;               /* the open block */
 	size_t n, cap;
+	size_t run_start;          /* where the open run starts in v */
+	uint32_t run_parent;
+	uint32_t **blocks;         /* every block, to free */
+	size_t nblocks, capblocks;
+	struct link_run *run;
+	size_t nrun, caprun;
 };
 
 struct scan_links {
 	uint64_t nslots;
 	uint64_t *ag_base;         /* first slot of each AG */
 	struct link_rec *rec;
+	struct link_bigs big_nlink, big_refs;
+	struct link_dir *dir;      /* the directories, sorted by slot (scan_links_index_dirs) */
+	size_t ndir, capdir;
 	struct link_edges *edges;  /* one array per worker */
 	unsigned nworkers;
 	uint64_t dirs_walked, entries;
 	/*
-	 * The graph the links phase joined, kept when the run asked for it
-	 * (scan_ctx.keep_graph: repair's namespace phase): the edges sorted
-	 * by parent, a parent's edges gedge[gfirst[p] .. gfirst[p + 1]).
+	 * The graph the links phase joined: every directory's run, sorted by
+	 * parent (scan_links_children).  The edges stay when the run asked
+	 * for it (scan_ctx.keep_graph: repair's namespace phase).
 	 */
-	uint64_t *gfirst;
-	struct link_edge *gedge;
+	struct link_run *runs;
+	size_t nruns;
+	uint32_t **owned;          /* runs the links phase joined from two */
+	size_t nowned;
 };
+
+uint32_t scan_link_nlink(const struct scan_links *l, uint64_t slot);
+void scan_link_set_nlink(struct scan_links *l, uint64_t slot, uint32_t nlink);
+uint32_t scan_link_refs(const struct scan_links *l, uint64_t slot);
+/* The directory record of a slot, NULL when it was no directory after the inode scan. */
+struct link_dir *scan_link_dir(const struct scan_links *l, uint64_t slot);
+/* The same, added when missing (repair's new directories); NULL: no memory. */
+struct link_dir *scan_link_dir_add(struct scan_links *l, uint64_t slot);
+/* A directory's "..", and its first parent slot + 1 (0 when it has no record). */
+static inline uint64_t scan_link_dotdot(const struct scan_links *l, uint64_t slot)
+{
+	const struct link_dir *d = scan_link_dir(l, slot);
+
+	return d ? d->dotdot : 0;
+}
+
+static inline uint32_t scan_link_parent(const struct scan_links *l, uint64_t slot)
+{
+	const struct link_dir *d = scan_link_dir(l, slot);
+
+	return d ? d->parent : 0;
+}
+
+/* After the inode scan: one directory record per slot whose type is a directory. */
+int scan_links_index_dirs(struct scan_links *l);
+/* The children directory p's entries name (after the links phase), n of them. */
+const uint32_t *scan_links_children(const struct scan_links *l, uint64_t p, size_t *n);
+/* The edges are no longer needed (repair, once its namespace is planned): freed. */
+void scan_links_drop_graph(struct scan_links *l);
+/* (directory phase) Open and close the run of directory slot parent on a worker's edges. */
+void scan_links_run_open(struct link_edges *a, uint32_t parent);
+int scan_links_run_close(struct link_edges *a);
+int scan_links_add_edge(struct link_edges *a, uint32_t child);
 
 struct scan_ctx;
 

@@ -20,12 +20,12 @@
 #include "libfs/format/bmap.h"
 #include "libfs/format/dir.h"
 #include "libfs/format/inode.h"
-#include "libfs/util/vec.h"
 
 struct dwalk {
 	struct scan_ctx *cx;
 	unsigned worker;
 	uint64_t dslot;            /* the directory's slot */
+	struct link_dir *dir;      /* its directory record */
 	fs_ino_t dino;
 	uint32_t dgen;             /* the directory's generation (parent pointers hold it) */
 	fs_agnumber_t agno;
@@ -40,14 +40,6 @@ static const char *ftype_name(uint8_t t)
 	static const char *const names[] = { "unknown", "regular file", "directory", "char device",
 					     "block device", "fifo", "socket", "symlink", "whiteout" };
 	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "invalid";
-}
-
-static int add_edge(struct link_edges *a, uint32_t parent, uint32_t child)
-{
-	if (FS_VEC_ROOM(a->v, a->n, a->cap, 1024))
-		return -ENOMEM;
-	a->v[a->n++] = (struct link_edge){ parent, child };
-	return 0;
 }
 
 static void entry_name(char *buf, size_t size, const struct fs_dirent *d)
@@ -91,18 +83,21 @@ static int on_entry(void *priv, const struct fs_dirent *d)
 			  (int64_t)w->dino, "lost+found", ftype_name(XFS_DIR3_FT_DIR),
 			  ftype_name(c->type), "the root's entry \"lost+found\" names inode %llu, "
 			  "a %s, not a directory", (unsigned long long)d->ino, ftype_name(c->type));
-	__atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+	/* the references are counted from the edges, in the links phase */
 	if (c->type == XFS_DIR3_FT_DIR) {
+		struct link_dir *cd = scan_link_dir(l, cs);
 		uint32_t zero = 0;
 
-		l->rec[w->dslot].subdirs++;
-		__atomic_compare_exchange_n(&c->parent, &zero, (uint32_t)w->dslot + 1, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		if (w->dir)
+			w->dir->subdirs++;
+		if (cd)
+			__atomic_compare_exchange_n(&cd->parent, &zero, (uint32_t)w->dslot + 1,
+						    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
 	if (cx->pptrs)
 		scan_pptr_note_entry(cx, w->worker, (uint32_t)cs, w->dino, w->dgen, d->name,
 				     d->namelen);
-	return add_edge(&l->edges[w->worker], (uint32_t)w->dslot, (uint32_t)cs);
+	return scan_links_add_edge(&l->edges[w->worker], (uint32_t)cs);
 }
 
 /*
@@ -180,29 +175,37 @@ static int dir_walk(struct scan_ag *s, const struct scan_inode *ci, const struct
 	const struct fs_geom *g = &cx->fs->g;
 	struct link_rec *r = &cx->links->rec[ci->slot];
 	const struct fs_inode *ip = &ci->ip;
+	struct link_edges *edges = &cx->links->edges[s->worker % cx->links->nworkers];
 	struct dwalk w = { .cx = cx, .worker = s->worker % cx->links->nworkers, .dslot = ci->slot,
-			   .dino = ci->ino, .dgen = ci->ip.gen, .agno = ci->agno, .map = map };
+			   .dir = scan_link_dir(cx->links, ci->slot), .dino = ci->ino,
+			   .dgen = ci->ip.gen, .agno = ci->agno, .map = map };
 	struct fs_dir_ctx dc = {
 		.g = g, .fl = cx->fl, .ino = ci->ino, .agno = ci->agno,
 		.have_log_head = cx->fs->have_log_head, .head_lsn = cx->fs->log_head_lsn,
 		.read = read_dirblk, .entry = on_entry, .priv = &w,
 	};
-	int n;
+	int n, err;
 
+	if (ip->format != XFS_DINODE_FMT_LOCAL && !map)
+		return 0;	/* the inode verifier reported the format, or the map did not load */
+	/* its entries are one run of the worker's edges */
+	scan_links_run_open(edges, (uint32_t)ci->slot);
 	if (ip->format == XFS_DINODE_FMT_LOCAL) {
 		n = fs_dir_sf_walk(&dc, fs_inode_fork_ptr(ci->dip, ip, XFS_DATA_FORK),
 				   fs_inode_fork_size(g, ip, XFS_DATA_FORK), ip->size);
-	} else if (map) {
+	} else {
 		n = fs_dir_walk(&dc, map, ip->size);
 		/* a map with findings (reported by the forks' checks) may hide entries */
 		if (map->bad && n == 0)
 			n = 1;
-	} else {
-		return 0;	/* the inode verifier reported the format, or the map did not load */
 	}
+	err = scan_links_run_close(edges);
 	if (n < 0)
 		return n;
-	r->dotdot = dc.parent;
+	if (err)
+		return err;
+	if (w.dir)
+		w.dir->dotdot = dc.parent;
 	if (n == 0)
 		r->flags |= LR_WALKED;
 	s->dirs++;

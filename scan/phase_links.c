@@ -18,6 +18,7 @@
 #include "scan/links.h"
 #include "libfs/format/endian.h"
 #include "libfs/format/inode.h"
+#include "libfs/util/vec.h"
 
 uint8_t scan_mode_ftype(uint16_t mode)
 {
@@ -42,6 +43,8 @@ int scan_links_create(struct scan_ctx *cx)
 	if (!l)
 		return -ENOMEM;
 	cx->links = l;
+	pthread_mutex_init(&l->big_nlink.lock, NULL);
+	pthread_mutex_init(&l->big_refs.lock, NULL);
 	l->ag_base = calloc(g->agcount + 1, sizeof(*l->ag_base));
 	l->nworkers = cx->workers ? cx->workers : 1;
 	l->edges = calloc(l->nworkers, sizeof(*l->edges));
@@ -63,22 +66,283 @@ int scan_links_create(struct scan_ctx *cx)
 	return l->rec ? 0 : -ENOMEM;
 }
 
+static void free_edges(struct scan_links *l)
+{
+	if (l->edges)
+		for (unsigned i = 0; i < l->nworkers; i++) {
+			for (size_t b = 0; b < l->edges[i].nblocks; b++)
+				free(l->edges[i].blocks[b]);
+			free(l->edges[i].blocks);
+			free(l->edges[i].run);
+			l->edges[i] = (struct link_edges){ 0 };
+		}
+	for (size_t i = 0; i < l->nowned; i++)
+		free(l->owned[i]);
+	free(l->owned);
+	free(l->runs);
+	l->owned = NULL;
+	l->nowned = 0;
+	l->runs = NULL;
+	l->nruns = 0;
+}
+
+void scan_links_drop_graph(struct scan_links *l)
+{
+	if (l)
+		free_edges(l);
+}
+
 void scan_links_destroy(struct scan_ctx *cx)
 {
 	struct scan_links *l = cx->links;
 
 	if (!l)
 		return;
-	if (l->edges)
-		for (unsigned i = 0; i < l->nworkers; i++)
-			free(l->edges[i].v);
+	free_edges(l);
 	free(l->edges);
-	free(l->gfirst);
-	free(l->gedge);
 	free(l->rec);
+	free(l->dir);
+	free(l->big_nlink.v);
+	free(l->big_refs.v);
+	pthread_mutex_destroy(&l->big_nlink.lock);
+	pthread_mutex_destroy(&l->big_refs.lock);
 	free(l->ag_base);
 	free(l);
 	cx->links = NULL;
+}
+
+/* ---- counts of 65,535 and more ---- */
+
+static int big_cmp(const void *a, const void *b)
+{
+	const struct link_big *x = a, *y = b;
+
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* The entry of slot in t, or NULL (t locked). */
+static struct link_big *big_find(struct link_bigs *t, uint64_t slot)
+{
+	size_t lo = 0, hi = t->sorted;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->v[mid].slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->sorted && t->v[lo].slot == slot)
+		return &t->v[lo];
+	for (size_t i = t->sorted; i < t->n; i++)
+		if (t->v[i].slot == slot)
+			return &t->v[i];
+	return NULL;
+}
+
+static uint32_t big_get(const struct link_bigs *ct, uint64_t slot)
+{
+	struct link_bigs *t = (struct link_bigs *)ct;
+	struct link_big *b;
+	uint32_t v;
+
+	pthread_mutex_lock(&t->lock);
+	/* a long unsorted tail (many inodes with huge counts): sort it once */
+	if (t->n - t->sorted > 64) {
+		qsort(t->v, t->n, sizeof(*t->v), big_cmp);
+		t->sorted = t->n;
+	}
+	b = big_find(t, slot);
+	v = b ? b->value : LR_BIG;
+	pthread_mutex_unlock(&t->lock);
+	return v;
+}
+
+/* 0 or -ENOMEM (the table is marked failed: the links phase fails the run). */
+static int big_set(struct link_bigs *t, uint64_t slot, uint32_t value)
+{
+	struct link_big *b;
+	int err = 0;
+
+	pthread_mutex_lock(&t->lock);
+	b = big_find(t, slot);
+	if (b)
+		b->value = value;
+	else if (!FS_VEC_ROOM(t->v, t->n, t->cap, 16))
+		t->v[t->n++] = (struct link_big){ slot, value };
+	else {
+		t->failed = true;
+		err = -ENOMEM;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return err;
+}
+
+static void set_count(struct link_bigs *t, uint16_t *field, uint64_t slot, uint32_t value)
+{
+	if (value < LR_BIG)
+		*field = (uint16_t)value;
+	else
+		*field = big_set(t, slot, value) ? LR_BIG - 1 : LR_BIG;
+}
+
+uint32_t scan_link_nlink(const struct scan_links *l, uint64_t slot)
+{
+	uint16_t v = l->rec[slot].nlink16;
+
+	return v == LR_BIG ? big_get(&l->big_nlink, slot) : v;
+}
+
+void scan_link_set_nlink(struct scan_links *l, uint64_t slot, uint32_t nlink)
+{
+	set_count(&l->big_nlink, &l->rec[slot].nlink16, slot, nlink);
+}
+
+uint32_t scan_link_refs(const struct scan_links *l, uint64_t slot)
+{
+	uint16_t v = l->rec[slot].refs16;
+
+	return v == LR_BIG ? big_get(&l->big_refs, slot) : v;
+}
+
+/* ---- directory records ---- */
+
+int scan_links_index_dirs(struct scan_links *l)
+{
+	size_t n = 0;
+
+	for (uint64_t s = 0; s < l->nslots; s++)
+		n += l->rec[s].type == XFS_DIR3_FT_DIR;
+	free(l->dir);
+	l->dir = calloc(n ? n : 1, sizeof(*l->dir));
+	if (!l->dir)
+		return -ENOMEM;
+	l->capdir = n ? n : 1;
+	l->ndir = 0;
+	for (uint64_t s = 0; s < l->nslots; s++)
+		if (l->rec[s].type == XFS_DIR3_FT_DIR)
+			l->dir[l->ndir++].slot = (uint32_t)s;
+	return 0;
+}
+
+/* Where slot is or would go in the sorted directory records. */
+static size_t dir_pos(const struct scan_links *l, uint64_t slot)
+{
+	size_t lo = 0, hi = l->ndir;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->dir[mid].slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct link_dir *scan_link_dir(const struct scan_links *l, uint64_t slot)
+{
+	size_t i = dir_pos(l, slot);
+
+	return i < l->ndir && l->dir[i].slot == slot ? &l->dir[i] : NULL;
+}
+
+struct link_dir *scan_link_dir_add(struct scan_links *l, uint64_t slot)
+{
+	size_t i = dir_pos(l, slot);
+
+	if (i < l->ndir && l->dir[i].slot == slot)
+		return &l->dir[i];
+	if (FS_VEC_ROOM(l->dir, l->ndir, l->capdir, 16))
+		return NULL;
+	memmove(&l->dir[i + 1], &l->dir[i], (l->ndir - i) * sizeof(*l->dir));
+	l->ndir++;
+	l->dir[i] = (struct link_dir){ .slot = (uint32_t)slot };
+	return &l->dir[i];
+}
+
+/* ---- the edges ---- */
+
+#define EDGE_BLOCK ((size_t)1 << 16)
+
+void scan_links_run_open(struct link_edges *a, uint32_t parent)
+{
+	a->run_start = a->n;
+	a->run_parent = parent;
+}
+
+int scan_links_run_close(struct link_edges *a)
+{
+	size_t n = a->n - a->run_start;
+
+	if (!n)
+		return 0;
+	if (FS_VEC_ROOM(a->run, a->nrun, a->caprun, 64))
+		return -ENOMEM;
+	a->run[a->nrun++] = (struct link_run){ a->run_parent, (uint32_t)n, a->v + a->run_start };
+	a->run_start = a->n;
+	return 0;
+}
+
+/* A full block: grown in place while the open run is all it holds, else a new one. */
+static int edges_grow(struct link_edges *a)
+{
+	size_t open = a->n - a->run_start, ncap;
+	uint32_t *nv;
+
+	if (a->v && a->run_start == 0) {
+		nv = realloc(a->v, a->cap * 2 * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		a->blocks[a->nblocks - 1] = nv;
+		a->v = nv;
+		a->cap *= 2;
+		return 0;
+	}
+	ncap = open * 2 > EDGE_BLOCK ? open * 2 : EDGE_BLOCK;
+	if (FS_VEC_ROOM(a->blocks, a->nblocks, a->capblocks, 16))
+		return -ENOMEM;
+	nv = malloc(ncap * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	if (open)
+		memcpy(nv, a->v + a->run_start, open * sizeof(*nv));
+	a->blocks[a->nblocks++] = nv;
+	a->v = nv;
+	a->n = open;
+	a->cap = ncap;
+	a->run_start = 0;
+	return 0;
+}
+
+int scan_links_add_edge(struct link_edges *a, uint32_t child)
+{
+	if (a->n == a->cap && edges_grow(a))
+		return -ENOMEM;
+	a->v[a->n++] = child;
+	return 0;
+}
+
+const uint32_t *scan_links_children(const struct scan_links *l, uint64_t p, size_t *n)
+{
+	size_t lo = 0, hi = l->nruns;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->runs[mid].parent < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < l->nruns && l->runs[lo].parent == p) {
+		*n = l->runs[lo].n;
+		return l->runs[lo].child;
+	}
+	*n = 0;
+	return NULL;
 }
 
 uint64_t scan_links_slot(struct scan_ctx *cx, fs_ino_t ino)
@@ -107,7 +371,7 @@ void scan_links_note_slot(struct scan_ctx *cx, uint64_t slot, const struct fs_in
 	if (!cx->links || slot >= cx->links->nslots || ip->mode == 0)
 		return;
 	r = &cx->links->rec[slot];
-	r->nlink = ip->nlink;
+	scan_link_set_nlink(cx->links, slot, ip->nlink);
 	r->type = scan_mode_ftype(ip->mode);
 	r->flags |= LR_SEEN | (bad ? LR_BAD : 0) |
 		    (ip->flags2 & XFS_DIFLAG2_REFLINK ? LR_REFLINK : 0);
@@ -149,13 +413,22 @@ bool scan_is_metadata_ino(const struct scan_ctx *cx, fs_ino_t ino)
 /* In use, judged, not reached from the root: reported as inode.unreachable. */
 static bool unreached(const struct link_rec *r)
 {
-	return (r->flags & (LR_SEEN | LR_BAD | LR_REACHED)) == LR_SEEN && r->nlink;
+	return (r->flags & (LR_SEEN | LR_BAD | LR_REACHED)) == LR_SEEN && r->nlink16;
 }
 
 /* A directory whose entries are unknown: bad, or its blocks could not be walked. */
 static bool explains_children(const struct link_rec *r)
 {
 	return (r->flags & LR_BAD) || (r->type == XFS_DIR3_FT_DIR && !(r->flags & LR_WALKED));
+}
+
+static const struct link_dir no_dir;
+
+static const struct link_dir *dir_of(const struct scan_links *l, uint64_t s)
+{
+	const struct link_dir *d = scan_link_dir(l, s);
+
+	return d ? d : &no_dir;
 }
 
 /*
@@ -173,74 +446,131 @@ static int64_t dir_cause(struct scan_ctx *cx, uint64_t s)
 
 	/* a parent chain is a tree unless the disk says otherwise: bounded */
 	for (unsigned steps = 0; steps < 4096; steps++) {
-		const struct link_rec *r = &l->rec[x];
+		uint32_t parent = dir_of(l, x)->parent;
 
-		if (!r->parent || !unreached(&l->rec[r->parent - 1]) || r->parent - 1 == x)
+		if (!parent || !unreached(&l->rec[parent - 1]) || parent - 1 == x)
 			break;
-		x = r->parent - 1;
+		x = parent - 1;
 	}
-	d = scan_links_slot(cx, l->rec[x].dotdot);
+	d = scan_links_slot(cx, dir_of(l, x)->dotdot);
 	if (l->rec[x].type == XFS_DIR3_FT_DIR && d != UINT64_MAX && d != x &&
 	    (l->rec[d].flags & LR_SEEN) && explains_children(&l->rec[d]))
-		return (int64_t)l->rec[x].dotdot;
+		return (int64_t)dir_of(l, x)->dotdot;
 	return x == s ? FS_NONE : (int64_t)scan_slot_ino(cx, x, &agno);
 }
 
 static void report_unreachable(struct scan_ctx *cx, uint64_t s, int64_t cause)
 {
-	const struct link_rec *r = &cx->links->rec[s];
 	fs_agnumber_t agno;
 	fs_ino_t ino = scan_slot_ino(cx, s, &agno);
 
 	fs_report_caused(cx->fl, cause, FS_C_INODE_UNREACHABLE, agno, FS_NONE, (int64_t)ino, NULL,
-			 "reachable from the root", r->refs ? "only from unreachable directories"
-			 : "no directory entry",
+			 "reachable from the root", scan_link_refs(cx->links, s) ?
+			 "only from unreachable directories" : "no directory entry",
 			 "inode %llu (nlink %u) is not reachable from the root directory",
-			 (unsigned long long)ino, r->nlink);
+			 (unsigned long long)ino, scan_link_nlink(cx->links, s));
+}
+
+static int run_cmp(const void *a, const void *b)
+{
+	const struct link_run *x = a, *y = b;
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return x->child < y->child ? -1 : x->child > y->child;
+}
+
+/*
+ * Every worker's runs into one array sorted by parent; a directory walked
+ * twice (it cannot be, but the disk is hostile) gets its runs joined.
+ * Then the references each inode has, from the edges.
+ */
+static int join_runs(struct scan_links *l)
+{
+	size_t nr = 0, o = 0;
+
+	for (unsigned w = 0; w < l->nworkers; w++)
+		nr += l->edges[w].nrun;
+	l->runs = malloc((nr ? nr : 1) * sizeof(*l->runs));
+	if (!l->runs)
+		return -ENOMEM;
+	for (unsigned w = 0; w < l->nworkers; w++) {
+		if (l->edges[w].nrun)
+			memcpy(l->runs + o, l->edges[w].run, l->edges[w].nrun * sizeof(*l->runs));
+		o += l->edges[w].nrun;
+		free(l->edges[w].run);
+		l->edges[w].run = NULL;
+		l->edges[w].nrun = l->edges[w].caprun = 0;
+	}
+	qsort(l->runs, nr, sizeof(*l->runs), run_cmp);
+	o = 0;
+	for (size_t i = 0; i < nr; o++) {
+		size_t j = i + 1, n = l->runs[i].n;
+		uint32_t *v, **ow;
+
+		while (j < nr && l->runs[j].parent == l->runs[i].parent)
+			n += l->runs[j++].n;
+		l->runs[o] = l->runs[i];
+		if (j > i + 1) {
+			if (n >= UINT32_MAX)
+				return -EOVERFLOW;
+			ow = realloc(l->owned, (l->nowned + 1) * sizeof(*ow));
+			if (!ow)
+				return -ENOMEM;
+			l->owned = ow;
+			v = malloc(n * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			l->owned[l->nowned++] = v;
+			n = 0;
+			for (size_t k = i; k < j; k++) {
+				memcpy(v + n, l->runs[k].child, l->runs[k].n * sizeof(*v));
+				n += l->runs[k].n;
+			}
+			l->runs[o].child = v;
+			l->runs[o].n = (uint32_t)n;
+		}
+		i = j;
+	}
+	l->nruns = o;
+	for (size_t i = 0; i < l->nruns; i++)
+		for (uint32_t k = 0; k < l->runs[i].n; k++) {
+			uint32_t c = l->runs[i].child[k];
+			uint16_t v = l->rec[c].refs16;
+
+			if (v < LR_BIG - 1)
+				l->rec[c].refs16 = v + 1;
+			else
+				set_count(&l->big_refs, &l->rec[c].refs16, c,
+					  (v == LR_BIG ? big_get(&l->big_refs, c) : v) + 1);
+		}
+	return 0;
 }
 
 int scan_phase_links(struct scan_ctx *cx)
 {
 	struct scan_links *l = cx->links;
 	const struct fs_geom *g = &cx->fs->g;
-	struct link_edge *e = NULL;
-	uint64_t ne = 0, *first = NULL, root, qh = 0, qt = 0, files_named = 0;
+	uint64_t root, qh = 0, qt = 0, files_named = 0;
 	bool root_lost;
 	uint32_t *queue = NULL;
-	int err = -ENOMEM;
+	int err;
 
 	if (!l)
 		return 0;
 	cx->directories = l->dirs_walked;
 	cx->dir_entries = l->entries;
 	scan_progress_phase(cx, "links", 1);
-	/* one flat edge array sorted by parent: the graph in CSR form */
-	for (unsigned w = 0; w < l->nworkers; w++)
-		ne += l->edges[w].n;
-	e = malloc((ne ? ne : 1) * sizeof(*e));
-	first = calloc(l->nslots + 1, sizeof(*first));
-	queue = malloc((l->nslots ? l->nslots : 1) * sizeof(*queue));
-	if (!e || !first || !queue)
+	err = join_runs(l);
+	if (!err && (l->big_nlink.failed || l->big_refs.failed))
+		err = -ENOMEM;
+	if (err)
 		goto out;
-	/* counting sort by parent: count, prefix sums, place (children keep worker order) */
-	for (unsigned w = 0; w < l->nworkers; w++)
-		for (size_t i = 0; i < l->edges[w].n; i++)
-			first[l->edges[w].v[i].parent + 1]++;
-	for (uint64_t s = 0; s < l->nslots; s++)
-		first[s + 1] += first[s];
-	for (unsigned w = 0; w < l->nworkers; w++) {
-		for (size_t i = 0; i < l->edges[w].n; i++) {
-			const struct link_edge *x = &l->edges[w].v[i];
-
-			e[first[x->parent]++] = *x;
-		}
-		free(l->edges[w].v);
-		l->edges[w] = (struct link_edges){ 0 };
-	}
-	/* placing advanced each parent's start to the next one's: shift back */
-	for (uint64_t s = l->nslots; s > 0; s--)
-		first[s] = first[s - 1];
-	first[0] = 0;
+	/* the queue holds directories and the root */
+	queue = malloc((l->ndir + 1) * sizeof(*queue));
+	err = -ENOMEM;
+	if (!queue)
+		goto out;
 
 	/*
 	 * With AGs past the device's end unread, any inode may be named by a
@@ -260,16 +590,17 @@ int scan_phase_links(struct scan_ctx *cx)
 		queue[qt++] = (uint32_t)root;
 	}
 	while (qh < qt) {
-		uint64_t s = queue[qh++];
+		size_t n;
+		const uint32_t *ch = scan_links_children(l, queue[qh++], &n);
 
-		for (uint64_t i = first[s]; i < first[s + 1]; i++) {
-			struct link_rec *c = &l->rec[e[i].child];
+		for (size_t i = 0; i < n; i++) {
+			struct link_rec *c = &l->rec[ch[i]];
 
 			if (c->flags & LR_REACHED)
 				continue;
 			c->flags |= LR_REACHED;
-			if (c->type == XFS_DIR3_FT_DIR)
-				queue[qt++] = e[i].child;
+			if (c->type == XFS_DIR3_FT_DIR && qt < l->ndir + 1)
+				queue[qt++] = ch[i];
 		}
 	}
 
@@ -278,12 +609,14 @@ int scan_phase_links(struct scan_ctx *cx)
 		fs_agnumber_t agno;
 		fs_ino_t ino;
 		uint64_t want;
+		uint32_t nlink, refs;
 
 		if (!(r->flags & LR_SEEN) || (r->flags & LR_BAD))
 			continue;
 		ino = scan_slot_ino(cx, s, &agno);
-		if (scan_is_metadata_ino(cx, ino) || r->nlink == 0)
+		if (scan_is_metadata_ino(cx, ino) || r->nlink16 == 0)
 			continue;
+		refs = scan_link_refs(l, s);
 		if (!(r->flags & LR_REACHED)) {
 			/*
 			 * Grouped under their cause: all of them under the root
@@ -296,57 +629,60 @@ int scan_phase_links(struct scan_ctx *cx)
 				report_unreachable(cx, s, (int64_t)g->rootino);
 			else if (r->type == XFS_DIR3_FT_DIR)
 				report_unreachable(cx, s, dir_cause(cx, s));
-			else if (r->refs)
+			else if (refs)
 				files_named++;
 			else
 				report_unreachable(cx, s, FS_NONE);
 			continue;
 		}
+		nlink = scan_link_nlink(l, s);
 		if (r->type == XFS_DIR3_FT_DIR) {
 			bool is_root = ino == g->rootino;
+			const struct link_dir *d = dir_of(l, s);
 
-			if (r->refs > 1 || (is_root && r->refs)) {
+			if (refs > 1 || (is_root && refs)) {
 				fs_report(cx->fl, FS_C_DIR_HARDLINK, agno, FS_NONE, (int64_t)ino, "refs",
-					  is_root ? "0" : "1", FS_U(r->refs),
+					  is_root ? "0" : "1", FS_U(refs),
 					  "directory %llu is named by %u directory entries",
-					  (unsigned long long)ino, r->refs);
+					  (unsigned long long)ino, refs);
 				continue;
 			}
 			if (r->flags & LR_WALKED) {
-				fs_ino_t parent = is_root ? ino : scan_slot_ino(cx, r->parent - 1, &agno);
+				fs_ino_t parent = is_root ? ino : scan_slot_ino(cx, d->parent - 1, &agno);
 
 				agno = fs_ino_to_agno(g, ino);
-				if (r->dotdot != parent) {
+				if (d->dotdot != parent) {
 					fs_report(cx->fl, FS_C_DIR_PARENT, agno, FS_NONE, (int64_t)ino, "..",
-						  FS_U(parent), FS_U(r->dotdot),
+						  FS_U(parent), FS_U(d->dotdot),
 						  "directory %llu's \"..\" names %llu, its parent is %llu",
-						  (unsigned long long)ino, (unsigned long long)r->dotdot,
+						  (unsigned long long)ino, (unsigned long long)d->dotdot,
 						  (unsigned long long)parent);
 				}
-				want = 2 + (uint64_t)r->subdirs;
+				want = 2 + (uint64_t)d->subdirs;
 			} else {
 				continue;	/* its entries are unknown: no count to compare */
 			}
 		} else {
-			want = r->refs;
+			want = refs;
 		}
-		if (want != r->nlink)
+		if (want != nlink)
 			fs_report(cx->fl, FS_C_INODE_NLINK, fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
-				  "nlink", FS_U(want), FS_U(r->nlink),
+				  "nlink", FS_U(want), FS_U(nlink),
 				  "inode %llu has link count %u, directories reference it %llu times",
-				  (unsigned long long)ino, r->nlink, (unsigned long long)want);
+				  (unsigned long long)ino, nlink, (unsigned long long)want);
 	}
 	/* unreachable files named by unreachable directories: the cause is the directory's */
-	for (uint64_t p = 0; p < l->nslots && files_named; p++) {
+	for (size_t ri = 0; ri < l->nruns && files_named; ri++) {
+		uint64_t p = l->runs[ri].parent;
 		int64_t cause = FS_NONE;
 		bool known = false;
 
-		for (uint64_t i = first[p]; i < first[p + 1] && files_named; i++) {
-			uint64_t c = e[i].child;
+		for (uint32_t i = 0; i < l->runs[ri].n && files_named; i++) {
+			uint64_t c = l->runs[ri].child[i];
 			struct link_rec *r = &l->rec[c];
 			fs_agnumber_t agno;
 
-			if (!unreached(r) || r->type == XFS_DIR3_FT_DIR || !r->refs ||
+			if (!unreached(r) || r->type == XFS_DIR3_FT_DIR || !r->refs16 ||
 			    (r->flags & LR_NOTED) || scan_is_metadata_ino(cx, scan_slot_ino(cx, c, &agno)))
 				continue;
 			if (!known) {
@@ -364,14 +700,8 @@ int scan_phase_links(struct scan_ctx *cx)
 out:
 	scan_progress_add(cx, 1);
 	scan_progress_end(cx);
-	if (!err && cx->keep_graph) {
-		l->gfirst = first;
-		l->gedge = e;
-		first = NULL;
-		e = NULL;
-	}
-	free(e);
-	free(first);
+	if (err || !cx->keep_graph)
+		free_edges(l);
 	free(queue);
 	return err;
 }

@@ -194,7 +194,8 @@ static void judge_child(struct judge *j, const struct pptr_key *e, size_t ne,
 			const struct pptr_key *p, size_t np)
 {
 	struct scan_ctx *cx = j->cx;
-	const struct link_rec *r = &cx->links->rec[e ? e->child : p->child];
+	uint64_t cs = e ? e->child : p->child;
+	const struct link_rec *r = &cx->links->rec[cs];
 	size_t a = 0, b = 0;
 	uint64_t want;
 
@@ -237,8 +238,9 @@ static void judge_child(struct judge *j, const struct pptr_key *e, size_t ne,
 	if (r->type == XFS_DIR3_FT_DIR)
 		want = j->ino == cx->fs->g.rootino ? 0 : 1;
 	else
-		want = r->nlink;
-	if (np != want && (r->type == XFS_DIR3_FT_DIR ? r->refs == want : r->refs == r->nlink))
+		want = scan_link_nlink(cx->links, cs);
+	if (np != want && scan_link_refs(cx->links, cs) ==
+			  (r->type == XFS_DIR3_FT_DIR ? want : scan_link_nlink(cx->links, cs)))
 		fs_report(cx->fl, FS_C_PPTR_COUNT, j->agno, FS_NONE, (int64_t)j->ino,
 			  "parent pointers", FS_U(want), FS_U(np),
 			  "inode %llu has %zu parent pointers, its links call for %llu",

@@ -453,7 +453,10 @@ static int phase_inodes(struct scan_ctx *cx)
 		fs_budget_charge(&cx->budget, cx->links->nslots * sizeof(*cx->links->rec));
 		model_set_spill(cx->model, cx->spill, (size_t)cx->budget.model, cx->model->batch);
 	}
-	return err ? err : scan_phase_inodes(cx);
+	if (!err)
+		err = scan_phase_inodes(cx);
+	/* the directories' own records, for the directory walks of phase 5 */
+	return err || !cx->links ? err : scan_links_index_dirs(cx->links);
 }
 
 /* The directory graph's rules, then the parent pointers against it. */
@@ -538,6 +541,9 @@ int scan_run(struct scan_ctx *cx)
 			err = scan_spill_error(cx);
 		if (err)
 			return err;
+		if (ph == SCAN_PH_HEADERS)
+			scan_estimate_memory(cx, cx->opts->cache_bytes ? cx->opts->cache_bytes :
+					     default_cache_bytes());
 	}
 	/*
 	 * -m: what the model still needs is known now (one AG per worker when

@@ -116,6 +116,9 @@ struct scan_ctx {
 	uint64_t mem_min_mib;      /* -ERANGE from the run: the smallest -m that works */
 	const char *spill_failed;  /* the temporary directory an error came from, or NULL */
 	struct fs_mem_sample phase_mem[SCAN_PH_NR]; /* memory at each phase's end (util/mem.h) */
+	uint64_t est_inodes;       /* in-use inodes the AGIs count (estimate.c) */
+	uint64_t est_fixed;        /* the estimate's part that is not per inode */
+	uint64_t mem_estimate;     /* the memory a full check needs, from the AG headers */
 	struct scan_rt rt;
 };
 
@@ -130,6 +133,16 @@ int  scan_run(struct scan_ctx *cx);
  * (the caller's: runs written at its last sample, updated).
  */
 void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s, uint64_t *spill_mark);
+/*
+ * estimate.c: after the headers phase, the memory a full run needs from the
+ * AG headers (inode counts, btree block counts, AG count, cache_cap):
+ * cx->mem_estimate for a check; scan_memory_estimate_repair for a repair
+ * (writes: not -n, so the verify step scans the result again).
+ */
+void scan_estimate_memory(struct scan_ctx *cx, uint64_t cache_cap);
+uint64_t scan_memory_estimate_repair(const struct scan_ctx *cx, bool writes);
+/* "memory: a full <what> needs about N MiB (...); this run peaked at M MiB" */
+void scan_print_estimate(const struct scan_ctx *cx, uint64_t estimate, const char *what, FILE *out);
 void scan_teardown(struct scan_ctx *cx);
 /*
  * What a repair's verify no longer needs of the scan it planned from,

@@ -46,6 +46,44 @@ struct xfs_parent_rec {
 #define XFS_ATTRI_OP_FLAGS_PPTR_REMOVE	5	/* Remove parent pointer */
 #define XFS_ATTRI_OP_FLAGS_PPTR_REPLACE	6	/* Replace parent pointer */
 #endif
+/*
+ * The exchange-range intent and done items (xfs_log_format.h since 6.10):
+ * the remaining range of a mapping exchange between two files' forks.
+ */
+#ifndef XFS_EXCHMAPS_LOGGED_FLAGS
+struct xfs_xmi_log_format {
+	uint16_t		xmi_type;	/* xmi log item type */
+	uint16_t		xmi_size;	/* size of this item */
+	uint32_t		__pad;		/* must be zero */
+	uint64_t		xmi_id;		/* xmi identifier */
+	uint64_t		xmi_inode1;	/* inumber of first file */
+	uint64_t		xmi_inode2;	/* inumber of second file */
+	uint32_t		xmi_igen1;	/* generation of first file */
+	uint32_t		xmi_igen2;	/* generation of second file */
+	uint64_t		xmi_startoff1;	/* block offset into file1 */
+	uint64_t		xmi_startoff2;	/* block offset into file2 */
+	uint64_t		xmi_blockcount;	/* number of blocks */
+	uint64_t		xmi_flags;	/* XFS_EXCHMAPS_* */
+	int64_t			xmi_isize1;	/* intended file1 size */
+	int64_t			xmi_isize2;	/* intended file2 size */
+};
+#define XFS_EXCHMAPS_ATTR_FORK		(1ULL << 0)
+#define XFS_EXCHMAPS_SET_SIZES		(1ULL << 1)
+#define XFS_EXCHMAPS_INO1_WRITTEN	(1ULL << 2)
+#define XFS_EXCHMAPS_CLEAR_INO1_REFLINK	(1ULL << 3)
+#define XFS_EXCHMAPS_CLEAR_INO2_REFLINK	(1ULL << 4)
+#define XFS_EXCHMAPS_LOGGED_FLAGS	(XFS_EXCHMAPS_ATTR_FORK | \
+					 XFS_EXCHMAPS_SET_SIZES | \
+					 XFS_EXCHMAPS_INO1_WRITTEN | \
+					 XFS_EXCHMAPS_CLEAR_INO1_REFLINK | \
+					 XFS_EXCHMAPS_CLEAR_INO2_REFLINK)
+struct xfs_xmd_log_format {
+	uint16_t		xmd_type;	/* xmd log item type */
+	uint16_t		xmd_size;	/* size of this item */
+	uint32_t		__pad;
+	uint64_t		xmd_xmi_id;	/* id of corresponding xmi */
+};
+#endif
 
 
 /* Units: a daddr is a 512-byte sector, a fsblock is (agno << agblklog | agbno). */

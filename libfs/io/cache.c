@@ -670,8 +670,9 @@ void fs_cache_set_cap(struct fs_cache *c, uint64_t cap_bytes)
 	__atomic_store_n(&c->cap, cap_bytes, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&c->lru_lock);
 	evict_locked(c, 0);
-	if (c->stage && cap_bytes && !c->stage_over)
-		stage_locked(c, 0);	/* a lowered cap: dirty bytes past it staged */
+	/* a cap lowered below the dirty bytes in memory: those past it staged */
+	if (c->stage && cap_bytes && !c->stage_over && c->dirty_bytes > cap_bytes)
+		stage_locked(c, 0);
 	pthread_mutex_unlock(&c->lru_lock);
 }
 

@@ -103,7 +103,7 @@ void fs_buf_put(struct fs_cache *c, struct fs_buf *b);
 uint32_t fs_buf_flags(const struct fs_buf *b);
 void fs_buf_set_flags(struct fs_buf *b, uint32_t set, uint32_t clear);
 
-/* Lower or raise the cap (evicting now if needed; with a stage, staging too). */
+/* Lower or raise the cap (evicting now if needed; with a stage, dirty bytes past it staged). */
 void fs_cache_set_cap(struct fs_cache *c, uint64_t cap_bytes);
 uint64_t fs_cache_cap(const struct fs_cache *c);
 void fs_cache_get_stats(struct fs_cache *c, struct fs_cache_stats *st);

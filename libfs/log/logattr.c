@@ -61,6 +61,92 @@ static int bad(char *why, size_t wl, const char *s, uint32_t v)
 	return -EUCLEAN;
 }
 
+/* A parent pointer's name: what a directory entry may be called (xfs_dir2_namecheck). */
+static bool pptr_name_ok(const unsigned char *name, uint32_t len)
+{
+	return len && len <= 255 && !memchr(name, 0, len) && !memchr(name, '/', len);
+}
+
+/*
+ * A parent pointer op (xfs_attri_validate and xlog_recover_attri_commit_pass2
+ * for PPTR_SET, PPTR_REMOVE, PPTR_REPLACE): a parent-pointer filesystem;
+ * the filter the parent namespace alone; the value exactly a struct
+ * xfs_parent_rec naming an inode the filesystem can have; set and remove
+ * carry the format, name and value regions, replace the format, old name,
+ * new name, old value and new value (the two lengths of a replace are
+ * 16-bit halves of alfi_name_len, old first); every name 1..255 bytes
+ * without NUL or '/', every region its length rounded up to 4 bytes.
+ * alfi_igen (the 6.1 headers' pad word) is the generation the file must
+ * have.
+ */
+static int pptr_parse(const struct fs_geom *g, const struct fs_log_item *it,
+		      const struct xfs_attri_log_format *f, struct fs_log_attri *a, char *why,
+		      size_t wl)
+{
+	uint32_t op = f->alfi_op_flags, namelen = f->alfi_name_len, newlen = 0, igen, at;
+	const unsigned char *raw = it->reg[0].p;
+	const uint32_t known = XFS_ATTR_ROOT | XFS_ATTR_SECURE | XFS_ATTR_PARENT | XFS_ATTR_INCOMPLETE;
+
+	memcpy(&igen, raw + 4, 4);
+	if (!g->parent)
+		return bad(why, wl, "a parent pointer op (%u) on a filesystem without parent pointers",
+			   op);
+	if (f->alfi_attr_filter & ~known)
+		return bad(why, wl, "attr filter %#x", f->alfi_attr_filter);
+	if ((f->alfi_attr_filter & (XFS_ATTR_ROOT | XFS_ATTR_SECURE | XFS_ATTR_PARENT)) !=
+	    XFS_ATTR_PARENT)
+		return bad(why, wl, "parent pointer op with attr filter %#x (not the parent "
+			   "namespace alone)", f->alfi_attr_filter);
+	if (f->alfi_value_len != sizeof(struct xfs_parent_rec))
+		return bad(why, wl, "parent pointer value of %u bytes", f->alfi_value_len);
+	if (op == XFS_ATTRI_OP_FLAGS_PPTR_REPLACE) {
+		uint16_t h[2];
+
+		memcpy(h, raw + offsetof(struct xfs_attri_log_format, alfi_name_len), sizeof(h));
+		namelen = h[0];
+		newlen = h[1];
+		if (!newlen || newlen > 255)
+			return bad(why, wl, "new name of %u bytes", newlen);
+	}
+	if (!namelen || namelen > 255)
+		return bad(why, wl, "name of %u bytes", namelen);
+	if (!fs_ino_valid(g, f->alfi_ino))
+		return bad(why, wl, "inode %u out of the filesystem", (uint32_t)f->alfi_ino);
+	if (it->n != (op == XFS_ATTRI_OP_FLAGS_PPTR_REPLACE ? 5u : 3u))
+		return bad(why, wl, "%u regions", it->n);
+	at = 1;
+	if (it->reg[at].len != ((namelen + 3) & ~3u))
+		return bad(why, wl, "name region of %u bytes", it->reg[at].len);
+	if (!pptr_name_ok(it->reg[at].p, namelen))
+		return bad(why, wl, "a NUL or '/' in a parent pointer name of %u bytes", namelen);
+	if (newlen) {
+		at++;
+		if (it->reg[at].len != ((newlen + 3) & ~3u))
+			return bad(why, wl, "new name region of %u bytes", it->reg[at].len);
+		if (!pptr_name_ok(it->reg[at].p, newlen))
+			return bad(why, wl, "a NUL or '/' in a new parent pointer name of %u bytes",
+				   newlen);
+	}
+	for (uint32_t k = at + 1; k < it->n; k++) {
+		struct xfs_parent_rec rec;
+
+		if (it->reg[k].len != sizeof(rec))
+			return bad(why, wl, "parent pointer value region of %u bytes", it->reg[k].len);
+		memcpy(&rec, it->reg[k].p, sizeof(rec));
+		if (!fs_ino_valid(g, be64(rec.p_ino)))
+			return bad(why, wl, "parent pointer to inode %u, out of the filesystem",
+				   (uint32_t)be64(rec.p_ino));
+	}
+	*a = (struct fs_log_attri){
+		.id = f->alfi_id, .ino = f->alfi_ino, .op = op, .filter = XFS_ATTR_PARENT,
+		.namelen = namelen, .valuelen = sizeof(struct xfs_parent_rec),
+		.name = it->reg[1].p, .value = it->reg[at + 1].p, .igen = igen,
+		.newnamelen = newlen, .newname = newlen ? it->reg[2].p : NULL,
+		.newvalue = newlen ? it->reg[at + 2].p : NULL,
+	};
+	return 0;
+}
+
 int fs_log_attri_parse(const struct fs_geom *g, const struct fs_log_item *it,
 		       struct fs_log_attri *a, char *why, size_t wl)
 {
@@ -73,16 +159,9 @@ int fs_log_attri_parse(const struct fs_geom *g, const struct fs_log_item *it,
 	op = f.alfi_op_flags & XFS_ATTRI_OP_FLAGS_TYPE_MASK;
 	if (f.alfi_op_flags & ~XFS_ATTRI_OP_FLAGS_TYPE_MASK)
 		return bad(why, wl, "op flags %#x", f.alfi_op_flags);
-	/* parent pointer intents carry a generation and new name/value regions: not replayed */
 	if (op == XFS_ATTRI_OP_FLAGS_PPTR_SET || op == XFS_ATTRI_OP_FLAGS_PPTR_REMOVE ||
-	    op == XFS_ATTRI_OP_FLAGS_PPTR_REPLACE) {
-		if (why && wl)
-			snprintf(why, wl, "a parent pointer intent (%s) on inode %llu, which this "
-				 "version does not replay", op == XFS_ATTRI_OP_FLAGS_PPTR_SET ? "PPTR_SET" :
-				 op == XFS_ATTRI_OP_FLAGS_PPTR_REMOVE ? "PPTR_REMOVE" : "PPTR_REPLACE",
-				 (unsigned long long)f.alfi_ino);
-		return -EOPNOTSUPP;
-	}
+	    op == XFS_ATTRI_OP_FLAGS_PPTR_REPLACE)
+		return pptr_parse(g, it, &f, a, why, wl);
 	if (op != XFS_ATTRI_OP_FLAGS_SET && op != XFS_ATTRI_OP_FLAGS_REMOVE &&
 	    op != XFS_ATTRI_OP_FLAGS_REPLACE)
 		return bad(why, wl, "unknown op %u", op);
@@ -118,8 +197,12 @@ void fs_log_attri_describe(const struct fs_log_attri *a, char *buf, size_t len)
 {
 	static const char *const ops[] = { [XFS_ATTRI_OP_FLAGS_SET] = "set",
 					   [XFS_ATTRI_OP_FLAGS_REMOVE] = "remove",
-					   [XFS_ATTRI_OP_FLAGS_REPLACE] = "replace" };
-	const char *ns = a->filter & XFS_ATTR_ROOT ? "trusted." :
+					   [XFS_ATTRI_OP_FLAGS_REPLACE] = "replace",
+					   [XFS_ATTRI_OP_FLAGS_PPTR_SET] = "parent pointer set",
+					   [XFS_ATTRI_OP_FLAGS_PPTR_REMOVE] = "parent pointer remove",
+					   [XFS_ATTRI_OP_FLAGS_PPTR_REPLACE] = "parent pointer replace" };
+	const char *ns = a->filter & XFS_ATTR_PARENT ? "parent:" :
+			 a->filter & XFS_ATTR_ROOT ? "trusted." :
 			 a->filter & XFS_ATTR_SECURE ? "security." : "user.";
 	char name[4 * 255 + 1];
 	size_t at = 0;
@@ -134,6 +217,16 @@ void fs_log_attri_describe(const struct fs_log_attri *a, char *buf, size_t len)
 			at += (size_t)snprintf(name + at, sizeof(name) - at, "\\x%02x", ch);
 	}
 	name[at] = 0;
+	if (fs_log_attri_is_pptr(a)) {
+		struct xfs_parent_rec rec;
+
+		memcpy(&rec, a->value, sizeof(rec));
+		snprintf(buf, len, "xattr intent %#llx (%s of \"%s%s\" -> directory %llu gen %u%s "
+			 "on inode %llu gen %u)", (unsigned long long)a->id, ops[a->op], ns, name,
+			 (unsigned long long)be64(rec.p_ino), be32(rec.p_gen),
+			 a->newnamelen ? ", with a new name" : "", (unsigned long long)a->ino, a->igen);
+		return;
+	}
 	snprintf(buf, len, "xattr intent %#llx (%s of \"%s%s\"%s%.0u%s on inode %llu)",
 		 (unsigned long long)a->id,
 		 a->op < sizeof(ops) / sizeof(ops[0]) && ops[a->op] ? ops[a->op] : "?", ns, name,

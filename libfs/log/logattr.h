@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 #ifndef XFSX_LOGATTR_H
 #define XFSX_LOGATTR_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "libfs/format/format.h"
@@ -9,11 +10,26 @@
 /* An xattr intent (ATTRI) as the log states it, its name and value in the item's regions. */
 struct fs_log_attri {
 	uint64_t id, ino;
-	uint32_t op;               /* XFS_ATTRI_OP_FLAGS_SET / REMOVE / REPLACE */
-	uint32_t filter;           /* XFS_ATTR_ROOT / XFS_ATTR_SECURE (INCOMPLETE dropped) */
+	uint32_t op;               /* XFS_ATTRI_OP_FLAGS_SET / REMOVE / REPLACE / PPTR_* */
+	uint32_t filter;           /* XFS_ATTR_ROOT / SECURE / PARENT (INCOMPLETE dropped) */
 	uint32_t namelen, valuelen;
 	const unsigned char *name, *value;   /* point into the item */
+	/*
+	 * Parent pointer ops (PPTR_SET, PPTR_REMOVE, PPTR_REPLACE): the
+	 * generation the file must have (alfi_igen), and for a replace the
+	 * new name and value (the value a struct xfs_parent_rec, as value).
+	 */
+	uint32_t igen;
+	uint32_t newnamelen;
+	const unsigned char *newname, *newvalue;
 };
+
+/* Whether an ATTRI is a parent pointer op. */
+static inline bool fs_log_attri_is_pptr(const struct fs_log_attri *a)
+{
+	return a->op == XFS_ATTRI_OP_FLAGS_PPTR_SET || a->op == XFS_ATTRI_OP_FLAGS_PPTR_REMOVE ||
+	       a->op == XFS_ATTRI_OP_FLAGS_PPTR_REPLACE;
+}
 
 /*
  * Decode and check an ATTRI item as the kernel checks it when it meets one

@@ -671,11 +671,11 @@ static int add_cont(struct tstate *ts, const unsigned char *dp, uint32_t len, ch
 static const uint16_t item_types[FS_LOG_ITEM_TYPES - 1] = {
 	XFS_LI_EFI, XFS_LI_EFD, XFS_LI_IUNLINK, XFS_LI_INODE, XFS_LI_BUF, XFS_LI_DQUOT,
 	XFS_LI_QUOTAOFF, XFS_LI_ICREATE, XFS_LI_RUI, XFS_LI_RUD, XFS_LI_CUI, XFS_LI_CUD,
-	XFS_LI_BUI, XFS_LI_BUD, XFS_LI_ATTRI, XFS_LI_ATTRD,
+	XFS_LI_BUI, XFS_LI_BUD, XFS_LI_ATTRI, XFS_LI_ATTRD, XFS_LI_XMI, XFS_LI_XMD,
 };
 static const char *const item_names[FS_LOG_ITEM_TYPES] = {
 	"efi", "efd", "iunlink", "inode", "buf", "dquot", "quotaoff", "icreate", "rui", "rud",
-	"cui", "cud", "bui", "bud", "attri", "attrd", "other",
+	"cui", "cud", "bui", "bud", "attri", "attrd", "xmi", "xmd", "other",
 };
 
 unsigned fs_log_item_slot(uint16_t type)

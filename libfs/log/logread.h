@@ -16,7 +16,7 @@
  */
 
 /* Item type slots for counting (XFS_LI_* minus XFS_LI_EFI; "other" last). */
-enum { FS_LOG_ITEM_TYPES = 17 };
+enum { FS_LOG_ITEM_TYPES = 19 };
 
 struct fs_log_info {
 	uint64_t log_off;          /* byte offset of the log on its device (fs->logdev; external: 0) */

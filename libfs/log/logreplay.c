@@ -109,12 +109,12 @@ static int replay_item(struct fs_replay *rp, const struct fs_log_trans *t,
 	case XFS_LI_BUD:      return replay_intent_item(rp, it, FS_INTENT_BUI, true);
 	case XFS_LI_ATTRI:    return replay_intent_item(rp, it, FS_INTENT_ATTRI, false);
 	case XFS_LI_ATTRD:    return replay_intent_item(rp, it, FS_INTENT_ATTRI, true);
+	case XFS_LI_XMI:      return replay_intent_item(rp, it, FS_INTENT_XMI, false);
+	case XFS_LI_XMD:      return replay_intent_item(rp, it, FS_INTENT_XMI, true);
 	default:
 		return replay_fail(rp, -EOPNOTSUPP, "transaction %#x (LSN %u/%u) holds a log item of type "
-			    "%#x%s, which this version does not replay", t->tid,
-			    (unsigned)(t->lsn >> 32), (unsigned)t->lsn, it->type,
-			    it->type == XFS_LI_XMI ? " (XMI: an exchange-range intent)" :
-			    it->type == XFS_LI_XMD ? " (XMD: an exchange-range done)" : "");
+			    "%#x, which this version does not replay", t->tid,
+			    (unsigned)(t->lsn >> 32), (unsigned)t->lsn, it->type);
 	}
 }
 
@@ -268,6 +268,10 @@ int fs_replay_log(struct fs *fs, struct fs_log_info *li, struct fs_replay **out,
 		err = replay_collect_open(rp);
 	if (!err)
 		err = replay_apply_buis(rp);
+	if (!err)
+		err = replay_apply_xmis(rp);
+	if (!err)
+		err = replay_apply_pptrs(rp);
 	if (err) {
 		fs_replay_free(rp);
 		return err;
@@ -428,6 +432,9 @@ void fs_replay_free(struct fs_replay *rp)
 		free((void *)rp->attris[i].name);
 	free(rp->attris);
 	free(rp->open_attris);
+	free(rp->open_pptrs);
+	free(rp->xmis);
+	free(rp->open_xmis);
 	free(rp->data);
 	free(rp->bufs);
 	free(rp->inos);

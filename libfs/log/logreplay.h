@@ -15,8 +15,12 @@
 struct fs_replay;
 
 /* Kinds of intent item, for counting the unfinished. */
+/*
+ * FS_INTENT_PPTR counts the unfinished ATTRIs with a parent pointer op
+ * (their items are ATTRIs, paired with ATTRDs as any).
+ */
 enum { FS_INTENT_EFI, FS_INTENT_RUI, FS_INTENT_CUI, FS_INTENT_BUI, FS_INTENT_ATTRI,
-       FS_INTENT_NR };
+       FS_INTENT_XMI, FS_INTENT_PPTR, FS_INTENT_NR };
 
 struct fs_replay_stats {
 	uint64_t buffers, buffers_lsn_skipped, buffers_cancelled;
@@ -29,6 +33,11 @@ struct fs_replay_stats {
 	uint64_t buis_unapplied;       /* and those it could not (fs_replay_bui_unapplied) */
 	uint64_t bui_bmbt_taken;       /* applied ones whose fork took new bmbt blocks */
 	uint64_t bui_bmbt_freed;       /* applied ones whose fork freed bmbt blocks */
+	uint64_t pptrs_applied;        /* unfinished parent pointer ATTRIs the replay completed */
+	uint64_t pptrs_noop;           /* of those, on a file without an attr fork: nothing to do */
+	uint64_t xmis_applied;         /* unfinished exchange-range intents the replay completed */
+	uint64_t xmi_steps;            /* mapping pairs they exchanged */
+	uint64_t xmi_eof_trimmed;      /* blocks past a file's EOF freed after them */
 	uint64_t sectors;              /* sectors the overlay holds */
 	double seconds;
 };
@@ -83,7 +92,16 @@ const char *fs_replay_bui_unapplied(const struct fs_replay *rp);
 /* The extents the unfinished intents name, in log order (ATTRI: none). */
 size_t fs_replay_open_extents(const struct fs_replay *rp, const struct fs_intent_ext **out);
 /*
- * The unfinished xattr intents, in log order, checked (fs_log_attri_parse;
+ * Unfinished parent pointer ATTRIs (PPTR_SET, PPTR_REMOVE, PPTR_REPLACE)
+ * and exchange-range intents (XMI) are completed by the replay itself, as
+ * recovery completes them (logreplay_pptr.c, logreplay_xmi.c): the file's
+ * short form attr fork edited, the two files' mappings exchanged through
+ * the same fork rewrite the BUIs use.  One the replay cannot complete the
+ * way the kernel would (an attr fork in blocks, an attr-fork or directory
+ * exchange) fails the replay with -EOPNOTSUPP naming it; one the kernel's
+ * recovery refuses (its file freed, another generation) with -EUCLEAN.
+ *
+ * The unfinished xattr intents of the other ops, in log order, checked (fs_log_attri_parse;
  * name and value owned by rp).  Recovery completes each on its inode's
  * attributes after the replay: set (creates or replaces), remove (of an
  * absent name: nothing), replace; the replay leaves that to its caller

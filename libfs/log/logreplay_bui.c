@@ -537,6 +537,22 @@ out:
 	return err;
 }
 
+int replay_bmap_apply(struct fs_replay *rp, const struct fs_intent_ext *x, char *why, size_t wl)
+{
+	return apply_bui(rp, x, why, wl);
+}
+
+struct fs_intent_ext *replay_open_add(struct fs_replay *rp, size_t n)
+{
+	struct fs_intent_ext *o = realloc(rp->open, (rp->nopen + n + 1) * sizeof(*o));
+
+	if (!o)
+		return NULL;
+	rp->open = o;
+	rp->nopen += n;
+	return o + rp->nopen - n;
+}
+
 /* Every unfinished BUI, in log order; those that cannot be applied are counted and named. */
 int replay_apply_buis(struct fs_replay *rp)
 {

@@ -17,7 +17,8 @@
 #include "libfs/log/logattr.h"
 #include "libfs/util/vec.h"
 
-static const char *const intent_names[FS_INTENT_NR] = { "EFI", "RUI", "CUI", "BUI", "ATTRI" };
+static const char *const intent_names[FS_INTENT_NR] = { "EFI", "RUI", "CUI", "BUI", "ATTRI",
+							"XMI", "ATTRI_PPTR" };
 
 const char *fs_replay_intent_name(unsigned kind)
 {
@@ -78,16 +79,15 @@ static int attri_keep(struct fs_replay *rp, const struct fs_log_item *it, struct
 {
 	struct fs_log_attri a;
 	unsigned char *copy;
-	char why[160];
+	char why[200];
 	int perr = fs_log_attri_parse(&rp->fs->g, it, &a, why, sizeof(why));
 
-	/* one this version cannot complete is not damage: say which it is */
 	if (perr)
-		return replay_fail(rp, perr == -EOPNOTSUPP ? perr : -EUCLEAN, "ATTRI log item: %s",
-				   why);
+		return replay_fail(rp, -EUCLEAN, "ATTRI log item (id %#llx): %s",
+				   (unsigned long long)ri->id, why);
 	if (FS_VEC_ROOM(rp->attris, rp->nattris, rp->capattris, 16))
 		return -ENOMEM;
-	copy = malloc(a.namelen + a.valuelen);
+	copy = malloc(a.namelen + a.valuelen + a.newnamelen + (a.newvalue ? a.valuelen : 0));
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, a.name, a.namelen);
@@ -95,8 +95,41 @@ static int attri_keep(struct fs_replay *rp, const struct fs_log_item *it, struct
 		memcpy(copy + a.namelen, a.value, a.valuelen);
 	a.name = copy;
 	a.value = a.valuelen ? copy + a.namelen : NULL;
+	if (a.newnamelen) {
+		unsigned char *nn = copy + a.namelen + a.valuelen;
+
+		memcpy(nn, a.newname, a.newnamelen);
+		memcpy(nn + a.newnamelen, a.newvalue, a.valuelen);
+		a.newname = nn;
+		a.newvalue = nn + a.newnamelen;
+	}
 	ri->first = (uint32_t)rp->nattris;
 	rp->attris[rp->nattris++] = a;
+	return 0;
+}
+
+/*
+ * An XMI, as the kernel takes one on sight (xlog_recover_xmi_commit_pass2):
+ * exactly a struct xfs_xmi_log_format, its pad word zero; kept as logged,
+ * its index in rp->xmis to ri->first.  The rest of its checks wait until
+ * it is known unfinished (replay_collect_open).
+ */
+static int xmi_keep(struct fs_replay *rp, const struct fs_log_item *it, struct rintent *ri)
+{
+	struct xfs_xmi_log_format f;
+
+	if (it->reg[0].len != sizeof(f))
+		return replay_fail(rp, -EUCLEAN, "XMI log item (id %#llx) of %u bytes; the kernel "
+				   "takes exactly %zu", (unsigned long long)ri->id, it->reg[0].len,
+				   sizeof(f));
+	memcpy(&f, it->reg[0].p, sizeof(f));
+	if (f.__pad)
+		return replay_fail(rp, -EUCLEAN, "XMI log item (id %#llx) with pad word %#x; the "
+				   "kernel takes only 0", (unsigned long long)ri->id, f.__pad);
+	if (FS_VEC_ROOM(rp->xmis, rp->nxmis, rp->capxmis, 16))
+		return -ENOMEM;
+	ri->first = (uint32_t)rp->nxmis;
+	rp->xmis[rp->nxmis++] = f;
 	return 0;
 }
 
@@ -122,6 +155,8 @@ static int intent_parse(struct fs_replay *rp, const struct fs_log_item *it, int 
 	ri->n = 0;
 	if (kind == FS_INTENT_ATTRI)
 		return attri_keep(rp, it, ri);
+	if (kind == FS_INTENT_XMI)
+		return xmi_keep(rp, it, ri);
 	err = intent_records(rp, it, fs_replay_intent_name((unsigned)kind), hsize[kind], &rsize,
 			     &n);
 	if (err)
@@ -173,6 +208,9 @@ int replay_intent_item(struct fs_replay *rp, const struct fs_log_item *it, int k
 		return replay_fail(rp, -EUCLEAN, "an intent log item (type %#x) of %u bytes", it->type,
 			    it->reg[0].len);
 	memcpy(&id, it->reg[0].p + 8, 8);
+	if (done && kind == FS_INTENT_XMI && it->reg[0].len != sizeof(struct xfs_xmd_log_format))
+		return replay_fail(rp, -EUCLEAN, "XMD log item of %u bytes; the kernel takes exactly %zu",
+				   it->reg[0].len, sizeof(struct xfs_xmd_log_format));
 	/* ids are unique only per kind: key by both */
 	key = id * FS_INTENT_NR + (uint64_t)kind;
 	if (done) {
@@ -253,16 +291,53 @@ int replay_collect_open(struct fs_replay *rp)
 		}
 	rp->open = malloc((n ? n : 1) * sizeof(*rp->open));
 	rp->open_attris = malloc((na ? na : 1) * sizeof(*rp->open_attris));
-	if (!rp->open || !rp->open_attris)
+	rp->open_pptrs = malloc((na ? na : 1) * sizeof(*rp->open_pptrs));
+	rp->open_xmis = malloc((rp->nxmis ? rp->nxmis : 1) * sizeof(*rp->open_xmis));
+	if (!rp->open || !rp->open_attris || !rp->open_pptrs || !rp->open_xmis)
 		return -ENOMEM;
 	for (size_t i = 0; i < rp->nints; i++) {
 		const struct rintent *ri = &rp->ints[i];
 
 		if (ri->done)
 			continue;
+		if (ri->kind == FS_INTENT_ATTRI && fs_log_attri_is_pptr(&rp->attris[ri->first])) {
+			rp->st.intents_open[FS_INTENT_PPTR]++;
+			rp->open_pptrs[rp->nopen_pptrs++] = rp->attris[ri->first];
+			continue;
+		}
 		rp->st.intents_open[ri->kind]++;
 		if (ri->kind == FS_INTENT_ATTRI)
 			rp->open_attris[rp->nopen_attris++] = rp->attris[ri->first];
+		if (ri->kind == FS_INTENT_XMI) {
+			const struct xfs_xmi_log_format *f = &rp->xmis[ri->first];
+			const char *bad = NULL;
+
+			/* xfs_xmi_validate */
+			if (!g->exchrange)
+				bad = "on a filesystem without exchange-range";
+			else if (f->xmi_flags & ~XFS_EXCHMAPS_LOGGED_FLAGS)
+				bad = "with unknown flags";
+			else if (!fs_ino_valid(g, f->xmi_inode1) || !fs_ino_valid(g, f->xmi_inode2))
+				bad = "naming an inode outside the filesystem";
+			else if (!f->xmi_blockcount ||
+				 f->xmi_startoff1 + f->xmi_blockcount <= f->xmi_startoff1 ||
+				 f->xmi_startoff1 + f->xmi_blockcount > XFS_MAX_FILEOFF ||
+				 f->xmi_startoff2 + f->xmi_blockcount <= f->xmi_startoff2 ||
+				 f->xmi_startoff2 + f->xmi_blockcount > XFS_MAX_FILEOFF)
+				bad = "whose file ranges do not fit a file";
+			if (bad)
+				return replay_fail(rp, -EUCLEAN, "an unfinished XMI log item (id %#llx: "
+						   "inodes %llu and %llu, file blocks %llu and %llu + "
+						   "%llu, flags %#llx) %s; the kernel's recovery refuses it "
+						   "as corruption", (unsigned long long)ri->id,
+						   (unsigned long long)f->xmi_inode1,
+						   (unsigned long long)f->xmi_inode2,
+						   (unsigned long long)f->xmi_startoff1,
+						   (unsigned long long)f->xmi_startoff2,
+						   (unsigned long long)f->xmi_blockcount,
+						   (unsigned long long)f->xmi_flags, bad);
+			rp->open_xmis[rp->nopen_xmis++] = *f;
+		}
 		if (ri->kind == FS_INTENT_BUI && ri->n != 1)
 			return replay_fail(rp, -EUCLEAN, "an unfinished BUI log item (id %#llx) holds %u "
 				    "mappings; the kernel takes exactly one", (unsigned long long)ri->id,

@@ -76,8 +76,14 @@ struct fs_replay {
 	size_t nopen;
 	struct fs_log_attri *attris; /* every ATTRI (rintent.first), name and value copied */
 	size_t nattris, capattris;
-	struct fs_log_attri *open_attris; /* the unfinished ones, in log order */
+	struct fs_log_attri *open_attris; /* the unfinished ones, in log order (not pptr ops) */
 	size_t nopen_attris;
+	struct fs_log_attri *open_pptrs; /* the unfinished parent pointer ones, in log order */
+	size_t nopen_pptrs;
+	struct xfs_xmi_log_format *xmis; /* every XMI (rintent.first), as logged */
+	size_t nxmis, capxmis;
+	struct xfs_xmi_log_format *open_xmis; /* the unfinished ones, checked, in log order */
+	size_t nopen_xmis;
 	struct rbuf *bufs;
 	size_t nbufs, capbufs;
 	struct rinode *inos;
@@ -132,5 +138,19 @@ int replay_collect_open(struct fs_replay *rp);
 
 /* Every unfinished BUI applied to its fork where it can be (logreplay_bui.c). */
 int replay_apply_buis(struct fs_replay *rp);
+/*
+ * One mapping put into (map) or taken out of (unmap) an inode's fork, as
+ * an unfinished BUI's is (x: kind FS_INTENT_BUI, owner, startoff, fsb,
+ * len, type 1 map / 2 unmap, flags XFS_BMAP_EXTENT_*): 1 done, 0 not (why
+ * says why), negative errno.
+ */
+int replay_bmap_apply(struct fs_replay *rp, const struct fs_intent_ext *x, char *why, size_t wl);
+/* Room for n more open extents (rp->open); NULL when out of memory. */
+struct fs_intent_ext *replay_open_add(struct fs_replay *rp, size_t n);
+
+/* Every unfinished parent pointer ATTRI completed (logreplay_pptr.c). */
+int replay_apply_pptrs(struct fs_replay *rp);
+/* Every unfinished XMI completed (logreplay_xmi.c). */
+int replay_apply_xmis(struct fs_replay *rp);
 
 #endif

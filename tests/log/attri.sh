@@ -126,7 +126,7 @@ fuzz_case() {
 	out=$("$XFSX_REPAIR" "$img" 2>&1); rc=$?
 	check "fuzz $z: xfsx_repair refuses it as a bad ATTRI (exit $rc) and writes nothing" \
 		test $rc -ge 2 -a $rc -lt 128 -a "$(md5sum <"$img")" = "$sum" -a "$(grep -c "ATTRI log item" <<<"$out")" -gt 0
-	diag "fuzz $z: $(grep -o 'ATTRI log item: [^.]*' <<<"$out")"
+	diag "fuzz $z: $(grep -o 'ATTRI log item[^.]*' <<<"$out")"
 	"$XFSX_CHECK" "$img" >/dev/null 2>&1; rc=$?
 	check "fuzz $z: xfsx_check does not crash (exit $rc)" test $rc -lt 128
 	rm -f "$img" "$a"
