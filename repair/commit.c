@@ -18,6 +18,7 @@
 
 #include "libfs/build/encode.h"
 #include "libfs/format/sb.h"
+#include "libfs/util/spill.h"
 #include "repair/buf.h"
 #include "repair/commit.h"
 
@@ -78,8 +79,15 @@ int repair_commit(struct repair_ctx *rx, char *msg, size_t ml)
 	const struct fs_geom *g = &rx->fs->g;
 	struct xfs_sb mark = rx->newsb;
 	bool dirty_log = rx->fs->have_log_head && !rx->fs->log_clean;
-	int err;
+	int err = fs_cache_stage_error(rx->sx->cache);
 
+	/* -m: a changed block staged in the temporary directory that could not be read back */
+	if (err) {
+		snprintf(msg, ml, "the repair's changed blocks staged in the temporary directory "
+			 "%s could not be written or read back: %s; nothing was written",
+			 rx->sx->stage ? fs_spill_dir(rx->sx->stage) : "?", strerror(-err));
+		return err;
+	}
 	/* 1: NEEDSREPAIR on the primary, durable before anything else changes */
 	mark.sb_features_incompat |= XFS_SB_FEAT_INCOMPAT_NEEDSREPAIR;
 	err = put_sb(rx, 0, &mark, FS_WCLASS_PRIMARY);

@@ -1327,6 +1327,11 @@ int repair_phase_rebuild(struct repair_ctx *rx)
 	pthread_mutex_destroy(&run.lock);
 	if (run.first_err) {
 		fprintf(stderr, "xfsx_repair: rebuilding AG %u failed: %s\n", run.err_ag,
+			run.first_err == -ENOSPC && fs_cache_stage_error(rx->sx->cache) ?
+			"its new btree blocks could not be staged in the temporary directory" :
+			run.first_err == -ENOSPC && !fs_cache_dirty_fits(rx->sx->cache, g->blocksize) ?
+			"its new btree blocks do not fit in the metadata cache's cap (raise -m or "
+			"the cache size)" :
 			run.first_err == -ENOSPC ? "not enough free space for its new btrees" :
 			run.first_err == -EAGAIN ? "its btree sizes did not converge" :
 			strerror(-run.first_err));

@@ -199,6 +199,8 @@ static int step_verify(struct repair_ctx *rx)
 		fs_cache_set_cap(c, fs_cache_dirty_bytes(c) + 1);
 		fs_cache_set_cap(c, cap);
 	}
+	/* its block model's extents too; under -m its cache at the floor, the rest staged */
+	scan_release_for_verify(rx->sx);	/* the plan is made: its model is not needed */
 	err = repair_verify_plan(rx, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "xfsx_repair: %s: %s\n", rx->path, msg);

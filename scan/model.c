@@ -89,6 +89,34 @@ void model_destroy(struct model *m)
 	free(m);
 }
 
+void model_drop_extents(struct model *m)
+{
+	if (!m)
+		return;
+	for (fs_agnumber_t a = 0; a < m->agcount; a++) {
+		struct model_ag *ag = &m->ag[a];
+
+		pthread_mutex_lock(&ag->lock);
+		free(ag->ext);
+		ag->ext = NULL;
+		ag->n = ag->cap = 0;
+		pthread_mutex_lock(&ag->runlock);
+		for (size_t r = 0; m->spill && r < ag->nruns; r++)
+			fs_spill_discard(m->spill, &ag->runs[r]);
+		free(ag->runs);
+		ag->runs = NULL;
+		ag->nruns = ag->capruns = 0;
+		ag->head_final = ag->mirror = false;
+		pthread_mutex_unlock(&ag->runlock);
+		for (unsigned k = 0; k < MODEL_STRIPES - 1; k++) {
+			free(ag->stripe[k].ext);
+			ag->stripe[k].ext = NULL;
+			ag->stripe[k].n = ag->stripe[k].cap = 0;
+		}
+		pthread_mutex_unlock(&ag->lock);
+	}
+}
+
 static int cmp_ext(const void *pa, const void *pb)
 {
 	const struct model_ext *a = pa, *b = pb;

@@ -144,6 +144,12 @@ struct model {
 
 int  model_create(const struct fs_geom *g, struct model **out);
 void model_destroy(struct model *m);
+/*
+ * Every AG's extents dropped, in memory and spilled (a repair's planning
+ * scan once the plan is made); the inode chunks stay (link slots are
+ * found through them).  Queries of extents afterwards see none.
+ */
+void model_drop_extents(struct model *m);
 
 /* -EINVAL when the range is not inside the AG (the caller reports it), -ENOMEM. */
 int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len,

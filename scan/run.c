@@ -243,13 +243,16 @@ static bool dir_on_device(const struct scan_ctx *cx, const char *dir)
 /*
  * -m as a budget, and the model's spill to the temporary directory when
  * -m is given (or XFSX_TEST_SPILL=N: every array of N extents or more
- * spills, the test switch of tests/core/spill.sh).  -ERANGE: -m below the
+ * spills, the test switch of tests/core/spill.sh), with the cache's
+ * staging file for a repair's dirty buffers.  -ERANGE: -m below the
  * smallest that works (cx->mem_min_mib); a temporary directory that is
  * not one, or on the filesystem's own device: cx->spill_failed set.
  */
 static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 {
 	const char *test = getenv("XFSX_TEST_SPILL"), *dir = scan_tmpdir(cx->opts);
+	const char *stage = getenv("XFSX_TEST_STAGE");
+	bool spill = cx->opts->mem_bytes || (test && *test);
 	size_t limit, batch = 4096;
 	int err;
 
@@ -260,7 +263,7 @@ static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 			return err;
 		*cache = cx->budget.cache;
 	}
-	if (!cx->opts->mem_bytes && !(test && *test))
+	if (!spill && !(stage && *stage))
 		return 0;
 	limit = (size_t)cx->budget.model;
 	if (test && *test) {
@@ -272,12 +275,32 @@ static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 	cx->spill_failed = dir;
 	if (dir_on_device(cx, dir))
 		return -EXDEV;
-	err = fs_spill_open(dir, sizeof(struct model_ext), &cx->spill);
+	if (spill) {
+		err = fs_spill_open(dir, sizeof(struct model_ext), &cx->spill);
+		if (err)
+			return err;
+	}
+	/*
+	 * A repair's dirty buffers past the cache's cap are staged there too
+	 * (XFSX_TEST_STAGE=N, alone or with -m: past N KiB whatever the cap;
+	 * XFSX_TEST_SPILL=N: past N KiB as well).
+	 */
+	cx->stage_over = stage && *stage ? strtoull(stage, NULL, 10) << 10 :
+			 test && *test ? (uint64_t)batch << 10 : 0;
+	err = fs_spill_open(dir, 1, &cx->stage);
 	if (err)
 		return err;
 	cx->spill_failed = NULL;
-	model_set_spill(cx->model, cx->spill, limit, batch);
+	if (spill)
+		model_set_spill(cx->model, cx->spill, limit, batch);
 	return 0;
+}
+
+void scan_release_for_verify(struct scan_ctx *cx)
+{
+	model_drop_extents(cx->model);
+	if (cx->opts->mem_bytes && cx->stage && cx->cache)
+		fs_cache_set_cap(cx->cache, FS_BUDGET_CACHE_FLOOR);
 }
 
 int scan_strerror(const struct scan_ctx *cx, int err, char *buf, size_t len)
@@ -319,6 +342,8 @@ static int engine_start(struct scan_ctx *cx)
 	err = fs_cache_create(cx->fs->dev, cache, &cx->cache);
 	if (err)
 		return err;
+	if (cx->stage)
+		fs_cache_set_stage(cx->cache, cx->stage, cx->stage_over);
 	/*
 	 * Phases 4 and 5 run in parts of AGs: about 32 work items per worker,
 	 * so one AG heavy with xattrs or directories is shared, and the last
@@ -385,6 +410,8 @@ void scan_teardown(struct scan_ctx *cx)
 	cx->model = NULL;
 	fs_spill_close(cx->spill);
 	cx->spill = NULL;
+	fs_spill_close(cx->stage);	/* after the cache, whose staged buffers it held */
+	cx->stage = NULL;
 	scan_progress_free(cx);
 	scan_rt_free(cx);
 	pthread_mutex_destroy(&cx->rt.lock);
@@ -447,8 +474,10 @@ void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s, uint64_
 	if (cx->cache)
 		fs_cache_get_stats(cx->cache, &cs);
 	fs_mem_sample(s, cs.bytes);
-	if (cx->spill) {
-		uint64_t runs = fs_spill_runs(cx->spill);
+	if (cx->spill || cx->stage) {
+		/* the model's runs, and the cache's staged dirty buffers */
+		uint64_t runs = (cx->spill ? fs_spill_runs(cx->spill) : 0) +
+				(cx->stage ? fs_spill_runs(cx->stage) : 0);
 
 		s->spilled = runs != *spill_mark;
 		*spill_mark = runs;
@@ -461,6 +490,12 @@ int scan_spill_error(const struct scan_ctx *cx)
 
 	if (err)
 		((struct scan_ctx *)cx)->spill_failed = fs_spill_dir(cx->spill);
+	/* a repair's dirty buffers that could not be staged (or read back) */
+	if (!err && cx->stage && cx->cache) {
+		err = fs_cache_stage_error(cx->cache);
+		if (err)
+			((struct scan_ctx *)cx)->spill_failed = fs_spill_dir(cx->stage);
+	}
 	return err;
 }
 

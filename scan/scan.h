@@ -110,6 +110,8 @@ struct scan_ctx {
 	bool *rmap_whole;          /* per AG: the rmapbt was walked whole, every record valid */
 	double phase_seconds[SCAN_PH_NR]; /* wall time of each phase run */
 	struct fs_spill *spill;    /* the model's runs, when -m (or XFSX_TEST_SPILL) asks */
+	struct fs_spill *stage;    /* -m: the cache's dirty buffers past its cap (a repair's) */
+	uint64_t stage_over;       /* XFSX_TEST_SPILL: staged past this many bytes instead */
 	struct fs_budget budget;   /* -m as planned (libfs/util/budget.h) */
 	uint64_t mem_min_mib;      /* -ERANGE from the run: the smallest -m that works */
 	const char *spill_failed;  /* the temporary directory an error came from, or NULL */
@@ -142,9 +144,17 @@ uint64_t scan_memory_estimate_repair(const struct scan_ctx *cx, bool writes);
 /* "memory: a full <what> needs about N MiB (...); this run peaked at M MiB" */
 void scan_print_estimate(const struct scan_ctx *cx, uint64_t estimate, const char *what, FILE *out);
 void scan_teardown(struct scan_ctx *cx);
+/*
+ * What a repair's verify no longer needs of the scan it planned from,
+ * freed before the second scan starts: the block model's extents (its
+ * inode chunks, the links, the directory graph and the cache stay:
+ * the report and the commit use them); under -m the cache's clean
+ * buffers go too and its dirty ones past its floor are staged.
+ */
+void scan_release_for_verify(struct scan_ctx *cx);
 /* --tmpdir, else $TMPDIR, else /tmp. */
 const char *scan_tmpdir(const struct scan_opts *o);
-/* The model's spill error (its temporary directory full or gone), or 0. */
+/* The model's spill error or the cache's staging one (the temporary directory full or gone), or 0. */
 int scan_spill_error(const struct scan_ctx *cx);
 /* err of a run as a message: -m too small (with the smallest), the tmpdir's error, else strerror. */
 int scan_strerror(const struct scan_ctx *cx, int err, char *buf, size_t len);

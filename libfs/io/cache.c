@@ -17,6 +17,11 @@
  * O_DIRECT-aligned runs through the device's engine.  The same check is
  * offered for buffers written outside the cache (fs_meta_seal: the log
  * replay's blocks, mkfs's), so every metadata write is judged one way.
+ * Under -m, dirty buffers past the cap are staged in a temporary file
+ * (fs_cache_set_stage) and read back where their bytes are needed.
+ *
+ * Long because: the read path, the write path and the staging all work on
+ * the buffers' private state (references, FIFO, dirty marks) under one lock.
  */
 #include "libfs/io/cache.h"
 
@@ -31,6 +36,7 @@
 
 #include "libfs/format/crc.h"
 #include "libfs/format/findings.h"
+#include "libfs/util/spill.h"
 
 struct cbuf {
 	struct fs_buf pub;
@@ -41,6 +47,8 @@ struct cbuf {
 	uint32_t flags;              /* atomic */
 	uint8_t accessed;            /* atomic: second chance */
 	bool marked;                 /* dirty through fs_buf_mark_dirty (under lru_lock) */
+	bool staged;                 /* atomic: marked, its bytes in the staging file, data NULL */
+	struct fs_spill_run run;     /* while staged: where (set under lru_lock) */
 	struct fs_dirty_info dinfo;  /* valid while marked */
 };
 
@@ -51,7 +59,11 @@ struct fs_cache {
 	pthread_mutex_t lru_lock;
 	struct cbuf *head, *tail;    /* oldest .. newest */
 	struct fs_cache_stats st;    /* fields updated atomically */
-	uint64_t dirty_bytes;        /* marked buffers' bytes (under lru_lock; read atomically) */
+	uint64_t dirty_bytes;        /* marked buffers' bytes in memory (under lru_lock; atomic reads) */
+	uint64_t staged_bytes;       /* marked buffers' bytes in the staging file (likewise) */
+	struct fs_spill *stage;      /* fs_cache_set_stage: where dirty buffers go past the cap */
+	uint64_t stage_over;         /* ... or past this many bytes (0: the cap) */
+	int stage_err;               /* the first staging error (under lru_lock) */
 };
 
 #define ADD(field, v) __atomic_add_fetch(&(field), (v), __ATOMIC_RELAXED)
@@ -208,6 +220,120 @@ static void evict_locked(struct fs_cache *c, uint64_t need)
 	}
 }
 
+/*
+ * Under lru_lock, for a buffer the caller holds: a staged one's bytes read
+ * back (it stays dirty).  Holding it keeps it from being staged again.
+ * 0 or an errno (the buffer stays staged).
+ */
+static int unstage_locked(struct fs_cache *c, struct cbuf *b)
+{
+	unsigned char *data;
+	int err;
+
+	if (!__atomic_load_n(&b->staged, __ATOMIC_ACQUIRE))
+		return 0;
+	data = fs_dev_alloc(c->dev, b->pub.len);
+	if (!data)
+		return -ENOMEM;
+	err = fs_spill_read(c->stage, &b->run, data);
+	if (err) {
+		free(data);
+		return err;
+	}
+	fs_spill_discard(c->stage, &b->run);
+	b->pub.data = data;
+	__atomic_store_n(&b->staged, false, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->staged_bytes, c->staged_bytes - b->pub.len, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->dirty_bytes, c->dirty_bytes + b->pub.len, __ATOMIC_RELAXED);
+	ADD(c->st.bytes, b->pub.len);
+	return 0;
+}
+
+/* The same, taking the lock; on failure the reference is dropped and NULL returned. */
+static struct cbuf *unstage(struct fs_cache *c, struct cbuf *b)
+{
+	int err;
+
+	if (!b || !__atomic_load_n(&b->staged, __ATOMIC_ACQUIRE))
+		return b;
+	pthread_mutex_lock(&c->lru_lock);
+	err = unstage_locked(c, b);
+	if (err && !c->stage_err)
+		c->stage_err = err;
+	pthread_mutex_unlock(&c->lru_lock);
+	if (err) {
+		__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL);
+		return NULL;
+	}
+	return b;
+}
+
+/*
+ * Under lru_lock: marked buffers nobody holds written to the staging file
+ * (oldest first) and their memory freed, until need more dirty bytes fit
+ * in three quarters of the cap (or stage_over).  0 or the staging file's error.
+ */
+static int stage_locked(struct fs_cache *c, uint64_t need)
+{
+	uint64_t cap = c->stage_over ? c->stage_over : LOAD(c->cap), want = cap / 4 * 3;
+
+	for (struct cbuf *b = c->head; b && c->dirty_bytes + need > want; b = b->next) {
+		int zero = 0, err;
+
+		if (!b->marked || __atomic_load_n(&b->staged, __ATOMIC_ACQUIRE) ||
+		    !__atomic_compare_exchange_n(&b->refs, &zero, -1, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		err = fs_spill_write(c->stage, b->pub.data, b->pub.len, &b->run);
+		if (!err) {
+			free(b->pub.data);
+			b->pub.data = NULL;
+			__atomic_store_n(&b->staged, true, __ATOMIC_RELEASE);
+			__atomic_store_n(&c->dirty_bytes, c->dirty_bytes - b->pub.len,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&c->staged_bytes, c->staged_bytes + b->pub.len,
+					 __ATOMIC_RELAXED);
+			SUB(c->st.bytes, b->pub.len);
+		}
+		__atomic_store_n(&b->refs, 0, __ATOMIC_RELEASE);
+		if (err) {
+			if (!c->stage_err)
+				c->stage_err = err;
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void keep_stage_err(struct fs_cache *c, int err)
+{
+	pthread_mutex_lock(&c->lru_lock);
+	if (!c->stage_err)
+		c->stage_err = err;
+	pthread_mutex_unlock(&c->lru_lock);
+}
+
+void fs_cache_set_stage(struct fs_cache *c, struct fs_spill *stage, uint64_t over)
+{
+	c->stage = stage;
+	c->stage_over = over;
+}
+
+int fs_cache_stage_error(struct fs_cache *c)
+{
+	int err;
+
+	pthread_mutex_lock(&c->lru_lock);
+	err = c->stage_err;
+	pthread_mutex_unlock(&c->lru_lock);
+	return err;
+}
+
+uint64_t fs_cache_staged_bytes(struct fs_cache *c)
+{
+	return LOAD(c->staged_bytes);
+}
+
 static struct cbuf *lookup_ref(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, bool count)
 {
 	struct key k = { daddr, len };
@@ -230,7 +356,7 @@ static struct cbuf *lookup_ref(struct fs_cache *c, fs_daddr_t daddr, uint32_t le
 	urcu_bp_read_unlock();
 	if (count)
 		ADD(*(b ? &c->st.hits : &c->st.misses), 1);
-	return b;
+	return unstage(c, b);
 }
 
 struct fs_buf *fs_cache_lookup(struct fs_cache *c, fs_daddr_t daddr, uint32_t len)
@@ -293,7 +419,7 @@ static struct cbuf *insert_locked(struct fs_cache *c, struct cbuf *b)
 			/* someone else cached it first: theirs wins */
 			urcu_bp_read_unlock();
 			cbuf_free(b);
-			return old;
+			return old;	/* staged, perhaps: the caller reads it back if it needs it */
 		}
 		/* the old one is being evicted (by a caller of evict_locked, so not now) */
 		urcu_bp_read_unlock();
@@ -327,6 +453,9 @@ static struct cbuf *insert_owned(struct fs_cache *c, fs_daddr_t daddr, uint32_t 
 	evict_locked(c, len);
 	b = insert_locked(c, b);
 	pthread_mutex_unlock(&c->lru_lock);
+	b = unstage(c, b);
+	if (!b)
+		*err = -EIO;
 	return b;
 }
 
@@ -541,6 +670,9 @@ void fs_cache_set_cap(struct fs_cache *c, uint64_t cap_bytes)
 	__atomic_store_n(&c->cap, cap_bytes, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&c->lru_lock);
 	evict_locked(c, 0);
+	/* a cap lowered below the dirty bytes in memory: those past it staged */
+	if (c->stage && cap_bytes && !c->stage_over && c->dirty_bytes > cap_bytes)
+		stage_locked(c, 0);
 	pthread_mutex_unlock(&c->lru_lock);
 }
 
@@ -606,6 +738,10 @@ int fs_buf_mark_dirty(struct fs_cache *c, struct fs_buf *pub, const struct fs_di
 	pthread_mutex_lock(&c->lru_lock);
 	if (!b->marked) {
 		cap = LOAD(c->cap);
+		/* past the cap: others' dirty bytes to the staging file first, if there is one */
+		if (c->stage && (c->stage_over ? c->dirty_bytes + pub->len > c->stage_over :
+				 cap && c->dirty_bytes + pub->len > cap))
+			stage_locked(c, pub->len);
 		if (cap && c->dirty_bytes + pub->len > cap) {
 			pthread_mutex_unlock(&c->lru_lock);
 			return -ENOSPC;
@@ -621,14 +757,14 @@ int fs_buf_mark_dirty(struct fs_cache *c, struct fs_buf *pub, const struct fs_di
 
 uint64_t fs_cache_dirty_bytes(struct fs_cache *c)
 {
-	return LOAD(c->dirty_bytes);
+	return LOAD(c->dirty_bytes) + LOAD(c->staged_bytes);
 }
 
 bool fs_cache_dirty_fits(struct fs_cache *c, uint64_t bytes)
 {
 	uint64_t cap = LOAD(c->cap);
 
-	return !cap || (bytes <= cap && LOAD(c->dirty_bytes) <= cap - bytes);
+	return !cap || c->stage || (bytes <= cap && LOAD(c->dirty_bytes) <= cap - bytes);
 }
 
 static void name_object(struct fs_flush_result *res, const struct cbuf *b)
@@ -704,6 +840,64 @@ int fs_meta_seal(const struct fs_flush_opts *o, const struct fs_dirty_info *info
 	return finish_and_verify(o, &one, res);
 }
 
+/*
+ * finish_and_verify for any dirty buffer: a staged one is read back, sealed
+ * and written to the staging file again (the flush runs alone: nobody else
+ * touches it meanwhile).
+ */
+static int seal_buf(struct fs_cache *c, const struct fs_flush_opts *o, struct cbuf *b,
+		    struct fs_flush_result *res)
+{
+	struct fs_spill_run old = b->run;
+	int err;
+
+	if (!b->staged)
+		return finish_and_verify(o, b, res);
+	b->pub.data = malloc(b->pub.len);
+	if (!b->pub.data)
+		return -ENOMEM;
+	err = fs_spill_read(c->stage, &old, b->pub.data);
+	if (!err)
+		err = finish_and_verify(o, b, res);
+	if (!err)
+		err = fs_spill_write(c->stage, b->pub.data, b->pub.len, &b->run);
+	if (!err)
+		fs_spill_discard(c->stage, &old);
+	else
+		b->run = old;
+	free(b->pub.data);
+	b->pub.data = NULL;
+	if (err && err != -EUCLEAN && !res->message[0]) {
+		name_object(res, b);
+		snprintf(res->message, sizeof(res->message), "the staging file in %s: %s",
+			 fs_spill_dir(c->stage), strerror(-err));
+	}
+	return err;
+}
+
+/* Bytes [from, from + len) of a dirty buffer into dst, staged or not. */
+static int buf_bytes(struct fs_cache *c, const struct cbuf *b, uint64_t from, uint64_t len,
+		     void *dst)
+{
+	unsigned char *tmp;
+	int err;
+
+	if (!__atomic_load_n(&b->staged, __ATOMIC_ACQUIRE)) {
+		memcpy(dst, b->pub.data + from, len);
+		return 0;
+	}
+	if (!from && len == b->pub.len)
+		return fs_spill_read(c->stage, &b->run, dst);
+	tmp = malloc(b->pub.len);
+	if (!tmp)
+		return -ENOMEM;
+	err = fs_spill_read(c->stage, &b->run, tmp);
+	if (!err)
+		memcpy(dst, tmp + from, len);
+	free(tmp);
+	return err;
+}
+
 void fs_flush_result_describe(const struct fs_flush_result *res, char *msg, size_t ml)
 {
 	const struct fs_verifier *v = fs_verifier_get(res->type);
@@ -774,7 +968,13 @@ static int fill_group(struct fs_cache *c, struct cbuf **v, const struct wgroup *
 	for (size_t i = 0; i < gr->n; i++) {
 		struct cbuf *b = v[gr->first + i];
 
-		memcpy(out + (buf_start(b) - gr->start), b->pub.data, b->pub.len);
+		err = buf_bytes(c, b, 0, b->pub.len, out + (buf_start(b) - gr->start));
+		if (err) {
+			name_object(res, b);
+			snprintf(res->message, sizeof(res->message),
+				 "reading it back from the staging file failed");
+			return err;
+		}
 	}
 	return 0;
 }
@@ -877,7 +1077,10 @@ static void refresh_overlapping(struct fs_cache *c, struct cbuf **v, size_t n)
 			uint64_t os = bs > buf_start(v[i]) ? bs : buf_start(v[i]);
 			uint64_t oe = be < buf_end(v[i]) ? be : buf_end(v[i]);
 
-			memcpy(b->pub.data + (os - bs), v[i]->pub.data + (os - buf_start(v[i])), oe - os);
+			/* a staged one that cannot be read back: the run fails on the error */
+			if (buf_bytes(c, v[i], os - buf_start(v[i]), oe - os, b->pub.data + (os - bs)) &&
+			    !c->stage_err)
+				c->stage_err = -EIO;
 		}
 	}
 }
@@ -959,7 +1162,7 @@ int fs_cache_dirty_set(struct fs_cache *c, const struct fs_flush_opts *o,
 	err = collect_dirty(c, &s->v, &s->n, res);
 	for (size_t i = 0; !err && i < s->n; i++)
 		if (o->wclass == FS_WCLASS_ALL || s->v[i]->dinfo.wclass == o->wclass)
-			err = finish_and_verify(o, s->v[i], res);
+			err = seal_buf(c, o, s->v[i], res);
 	if (err) {
 		fs_dirty_set_free(s);
 		return err;
@@ -989,8 +1192,10 @@ void fs_dirty_set_patch(void *priv, void *buf, size_t len, uint64_t off)
 		uint64_t bs = buf_start(s->v[i]), be = buf_end(s->v[i]);
 		uint64_t from = bs > off ? bs : off, to = be < off + len ? be : off + len;
 
-		memcpy((unsigned char *)buf + (from - off), s->v[i]->pub.data + (from - bs),
-		       to - from);
+		/* a staged buffer that cannot be read back leaves the device's bytes: the
+		 * verify then reports them, and the staging error fails the run anyway */
+		if (buf_bytes(s->c, s->v[i], from - bs, to - from, (unsigned char *)buf + (from - off)))
+			keep_stage_err(s->c, -EIO);
 	}
 }
 
@@ -1002,6 +1207,29 @@ void fs_dirty_set_free(struct fs_dirty_set *s)
 		fs_buf_put(s->c, &s->v[i]->pub);
 	free(s->v);
 	free(s);
+}
+
+/* Written buffers that were staged leave the cache (they are clean, and hold no bytes). */
+static void drop_written_staged(struct fs_cache *c, struct cbuf **v, size_t n)
+{
+	pthread_mutex_lock(&c->lru_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct cbuf *b = v[i];
+		int zero = 0;
+
+		if (!b->staged || b->marked ||
+		    !__atomic_compare_exchange_n(&b->refs, &zero, -1, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		fs_spill_discard(c->stage, &b->run);
+		urcu_bp_read_lock();
+		cds_lfht_del(c->ht, &b->node);
+		urcu_bp_read_unlock();
+		fifo_unlink(c, b);
+		SUB(c->st.buffers, 1);
+		urcu_bp_call_rcu(&b->rcu, cbuf_free_rcu);
+	}
+	pthread_mutex_unlock(&c->lru_lock);
 }
 
 int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_flush_result *res)
@@ -1040,7 +1268,7 @@ int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_
 	}
 	/* every buffer is judged before the first byte goes out */
 	for (size_t i = 0; i < n; i++) {
-		err = finish_and_verify(o, v[i], res);
+		err = seal_buf(c, o, v[i], res);
 		if (err)
 			goto out;
 	}
@@ -1089,7 +1317,12 @@ int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_
 	refresh_overlapping(c, v, n);
 	for (size_t i = 0; i < n; i++) {
 		v[i]->marked = false;
-		__atomic_store_n(&c->dirty_bytes, c->dirty_bytes - v[i]->pub.len, __ATOMIC_RELAXED);
+		if (v[i]->staged)
+			__atomic_store_n(&c->staged_bytes, c->staged_bytes - v[i]->pub.len,
+					 __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&c->dirty_bytes, c->dirty_bytes - v[i]->pub.len,
+					 __ATOMIC_RELAXED);
 		fs_buf_set_flags(&v[i]->pub, 0, FS_BUF_DIRTY);
 	}
 	pthread_mutex_unlock(&c->lru_lock);
@@ -1097,6 +1330,8 @@ int fs_cache_flush(struct fs_cache *c, const struct fs_flush_opts *o, struct fs_
 out:
 	for (size_t i = 0; i < n; i++)
 		fs_buf_put(c, &v[i]->pub);
+	if (!err)
+		drop_written_staged(c, v, n);
 	free(v);
 	free(gr);
 	return err;

@@ -103,7 +103,7 @@ void fs_buf_put(struct fs_cache *c, struct fs_buf *b);
 uint32_t fs_buf_flags(const struct fs_buf *b);
 void fs_buf_set_flags(struct fs_buf *b, uint32_t set, uint32_t clear);
 
-/* Lower or raise the cap (evicting now if needed). */
+/* Lower or raise the cap (evicting now if needed; with a stage, dirty bytes past it staged). */
 void fs_cache_set_cap(struct fs_cache *c, uint64_t cap_bytes);
 uint64_t fs_cache_cap(const struct fs_cache *c);
 void fs_cache_get_stats(struct fs_cache *c, struct fs_cache_stats *st);
@@ -166,6 +166,25 @@ int fs_cache_get_new(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct 
  * before changing more); -EINVAL for a bad type or class.
  */
 int fs_buf_mark_dirty(struct fs_cache *c, struct fs_buf *b, const struct fs_dirty_info *info);
+
+/*
+ * Past the cap, dirty buffers nobody holds go to stage (an fs_spill of
+ * 1-byte records in the temporary directory; the caller owns it and
+ * closes it after the cache): their bytes are written there and their
+ * memory freed, read back when looked up again, by a flush (sealed and
+ * written again there, then copied into the device writes) and by a dirty
+ * set's read patch.  Without a stage a mark past the cap is refused
+ * (-ENOSPC, below).  fs_cache_stage_error: the first staging failure (a
+ * lookup that could not read a buffer back returns it as missing, a read
+ * patch leaves the device's bytes): a caller that sees one must not
+ * write.  Called before any buffer is marked.  over: stage past this many
+ * dirty bytes in memory instead of the cap (a test switch; 0: the cap).
+ */
+struct fs_spill;
+void fs_cache_set_stage(struct fs_cache *c, struct fs_spill *stage, uint64_t over);
+int fs_cache_stage_error(struct fs_cache *c);
+/* Bytes of dirty buffers in the staging file now (fs_cache_dirty_bytes counts them too). */
+uint64_t fs_cache_staged_bytes(struct fs_cache *c);
 
 /* Bytes in dirty buffers now. */
 uint64_t fs_cache_dirty_bytes(struct fs_cache *c);

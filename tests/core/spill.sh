@@ -9,7 +9,9 @@
 # runs, merge passes): byte-identical --json (device name, times and
 # memory left out) and byte-identical repaired images (imgsum).  Then: -m
 # too small is refused (exit 8) naming the smallest that works, and that
-# value runs, spills by itself and finds the same; a full temporary
+# value runs, spills by itself and finds the same (repair's own refusal
+# too); a repair whose dirty buffers are staged in the temporary directory
+# (XFSX_TEST_STAGE, every AG rebuilt) writes the same image; a full temporary
 # directory (a 16 KiB tmpfs) and one removed mid-run (the
 # XFSX_TEST_SPILL_VANISH hook) are operational errors (exit 8) naming the
 # directory, with the image unchanged; a missing one is refused; one on
@@ -100,8 +102,32 @@ grep -q "the smallest that works is -m [0-9]" "$TMP/e" && [ $rc -eq 8 ]
 ok_if "repair -m 1: refused (exit $rc) naming the smallest that works"
 cp --sparse=always "$img" "$TMP/rs.img"
 "$XFSX_REPAIR" -m "${min:-1}" --tmpdir "$TMP/spill" "$TMP/rs.img" >/dev/null 2>&1; src=$?
-[ "$(imgsum "$TMP/rs.img")" = "${d1_repaired:-}" ] && [ $src -ne 8 ]
+[ "$(imgsum "$TMP/rs.img")" = "${d1_repaired:-}" ] && [ $src -lt 8 ]
 ok_if "repair -m $min: the same repaired image as in memory (exit $src)"
+
+# repair's own refusal names a value that then repairs, the same image as in memory
+"$XFSX_REPAIR" -m 1 "$img" >/dev/null 2>"$TMP/e"
+rmin=$(sed -n 's/.*the smallest that works is -m \([0-9]*\).*/\1/p' "$TMP/e")
+cp --sparse=always "$img" "$TMP/rs.img"
+"$XFSX_REPAIR" -m "${rmin:-1}" --tmpdir "$TMP/spill" "$TMP/rs.img" >/dev/null 2>&1; src=$?
+[ -n "$rmin" ] && [ "$(imgsum "$TMP/rs.img")" = "${d1_repaired:-}" ] && [ $src -lt 8 ]
+ok_if "repair -m 1 names -m ${rmin:-?}, which repairs to the same image (exit $src)"
+
+# a repair's dirty buffers past the cache's share staged in --tmpdir (XFSX_TEST_STAGE=2:
+# past 2 KiB, as a small -m on a big volume): every AG's free-space counters zeroed, so
+# every AG's btrees are rebuilt; the same image as the in-memory repair, the rebuild
+# step says it spilled; staging into a full directory writes nothing
+cp --sparse=always "$TMP/clean.img" "$TMP/z.img"
+for a in 0 1 2 3; do xfs_db -x -c "agf $a" -c "write -d freeblks 0" "$TMP/z.img" >/dev/null 2>&1; done
+cp --sparse=always "$TMP/z.img" "$TMP/zm.img"; cp --sparse=always "$TMP/z.img" "$TMP/zs.img"
+"$XFSX_REPAIR" "$TMP/zm.img" >/dev/null 2>&1; mrc=$?
+XFSX_TEST_STAGE=2 "$XFSX_REPAIR" --json -m "${rmin:-1}" --tmpdir "$TMP/spill" "$TMP/zs.img" >"$TMP/zs.json" 2>"$TMP/e"; src=$?
+hm=$(imgsum "$TMP/zm.img")
+[ $mrc -eq $src ] && [ $mrc -ne 8 ] && [ "$hm" = "$(imgsum "$TMP/zs.img")" ] &&
+	python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))["summary"]["phase_memory"]["rebuild"]["spilled"])' "$TMP/zs.json"
+ok_if "repair -m ${rmin:-?}, dirty buffers staged: the same image as in memory (exit $mrc/$src, ${hm:0:12})"
+[ -z "$(ls -A "$TMP/spill")" ]
+ok_if "nothing left in the temporary directory after staging"
 
 # a temporary directory that fills, vanishes or is missing: exit 8, nothing written
 cp --sparse=always "$img" "$TMP/e.img"; h0=$(imgsum "$TMP/e.img")
@@ -114,10 +140,16 @@ if have_root && mkdir -p "$TMP/full" && mount -t tmpfs -o size=16k tmpfs "$TMP/f
 	XFSX_TEST_SPILL=3 "$XFSX_CHECK" --tmpdir "$TMP/full" "$TMP/e.img" >/dev/null 2>"$TMP/e"; rc=$?
 	[ $rc -eq 8 ] && grep -q "temporary directory $TMP/full" "$TMP/e"
 	ok_if "check, tmpdir full: exit $rc naming it"
+	cp --sparse=always "$TMP/z.img" "$TMP/zf.img"; hz=$(imgsum "$TMP/zf.img")
+	XFSX_TEST_STAGE=2 "$XFSX_REPAIR" --tmpdir "$TMP/full" "$TMP/zf.img" >/dev/null 2>"$TMP/e"; rc=$?
+	diag "$(cat "$TMP/e")"
+	[ $rc -eq 8 ] && grep -q "temporary directory $TMP/full: No space left" "$TMP/e" && [ "$(imgsum "$TMP/zf.img")" = "$hz" ]
+	ok_if "repair, staging into a full tmpdir: exit $rc naming it, image unchanged"
 	umount "$TMP/full"
 else
 	skip "repair, tmpdir full" "needs root to mount a 16 KiB tmpfs"
 	skip "check, tmpdir full" "needs root to mount a 16 KiB tmpfs"
+	skip "repair, staging into a full tmpdir" "needs root to mount a 16 KiB tmpfs"
 fi
 mkdir -p "$TMP/gone"
 XFSX_TEST_SPILL=3 XFSX_TEST_SPILL_VANISH=1 "$XFSX_REPAIR" --tmpdir "$TMP/gone" "$TMP/e.img" >/dev/null 2>"$TMP/e"; rc=$?

@@ -23,6 +23,7 @@
 #include "libfs/format/dquot.h"
 #include "libfs/build/encode.h"
 #include "libfs/format/endian.h"
+#include "libfs/util/spill.h"
 #include "tests/libfs/fixture.h"
 
 #define IMG_BYTES (64ull << 20)    /* AG 0 and a bit: the rest of the 4-AG fixture is past the end */
@@ -631,6 +632,66 @@ static void test_budget(void **state)
 	assert_int_equal(fs_cache_flush(t->c, &o, NULL), -EUCLEAN);	/* zeroed: no magic */
 }
 
+/*
+ * With a staging file, dirty buffers past the cap leave memory instead of
+ * being refused; a lookup reads one back, a dirty set's patch and a flush
+ * see every byte, and the written staged buffers leave the cache.
+ */
+static void test_staging(void **state)
+{
+	struct tfix *t = *state;
+	struct fs_flush_opts o = fopts(FS_WCLASS_ALL);
+	struct fs_flush_result res;
+	struct fs_dirty_set *ds;
+	struct fs_spill *sp;
+	unsigned char want[8][4096], got[4096];
+	const size_t crc = XFS_BTREE_SBLOCK_CRC_OFF;
+
+	assert_int_equal(fs_spill_open("/tmp", 1, &sp), 0);
+	fs_cache_set_stage(t->c, sp, 0);
+	for (fs_agblock_t a = 0; a < 8; a++) {
+		struct fs_buf *b = dirty_btree_block(t, 100 + a, 0);
+
+		memcpy(want[a], b->data, 4096);
+		fs_buf_put(t->c, b);
+	}
+	assert_int_equal(fs_cache_dirty_bytes(t->c), 8 * 4096);
+	assert_true(fs_cache_staged_bytes(t->c) >= 5 * 4096);
+	assert_true(fs_cache_dirty_fits(t->c, 100 * 4096));
+	{
+		/* the oldest was staged: looked up, it comes back whole and stays dirty */
+		struct fs_buf *b = fs_cache_lookup(t->c, fs_agbno_to_daddr(&F.g, 0, 100), 4096);
+
+		assert_non_null(b);
+		assert_memory_equal(b->data, want[0], 4096);
+		assert_true(fs_buf_flags(b) & FS_BUF_DIRTY);
+		fs_buf_put(t->c, b);
+	}
+	assert_int_equal(fs_cache_dirty_set(t->c, &o, &ds, &res), 0);
+	for (fs_agblock_t a = 0; a < 8; a++) {
+		memset(got, 0, sizeof(got));
+		fs_dirty_set_patch(ds, got, 4096, fs_daddr_to_bytes(fs_agbno_to_daddr(&F.g, 0, 100 + a)));
+		assert_memory_equal(got, want[a], crc);
+		assert_memory_equal(got + crc + 4, want[a] + crc + 4, 4096 - crc - 4);
+	}
+	fs_dirty_set_free(ds);
+	assert_int_equal(fs_cache_flush(t->c, &o, &res), 0);
+	assert_int_equal(res.buffers, 8);
+	assert_int_equal(fs_cache_dirty_bytes(t->c), 0);
+	assert_int_equal(fs_cache_staged_bytes(t->c), 0);
+	assert_int_equal(fs_cache_stage_error(t->c), 0);
+	for (fs_agblock_t a = 0; a < 8; a++) {
+		assert_int_equal(pread(t->fd, got, 4096,
+				       (off_t)fs_daddr_to_bytes(fs_agbno_to_daddr(&F.g, 0, 100 + a))),
+				 4096);
+		assert_memory_equal(got, want[a], crc);
+		assert_memory_equal(got + crc + 4, want[a] + crc + 4, 4096 - crc - 4);
+	}
+	fs_cache_destroy(t->c);
+	t->c = NULL;
+	fs_spill_close(sp);
+}
+
 /* Two dirty buffers covering the same sectors: refused, nothing written. */
 static void test_overlap_refused(void **state)
 {
@@ -807,6 +868,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_seal, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_clean_writes_nothing, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_budget, setup_capped, teardown),
+		cmocka_unit_test_setup_teardown(test_staging, setup_capped, teardown),
 		cmocka_unit_test_setup_teardown(test_overlap_refused, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_overlap_coherent, setup_auto_dio, teardown),
 		cmocka_unit_test_setup_teardown(test_superblock_needsrepair, setup_auto_dio, teardown),
