@@ -258,7 +258,7 @@ int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t 
 	if (!k) {
 		pthread_mutex_lock(&ag->lock);
 		drop_mirror(m, ag);	/* runs[0] keeps it; ext takes only what is new */
-		err = FS_VEC_ROOM(ag->ext, ag->n, ag->cap, 256);
+		err = FS_VEC_ROOM(ag->ext, ag->n, ag->cap, 16);
 		if (!err) {
 			ag->ext[ag->n++] = e;
 			ag->sorted = false;
@@ -271,7 +271,7 @@ int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t 
 	}
 	st = &ag->stripe[k - 1];
 	pthread_mutex_lock(&st->lock);
-	err = FS_VEC_ROOM(st->ext, st->n, st->cap, 256);
+	err = FS_VEC_ROOM(st->ext, st->n, st->cap, 16);
 	if (!err) {
 		st->ext[st->n++] = e;
 		held_add(m, 1);
@@ -293,7 +293,7 @@ static int gather_stripes(struct model_ag *ag)
 		pthread_mutex_lock(&st->lock);
 		if (st->n) {
 			err = fs_vec_reserve(&ag->ext, &ag->cap, ag->n + st->n,
-					     sizeof(*ag->ext), 256);
+					     sizeof(*ag->ext), 16);
 			if (!err) {
 				memcpy(ag->ext + ag->n, st->ext, st->n * sizeof(*st->ext));
 				ag->n += st->n;
