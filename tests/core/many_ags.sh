@@ -43,13 +43,26 @@ under() {
 	[ "$peak" -gt 0 ] && [ "$peak" -lt $(($2 << 20)) ]
 }
 
+# mem_check NAME JSON MIB: the memory assertion, for the plain build only:
+# under ASan (the sanitizer suite) shadow memory and the free quarantine
+# multiply the peak, so there it is printed and reported as a skip
+if ldd "$XFSX_CHECK" 2>/dev/null | grep -q libasan; then sanitized=1; else sanitized=0; fi
+mem_check() {
+	if [ "$sanitized" = 1 ]; then
+		diag "peak RSS $(($(field "$2" peak_rss_bytes) >> 20)) MiB"
+		skip "$1" "a sanitizer build: ASan's shadow memory and quarantine inflate the peak"
+	else
+		check "$1" under "$2" "$3"
+	fi
+}
+
 t0=$(date +%s.%N)
 "$XFSX_CHECK" -t 2 --json "$img" >"$TMP/check.json"
 rc=$?
 diag "xfsx_check: $(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$(date +%s.%N)") s wall"
 check "xfsx_check calls the 10,000-AG image clean" test "$rc" -eq 0
 check "it checked 10,000 AGs" test "$(field "$TMP/check.json" ags)" -eq 10000
-check "xfsx_check's peak RSS is under $mib MiB" under "$TMP/check.json" "$mib"
+mem_check "xfsx_check's peak RSS is under $mib MiB" "$TMP/check.json" "$mib"
 
 xfs_db -x -c "agf 1" -c "write -d freeblks 0" -c "agf 5000" -c "write -d bnoroot 0" \
 	-c "agf 9999" -c "write -d freeblks 0" -c "write -d bnoroot 0" "$img" >/dev/null 2>&1
@@ -67,7 +80,7 @@ d = json.load(open(sys.argv[1]))
 ags = {f.get("ag") for f in d["findings"]}
 sys.exit(0 if {1, 5000, 9999} <= ags else 1)
 PY
-check "xfsx_repair's peak RSS is under $((7 * mib / 4)) MiB" under "$TMP/repair.json" $((7 * mib / 4))
+mem_check "xfsx_repair's peak RSS is under $((7 * mib / 4)) MiB" "$TMP/repair.json" $((7 * mib / 4))
 check "xfsx_check calls the repaired image clean" "$XFSX_CHECK" -q "$img"
 if [ "${XFSX_MANY_AGS_ORACLE:-0}" = 1 ]; then
 	check "xfs_repair -n calls the repaired image clean" xfs_repair -n "$img"
