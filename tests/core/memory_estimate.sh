@@ -56,6 +56,20 @@ sys.exit(0 if 0.5 <= r <= 2 else 1)
 PY
 }
 
+# mcheck NAME CMD...: check, for the plain build; under ASan (the sanitizer
+# suite runs core too) shadow memory and the free quarantine inflate the
+# peak the estimate is held against, so the ratio is printed and skipped
+if ldd "$XFSX_CHECK" 2>/dev/null | grep -q libasan; then sanitized=1; else sanitized=0; fi
+mcheck() {
+	local n=$1; shift
+	if [ "$sanitized" = 1 ]; then
+		"$@"
+		skip "$n" "a sanitizer build: ASan's shadow memory and quarantine inflate the peak"
+	else
+		check "$n" "$@"
+	fi
+}
+
 declare -A made
 truncate -s 1g "$TMP/empty.img"
 mkfs.xfs -q -f "$TMP/empty.img" >/dev/null 2>&1 && made[empty]=$TMP/empty.img
@@ -73,9 +87,9 @@ for k in empty f20000 f100000 ags; do
 		continue
 	fi
 	"$XFSX_CHECK" --json "$img" >"$TMP/$k.check.json"
-	check "$k: xfsx_check's estimate is within 0.5x-2x of its peak" ratio "$TMP/$k.check.json"
+	mcheck "$k: xfsx_check's estimate is within 0.5x-2x of its peak" ratio "$TMP/$k.check.json"
 	"$XFSX_REPAIR" -n --json "$img" >"$TMP/$k.n.json"
-	check "$k: xfsx_repair -n's estimate is within 0.5x-2x of its peak" ratio "$TMP/$k.n.json"
+	mcheck "$k: xfsx_repair -n's estimate is within 0.5x-2x of its peak" ratio "$TMP/$k.n.json"
 	# a real repair: every AGF's freeblks zeroed
 	agc=$(xfs_db -r -c "sb 0" -c "p agcount" "$img" | awk '{print $3}')
 	cmds=()
@@ -83,8 +97,8 @@ for k in empty f20000 f100000 ags; do
 	xfs_db -x "${cmds[@]}" "$img" >/dev/null 2>&1
 	"$XFSX_REPAIR" --json "$img" >"$TMP/$k.r.json"
 	check "$k: xfsx_repair fixes the damaged copy (exit 1)" test $? -eq 1
-	check "$k: xfsx_repair's estimate is within 0.5x-2x of its peak" ratio "$TMP/$k.r.json"
-	check "$k: xfsx_repair -n's estimate for a writing repair is within 0.5x-2x of that peak" \
+	mcheck "$k: xfsx_repair's estimate is within 0.5x-2x of its peak" ratio "$TMP/$k.r.json"
+	mcheck "$k: xfsx_repair -n's estimate for a writing repair is within 0.5x-2x of that peak" \
 		ahead "$TMP/$k.n.json" "$TMP/$k.r.json"
 done
 "$XFSX_CHECK" -v "${made[empty]:-$TMP/empty.img}" >"$TMP/v.txt"
