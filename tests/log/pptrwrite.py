@@ -20,7 +20,7 @@
 # xlog_rec_header, xlog_op_header, xfs_trans_header.
 import struct, sys
 
-from logcrc import crc32c  # beside this script
+from logcrc import LogTail, crc32c  # beside this script
 
 XLOG_MAGIC = 0xFEEDBABE
 HDR = 328
@@ -34,37 +34,9 @@ ATTR_PARENT = 8
 img = sys.argv[1]
 specs = [a.split(":") for a in sys.argv[2:]]
 f = open(img, "r+b")
-sb = bytearray(f.read(512))
-bsize = struct.unpack(">I", sb[4:8])[0]
-logstart = struct.unpack(">Q", sb[48:56])[0]
-logblocks = struct.unpack(">I", sb[96:100])[0]
-agblocks = struct.unpack(">I", sb[84:88])[0]
-agblklog = sb[124]
-sectsize = struct.unpack(">H", sb[102:104])[0]
-off = ((logstart >> agblklog) * agblocks + (logstart & ((1 << agblklog) - 1))) * bsize
-nbbs = logblocks * bsize // 512
-
-
-def rd(blk, n=1):
-    f.seek(off + blk * 512)
-    return bytearray(f.read(512 * n))
-
-
-best = None
-for blk in range(nbbs):
-    h = rd(blk)
-    if struct.unpack(">I", h[:4])[0] != XLOG_MAGIC:
-        continue
-    lsn = struct.unpack(">Q", h[16:24])[0]
-    if best is None or lsn > best[0]:
-        best = (lsn, blk, h)
-if best is None:
-    sys.exit("no log record found")
-_, last, tmpl = best
-cycle = struct.unpack(">I", tmpl[4:8])[0]
-if struct.unpack(">I", tmpl[8:12])[0] & 2 and struct.unpack(">I", tmpl[320:324])[0] > 32768:
-    sys.exit("log record headers of more than one sector: not handled")
-head = last + 1 + (struct.unpack(">I", tmpl[12:16])[0] + 511) // 512
+T = LogTail(f)
+sb, bsize, sectsize, off, nbbs, rd = T.sb, T.bsize, T.sectsize, T.off, T.nbbs, T.rd
+last, tmpl, cycle, head = T.last, T.tmpl, T.cycle, T.head
 
 
 def pad4(b):
