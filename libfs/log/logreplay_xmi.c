@@ -269,7 +269,7 @@ static int set_core(struct fs_replay *rp, const struct xfs_xmi_log_format *f, fs
 {
 	struct fs_inode ip;
 	struct xfs_dinode *d;
-	unsigned char *b;
+	unsigned char *b = NULL;
 	uint64_t fl2;
 	int err = get_file(rp, f, ino, gen, &b, &ip);
 
