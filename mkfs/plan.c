@@ -543,7 +543,7 @@ static int log_size_valid(uint64_t logblocks, uint32_t blog, char *err, size_t e
 static int plan_extlog(const struct mkfs_opts *o, struct mkfs_plan *p, char *err, size_t el)
 {
 	uint32_t blog = p->blocklog;
-	uint64_t dev_blocks = p->logdev_blocks, logblocks, min_logblocks;
+	uint64_t dev_blocks = p->logdev_blocks, logblocks, min_logblocks = 0;
 
 	if (min_log_blocks(o, p, &min_logblocks, err, el))
 		return -EINVAL;
@@ -657,7 +657,7 @@ static int plan_log(const struct mkfs_opts *o, const struct mkfs_topo *t, struct
 		    char *err, size_t el)
 {
 	uint32_t blog = p->blocklog;
-	uint64_t max_logblocks, min_logblocks, logblocks, usable_overhead;
+	uint64_t max_logblocks, min_logblocks = 0, logblocks, usable_overhead;
 	uint32_t sunit;
 
 	/* log stripe unit: -l su/sunit, else the data stripe unit (v2 logs) */
