@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Timing helpers scripts/bench-check and scripts/bench-repair share:
-page-cache control and one timed child run."""
+page-cache control, one timed child run, and a cold run's floor (the
+device's read rate and the metadata bytes xfsx_check reads)."""
+import json
+import mmap
 import os
 import subprocess
 import time
@@ -57,3 +60,44 @@ def run_cpu(cmd):
 def run(cmd):
     """wall seconds, peak RSS (KiB), exit code (run_cpu without the CPU time)"""
     return run_cpu(cmd)[:3]
+
+
+def check_bytes(chk, img):
+    """The metadata bytes xfsx_check (the binary chk) reads from img
+    (--json readahead.bytes_read), or 0"""
+    if not os.access(chk, os.X_OK):
+        return 0
+    out = subprocess.run([chk, "-j", img], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+    try:
+        return json.loads(out)["summary"]["readahead"]["bytes_read"]
+    except (ValueError, KeyError):
+        return 0
+
+
+def device_rate(bdir, size=512 << 20, chunk=2 << 20):
+    """MB/s of 2 MiB O_DIRECT reads of a file of real (not sparse) data
+    in bdir (beside the images), its pages dropped first: what a cold run
+    can read at (a sparse image's holes read as zeros without I/O, so the
+    images themselves cannot be used).  0 when O_DIRECT is refused."""
+    path = os.path.join(bdir, "rate.%d.bin" % os.getpid())
+    try:
+        with open(path, "wb") as f:
+            block = bytes(range(256)) * (chunk // 256)
+            for _ in range(size // chunk):
+                f.write(block)
+            f.flush()
+            os.fsync(f.fileno())
+        drop(path)
+        buf = mmap.mmap(-1, chunk)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+        t = time.monotonic()
+        for off in range(0, size, chunk):
+            os.preadv(fd, [buf], off)
+        t = time.monotonic() - t
+        os.close(fd)
+        return size / t / 1e6
+    except OSError:
+        return 0
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
