@@ -38,6 +38,7 @@ struct fs_ioq {
 	/* buffers kept for the queue's owner (fs_ioq_buffer), one per slot */
 	void **bufs;
 	size_t *buf_len;
+	size_t buf_total;            /* the sum of buf_len */
 };
 
 const char *fs_io_engine_name(enum fs_io_engine e)
@@ -935,13 +936,24 @@ int fs_ioq_wait(struct fs_ioq *q, struct fs_io_req **done)
 	return 0;
 }
 
-void *fs_ioq_buffer(struct fs_ioq *q, unsigned slot, size_t len)
+static void buffer_drop(struct fs_ioq *q, unsigned slot)
 {
-	if (slot >= fs_ioq_depth(q))
+	free(q->bufs[slot]);
+	q->bufs[slot] = NULL;
+	q->buf_total -= q->buf_len[slot];
+	q->buf_len[slot] = 0;
+}
+
+void *fs_ioq_buffer_fit(struct fs_ioq *q, unsigned slot, size_t len, size_t cap,
+			const unsigned char *busy)
+{
+	unsigned depth = fs_ioq_depth(q);
+
+	if (slot >= depth)
 		return NULL;
 	if (!q->bufs) {
-		q->bufs = calloc(fs_ioq_depth(q), sizeof(*q->bufs));
-		q->buf_len = calloc(fs_ioq_depth(q), sizeof(*q->buf_len));
+		q->bufs = calloc(depth, sizeof(*q->bufs));
+		q->buf_len = calloc(depth, sizeof(*q->buf_len));
 		if (!q->bufs || !q->buf_len) {
 			free(q->bufs);
 			free(q->buf_len);
@@ -950,10 +962,30 @@ void *fs_ioq_buffer(struct fs_ioq *q, unsigned slot, size_t len)
 			return NULL;
 		}
 	}
+	if (cap) {
+		/* a kept buffer far larger than this window goes when the queue is over its cap */
+		if (q->buf_len[slot] > len && q->buf_total > cap)
+			buffer_drop(q, slot);
+		/* then idle slots' buffers, until the new one fits */
+		for (unsigned i = 0; i < depth && q->buf_total - q->buf_len[slot] + len > cap; i++)
+			if (i != slot && q->buf_len[i] && (!busy || !busy[i]))
+				buffer_drop(q, i);
+	}
 	if (q->buf_len[slot] < len) {
-		free(q->bufs[slot]);
+		buffer_drop(q, slot);
 		q->bufs[slot] = fs_dev_alloc(q->dev, len);
 		q->buf_len[slot] = q->bufs[slot] ? len : 0;
+		q->buf_total += q->buf_len[slot];
 	}
 	return q->bufs[slot];
+}
+
+size_t fs_ioq_buffered(const struct fs_ioq *q)
+{
+	return q->buf_total;
+}
+
+void *fs_ioq_buffer(struct fs_ioq *q, unsigned slot, size_t len)
+{
+	return fs_ioq_buffer_fit(q, slot, len, 0, NULL);
 }

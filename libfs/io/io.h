@@ -173,5 +173,16 @@ int fs_ioq_wait(struct fs_ioq *q, struct fs_io_req **done);
  * readers reuse their windows' memory instead of faulting in new pages.
  */
 void *fs_ioq_buffer(struct fs_ioq *q, unsigned slot, size_t len);
+/*
+ * fs_ioq_buffer holding the queue's kept buffers to about cap bytes (0:
+ * no cap): when the new one would pass it, the slot's own buffer is cut
+ * to len if larger, and the buffers of slots not busy (busy[i] zero, or
+ * busy NULL: every other slot) are freed.  Busy slots' buffers may still
+ * pass cap: the caller bounds the bytes it has in flight.
+ */
+void *fs_ioq_buffer_fit(struct fs_ioq *q, unsigned slot, size_t len, size_t cap,
+			const unsigned char *busy);
+/* The bytes of the buffers the queue keeps. */
+size_t fs_ioq_buffered(const struct fs_ioq *q);
 
 #endif

@@ -8,8 +8,13 @@
  * never again (inode clusters) is streamed instead: the same plan, windows
  * kept in flight on the queue, each completed window's objects handed to a
  * callback in place and the buffer reused, nothing cached.
- * Both read into the queue's slot buffers (fs_ioq_buffer), kept across
- * calls: fresh 2 MiB buffers per call cost a page fault per 4 KiB.
+ * Both read into the queue's slot buffers (fs_ioq_buffer_fit), kept across
+ * calls: fresh 2 MiB buffers per call cost a page fault per 4 KiB.  The
+ * bytes in flight on a queue, and so what its buffers hold, stay within
+ * inflight_max (4 MiB: two 2 MiB windows, or sixteen inode clusters'
+ * reads): sixteen 2 MiB windows in flight on each of a worker's two
+ * queues held about 50 MiB more for two workers, a run long (aged
+ * benchmark image, -t 2: 131 MiB peak, 86 with the cap).
  */
 #include "libfs/io/readahead.h"
 
@@ -20,6 +25,7 @@
 #define RA_DEFAULT_WINDOW (2u << 20)
 #define RA_DEFAULT_GAP    (64u << 10)
 #define RA_DEFAULT_QDEPTH 16u
+#define RA_DEFAULT_INFLIGHT (4u << 20)
 
 static int cmp_extent(const void *pa, const void *pb)
 {
@@ -34,6 +40,8 @@ static void opts_resolve(const struct fs_ra_opts *o, uint32_t align, uint32_t *w
 			 uint32_t *gap, unsigned *qdepth)
 {
 	*window = o && o->max_window ? o->max_window : RA_DEFAULT_WINDOW;
+	if (o && o->inflight_max && *window > o->inflight_max)
+		*window = o->inflight_max;
 	*gap = o && o->gap_max ? o->gap_max : RA_DEFAULT_GAP;
 	*qdepth = o && o->qdepth ? o->qdepth : RA_DEFAULT_QDEPTH;
 	/* a window must hold at least one aligned unit */
@@ -112,9 +120,16 @@ static void chop(struct fs_cache *c, const struct fs_ra_extent *ext, const struc
 	st->bytes_kept += fs_cache_insert_many(c, ext + w->first, w->count, buf, w->off, w->len);
 }
 
+static uint32_t inflight_of(const struct fs_ra_opts *o)
+{
+	return o && o->inflight_max ? o->inflight_max : RA_DEFAULT_INFLIGHT;
+}
+
 int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext, size_t n,
 		 const struct fs_ra_opts *o, struct fs_ra_stats *stp)
 {
+	uint32_t inflight = inflight_of(o);
+	unsigned char *busy = NULL;     /* per slot of the queue: in the batch being read */
 	struct fs_dev *dev = fs_cache_dev(c);
 	uint64_t align = dev->direct && dev->dio_align ? dev->dio_align : FS_BBSIZE;
 	struct fs_ra_stats st = { .extents = n };
@@ -140,7 +155,8 @@ int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext,
 	if (qdepth > fs_ioq_depth(q))
 		qdepth = fs_ioq_depth(q);
 	reqs = calloc(qdepth, sizeof(*reqs));
-	if (!reqs) {
+	busy = calloc(fs_ioq_depth(q), 1);
+	if (!reqs || !busy) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -151,11 +167,13 @@ int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext,
 	 */
 	for (size_t next = 0; next < nw;) {
 		size_t cnt = 0;
+		uint64_t bytes = 0;
 		const struct fs_ra_window *batch[64];
 
-		while (next < nw && cnt < qdepth && cnt < sizeof(batch) / sizeof(batch[0])) {
+		while (next < nw && cnt < qdepth && cnt < sizeof(batch) / sizeof(batch[0]) &&
+		       (!cnt || bytes + w[next].len <= inflight)) {
 			const struct fs_ra_window *win = &w[next++];
-			unsigned char *buf = fs_ioq_buffer(q, (unsigned)cnt, win->len);
+			unsigned char *buf = fs_ioq_buffer_fit(q, (unsigned)cnt, win->len, inflight, busy);
 
 			if (!buf) {
 				err = -ENOMEM;
@@ -171,10 +189,13 @@ int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext,
 				continue;
 			}
 			batch[cnt] = win;
+			busy[cnt] = 1;
+			bytes += win->len;
 			reqs[cnt++] = (struct fs_io_req){ .off = win->off, .len = win->len, .buf = buf };
 		}
 		if (!cnt)
 			continue;
+		memset(busy, 0, cnt);
 		err = fs_ioq_read_batch(q, reqs, cnt);
 		if (err)
 			goto out;
@@ -195,6 +216,7 @@ int fs_readahead(struct fs_cache *c, struct fs_ioq *q, struct fs_ra_extent *ext,
 	}
 out:
 	free(reqs);
+	free(busy);
 	free(w);
 	if (stp) {
 		stp->extents += st.extents;
@@ -222,6 +244,9 @@ struct stream {
 	const struct fs_ra_extent *ext;
 	const struct fs_ra_window *w;
 	size_t nw, next, inflight;
+	uint64_t bytes;              /* in flight */
+	uint32_t cap;                /* inflight_max */
+	unsigned char *busy;         /* per slot: a read in flight */
 	fs_ra_stream_fn cb;
 	void *priv;
 	struct fs_ra_stats st;
@@ -253,8 +278,9 @@ static void stream_deliver(struct stream *sm, const struct fs_ra_window *win,
 /*
  * The next windows, in order: those whose pages are all in the page cache
  * are copied from there into slot sl's buffer and handed out (no device
- * read); the first that is not goes to the queue in slot sl.  0, or
- * negative errno.
+ * read); the first that is not goes to the queue in slot sl, unless it
+ * would pass the bytes in flight (sm->cap) with others in flight: then sl
+ * stays idle.  0, or negative errno.
  */
 static int stream_next(struct stream *sm, struct stream_slot *sl)
 {
@@ -263,7 +289,9 @@ static int stream_next(struct stream *sm, struct stream_slot *sl)
 	while (sm->next < sm->nw) {
 		const struct fs_ra_window *win = &sm->w[sm->next];
 
-		sl->buf = fs_ioq_buffer(sm->q, sl->idx, win->len);
+		if (sm->inflight && sm->bytes + win->len > sm->cap)
+			return 0;
+		sl->buf = fs_ioq_buffer_fit(sm->q, sl->idx, win->len, sm->cap, sm->busy);
 		if (!sl->buf)
 			return -ENOMEM;
 		if (!fs_dev_read_resident(sm->dev, sl->buf, win->len, win->off)) {
@@ -275,8 +303,11 @@ static int stream_next(struct stream *sm, struct stream_slot *sl)
 		sl->req = (struct fs_io_req){ .off = win->off, .len = win->len, .buf = sl->buf,
 					      .priv = sl };
 		err = fs_ioq_submit(sm->q, &sl->req);
-		if (!err)
+		if (!err) {
 			sm->inflight++;
+			sm->bytes += win->len;
+			sm->busy[sl->idx] = 1;
+		}
 		return err;
 	}
 	return 0;
@@ -287,7 +318,7 @@ int fs_ra_stream(struct fs_dev *dev, struct fs_ioq *q, struct fs_ra_extent *ext,
 {
 	uint64_t align = dev->direct && dev->dio_align ? dev->dio_align : FS_BBSIZE;
 	struct stream sm = { .dev = dev, .q = q, .ext = ext, .cb = cb, .priv = priv,
-			     .st = { .extents = n } };
+			     .cap = inflight_of(o), .st = { .extents = n } };
 	struct fs_ra_window *w = NULL;
 	struct stream_slot *slots = NULL;
 	uint32_t max_window, gap;
@@ -315,12 +346,14 @@ int fs_ra_stream(struct fs_dev *dev, struct fs_ioq *q, struct fs_ra_extent *ext,
 	if (nslots > nw)
 		nslots = (unsigned)nw;
 	slots = calloc(nslots, sizeof(*slots));
-	if (!slots) {
+	sm.busy = calloc(fs_ioq_depth(q), 1);
+	if (!slots || !sm.busy) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (unsigned i = 0; i < nslots && sm.next < nw; i++) {
+	for (unsigned i = 0; i < nslots; i++)
 		slots[i].idx = i;
+	for (unsigned i = 0; i < nslots && sm.next < nw; i++) {
 		err = stream_next(&sm, &slots[i]);
 		if (err)
 			goto drain;
@@ -334,8 +367,17 @@ int fs_ra_stream(struct fs_dev *dev, struct fs_ioq *q, struct fs_ra_extent *ext,
 			goto out;
 		sm.inflight--;
 		sl = r->priv;
+		sm.bytes -= w[sl->win].len;
+		sm.busy[sl->idx] = 0;
 		stream_deliver(&sm, &w[sl->win], sl->buf, r->result);
 		err = stream_next(&sm, sl);
+		/* slots left idle by the cap take the next windows while they fit */
+		for (unsigned i = 0; !err && i < nslots && sm.next < nw; i++)
+			if (!sm.busy[slots[i].idx]) {
+				err = stream_next(&sm, &slots[i]);
+				if (!sm.busy[slots[i].idx])
+					break;
+			}
 		if (err)
 			goto drain;
 	}
@@ -351,6 +393,7 @@ drain:
 	}
 out:
 	free(slots);
+	free(sm.busy);
 	free(w);
 	if (stp) {
 		stp->extents += sm.st.extents;

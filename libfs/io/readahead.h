@@ -24,6 +24,8 @@ struct fs_ra_opts {
 	uint32_t max_window;         /* bytes; 0: 2 MiB */
 	uint32_t gap_max;            /* bytes of hole worth reading through; 0: 64 KiB */
 	unsigned qdepth;             /* windows submitted per batch; 0: 16 */
+	uint32_t inflight_max;       /* bytes in flight on the queue at once, and about what its
+	                                kept buffers hold (fs_ioq_buffer_fit); 0: 4 MiB */
 };
 
 /* One planned read. */

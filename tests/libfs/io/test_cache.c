@@ -538,6 +538,65 @@ static void stream_run(struct tfix *t, enum fs_io_engine e)
 	fs_dev_close(dev);
 }
 
+/*
+ * The bytes in flight, and the buffers a queue keeps, stay within
+ * inflight_max (4 MiB by default): 16 MiB of adjacent chunks read as
+ * eight 2 MiB windows at depth 16 would otherwise keep a 2 MiB buffer in
+ * each of 8 slots.
+ */
+/* The image's pages out of the page cache, so reads go to the device (not copied from there). */
+static void drop_pages(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fdatasync(fd), 0);
+	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	close(fd);
+}
+
+static void inflight_run(struct tfix *t, uint32_t cap)
+{
+	struct fs_ra_stats st = { 0 }, st2 = { 0 };
+	struct fs_ra_extent ext[600];
+	struct fs_cache_stats cs;
+	struct seen s = { 0 };
+	struct fs_cache *c;
+	struct fs_ioq *q;
+
+	for (uint64_t i = 0; i < 512; i++)
+		s.orig[s.n++] = (struct fs_ra_extent){ 4096 + i * 64, 32768 };
+	memcpy(ext, s.orig, s.n * sizeof(*ext));
+	assert_int_equal(fs_ioq_create(t->dev, &q), 0);
+	drop_pages(t->path);
+	assert_int_equal(fs_ra_stream(t->dev, q, ext, s.n,
+				      &(struct fs_ra_opts){ .qdepth = 16, .inflight_max = cap },
+				      on_object, &s, &st), 0);
+	assert_int_equal(s.bad, 0);
+	assert_int_equal(s.failed, 0);
+	for (size_t i = 0; i < s.n; i++)
+		assert_int_equal(s.got[i], 1);
+	assert_int_equal(st.windows, 8);
+	assert_true(fs_ioq_buffered(q) <= (cap ? cap : 4u << 20));
+	assert_true(fs_ioq_buffered(q) >= 2u << 20);	/* the windows' own size: still 2 MiB */
+	/* the batch readahead into a cache, on the same queue */
+	memcpy(ext, s.orig, s.n * sizeof(*ext));
+	assert_int_equal(fs_cache_create(t->dev, 0, &c), 0);
+	drop_pages(t->path);
+	assert_int_equal(fs_readahead(c, q, ext, s.n,
+				      &(struct fs_ra_opts){ .qdepth = 16, .inflight_max = cap }, &st2), 0);
+	assert_int_equal(st2.windows, 8);
+	assert_int_equal(st2.failed, 0);
+	fs_cache_get_stats(c, &cs);
+	assert_int_equal(cs.buffers, 512);
+	assert_true(fs_ioq_buffered(q) <= (cap ? cap : 4u << 20));
+	fs_cache_destroy(c);
+	fs_ioq_destroy(q);
+}
+
+static void test_inflight_2m(void **state) { inflight_run(*state, 2u << 20); }
+static void test_inflight_default(void **state) { inflight_run(*state, 0); }
+
 static void test_stream_uring(void **state) { stream_run(*state, FS_IO_URING); }
 static void test_stream_aio(void **state) { stream_run(*state, FS_IO_AIO); }
 static void test_stream_pread(void **state) { stream_run(*state, FS_IO_PREAD); }
@@ -600,6 +659,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_uring, setup_direct, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_aio, setup_direct, teardown),
 		cmocka_unit_test_setup_teardown(test_page_cache_first, setup_direct, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_2m, setup_direct, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_default, setup_direct, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
