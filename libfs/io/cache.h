@@ -47,6 +47,9 @@ struct fs_cache_stats {
 	uint64_t bytes, peak_bytes;  /* buffer bytes held now / at most */
 	uint64_t buffers;            /* buffers held now */
 	uint64_t over_cap;           /* inserts that left the cache above its cap */
+	uint64_t mem_bytes;          /* memory the buffers take now (bytes, unless a length is
+				      * not a power of two from 512 to 64 KiB: rounded up to 4 KiB) */
+	uint64_t mapped_bytes;       /* the 2 MiB chunks they are cut from (libfs/io/slab.h) */
 };
 
 /* cap_bytes 0: no cap. */
