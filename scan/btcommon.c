@@ -95,7 +95,7 @@ void scan_btree_walk(struct scan_btw *w, struct scan_bt *t, fs_agblock_t root, u
 
 bool scan_keep_cached(struct scan_ctx *cx, uint64_t bytes)
 {
-	uint64_t budget = fs_cache_cap(cx->cache) / 8;
+	uint64_t budget = fs_cache_cap(cx->cache) / 16;
 	uint64_t had = __atomic_load_n(&cx->kept_bytes, __ATOMIC_RELAXED);
 
 	if (!budget)

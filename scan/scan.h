@@ -366,10 +366,11 @@ bool scan_btree_walk_init(struct scan_ctx *cx, const struct fs_btree_ops *ops, f
 			  struct fs_btree_walk *w);
 /*
  * Whether a tree of bytes that a later phase walks again may stay cached
- * (scan_bt.kept) until then: while every such tree kept adds up to an
- * eighth of the cache's cap at most (thread-safe).  Past that, trees are
- * read again: 10,000 AGs' one-block rmap and refcount roots otherwise
- * held 80 MB between phase 2 and the owners phase.
+ * (scan_bt.kept) until then: while every such tree kept adds up to a
+ * sixteenth of the cache's cap at most (16 MiB by default; thread-safe).
+ * Past that, trees are read again: 10,000 AGs' one-block rmap and refcount
+ * roots otherwise held 80 MB between phase 2 and the owners phase (a
+ * million-inode image's take 48 blocks).
  */
 bool scan_keep_cached(struct scan_ctx *cx, uint64_t bytes);
 void scan_btree_readahead(struct scan_ctx *cx, unsigned worker, const struct fs_btree_ops *ops,
