@@ -7,6 +7,8 @@
  * atomic store instead of a list move under a lock).  A buffer is evicted
  * only when nobody holds it and it is clean; its memory is freed after an
  * RCU grace period, so a concurrent lookup never touches freed memory.
+ * Buffer memory comes from the cache's own slab (slab.h): a buffer takes
+ * the bytes it is counted for, and an emptied chunk goes back to the kernel.
  *
  * The bulletproof flavour (urcu-bp) is used so that callers, including
  * worker pools this library does not own, need not register threads.
