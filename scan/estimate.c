@@ -19,7 +19,8 @@
 /* the measured costs: bytes per in-use inode (check; repair holds more) */
 #define EST_BASE_BYTES     (3ull << 20)  /* the program, its threads, I/O queues */
 #define EST_INODE_CHECK    80ull
-#define EST_INODE_REPAIR   180ull   /* 200 before the cache used a slab: 1.94x the f100000 -n peak */
+/* (200 before the cache used a slab: the f100000 -n estimate came to 1.94x its peak) */
+#define EST_INODE_REPAIR   180ull
 /*
  * per AG: the model's per-AG structures and the three header sectors kept
  * cached (10,000 AGs of one-block trees: 59 MiB with 16 MiB of kept blocks)
