@@ -6,6 +6,7 @@
  * in one batch, and insist (as xfs_repair does) that blocks below the root
  * are at least half full.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "scan/scan.h"
@@ -24,12 +25,11 @@ static int walk_read_kept(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, vo
 static int walk_read(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
 {
 	struct scan_ctx *cx = *(struct scan_ctx **)priv;
-	int err = scan_read_agblock(cx, agno, agbno, buf);
+	const struct fs_geom *g = &cx->fs->g;
 
-	if (!err)
-		fs_cache_forget(cx->cache, fs_agbno_to_daddr(&cx->fs->g, agno, agbno),
-				cx->fs->g.blocksize);
-	return err;
+	if (agno >= g->agcount || agbno >= fs_ag_blocks(g, agno))
+		return -ERANGE;
+	return fs_cache_read_once(cx->cache, fs_agbno_to_daddr(g, agno, agbno), g->blocksize, buf);
 }
 
 bool scan_btree_walk_init(struct scan_ctx *cx, const struct fs_btree_ops *ops, fs_agnumber_t agno,

@@ -571,6 +571,34 @@ int fs_cache_read(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct fs_
 	return 0;
 }
 
+int fs_cache_read_once(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, void *buf)
+{
+	struct cbuf *b = lookup_ref(c, daddr, len, true);
+	unsigned char *data;
+	int err;
+
+	if (b) {
+		memcpy(buf, b->pub.data, len);
+		fs_buf_put(c, &b->pub);
+		fs_cache_forget(c, daddr, len);
+		return 0;
+	}
+	if (!len)
+		return -EINVAL;
+	if (daddr > UINT64_MAX >> FS_BBSHIFT)
+		return -ENXIO;
+	/* a slab piece is aligned for O_DIRECT, where buf may not be */
+	data = fs_slab_alloc(c->slab, len);
+	if (!data)
+		return -ENOMEM;
+	err = fs_dev_read(c->dev, data, len, fs_daddr_to_bytes(daddr));
+	ADD(c->st.reads, 1);
+	if (!err)
+		memcpy(buf, data, len);
+	fs_slab_free(c->slab, data, len);
+	return err;
+}
+
 /* Under lru_lock: take (daddr, len) out of the table and the FIFO if clean and unheld. */
 static struct cbuf *forget_locked(struct fs_cache *c, fs_daddr_t daddr, uint32_t len)
 {

@@ -69,6 +69,15 @@ bool fs_cache_contains(struct fs_cache *c, fs_daddr_t daddr, uint32_t len);
 int fs_cache_read(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct fs_buf **out);
 
 /*
+ * (daddr, len)'s bytes into buf for a reader that keeps its own copy and
+ * will not ask again (a btree walk): from the cache if it is there (the
+ * cached buffer then dropped, as by fs_cache_forget), else read from the
+ * device and not cached (counted as a miss and a read).  Nobody may be
+ * dirtying the block meanwhile.  0 or a negative errno.
+ */
+int fs_cache_read_once(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, void *buf);
+
+/*
  * Insert a copy of data read elsewhere (readahead).  If the key is already
  * cached the cached copy wins.  out may be NULL (no reference kept).
  */

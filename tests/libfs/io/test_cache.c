@@ -584,6 +584,37 @@ static void test_page_cache_first(void **state)
 	free(buf);
 }
 
+/* A read-once: from the cache (then dropped) or from the device (not cached). */
+static void test_read_once(void **state)
+{
+	struct tfix *t = *state;
+	struct fs_cache *c;
+	struct fs_cache_stats st;
+	struct fs_buf *b, one = { .daddr = 300, .len = 4096 };
+	unsigned char *buf = malloc(4096 + 1);
+
+	assert_non_null(buf);
+	one.data = buf + 1;	/* unaligned on purpose */
+	assert_int_equal(fs_cache_create(t->dev, 0, &c), 0);
+	assert_int_equal(fs_cache_read_once(c, 300, 4096, one.data), 0);
+	assert_true(buf_ok(&one));
+	assert_false(fs_cache_contains(c, 300, 4096));
+	assert_int_equal(fs_cache_read(c, 400, 4096, &b), 0);
+	fs_buf_put(c, b);
+	one.daddr = 400;
+	assert_int_equal(fs_cache_read_once(c, 400, 4096, one.data), 0);
+	assert_true(buf_ok(&one));
+	assert_false(fs_cache_contains(c, 400, 4096));
+	assert_true(fs_cache_read_once(c, IMG_SECTORS, 512, one.data) < 0);
+	urcu_bp_barrier();
+	fs_cache_get_stats(c, &st);
+	assert_int_equal(st.buffers, 0);
+	assert_int_equal(st.mem_bytes, 0);
+	assert_int_equal(st.reads, 3);
+	fs_cache_destroy(c);
+	free(buf);
+}
+
 /* ---- the buffers' memory (libfs/io/slab.h) ---- */
 
 /* Pieces are aligned to their size (4096 above it), never overlap, and are counted exactly. */
@@ -793,6 +824,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_uring, setup_direct, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_aio, setup_direct, teardown),
 		cmocka_unit_test_setup_teardown(test_page_cache_first, setup_direct, teardown),
+		cmocka_unit_test_setup_teardown(test_read_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_once, setup_direct, teardown),
 		cmocka_unit_test(test_slab_pieces),
 		cmocka_unit_test(test_slab_large),
 		cmocka_unit_test(test_slab_threads),
