@@ -7,7 +7,7 @@
 # calls it clean again.  Memory is asserted from --json
 # summary.peak_rss_bytes: under XFSX_MANY_AGS_MIB MiB (default 256) for the
 # check and 7/4 of that for the repair, whose verify step scans the result
-# again (measured with a release build: 58 and 89 MiB; before the cache cut
+# again (measured with a release build: 56 and 74 MiB; before the cache cut
 # its buffers from a slab and dropped walked btree blocks, 499 and 746 MiB,
 # so the bounds catch that coming back and leave 4x of room).  The cache's
 # own peak (summary.cache.peak_bytes) is printed too.  Both run with two
