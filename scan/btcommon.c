@@ -6,13 +6,30 @@
  * in one batch, and insist (as xfs_repair does) that blocks below the root
  * are at least half full.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "scan/scan.h"
 
-static int walk_read(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
+static int walk_read_kept(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
 {
 	return scan_read_agblock(*(struct scan_ctx **)priv, agno, agbno, buf);
+}
+
+/*
+ * The walker keeps its own copy of the block and no later phase reads it
+ * again (scan_bt.kept says otherwise): it leaves the cache now rather than
+ * stay until the cap pushes it out (10,000 AGs of one-block trees filled a
+ * 256 MiB cache with them).
+ */
+static int walk_read(void *priv, fs_agnumber_t agno, fs_agblock_t agbno, void *buf)
+{
+	struct scan_ctx *cx = *(struct scan_ctx **)priv;
+	const struct fs_geom *g = &cx->fs->g;
+
+	if (agno >= g->agcount || agbno >= fs_ag_blocks(g, agno))
+		return -ERANGE;
+	return fs_cache_read_once(cx->cache, fs_agbno_to_daddr(g, agno, agbno), g->blocksize, buf);
 }
 
 bool scan_btree_walk_init(struct scan_ctx *cx, const struct fs_btree_ops *ops, fs_agnumber_t agno,
@@ -63,6 +80,8 @@ void scan_btree_walk(struct scan_btw *w, struct scan_bt *t, fs_agblock_t root, u
 		return;
 	bw.visit_block = walk_block;
 	bw.visit_rec = visit_rec;
+	if (t->kept)
+		bw.read_block = walk_read_kept;
 	w->t = t;
 	t->root = root;
 	t->leaf = NULLAGBLOCK;
@@ -72,6 +91,21 @@ void scan_btree_walk(struct scan_btw *w, struct scan_bt *t, fs_agblock_t root, u
 	t->walked = err == 0;
 	t->bad_blocks = bw.bad_blocks;
 	__atomic_add_fetch(&w->cx->btree_blocks, bw.blocks, __ATOMIC_RELAXED);
+}
+
+bool scan_keep_cached(struct scan_ctx *cx, uint64_t bytes)
+{
+	uint64_t budget = fs_cache_cap(cx->cache) / 16;
+	uint64_t had = __atomic_load_n(&cx->kept_bytes, __ATOMIC_RELAXED);
+
+	if (!budget)
+		return true;
+	do {
+		if (bytes > budget || had > budget - bytes)
+			return false;
+	} while (!__atomic_compare_exchange_n(&cx->kept_bytes, &had, had + bytes, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
 }
 
 void scan_btree_readahead(struct scan_ctx *cx, unsigned worker, const struct fs_btree_ops *ops,

@@ -269,6 +269,10 @@ static int freesp_ag(void *priv, fs_agnumber_t agno, unsigned worker)
 	fs_buf_put(cx->cache, b);
 
 	a.agfl_count = note_agfl(&a);
+	/* phase_rmap.c walks these two again at the end: their blocks stay cached, within a budget */
+	rmap.bt.kept = refc.bt.kept = scan_keep_cached(cx, ((uint64_t)(g->rmapbt ? a.agf.rmap_blocks : 0) +
+							    (g->reflink ? a.agf.refc_blocks : 0)) *
+							   g->blocksize);
 	scan_btree_walk(&a.w, &bno.bt, a.agf.bno_root, a.agf.bno_level, visit_rec);
 	scan_btree_walk(&a.w, &cnt.bt, a.agf.cnt_root, a.agf.cnt_level, visit_rec);
 	if (g->rmapbt) {

@@ -7,6 +7,8 @@
  * atomic store instead of a list move under a lock).  A buffer is evicted
  * only when nobody holds it and it is clean; its memory is freed after an
  * RCU grace period, so a concurrent lookup never touches freed memory.
+ * Buffer memory comes from the cache's own slab (slab.h): a buffer takes
+ * the bytes it is counted for, and an emptied chunk goes back to the kernel.
  *
  * The bulletproof flavour (urcu-bp) is used so that callers, including
  * worker pools this library does not own, need not register threads.
@@ -36,10 +38,12 @@
 
 #include "libfs/format/crc.h"
 #include "libfs/format/findings.h"
+#include "libfs/io/slab.h"
 #include "libfs/util/spill.h"
 
 struct cbuf {
 	struct fs_buf pub;
+	struct fs_slab *slab;        /* where pub.data comes from (its cache's) */
 	struct cds_lfht_node node;
 	struct rcu_head rcu;
 	struct cbuf *prev, *next;    /* FIFO, under lru_lock */
@@ -55,6 +59,7 @@ struct cbuf {
 struct fs_cache {
 	struct fs_dev *dev;
 	struct cds_lfht *ht;
+	struct fs_slab *slab;        /* every buffer's data (fs_slab_alloc, fs_slab_free) */
 	uint64_t cap;                /* atomic; 0 = none */
 	pthread_mutex_t lru_lock;
 	struct cbuf *head, *tail;    /* oldest .. newest */
@@ -98,7 +103,7 @@ static int key_match(struct cds_lfht_node *node, const void *k)
 
 static void cbuf_free(struct cbuf *b)
 {
-	free(b->pub.data);
+	fs_slab_free(b->slab, b->pub.data, b->pub.len);
 	free(b);
 }
 
@@ -127,11 +132,16 @@ int fs_cache_create(struct fs_dev *dev, uint64_t cap_bytes, struct fs_cache **ou
 		return -ENOMEM;
 	c->dev = dev;
 	c->cap = cap_bytes;
+	if (fs_slab_create(dev ? dev->dio_align : 0, &c->slab)) {
+		free(c);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&c->lru_lock, NULL);
 	c->ht = cds_lfht_new_flavor(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
 				    &urcu_bp_flavor, NULL);
 	if (!c->ht) {
 		pthread_mutex_destroy(&c->lru_lock);
+		fs_slab_destroy(c->slab);
 		free(c);
 		return -ENOMEM;
 	}
@@ -157,6 +167,7 @@ void fs_cache_destroy(struct fs_cache *c)
 	}
 	cds_lfht_destroy(c->ht, NULL);
 	pthread_mutex_destroy(&c->lru_lock);
+	fs_slab_destroy(c->slab);
 	free(c);
 }
 
@@ -232,12 +243,12 @@ static int unstage_locked(struct fs_cache *c, struct cbuf *b)
 
 	if (!__atomic_load_n(&b->staged, __ATOMIC_ACQUIRE))
 		return 0;
-	data = fs_dev_alloc(c->dev, b->pub.len);
+	data = fs_slab_alloc(c->slab, b->pub.len);
 	if (!data)
 		return -ENOMEM;
 	err = fs_spill_read(c->stage, &b->run, data);
 	if (err) {
-		free(data);
+		fs_slab_free(c->slab, data, b->pub.len);
 		return err;
 	}
 	fs_spill_discard(c->stage, &b->run);
@@ -286,7 +297,7 @@ static int stage_locked(struct fs_cache *c, uint64_t need)
 			continue;
 		err = fs_spill_write(c->stage, b->pub.data, b->pub.len, &b->run);
 		if (!err) {
-			free(b->pub.data);
+			fs_slab_free(c->slab, b->pub.data, b->pub.len);
 			b->pub.data = NULL;
 			__atomic_store_n(&b->staged, true, __ATOMIC_RELEASE);
 			__atomic_store_n(&c->dirty_bytes, c->dirty_bytes - b->pub.len,
@@ -379,12 +390,14 @@ bool fs_cache_contains(struct fs_cache *c, fs_daddr_t daddr, uint32_t len)
 	return found;
 }
 
-static struct cbuf *cbuf_new(fs_daddr_t daddr, uint32_t len, unsigned char *data)
+static struct cbuf *cbuf_new(struct fs_cache *c, fs_daddr_t daddr, uint32_t len,
+			     unsigned char *data)
 {
 	struct cbuf *b = calloc(1, sizeof(*b));
 
 	if (!b)
 		return NULL;
+	b->slab = c->slab;
 	b->pub.daddr = daddr;
 	b->pub.len = len;
 	b->pub.data = data;
@@ -442,10 +455,10 @@ static struct cbuf *insert_locked(struct fs_cache *c, struct cbuf *b)
 static struct cbuf *insert_owned(struct fs_cache *c, fs_daddr_t daddr, uint32_t len,
 				 unsigned char *data, int *err)
 {
-	struct cbuf *b = cbuf_new(daddr, len, data);
+	struct cbuf *b = cbuf_new(c, daddr, len, data);
 
 	if (!b) {
-		free(data);
+		fs_slab_free(c->slab, data, len);
 		*err = -ENOMEM;
 		return NULL;
 	}
@@ -468,7 +481,7 @@ int fs_cache_insert(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, const vo
 
 	if (!len)
 		return -EINVAL;
-	copy = malloc(len);
+	copy = fs_slab_alloc(c->slab, len);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, data, len);
@@ -501,13 +514,13 @@ uint64_t fs_cache_insert_many(struct fs_cache *c, const struct fs_ra_extent *ext
 			if (!ext[i].len || fs_daddr_to_bytes(ext[i].daddr) < base_off ||
 			    at > base_len || ext[i].len > base_len - at)
 				continue;
-			copy = malloc(ext[i].len);
+			copy = fs_slab_alloc(c->slab, ext[i].len);
 			if (!copy)
 				continue;
 			memcpy(copy, base + at, ext[i].len);
-			v[m] = cbuf_new(ext[i].daddr, ext[i].len, copy);
+			v[m] = cbuf_new(c, ext[i].daddr, ext[i].len, copy);
 			if (!v[m]) {
-				free(copy);
+				fs_slab_free(c->slab, copy, ext[i].len);
 				continue;
 			}
 			need += ext[i].len;
@@ -542,13 +555,13 @@ int fs_cache_read(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct fs_
 		return -EINVAL;
 	if (daddr > UINT64_MAX >> FS_BBSHIFT)
 		return -ENXIO;
-	data = fs_dev_alloc(c->dev, len);
+	data = fs_slab_alloc(c->slab, len);
 	if (!data)
 		return -ENOMEM;
 	err = fs_dev_read(c->dev, data, len, fs_daddr_to_bytes(daddr));
 	ADD(c->st.reads, 1);
 	if (err) {
-		free(data);
+		fs_slab_free(c->slab, data, len);
 		return err;
 	}
 	b = insert_owned(c, daddr, len, data, &err);
@@ -556,6 +569,34 @@ int fs_cache_read(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct fs_
 		return err;
 	*out = &b->pub;
 	return 0;
+}
+
+int fs_cache_read_once(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, void *buf)
+{
+	struct cbuf *b = lookup_ref(c, daddr, len, true);
+	unsigned char *data;
+	int err;
+
+	if (b) {
+		memcpy(buf, b->pub.data, len);
+		fs_buf_put(c, &b->pub);
+		fs_cache_forget(c, daddr, len);
+		return 0;
+	}
+	if (!len)
+		return -EINVAL;
+	if (daddr > UINT64_MAX >> FS_BBSHIFT)
+		return -ENXIO;
+	/* a slab piece is aligned for O_DIRECT, where buf may not be */
+	data = fs_slab_alloc(c->slab, len);
+	if (!data)
+		return -ENOMEM;
+	err = fs_dev_read(c->dev, data, len, fs_daddr_to_bytes(daddr));
+	ADD(c->st.reads, 1);
+	if (!err)
+		memcpy(buf, data, len);
+	fs_slab_free(c->slab, data, len);
+	return err;
 }
 
 /* Under lru_lock: take (daddr, len) out of the table and the FIFO if clean and unheld. */
@@ -683,6 +724,11 @@ uint64_t fs_cache_cap(const struct fs_cache *c)
 
 void fs_cache_get_stats(struct fs_cache *c, struct fs_cache_stats *st)
 {
+	struct fs_slab_stats ss;
+
+	fs_slab_get_stats(c->slab, &ss);
+	st->mem_bytes = ss.piece_bytes + ss.large_bytes;
+	st->mapped_bytes = ss.chunks * FS_SLAB_CHUNK;
 	st->hits = LOAD(c->st.hits);
 	st->misses = LOAD(c->st.misses);
 	st->inserts = LOAD(c->st.inserts);
@@ -715,7 +761,7 @@ int fs_cache_get_new(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct 
 		return -ENXIO;
 	b = lookup_ref(c, daddr, len, true);
 	if (!b) {
-		data = fs_dev_alloc(c->dev, len);
+		data = fs_slab_alloc(c->slab, len);
 		if (!data)
 			return -ENOMEM;
 		b = insert_owned(c, daddr, len, data, &err);
@@ -853,7 +899,7 @@ static int seal_buf(struct fs_cache *c, const struct fs_flush_opts *o, struct cb
 
 	if (!b->staged)
 		return finish_and_verify(o, b, res);
-	b->pub.data = malloc(b->pub.len);
+	b->pub.data = fs_slab_alloc(c->slab, b->pub.len);
 	if (!b->pub.data)
 		return -ENOMEM;
 	err = fs_spill_read(c->stage, &old, b->pub.data);
@@ -865,7 +911,7 @@ static int seal_buf(struct fs_cache *c, const struct fs_flush_opts *o, struct cb
 		fs_spill_discard(c->stage, &old);
 	else
 		b->run = old;
-	free(b->pub.data);
+	fs_slab_free(c->slab, b->pub.data, b->pub.len);
 	b->pub.data = NULL;
 	if (err && err != -EUCLEAN && !res->message[0]) {
 		name_object(res, b);

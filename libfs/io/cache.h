@@ -47,6 +47,9 @@ struct fs_cache_stats {
 	uint64_t bytes, peak_bytes;  /* buffer bytes held now / at most */
 	uint64_t buffers;            /* buffers held now */
 	uint64_t over_cap;           /* inserts that left the cache above its cap */
+	uint64_t mem_bytes;          /* memory the buffers take now (bytes, unless a length is
+				      * not a power of two from 512 to 64 KiB: rounded up to 4 KiB) */
+	uint64_t mapped_bytes;       /* the 2 MiB chunks they are cut from (libfs/io/slab.h) */
 };
 
 /* cap_bytes 0: no cap. */
@@ -64,6 +67,15 @@ bool fs_cache_contains(struct fs_cache *c, fs_daddr_t daddr, uint32_t len);
  * device synchronously and inserted.  Negative errno on a failed read.
  */
 int fs_cache_read(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct fs_buf **out);
+
+/*
+ * (daddr, len)'s bytes into buf for a reader that keeps its own copy and
+ * will not ask again (a btree walk): from the cache if it is there (the
+ * cached buffer then dropped, as by fs_cache_forget), else read from the
+ * device and not cached (counted as a miss and a read).  Nobody may be
+ * dirtying the block meanwhile.  0 or a negative errno.
+ */
+int fs_cache_read_once(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, void *buf);
 
 /*
  * Insert a copy of data read elsewhere (readahead).  If the key is already

@@ -17,9 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <urcu-bp.h>
+
 #include "libfs/io/cache.h"
 #include "libfs/format/endian.h"
 #include "libfs/io/readahead.h"
+#include "libfs/io/slab.h"
 
 #define IMG_SECTORS 65536u   /* 32 MiB */
 
@@ -640,6 +643,227 @@ static void test_page_cache_first(void **state)
 	free(buf);
 }
 
+/* A read-once: from the cache (then dropped) or from the device (not cached). */
+static void test_read_once(void **state)
+{
+	struct tfix *t = *state;
+	struct fs_cache *c;
+	struct fs_cache_stats st;
+	struct fs_buf *b, one = { .daddr = 300, .len = 4096 };
+	unsigned char *buf = malloc(4096 + 1);
+
+	assert_non_null(buf);
+	one.data = buf + 1;	/* unaligned on purpose */
+	assert_int_equal(fs_cache_create(t->dev, 0, &c), 0);
+	assert_int_equal(fs_cache_read_once(c, 300, 4096, one.data), 0);
+	assert_true(buf_ok(&one));
+	assert_false(fs_cache_contains(c, 300, 4096));
+	assert_int_equal(fs_cache_read(c, 400, 4096, &b), 0);
+	fs_buf_put(c, b);
+	one.daddr = 400;
+	assert_int_equal(fs_cache_read_once(c, 400, 4096, one.data), 0);
+	assert_true(buf_ok(&one));
+	assert_false(fs_cache_contains(c, 400, 4096));
+	assert_true(fs_cache_read_once(c, IMG_SECTORS, 512, one.data) < 0);
+	urcu_bp_barrier();
+	fs_cache_get_stats(c, &st);
+	assert_int_equal(st.buffers, 0);
+	assert_int_equal(st.mem_bytes, 0);
+	assert_int_equal(st.reads, 3);
+	fs_cache_destroy(c);
+	free(buf);
+}
+
+/* ---- the buffers' memory (libfs/io/slab.h) ---- */
+
+/* Pieces are aligned to their size (4096 above it), never overlap, and are counted exactly. */
+static void test_slab_pieces(void **state)
+{
+	enum { N = 600 };   /* 4 KiB pieces: more than one 2 MiB chunk holds */
+	static const size_t sizes[] = { 512, 1024, 4096, 8192, 65536 };
+	struct fs_slab *s;
+	struct fs_slab_stats st;
+	unsigned char **v = calloc(N, sizeof(*v));
+	void *again;
+
+	(void)state;
+	assert_non_null(v);
+	assert_int_equal(fs_slab_create(512, &s), 0);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t z = sizes[k], align = z < 4096 ? z : 4096;
+		unsigned char *p = fs_slab_alloc(s, z);
+
+		assert_non_null(p);
+		assert_int_equal((uintptr_t)p % align, 0);
+		if (z == 8192)
+			assert_int_equal((uintptr_t)p % 8192, 0);
+		memset(p, 0xa5, z);
+		fs_slab_free(s, p, z);
+	}
+	for (int i = 0; i < N; i++) {
+		v[i] = fs_slab_alloc(s, 4096);
+		assert_non_null(v[i]);
+		assert_int_equal((uintptr_t)v[i] % 4096, 0);
+		memset(v[i], i & 0xff, 4096);
+	}
+	for (int i = 0; i < N; i++)
+		for (size_t o = 0; o < 4096; o += 512)
+			assert_int_equal(v[i][o], i & 0xff);
+	/* a piece freed is the next one handed out */
+	fs_slab_free(s, v[5], 4096);
+	again = fs_slab_alloc(s, 4096);
+	assert_ptr_equal(again, v[5]);
+	fs_slab_get_stats(s, &st);
+	assert_int_equal(st.piece_bytes, (uint64_t)N * 4096);
+	assert_int_equal(st.large_bytes, 0);
+	/* 511 pieces a chunk (the first holds the header), and the other sizes' chunks kept */
+	assert_true(st.chunks >= 2 && st.chunks <= 2 + 5);
+	for (int i = 0; i < N; i++)
+		fs_slab_free(s, v[i], 4096);
+	fs_slab_get_stats(s, &st);
+	assert_int_equal(st.piece_bytes, 0);
+	/* at most one empty chunk a size stays mapped */
+	assert_true(st.chunks <= 5);
+	fs_slab_destroy(s);
+	free(v);
+}
+
+/* Other lengths: posix_memalign'd, aligned to 4096, counted rounded up to it. */
+static void test_slab_large(void **state)
+{
+	struct fs_slab *s;
+	struct fs_slab_stats st;
+	void *a, *b, *c;
+
+	(void)state;
+	assert_int_equal(fs_slab_create(0, &s), 0);
+	assert_null(fs_slab_alloc(s, 0));
+	a = fs_slab_alloc(s, 12288);
+	b = fs_slab_alloc(s, 1u << 17);
+	c = fs_slab_alloc(s, 1000);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(c);
+	assert_int_equal((uintptr_t)a % 4096, 0);
+	assert_int_equal((uintptr_t)b % 4096, 0);
+	assert_int_equal((uintptr_t)c % 4096, 0);
+	memset(a, 1, 12288);
+	memset(b, 2, 1u << 17);
+	fs_slab_get_stats(s, &st);
+	assert_int_equal(st.large_bytes, 12288 + (1u << 17) + 4096);
+	assert_int_equal(st.piece_bytes, 0);
+	assert_int_equal(st.chunks, 0);
+	fs_slab_free(s, a, 12288);
+	fs_slab_free(s, b, 1u << 17);
+	fs_slab_free(s, c, 1000);
+	fs_slab_free(s, NULL, 4096);
+	fs_slab_get_stats(s, &st);
+	assert_int_equal(st.large_bytes, 0);
+	fs_slab_destroy(s);
+}
+
+struct slab_thr {
+	struct fs_slab *s;
+	unsigned seed;
+	int bad;
+};
+
+static void *slab_worker(void *arg)
+{
+	enum { HELD = 256 };
+	struct slab_thr *t = arg;
+	unsigned char *held[HELD] = { 0 };
+	size_t len[HELD] = { 0 };
+
+	for (int it = 0; it < 20000; it++) {
+		unsigned r = rand_r(&t->seed), i = r % HELD;
+
+		if (held[i]) {
+			for (size_t o = 0; o < len[i]; o += 256)
+				if (held[i][o] != (unsigned char)i)
+					t->bad++;
+			fs_slab_free(t->s, held[i], len[i]);
+			held[i] = NULL;
+		} else {
+			len[i] = (size_t)512 << ((r >> 8) % 5);   /* 512 .. 8192 */
+			held[i] = fs_slab_alloc(t->s, len[i]);
+			if (!held[i])
+				t->bad++;
+			else
+				memset(held[i], (int)i, len[i]);
+		}
+	}
+	for (int i = 0; i < HELD; i++)
+		fs_slab_free(t->s, held[i], len[i]);
+	return NULL;
+}
+
+/* Four threads allocating and freeing: no piece handed out twice, all counted back. */
+static void test_slab_threads(void **state)
+{
+	struct fs_slab *s;
+	struct fs_slab_stats st;
+	struct slab_thr t[4];
+	pthread_t th[4];
+
+	(void)state;
+	assert_int_equal(fs_slab_create(4096, &s), 0);
+	for (int i = 0; i < 4; i++) {
+		t[i] = (struct slab_thr){ .s = s, .seed = 17u * (unsigned)i + 1 };
+		assert_int_equal(pthread_create(&th[i], NULL, slab_worker, &t[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(t[i].bad, 0);
+	}
+	fs_slab_get_stats(s, &st);
+	assert_int_equal(st.piece_bytes, 0);
+	assert_int_equal(st.large_bytes, 0);
+	assert_true(st.chunks <= 5);
+	fs_slab_destroy(s);
+}
+
+/* The cache's buffers take the bytes it counts; forgotten ones give them back. */
+static void test_mem_counted(void **state)
+{
+	struct tfix *t = *state;
+	struct fs_ra_extent ext[300];
+	unsigned char src[8192];
+	struct fs_cache *c;
+	struct fs_cache_stats st;
+	struct fs_buf *b;
+	size_t n = 0;
+
+	assert_int_equal(fs_cache_create(t->dev, 0, &c), 0);
+	for (int i = 0; i < 100; i++) {
+		assert_int_equal(fs_cache_read(c, 1000 + 8 * (fs_daddr_t)i, 4096, &b), 0);
+		assert_true(buf_ok(b));
+		fs_buf_put(c, b);
+		ext[n++] = (struct fs_ra_extent){ 1000 + 8 * (fs_daddr_t)i, 4096 };
+		assert_int_equal(fs_cache_read(c, 5000 + (fs_daddr_t)i, 512, &b), 0);
+		fs_buf_put(c, b);
+		ext[n++] = (struct fs_ra_extent){ 5000 + (fs_daddr_t)i, 512 };
+		memset(src, i, sizeof(src));
+		assert_int_equal(fs_cache_insert(c, 20000 + 16 * (fs_daddr_t)i, 8192, src, NULL), 0);
+		ext[n++] = (struct fs_ra_extent){ 20000 + 16 * (fs_daddr_t)i, 8192 };
+	}
+	/* a length that is no power of two: rounded up to 4 KiB */
+	assert_int_equal(fs_cache_read(c, 40000, 1536, &b), 0);
+	assert_true(buf_ok(b));
+	fs_cache_get_stats(c, &st);
+	assert_int_equal(st.bytes, 100 * (4096 + 512 + 8192) + 1536);
+	assert_int_equal(st.mem_bytes, 100 * (4096 + 512 + 8192) + 4096);
+	assert_true(st.mapped_bytes >= st.mem_bytes - 4096);
+	fs_buf_put(c, b);
+	assert_int_equal(fs_cache_forget_many(c, ext, n), n);
+	assert_true(fs_cache_forget(c, 40000, 1536));
+	urcu_bp_barrier();	/* fs_cache_forget frees after a grace period */
+	fs_cache_get_stats(c, &st);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(st.mem_bytes, 0);
+	fs_cache_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -661,6 +885,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_page_cache_first, setup_direct, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_2m, setup_direct, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_default, setup_direct, teardown),
+		cmocka_unit_test_setup_teardown(test_read_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_once, setup_direct, teardown),
+		cmocka_unit_test(test_slab_pieces),
+		cmocka_unit_test(test_slab_large),
+		cmocka_unit_test(test_slab_threads),
+		cmocka_unit_test_setup_teardown(test_mem_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mem_counted, setup_direct, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

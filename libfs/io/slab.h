@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XFSX_SLAB_H
+#define XFSX_SLAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The cache's buffer memory: pieces of one power-of-two size from 512 bytes
+ * to 64 KiB carved out of 2 MiB mmap'd chunks, one free list per chunk, so
+ * a buffer costs its own length (posix_memalign(4096, 4096) costs glibc
+ * about twice that) and a chunk left empty goes back to the kernel.  A
+ * piece is aligned to its size up to 4096 bytes (and to 4096 above it).
+ * Other lengths come from posix_memalign(align, len rounded up to align).
+ * Thread-safe: one mutex per size.
+ */
+struct fs_slab;
+
+#define FS_SLAB_CHUNK (2u << 20)   /* bytes of one chunk */
+
+struct fs_slab_stats {
+	uint64_t piece_bytes;        /* bytes of pieces handed out now */
+	uint64_t large_bytes;        /* bytes allocated outside the chunks now */
+	uint64_t chunks;             /* chunks mapped now (2 MiB of address space each) */
+	uint64_t chunk_maps;         /* chunks ever mapped */
+};
+
+/* align: the large allocations' alignment (a power of two, at least 4096 is used). */
+int fs_slab_create(size_t align, struct fs_slab **out);
+/* Unmaps every chunk, whether or not its pieces were freed. */
+void fs_slab_destroy(struct fs_slab *s);
+/* len bytes (len > 0), or NULL. */
+void *fs_slab_alloc(struct fs_slab *s, size_t len);
+/* A block from fs_slab_alloc(s, len), with the same len; NULL is ignored. */
+void fs_slab_free(struct fs_slab *s, void *p, size_t len);
+void fs_slab_get_stats(struct fs_slab *s, struct fs_slab_stats *st);
+
+#endif
