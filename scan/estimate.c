@@ -19,7 +19,7 @@
 /* the measured costs: bytes per in-use inode (check; repair holds more) */
 #define EST_BASE_BYTES     (3ull << 20)  /* the program, its threads, I/O queues */
 #define EST_INODE_CHECK    80ull
-#define EST_INODE_REPAIR   200ull
+#define EST_INODE_REPAIR   120ull
 /* per AG: the model's per-AG vectors and the header sectors kept cached */
 #define EST_AG_BYTES       (24ull << 10)
 /* a cached block costs about twice its size (aligned buffers) */

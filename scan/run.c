@@ -213,16 +213,41 @@ const char *scan_tmpdir(const struct scan_opts *o)
 }
 
 /*
+ * A worker's I/O buffers: a buffer per window in flight on each of its two
+ * queues (the readahead's depth and the blocks phase's 4), each as large
+ * as the largest window.  Under -m the window is cut to what fits 1 MiB
+ * (32 KiB at the default depth: an inode cluster or a directory block a
+ * read), 16 KiB at the least.
+ */
+static void plan_window(struct scan_ctx *cx)
+{
+	unsigned slots = (cx->opts->qdepth ? cx->opts->qdepth : 16) + 4;
+	uint32_t w = SCAN_RA_WINDOW;
+
+	if (cx->opts->mem_bytes)
+		while (w > (16u << 10) && (uint64_t)slots * w > (1u << 20))
+			w >>= 1;
+	cx->ra_window = w;
+}
+
+static uint64_t io_bytes(const struct scan_ctx *cx)
+{
+	uint64_t b = (uint64_t)((cx->opts->qdepth ? cx->opts->qdepth : 16) + 4) * cx->ra_window;
+
+	return b > (1u << 20) ? b : 1u << 20;
+}
+
+/*
  * What a run holds whatever the volume holds, for -m: the program, its
  * libraries and the superblocks' phase (measured: under 5 MiB resident at
  * the end of phase 1; 6 MiB), per-AG records (the model's, the work
  * queues', the repair's: 4 KiB an AG covers them), and per worker its I/O
- * queues and readahead buffers (1 MiB).
+ * queues and readahead buffers (io_bytes).
  */
 static uint64_t fixed_bytes(const struct scan_ctx *cx)
 {
 	return (6ull << 20) + (uint64_t)cx->fs->g.agcount * 4096 +
-	       (uint64_t)cx->workers * (1ull << 20);
+	       (uint64_t)cx->workers * io_bytes(cx);
 }
 
 /* A block device of the filesystem's whose mounted filesystem holds dir. */
@@ -334,6 +359,7 @@ static int engine_start(struct scan_ctx *cx)
 
 	cx->steps = steps;
 	cx->workers = fs_ag_workq_threads(&wo);
+	plan_window(cx);
 	err = model_create(g, &cx->model);
 	if (!err)
 		err = plan_memory(cx, &cache);

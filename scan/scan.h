@@ -90,6 +90,7 @@ struct scan_ctx {
 	struct scan_progress *progress;
 	struct fs_ra_stats ra;     /* readahead totals (under ra_lock) */
 	pthread_mutex_t ra_lock;
+	uint32_t ra_window;        /* bytes: the readahead's largest window (SCAN_RA_WINDOW) */
 	uint32_t ags_checked;
 	fs_agnumber_t ags_past_end; /* the last AGs, which start past the device's end: not read */
 	uint32_t headers_read;
@@ -303,6 +304,14 @@ int scan_phase_blocks(struct scan_ctx *cx);
 int scan_ra_add(struct scan_ra_list *l, fs_fsblock_t fsb, uint32_t blocks);
 /* Read the list into the cache through ioq (the list is left in another order). */
 void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, unsigned qdepth, struct scan_ra_list *l);
+/*
+ * The scan's largest read window (scan_ctx.ra_window).  A queue keeps a
+ * buffer per slot of the largest window it read (freed with the queue),
+ * so the I/O buffers are bound by two queues a worker times their depth
+ * times the window: 2 MiB windows held 64 MiB for two workers.  Under -m
+ * the window is cut so they fit the 1 MiB a worker of the fixed part.
+ */
+#define SCAN_RA_WINDOW (256u << 10)
 /* Every block of a map into l (single fs blocks), until l holds budget bytes. */
 int scan_ra_map(const struct fs_bmap *m, struct scan_ra_list *l, uint64_t budget);
 
