@@ -606,11 +606,42 @@ static void tvec_shrink(struct tvec *t)
  * then the tree's.  The peak is the two canonical lists, 24 bytes an
  * extent each.
  */
+/*
+ * -m: hold need bytes of lists (both sides: twice the model's) within the
+ * model's share, waiting while other workers hold theirs; alone, a worker
+ * goes on whatever its AG needs.
+ */
+static void rmap_hold(struct scan_ctx *cx, uint64_t need)
+{
+	pthread_mutex_lock(&cx->rmap_lock);
+	while (cx->rmap_held && cx->rmap_held + need > cx->budget.model)
+		pthread_cond_wait(&cx->rmap_cv, &cx->rmap_lock);
+	cx->rmap_held += need;
+	pthread_mutex_unlock(&cx->rmap_lock);
+}
+
+static void rmap_unhold(struct scan_ctx *cx, uint64_t need)
+{
+	pthread_mutex_lock(&cx->rmap_lock);
+	cx->rmap_held -= need;
+	pthread_cond_broadcast(&cx->rmap_cv);
+	pthread_mutex_unlock(&cx->rmap_lock);
+}
+
 static int rmap_ag(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_ag *s)
 {
 	struct tvec obs = { 0 };
-	int err = observed_mappings(cx, agno, &obs);
+	uint64_t need = 0;
+	int err;
 
+	if (cx->opts->mem_bytes) {
+		size_t n;
+
+		model_ag_extents(cx->model, agno, &n);
+		need = 2 * (uint64_t)n * sizeof(struct rtuple);
+		rmap_hold(cx, need);
+	}
+	err = observed_mappings(cx, agno, &obs);
 	if (err)
 		goto out;
 	obs.n = canonical(obs.v, obs.n);
@@ -626,6 +657,8 @@ static int rmap_ag(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_ag 
 	s->rw.rm = (struct tvec){ 0 };
 out:
 	free(obs.v);
+	if (need)
+		rmap_unhold(cx, need);
 	return err;
 }
 

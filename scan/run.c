@@ -354,6 +354,8 @@ static int engine_start(struct scan_ctx *cx)
 	int err;
 
 	pthread_mutex_init(&cx->ra_lock, NULL);
+	pthread_mutex_init(&cx->rmap_lock, NULL);
+	pthread_cond_init(&cx->rmap_cv, NULL);
 	pthread_mutex_init(&cx->rt.lock, NULL);
 	uint64_t cache = cx->opts->cache_bytes ? cx->opts->cache_bytes : default_cache_bytes();
 
@@ -442,6 +444,8 @@ void scan_teardown(struct scan_ctx *cx)
 	scan_rt_free(cx);
 	pthread_mutex_destroy(&cx->rt.lock);
 	pthread_mutex_destroy(&cx->ra_lock);
+	pthread_mutex_destroy(&cx->rmap_lock);
+	pthread_cond_destroy(&cx->rmap_cv);
 }
 
 const char *scan_phase_name(enum scan_phase ph)
@@ -467,6 +471,10 @@ static int phase_headers(struct scan_ctx *cx)
 	return err;
 }
 
+/* What a directory's link records take, and the directories a slot count is charged for. */
+#define LINK_DIR_BYTES (sizeof(struct link_dir) + 2 * sizeof(struct link_run))
+#define LINK_SLOTS_PER_DIR 64
+
 /* The link records are sized from the chunks phase 3 found, before the scan fills them. */
 static int phase_inodes(struct scan_ctx *cx)
 {
@@ -474,15 +482,38 @@ static int phase_inodes(struct scan_ctx *cx)
 
 	if (!err)
 		err = scan_pptrs_create(cx);
-	/* -m: the link records do not spill; their bytes come out of the model's share */
+	/*
+	 * -m: the link records do not spill; their bytes come out of the
+	 * model's share: a record a slot, the parent pointers' byte a slot,
+	 * and the edges the directory phase will add, 4 bytes an entry, about
+	 * one entry a slot.  A cap that cannot hold them is refused here,
+	 * before any inode is read, with the smallest that can.
+	 */
 	if (!err && cx->opts->mem_bytes && cx->links) {
-		fs_budget_charge(&cx->budget, cx->links->nslots * sizeof(*cx->links->rec));
+		uint64_t per = sizeof(*cx->links->rec) + sizeof(uint32_t) + (cx->pptrs ? 1 : 0);
+
+		err = fs_budget_need(&cx->budget, cx->links->nslots * per +
+				     cx->links->nslots / LINK_SLOTS_PER_DIR * LINK_DIR_BYTES,
+				     &cx->mem_min_mib);
 		model_set_spill(cx->model, cx->spill, (size_t)cx->budget.model, cx->model->batch);
 	}
 	if (!err)
 		err = scan_phase_inodes(cx);
 	/* the directories' own records, for the directory walks of phase 5 */
-	return err || !cx->links ? err : scan_links_index_dirs(cx->links);
+	if (!err && cx->links)
+		err = scan_links_index_dirs(cx->links);
+	/*
+	 * and theirs (the record, a run of edges and its copy in the joined
+	 * graph) past what was charged for them: one directory in 64 slots
+	 */
+	if (!err && cx->opts->mem_bytes && cx->links &&
+	    cx->links->ndir > cx->links->nslots / LINK_SLOTS_PER_DIR) {
+		err = fs_budget_need(&cx->budget, (cx->links->ndir -
+						   cx->links->nslots / LINK_SLOTS_PER_DIR) *
+				     LINK_DIR_BYTES, &cx->mem_min_mib);
+		model_set_spill(cx->model, cx->spill, (size_t)cx->budget.model, cx->model->batch);
+	}
+	return err;
 }
 
 /* The directory graph's rules, then the parent pointers against it. */

@@ -91,6 +91,14 @@ struct scan_ctx {
 	struct fs_ra_stats ra;     /* readahead totals (under ra_lock) */
 	pthread_mutex_t ra_lock;
 	uint32_t ra_window;        /* bytes: the readahead's largest window (SCAN_RA_WINDOW) */
+	/*
+	 * -m, phase 8: the bytes of rmap comparison lists the workers hold
+	 * (phase_rmap.c), kept within the model's share: a worker waits while
+	 * another holds lists and its own would pass it.
+	 */
+	pthread_mutex_t rmap_lock;
+	pthread_cond_t rmap_cv;
+	uint64_t rmap_held;
 	uint32_t ags_checked;
 	fs_agnumber_t ags_past_end; /* the last AGs, which start past the device's end: not read */
 	uint32_t headers_read;

@@ -10,6 +10,7 @@ int fs_budget_plan(struct fs_budget *b, uint64_t total, uint64_t fixed, uint64_t
 
 	b->total = total;
 	b->fixed = fixed;
+	b->planned_fixed = fixed;
 	if (total < need) {
 		*min_mib = (need + (1u << 20) - 1) >> 20;
 		return -ERANGE;
@@ -36,4 +37,18 @@ uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes)
 	take = take < bytes ? take : bytes;
 	b->model -= take;
 	return bytes - take;
+}
+
+int fs_budget_need(struct fs_budget *b, uint64_t bytes, uint64_t *min_mib)
+{
+	uint64_t need;
+
+	if (!b->total || !fs_budget_charge(b, bytes))
+		return 0;
+	/* fs_budget_plan gives the model half of what the fixed part leaves */
+	need = b->planned_fixed + 2 * (b->fixed - b->planned_fixed + FS_BUDGET_MODEL_FLOOR);
+	if (need < b->planned_fixed + FS_BUDGET_CACHE_FLOOR + FS_BUDGET_MODEL_FLOOR)
+		need = b->planned_fixed + FS_BUDGET_CACHE_FLOOR + FS_BUDGET_MODEL_FLOOR;
+	*min_mib = (need + (1u << 20) - 1) >> 20;
+	return -ERANGE;
 }
