@@ -4,6 +4,20 @@
 
 #include "libfs/util/budget.h"
 
+uint64_t fs_budget_min_mib(uint64_t fixed, uint64_t charged)
+{
+	/*
+	 * fs_budget_plan gives the model half of what the fixed part leaves,
+	 * or all but the cache's floor: either must cover the charges and the
+	 * model's floor
+	 */
+	uint64_t model = charged + FS_BUDGET_MODEL_FLOOR;
+	uint64_t left = 2 * model > model + FS_BUDGET_CACHE_FLOOR ? 2 * model :
+			model + FS_BUDGET_CACHE_FLOOR;
+
+	return (fixed + left + (1u << 20) - 1) >> 20;
+}
+
 int fs_budget_plan(struct fs_budget *b, uint64_t total, uint64_t fixed, uint64_t *min_mib)
 {
 	uint64_t need = fixed + FS_BUDGET_CACHE_FLOOR + FS_BUDGET_MODEL_FLOOR, left;
@@ -12,7 +26,7 @@ int fs_budget_plan(struct fs_budget *b, uint64_t total, uint64_t fixed, uint64_t
 	b->fixed = fixed;
 	b->planned_fixed = fixed;
 	if (total < need) {
-		*min_mib = (need + (1u << 20) - 1) >> 20;
+		*min_mib = fs_budget_min_mib(fixed, 0);
 		return -ERANGE;
 	}
 	left = total - fixed;
@@ -41,14 +55,8 @@ uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes)
 
 int fs_budget_need(struct fs_budget *b, uint64_t bytes, uint64_t *min_mib)
 {
-	uint64_t need;
-
 	if (!b->total || !fs_budget_charge(b, bytes))
 		return 0;
-	/* fs_budget_plan gives the model half of what the fixed part leaves */
-	need = b->planned_fixed + 2 * (b->fixed - b->planned_fixed + FS_BUDGET_MODEL_FLOOR);
-	if (need < b->planned_fixed + FS_BUDGET_CACHE_FLOOR + FS_BUDGET_MODEL_FLOOR)
-		need = b->planned_fixed + FS_BUDGET_CACHE_FLOOR + FS_BUDGET_MODEL_FLOOR;
-	*min_mib = (need + (1u << 20) - 1) >> 20;
+	*min_mib = fs_budget_min_mib(b->planned_fixed, b->fixed - b->planned_fixed);
 	return -ERANGE;
 }

@@ -51,4 +51,7 @@ uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes);
  */
 int fs_budget_need(struct fs_budget *b, uint64_t bytes, uint64_t *min_mib);
 
+/* The smallest cap in MiB whose plan holds fixed and charged bytes (0 charged: the floors). */
+uint64_t fs_budget_min_mib(uint64_t fixed, uint64_t charged);
+
 #endif
