@@ -319,7 +319,7 @@ void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, unsigned qdepth, struc
  * times the window: 2 MiB windows held 64 MiB for two workers.  Under -m
  * the window is cut so they fit the 1 MiB a worker of the fixed part.
  */
-#define SCAN_RA_WINDOW (256u << 10)
+#define SCAN_RA_WINDOW (512u << 10)
 /* Every block of a map into l (single fs blocks), until l holds budget bytes. */
 int scan_ra_map(const struct fs_bmap *m, struct scan_ra_list *l, uint64_t budget);
 
