@@ -130,7 +130,8 @@ void scan_btree_readahead(struct scan_ctx *cx, unsigned worker, const struct fs_
 				fs_agbno_to_daddr(g, agno, (fs_agblock_t)p), g->blocksize };
 	}
 	if (n && fs_readahead(cx->cache, cx->ioq[worker], ext, n,
-			      &(struct fs_ra_opts){ .qdepth = cx->opts->qdepth }, &st) == 0)
+			      &(struct fs_ra_opts){ .qdepth = cx->opts->qdepth,
+						   .inflight_max = cx->ra_inflight }, &st) == 0)
 		scan_ra_account(cx, &st);
 	free(ext);
 }

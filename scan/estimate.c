@@ -19,8 +19,11 @@
 /* the measured costs: bytes per in-use inode (check; repair holds more) */
 #define EST_BASE_BYTES     (3ull << 20)  /* the program, its threads, I/O queues */
 #define EST_INODE_CHECK    80ull
-/* (200 before the cache used a slab: the f100000 -n estimate came to 1.94x its peak) */
-#define EST_INODE_REPAIR   180ull
+/*
+ * (200 before the cache used a slab and the rmap comparison held one side
+ * at a time: the f100000 -n estimate came to 1.94x and 2.19x its peak)
+ */
+#define EST_INODE_REPAIR   120ull
 /*
  * per AG: the model's per-AG structures and the three header sectors kept
  * cached (10,000 AGs of one-block trees: 59 MiB with 16 MiB of kept blocks)

@@ -97,7 +97,7 @@ void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, unsigned qdepth, struc
 	struct fs_ra_stats st = { 0 };
 
 	if (l->n && fs_readahead(cx->cache, ioq, l->v, l->n,
-				 &(struct fs_ra_opts){ .qdepth = qdepth }, &st) == 0)
+				 &(struct fs_ra_opts){ .qdepth = qdepth, .inflight_max = cx->ra_inflight }, &st) == 0)
 		scan_ra_account(cx, &st);
 }
 

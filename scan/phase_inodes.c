@@ -297,7 +297,8 @@ static int inodes_item(void *priv, uint32_t item, unsigned worker)
 	 * flight (the default --queue-depth) keep a device busy when the
 	 * page cache has nothing.
 	 */
-	const struct fs_ra_opts ro = { .qdepth = cx->opts->qdepth, .gap_max = 4096 };
+	const struct fs_ra_opts ro = { .qdepth = cx->opts->qdepth, .gap_max = 4096,
+				       .inflight_max = cx->ra_inflight };
 	struct fs_ra_stats st = { 0 };
 	struct fs_ra_extent *ext;
 	size_t n, m, lo, hi;

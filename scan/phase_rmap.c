@@ -28,13 +28,17 @@
 
 enum { RF_ATTR = 1, RF_BMBT = 2, RF_UNWRITTEN = 4 };
 
-/* One reverse mapping, from the model or from the rmapbt. */
+/*
+ * One reverse mapping, from the model or from the rmapbt: 24 bytes (the
+ * comparison holds one per extent of the AG on both sides).  File offsets
+ * have 54 bits on disk (the rmapbt's and the bmbt's), so 56 hold them.
+ */
 struct rtuple {
 	fs_agblock_t agbno;
 	uint32_t len;
 	uint64_t owner;
-	uint64_t offset;
-	uint8_t flags;
+	uint64_t offset : 56;
+	uint64_t flags : 8;
 };
 
 static bool inode_owner(uint64_t owner)
@@ -213,8 +217,9 @@ static bool overlap(const struct rtuple *a, const struct rtuple *b)
 	       b->agbno < (uint64_t)a->agbno + a->len;
 }
 
-static void compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, struct tvec *obs,
-			 struct tvec *rm, bool complete)
+/* Both lists canonical (canonical()). */
+static void compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, const struct tvec *obs,
+			 const struct tvec *rm, bool complete)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct rtuple miss[PAIR_MAX], extra[PAIR_MAX];
@@ -224,8 +229,6 @@ static void compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, struct tvec *o
 	char a[96], b[96];
 	struct fs_typed val;
 
-	obs->n = canonical(obs->v, obs->n);
-	rm->n = canonical(rm->v, rm->n);
 	while (i < obs->n || j < rm->n) {
 		int c = i >= obs->n ? 1 : j >= rm->n ? -1 : cmp_tuple(&obs->v[i], &rm->v[j]);
 
@@ -311,9 +314,16 @@ static void compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, struct tvec *o
 /* The model's extents of this AG as reverse mappings (free space has none). */
 static int observed_mappings(struct scan_ctx *cx, fs_agnumber_t agno, struct tvec *out)
 {
-	size_t n;
+	size_t n, want = 0;
 	const struct model_ext *e = model_ag_extents(cx->model, agno, &n);
 
+	/* sized once: a doubling array would hold up to twice the AG's extents */
+	for (size_t i = 0; i < n; i++)
+		want += e[i].cls != MC_FREE;
+	out->v = malloc((want ? want : 1) * sizeof(*out->v));
+	if (!out->v)
+		return -ENOMEM;
+	out->cap = want ? want : 1;
 	for (size_t i = 0; i < n; i++) {
 		struct rtuple t = { .agbno = e[i].agbno, .len = e[i].len,
 				    .owner = model_rmap_owner(e[i].cls, e[i].owner) };
@@ -516,6 +526,7 @@ static void check_reflink_flags(struct scan_ctx *cx, fs_agnumber_t agno)
 
 struct scan_rmap_ag {
 	struct rwalk rw;
+	struct fs_agf agf;
 	bool have_agf, rmap_ok, refc_ok;
 };
 
@@ -524,13 +535,14 @@ int scan_rmap_prepare(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_
 	const struct fs_geom *g = &cx->fs->g;
 	struct scan_rmap_ag *s = calloc(1, sizeof(*s));
 	struct fs_buf *b;
-	struct fs_agf agf;
+	struct fs_agf *agf;
 
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
 	s->rw.cx = cx;
 	s->rw.agno = agno;
+	agf = &s->agf;
 	*out = s;
 	if (!g->rmapbt && !g->reflink)
 		return 0;
@@ -539,12 +551,12 @@ int scan_rmap_prepare(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_
 		return 0;
 	s->have_agf = get_be32(b->data) == XFS_AGF_MAGIC;
 	if (s->have_agf)
-		fs_agf_decode(b->data, &agf);
+		fs_agf_decode(b->data, agf);
 	fs_buf_put(cx->cache, b);
 	if (!s->have_agf)
 		return 0;
 	if (g->reflink) {
-		s->refc_ok = walk_silently(&s->rw, FS_BTREE_AG_REFC, agf.refc_root, agf.refc_level);
+		s->refc_ok = walk_silently(&s->rw, FS_BTREE_AG_REFC, agf->refc_root, agf->refc_level);
 		/* CoW staging extents are owned (by CoW) until remapped or freed */
 		size_t ncow = 0;
 
@@ -570,9 +582,84 @@ int scan_rmap_prepare(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_
 			fs_report(cx->fl, FS_C_REFCOUNT_COW_LEFTOVER, agno, FS_NONE, FS_NONE, NULL, NULL,
 				  NULL, "%zu more leftover CoW staging extents", ncow - DIFF_REPORTS);
 	}
-	if (g->rmapbt)
-		s->rmap_ok = walk_silently(&s->rw, FS_BTREE_AG_RMAP, agf.rmap_root, agf.rmap_level);
+	/* the rmap btree is walked by scan_rmap_compare: its records are not held meanwhile */
 	return s->rw.err;
+}
+
+/* Drop a vector's unused tail (a canonical list is often much shorter). */
+static void tvec_shrink(struct tvec *t)
+{
+	struct rtuple *v;
+
+	if (t->n >= t->cap || !t->n)
+		return;
+	v = realloc(t->v, t->n * sizeof(*v));
+	if (v) {
+		t->v = v;
+		t->cap = t->n;
+	}
+}
+
+/*
+ * The AG's reverse mappings both ways, one side at a time: the model's
+ * (made canonical, the model's extents then let go of when they spill),
+ * then the tree's.  The peak is the two canonical lists, 24 bytes an
+ * extent each.
+ */
+/*
+ * -m: hold need bytes of lists (both sides: twice the model's) within the
+ * model's share, waiting while other workers hold theirs; alone, a worker
+ * goes on whatever its AG needs.
+ */
+static void rmap_hold(struct scan_ctx *cx, uint64_t need)
+{
+	pthread_mutex_lock(&cx->rmap_lock);
+	while (cx->rmap_held && cx->rmap_held + need > cx->budget.model)
+		pthread_cond_wait(&cx->rmap_cv, &cx->rmap_lock);
+	cx->rmap_held += need;
+	pthread_mutex_unlock(&cx->rmap_lock);
+}
+
+static void rmap_unhold(struct scan_ctx *cx, uint64_t need)
+{
+	pthread_mutex_lock(&cx->rmap_lock);
+	cx->rmap_held -= need;
+	pthread_cond_broadcast(&cx->rmap_cv);
+	pthread_mutex_unlock(&cx->rmap_lock);
+}
+
+static int rmap_ag(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_ag *s)
+{
+	struct tvec obs = { 0 };
+	uint64_t need = 0;
+	int err;
+
+	if (cx->opts->mem_bytes) {
+		size_t n;
+
+		model_ag_extents(cx->model, agno, &n);
+		need = 2 * (uint64_t)n * sizeof(struct rtuple);
+		rmap_hold(cx, need);
+	}
+	err = observed_mappings(cx, agno, &obs);
+	if (err)
+		goto out;
+	obs.n = canonical(obs.v, obs.n);
+	tvec_shrink(&obs);
+	model_ag_release(cx->model, agno);	/* spilling: read back by later queries */
+	s->rmap_ok = walk_silently(&s->rw, FS_BTREE_AG_RMAP, s->agf.rmap_root, s->agf.rmap_level);
+	err = s->rw.err;
+	if (!err && s->rmap_ok) {
+		s->rw.rm.n = canonical(s->rw.rm.v, s->rw.rm.n);
+		compare_rmap(cx, agno, &obs, &s->rw.rm, cx->forks_complete);
+	}
+	free(s->rw.rm.v);
+	s->rw.rm = (struct tvec){ 0 };
+out:
+	free(obs.v);
+	if (need)
+		rmap_unhold(cx, need);
+	return err;
 }
 
 int scan_rmap_compare(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_ag *s)
@@ -580,14 +667,8 @@ int scan_rmap_compare(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_
 	const struct fs_geom *g = &cx->fs->g;
 	int err = 0;
 
-	if (g->rmapbt && s->rmap_ok) {
-		struct tvec obs = { 0 };
-
-		err = observed_mappings(cx, agno, &obs);
-		if (!err)
-			compare_rmap(cx, agno, &obs, &s->rw.rm, cx->forks_complete);
-		free(obs.v);
-	}
+	if (g->rmapbt && s->have_agf)
+		err = rmap_ag(cx, agno, s);
 	if (!err && g->reflink && s->refc_ok && cx->forks_complete) {
 		struct cvec seen = { 0 }, disk = { 0 };
 

@@ -213,16 +213,65 @@ const char *scan_tmpdir(const struct scan_opts *o)
 }
 
 /*
+ * A worker's I/O buffers: what is in flight on each of its two queues (the
+ * readahead's and the blocks phase's), SCAN_RA_INFLIGHT each.  Under -m
+ * below WINDOW_FULL_MIB it is cut to 512 KiB a queue, so a worker's
+ * buffers fit 1 MiB (windows of up to 512 KiB, or sixteen 32 KiB inode
+ * clusters' reads); the windows are read from the device (O_DIRECT), and
+ * with 32 KiB windows the aged 5M-inode image's inode scan took 8-10 s
+ * against 4-6.
+ */
+#define WINDOW_FULL_MIB 64
+
+static uint32_t inflight_for(uint64_t mem_bytes)
+{
+	if (mem_bytes && mem_bytes < ((uint64_t)WINDOW_FULL_MIB << 20))
+		return 512u << 10;
+	return SCAN_RA_INFLIGHT;
+}
+
+static void plan_window(struct scan_ctx *cx)
+{
+	cx->ra_inflight = inflight_for(cx->opts->mem_bytes);
+}
+
+static uint64_t io_bytes(uint32_t inflight)
+{
+	uint64_t b = 2ull * inflight;
+
+	return b > (1u << 20) ? b : 1u << 20;
+}
+
+/*
  * What a run holds whatever the volume holds, for -m: the program, its
  * libraries and the superblocks' phase (measured: under 5 MiB resident at
  * the end of phase 1; 6 MiB), per-AG records (the model's, the work
  * queues', the repair's: 4 KiB an AG covers them), and per worker its I/O
- * queues and readahead buffers (1 MiB).
+ * queues and readahead buffers (io_bytes).
  */
-static uint64_t fixed_bytes(const struct scan_ctx *cx)
+static uint64_t fixed_for(const struct scan_ctx *cx, uint32_t inflight)
 {
 	return (6ull << 20) + (uint64_t)cx->fs->g.agcount * 4096 +
-	       (uint64_t)cx->workers * (1ull << 20);
+	       (uint64_t)cx->workers * io_bytes(inflight);
+}
+
+static uint64_t fixed_bytes(const struct scan_ctx *cx)
+{
+	return fixed_for(cx, cx->ra_inflight);
+}
+
+/*
+ * The smallest -m that holds charged bytes beside the fixed part: the
+ * fixed part as that cap would plan it (its bytes in flight).
+ */
+static uint64_t min_mib(const struct scan_ctx *cx, uint64_t charged)
+{
+	uint64_t m = fs_budget_min_mib(fixed_for(cx, inflight_for(1)), charged);
+
+	if (m < WINDOW_FULL_MIB)
+		return m;
+	m = fs_budget_min_mib(fixed_for(cx, inflight_for(0)), charged);
+	return m > WINDOW_FULL_MIB ? m : WINDOW_FULL_MIB;
 }
 
 /* A block device of the filesystem's whose mounted filesystem holds dir. */
@@ -238,6 +287,34 @@ static bool dir_on_device(const struct scan_ctx *cx, const char *dir)
 		    st.st_rdev == ds.st_dev)
 			return true;
 	return false;
+}
+
+/* What a directory's link records take, and the directories a slot count is charged for. */
+#define LINK_DIR_BYTES (sizeof(struct link_dir) + 2 * sizeof(struct link_run))
+#define LINK_SLOTS_PER_DIR 64
+
+/* -m: the link records' charge for slots inode slots (phase_inodes) */
+static uint64_t links_bytes(const struct scan_ctx *cx, uint64_t slots)
+{
+	uint64_t per = sizeof(struct link_rec) + sizeof(uint32_t) + (cx->fs->g.parent ? 1 : 0);
+
+	return slots * per + slots / LINK_SLOTS_PER_DIR * LINK_DIR_BYTES;
+}
+
+/*
+ * The same before the inode btrees are read: the superblock's inode count
+ * (no more than the volume could hold), in whole chunks, one part-used
+ * chunk an AG.
+ */
+static uint64_t links_estimate(const struct scan_ctx *cx)
+{
+	const struct fs_geom *g = &cx->fs->g;
+	uint64_t n = cx->fs->sb.sb_icount, most = (uint64_t)g->dblocks << g->inopblog;
+
+	if (n > most)
+		n = most;
+	n = (n + XFS_INODES_PER_CHUNK - 1) / XFS_INODES_PER_CHUNK * XFS_INODES_PER_CHUNK;
+	return links_bytes(cx, n + (uint64_t)g->agcount * XFS_INODES_PER_CHUNK);
 }
 
 /*
@@ -259,6 +336,9 @@ static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 	if (cx->opts->mem_bytes) {
 		err = fs_budget_plan(&cx->budget, cx->opts->mem_bytes, fixed_bytes(cx),
 				     &cx->mem_min_mib);
+		/* too small already: the smallest named holds the link records too (as estimated) */
+		if (err == -ERANGE)
+			cx->mem_min_mib = min_mib(cx, links_estimate(cx));
 		if (err)
 			return err;
 		*cache = cx->budget.cache;
@@ -329,11 +409,14 @@ static int engine_start(struct scan_ctx *cx)
 	int err;
 
 	pthread_mutex_init(&cx->ra_lock, NULL);
+	pthread_mutex_init(&cx->rmap_lock, NULL);
+	pthread_cond_init(&cx->rmap_cv, NULL);
 	pthread_mutex_init(&cx->rt.lock, NULL);
 	uint64_t cache = cx->opts->cache_bytes ? cx->opts->cache_bytes : default_cache_bytes();
 
 	cx->steps = steps;
 	cx->workers = fs_ag_workq_threads(&wo);
+	plan_window(cx);
 	err = model_create(g, &cx->model);
 	if (!err)
 		err = plan_memory(cx, &cache);
@@ -416,6 +499,8 @@ void scan_teardown(struct scan_ctx *cx)
 	scan_rt_free(cx);
 	pthread_mutex_destroy(&cx->rt.lock);
 	pthread_mutex_destroy(&cx->ra_lock);
+	pthread_mutex_destroy(&cx->rmap_lock);
+	pthread_cond_destroy(&cx->rmap_cv);
 }
 
 const char *scan_phase_name(enum scan_phase ph)
@@ -448,15 +533,39 @@ static int phase_inodes(struct scan_ctx *cx)
 
 	if (!err)
 		err = scan_pptrs_create(cx);
-	/* -m: the link records do not spill; their bytes come out of the model's share */
+	/*
+	 * -m: the link records do not spill; their bytes come out of the
+	 * model's share: a record a slot, the parent pointers' byte a slot,
+	 * and the edges the directory phase will add, 4 bytes an entry, about
+	 * one entry a slot.  A cap that cannot hold them is refused here,
+	 * before any inode is read, with the smallest that can.
+	 */
 	if (!err && cx->opts->mem_bytes && cx->links) {
-		fs_budget_charge(&cx->budget, cx->links->nslots * sizeof(*cx->links->rec));
+		err = fs_budget_need(&cx->budget, links_bytes(cx, cx->links->nslots),
+				     &cx->mem_min_mib);
+		if (err == -ERANGE)
+			cx->mem_min_mib = min_mib(cx, cx->budget.fixed - cx->budget.planned_fixed);
 		model_set_spill(cx->model, cx->spill, (size_t)cx->budget.model, cx->model->batch);
 	}
 	if (!err)
 		err = scan_phase_inodes(cx);
 	/* the directories' own records, for the directory walks of phase 5 */
-	return err || !cx->links ? err : scan_links_index_dirs(cx->links);
+	if (!err && cx->links)
+		err = scan_links_index_dirs(cx->links);
+	/*
+	 * and theirs (the record, a run of edges and its copy in the joined
+	 * graph) past what was charged for them: one directory in 64 slots
+	 */
+	if (!err && cx->opts->mem_bytes && cx->links &&
+	    cx->links->ndir > cx->links->nslots / LINK_SLOTS_PER_DIR) {
+		err = fs_budget_need(&cx->budget, (cx->links->ndir -
+						   cx->links->nslots / LINK_SLOTS_PER_DIR) *
+				     LINK_DIR_BYTES, &cx->mem_min_mib);
+		if (err == -ERANGE)
+			cx->mem_min_mib = min_mib(cx, cx->budget.fixed - cx->budget.planned_fixed);
+		model_set_spill(cx->model, cx->spill, (size_t)cx->budget.model, cx->model->batch);
+	}
+	return err;
 }
 
 /* The directory graph's rules, then the parent pointers against it. */

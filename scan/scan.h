@@ -90,6 +90,15 @@ struct scan_ctx {
 	struct scan_progress *progress;
 	struct fs_ra_stats ra;     /* readahead totals (under ra_lock) */
 	pthread_mutex_t ra_lock;
+	uint32_t ra_inflight;      /* bytes in flight on a queue at once (SCAN_RA_INFLIGHT) */
+	/*
+	 * -m, phase 8: the bytes of rmap comparison lists the workers hold
+	 * (phase_rmap.c), kept within the model's share: a worker waits while
+	 * another holds lists and its own would pass it.
+	 */
+	pthread_mutex_t rmap_lock;
+	pthread_cond_t rmap_cv;
+	uint64_t rmap_held;
 	uint32_t ags_checked;
 	fs_agnumber_t ags_past_end; /* the last AGs, which start past the device's end: not read */
 	uint32_t headers_read;
@@ -304,6 +313,15 @@ int scan_phase_blocks(struct scan_ctx *cx);
 int scan_ra_add(struct scan_ra_list *l, fs_fsblock_t fsb, uint32_t blocks);
 /* Read the list into the cache through ioq (the list is left in another order). */
 void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, unsigned qdepth, struct scan_ra_list *l);
+/*
+ * The bytes the scan has in flight on one queue (scan_ctx.ra_inflight, the
+ * readahead's inflight_max), which also bound the slot buffers the queue
+ * keeps: windows of up to 2 MiB, two of them at once, or sixteen inode
+ * clusters' reads.  Unbounded, sixteen 2 MiB windows a queue held 64 MiB
+ * for two workers.  Under a small -m it is cut so a worker's two queues
+ * fit the 1 MiB a worker of the fixed part.
+ */
+#define SCAN_RA_INFLIGHT (4u << 20)
 /* Every block of a map into l (single fs blocks), until l holds budget bytes. */
 int scan_ra_map(const struct fs_bmap *m, struct scan_ra_list *l, uint64_t budget);
 

@@ -4,14 +4,29 @@
 
 #include "libfs/util/budget.h"
 
+uint64_t fs_budget_min_mib(uint64_t fixed, uint64_t charged)
+{
+	/*
+	 * fs_budget_plan gives the model half of what the fixed part leaves,
+	 * or all but the cache's floor: either must cover the charges and the
+	 * model's floor
+	 */
+	uint64_t model = charged + FS_BUDGET_MODEL_FLOOR;
+	uint64_t left = 2 * model > model + FS_BUDGET_CACHE_FLOOR ? 2 * model :
+			model + FS_BUDGET_CACHE_FLOOR;
+
+	return (fixed + left + (1u << 20) - 1) >> 20;
+}
+
 int fs_budget_plan(struct fs_budget *b, uint64_t total, uint64_t fixed, uint64_t *min_mib)
 {
 	uint64_t need = fixed + FS_BUDGET_CACHE_FLOOR + FS_BUDGET_MODEL_FLOOR, left;
 
 	b->total = total;
 	b->fixed = fixed;
+	b->planned_fixed = fixed;
 	if (total < need) {
-		*min_mib = (need + (1u << 20) - 1) >> 20;
+		*min_mib = fs_budget_min_mib(fixed, 0);
 		return -ERANGE;
 	}
 	left = total - fixed;
@@ -36,4 +51,12 @@ uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes)
 	take = take < bytes ? take : bytes;
 	b->model -= take;
 	return bytes - take;
+}
+
+int fs_budget_need(struct fs_budget *b, uint64_t bytes, uint64_t *min_mib)
+{
+	if (!b->total || !fs_budget_charge(b, bytes))
+		return 0;
+	*min_mib = fs_budget_min_mib(b->planned_fixed, b->fixed - b->planned_fixed);
+	return -ERANGE;
 }

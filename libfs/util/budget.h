@@ -18,6 +18,7 @@ struct fs_budget {
 	uint64_t fixed;
 	uint64_t cache;              /* the metadata cache's cap */
 	uint64_t model;              /* the model's extents in memory before spilling */
+	uint64_t planned_fixed;      /* fixed as planned, before any charge */
 };
 
 enum {
@@ -40,5 +41,17 @@ int fs_budget_plan(struct fs_budget *b, uint64_t total, uint64_t fixed, uint64_t
  * when it all fit.
  */
 uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes);
+
+/*
+ * The same for a structure the run cannot do without nor spill (the link
+ * records, sized from the inode chunks): 0 when it fits, else -ERANGE and
+ * *min_mib the smallest cap whose plan holds everything charged so far
+ * (the model's half of what is left, less its floor, covers them).  The
+ * charge stands either way.  No cap: 0.
+ */
+int fs_budget_need(struct fs_budget *b, uint64_t bytes, uint64_t *min_mib);
+
+/* The smallest cap in MiB whose plan holds fixed and charged bytes (0 charged: the floors). */
+uint64_t fs_budget_min_mib(uint64_t fixed, uint64_t charged);
 
 #endif

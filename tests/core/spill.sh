@@ -10,7 +10,8 @@
 # memory left out) and byte-identical repaired images (imgsum).  Then: -m
 # too small is refused (exit 8) naming the smallest that works, and that
 # value runs, spills by itself and finds the same (repair's own refusal
-# too); a repair whose dirty buffers are staged in the temporary directory
+# too); on 150,000 files the link records set the smallest cap (refused
+# after the inode btrees below it), which holds the peak; a repair whose dirty buffers are staged in the temporary directory
 # (XFSX_TEST_STAGE, every AG rebuilt) writes the same image; a full temporary
 # directory (a 16 KiB tmpfs) and one removed mid-run (the
 # XFSX_TEST_SPILL_VANISH hook) are operational errors (exit 8) naming the
@@ -112,6 +113,50 @@ cp --sparse=always "$img" "$TMP/rs.img"
 "$XFSX_REPAIR" -m "${rmin:-1}" --tmpdir "$TMP/spill" "$TMP/rs.img" >/dev/null 2>&1; src=$?
 [ -n "$rmin" ] && [ "$(imgsum "$TMP/rs.img")" = "${d1_repaired:-}" ] && [ $src -lt 8 ]
 ok_if "repair -m 1 names -m ${rmin:-?}, which repairs to the same image (exit $src)"
+
+# the link records (6 bytes an inode slot, 4 an edge) do not spill: on 150,000 empty files
+# they pass the model's share of the smallest cap the fixed part allows, so -m 1 names a
+# cap that holds them too (estimated from the superblock's inode count), one below it is
+# refused after the inode btrees (exit 8, nothing printed, the image untouched by repair)
+# naming the same, and that cap runs within itself with the in-memory findings
+python3 - 150000 >"$TMP/many.proto" <<'PY'
+import sys
+n = int(sys.argv[1])
+print("/dev/null\n0 0\nd--755 0 0")
+for d in range((n + 999) // 1000):
+    print(" d%04d d--755 0 0" % d)
+    for f in range(min(1000, n - 1000 * d)):
+        print("  f%04d ---644 0 0 /dev/null" % f)
+    print(" $")
+print("$")
+PY
+truncate -s 2g "$TMP/many.img"
+"$XFSX_MKFS" -q -f -p "$TMP/many.proto" "$TMP/many.img" >/dev/null 2>&1 || not_ok "xfsx_mkfs -p 150,000 files"
+"$XFSX_CHECK" -m 1 "$TMP/many.img" >/dev/null 2>"$TMP/e"; rc=$?
+lmin=$(sed -n 's/.*the smallest that works is -m \([0-9]*\).*/\1/p' "$TMP/e")
+diag "$(cat "$TMP/e")"
+[ $rc -eq 8 ] && [ -n "$lmin" ]
+ok_if "150,000 files, check -m 1: refused naming -m ${lmin:-?}"
+"$XFSX_CHECK" -m $((${lmin:-2} - 1)) "$TMP/many.img" >"$TMP/o" 2>"$TMP/e"; rc=$?
+diag "$(cat "$TMP/e")"
+[ $rc -eq 8 ] && [ ! -s "$TMP/o" ] && grep -q "the smallest that works is -m ${lmin:-x}\b" "$TMP/e"
+ok_if "check -m $((${lmin:-2} - 1)): refused once the link records are sized (exit $rc, nothing printed, -m ${lmin:-?} named)"
+cp --sparse=always "$TMP/many.img" "$TMP/many2.img"; h0=$(imgsum "$TMP/many2.img")
+"$XFSX_REPAIR" -m $((${lmin:-2} - 1)) "$TMP/many2.img" >/dev/null 2>"$TMP/e"; rc=$?
+[ $rc -eq 8 ] && grep -q "the smallest that works is -m" "$TMP/e" && [ "$(imgsum "$TMP/many2.img")" = "$h0" ]
+ok_if "repair -m $((${lmin:-2} - 1)): refused (exit $rc), image unchanged"
+"$XFSX_CHECK" --json "$TMP/many.img" >"$TMP/m.json" 2>/dev/null; mrc=$?
+"$XFSX_CHECK" --json -m "${lmin:-1}" --tmpdir "$TMP/spill" "$TMP/many.img" >"$TMP/s.json" 2>/dev/null; src=$?
+peak=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["peak_rss_bytes"])' "$TMP/s.json" 2>/dev/null)
+diag "check -m ${lmin:-?}: peak $((${peak:-0} >> 20)) MiB"
+[ $mrc -eq $src ] && [ $src -ne 8 ] && cmp -s <(norm "$TMP/m.json") <(norm "$TMP/s.json")
+ok_if "check -m ${lmin:-?}: runs with the in-memory findings (exit $src)"
+if ldd "$XFSX_CHECK" 2>/dev/null | grep -q libasan; then
+	skip "check -m ${lmin:-?}: peak within the cap" "ASan's shadow memory inflates the peak"
+else
+	[ -n "$peak" ] && [ "$peak" -le $((${lmin:-0} << 20)) ]
+	ok_if "check -m ${lmin:-?}: peak within the cap ($((${peak:-0} >> 20)) MiB)"
+fi
 
 # a repair's dirty buffers past the cache's share staged in --tmpdir (XFSX_TEST_STAGE=2:
 # past 2 KiB, as a small -m on a big volume): every AG's free-space counters zeroed, so
