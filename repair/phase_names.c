@@ -1882,6 +1882,15 @@ int repair_phase_names(struct repair_ctx *rx)
 		rx->planned_writes = true;
 		rx->drops = true;
 	}
+	/*
+	 * Nothing after the namespace plan walks the directory graph or reads
+	 * the counts: freed now, not at the verify step, so the phases after
+	 * this one (the AG rebuild's btrees and dirty blocks) do not add to them.
+	 */
+	if (!err) {
+		scan_links_drop_graph(lk);
+		repair_names_drop_counts(rx);
+	}
 	return err;
 }
 
