@@ -25,6 +25,7 @@
 #include "libfs/format/sb.h"
 #include "libfs/util/budget.h"
 #include "libfs/util/mem.h"
+#include "libfs/util/vec.h"
 #include "repair/buf.h"
 #include "repair/fix.h"
 #include "repair/phase_inodes.h"
@@ -408,7 +409,7 @@ int repair_keep_for_report(struct repair_ctx *rx)
 {
 	struct repair_kept *k = &rx->kept;
 	const char **action;
-	size_t nb = 0, w = 0;
+	size_t nb = 0, w = 0, cap = 0;
 
 	repair_kept_free(rx);
 	action = malloc((rx->fl->n ? rx->fl->n : 1) * sizeof(*action));
@@ -435,16 +436,12 @@ int repair_keep_for_report(struct repair_ctx *rx)
 			k->blameable[w++] = k->blameable[i];
 	k->nblameable = w;
 	for (uint64_t s = 0; rx->sx->links && rx->verdict && s < rx->sx->links->nslots; s++) {
-		fs_ino_t *nv;
-
 		if (!lost(rx, s))
 			continue;
-		nv = realloc(k->lost, (k->nlost + 1) * sizeof(*nv));
-		if (!nv) {
+		if (FS_VEC_ROOM(k->lost, k->nlost, cap, 64)) {
 			free(action);
 			return -ENOMEM;
 		}
-		k->lost = nv;
 		k->lost[k->nlost++] = scan_slot_ino(rx->sx, s, &(fs_agnumber_t){ 0 });
 	}
 	k->action = action;
