@@ -383,7 +383,12 @@ size_t repair_decide(struct repair_ctx *rx)
 
 const char *repair_action_taken(const struct repair_ctx *rx, const struct fs_finding *f)
 {
-	uint8_t v = inode_verdict(rx, f->ino);
+	uint8_t v;
+
+	/* once the plan is judged: as it was when its scan's state was freed (verify.c) */
+	if (rx->kept.action && f >= rx->fl->v && f < rx->fl->v + rx->fl->n)
+		return rx->kept.action[f - rx->fl->v];
+	v = inode_verdict(rx, f->ino);
 
 	/* any inode finding settled by clearing the inode */
 	if (f->ino >= 0 && (v & RV_CLEAR) && action_of(f)->freed == REPAIR_FREED_GONE)

@@ -1771,6 +1771,21 @@ void repair_names_drop_counts(struct repair_ctx *rx)
 	}
 }
 
+void repair_names_drop_slots(struct repair_ctx *rx)
+{
+	struct repair_names *nm = rx->nm;
+
+	if (!nm)
+		return;
+	repair_names_drop_counts(rx);
+	free(nm->flags);
+	free(nm->st);
+	free(nm->ds);
+	nm->flags = nm->st = NULL;
+	nm->ds = NULL;
+	nm->nds = nm->capds = 0;
+}
+
 void repair_names_free(struct repair_ctx *rx)
 {
 	struct repair_names *nm = rx->nm;
@@ -1867,6 +1882,15 @@ int repair_phase_names(struct repair_ctx *rx)
 		rx->planned_writes = true;
 		rx->drops = true;
 	}
+	/*
+	 * Nothing after the namespace plan walks the directory graph or reads
+	 * the counts: freed now, not at the verify step, so the phases after
+	 * this one (the AG rebuild's btrees and dirty blocks) do not add to them.
+	 */
+	if (!err) {
+		scan_links_drop_graph(lk);
+		repair_names_drop_counts(rx);
+	}
 	return err;
 }
 
@@ -1874,12 +1898,12 @@ int repair_phase_names(struct repair_ctx *rx)
 
 bool repair_names_built(const struct repair_ctx *rx, uint64_t slot)
 {
-	return rx->nm && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_BUILT);
+	return rx->nm && rx->nm->flags && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_BUILT);
 }
 
 bool repair_names_reached(const struct repair_ctx *rx, uint64_t slot)
 {
-	return rx->nm && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_REACHED);
+	return rx->nm && rx->nm->flags && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_REACHED);
 }
 
 void repair_names_counts(const struct repair_ctx *rx, uint64_t *rebuilt, uint64_t *moved,
@@ -1935,12 +1959,12 @@ void repair_names_print_moves(const struct repair_ctx *rx, FILE *out, bool json,
 
 bool repair_names_moved_slot(const struct repair_ctx *rx, uint64_t slot)
 {
-	return rx->nm && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_MOVED);
+	return rx->nm && rx->nm->flags && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_MOVED);
 }
 
 bool repair_names_restored_slot(const struct repair_ctx *rx, uint64_t slot)
 {
-	return rx->nm && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_RESTORED);
+	return rx->nm && rx->nm->flags && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_RESTORED);
 }
 
 uint64_t repair_names_restored(const struct repair_ctx *rx)

@@ -17,6 +17,12 @@ bool repair_names_reached(const struct repair_ctx *rx, uint64_t slot);
 void repair_names_free(struct repair_ctx *rx);
 /* Once the namespace is planned: the per-slot counts it took are freed. */
 void repair_names_drop_counts(struct repair_ctx *rx);
+/*
+ * Once the plan is decided (verify.c): its per-slot state too (the counts,
+ * the flags, the directories' rows); the paths, moves, rebuilt
+ * directories and restored entries the report names stay.
+ */
+void repair_names_drop_slots(struct repair_ctx *rx);
 /* Each inode moved to lost+found: a text line, or a JSON array of {ino, to}. */
 /*
  * The moves to /lost+found, as JSON or text lines; text: at most

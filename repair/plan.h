@@ -100,6 +100,21 @@ struct repair_verified {
 	size_t introduced;         /* ... of which the plan would bring in (after_new) */
 };
 
+/*
+ * What the blame and the report read of the first scan's per-inode state
+ * (link records, verdicts, the namespace's per-slot flags), taken once the
+ * plan is decided (verify.c repair_keep_for_report): the scan of the
+ * planned result then starts with that state freed, not beside it.
+ */
+struct repair_kept {
+	bool taken;
+	fs_ino_t *blameable;       /* inodes with judged findings the plan keeps: sorted */
+	size_t nblameable;
+	fs_ino_t *lost;            /* inodes in use the plan frees, their data lost: slot order */
+	size_t nlost;
+	const char **action;       /* per finding in fl: repair_action_taken's answer */
+};
+
 struct repair_ctx {
 	struct fs *fs;
 	struct fs_findings *fl;
@@ -154,6 +169,7 @@ struct repair_ctx {
 	size_t nforce_clear;
 	/* the plan's result as the scan judged it (verify.c): rx->fixed comes from it */
 	struct repair_verified verified;
+	struct repair_kept kept;
 
 	/* results */
 	struct xfs_sb newsb;       /* the primary as it will be written */

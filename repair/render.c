@@ -153,21 +153,10 @@ static void report_members(const struct repair_ctx *rx, const struct fs_grouping
 	}
 }
 
-/* Whether links slot s is an inode in use that the plan frees: its data is lost. */
-static bool lost(const struct repair_ctx *rx, uint64_t s)
-{
-	return rx->verdict && (rx->verdict[s] & RV_CLEAR) && !(rx->verdict[s] & RV_NEW) &&
-	       (rx->sx->links->rec[s].flags & LR_SEEN) && !repair_unlinked_frees(rx, s);
-}
-
+/* The inodes in use the plan frees, their data lost (verify.c kept them). */
 static size_t count_cleared(const struct repair_ctx *rx)
 {
-	size_t n = 0;
-
-	for (uint64_t s = 0; rx->sx->links && rx->verdict && !rx->verified.introduced &&
-	     s < rx->sx->links->nslots; s++)
-		n += lost(rx, s);
-	return n;
+	return rx->verified.introduced ? 0 : rx->kept.nlost;
 }
 
 static size_t report_cleared(const struct repair_ctx *rx, FILE *out, bool json, bool all)
@@ -177,14 +166,10 @@ static size_t report_cleared(const struct repair_ctx *rx, FILE *out, bool json, 
 
 	if (json)
 		fputc('[', out);
-	for (uint64_t s = 0; rx->sx->links && rx->verdict && !rx->verified.introduced &&
-	     s < rx->sx->links->nslots; s++) {
-		fs_ino_t ino;
+	for (size_t k = 0; !rx->verified.introduced && k < rx->kept.nlost; k++) {
+		fs_ino_t ino = rx->kept.lost[k];
 		const char *path;
 
-		if (!lost(rx, s))
-			continue;
-		ino = scan_slot_ino(rx->sx, s, &(fs_agnumber_t){ 0 });
 		path = repair_names_path(rx, (int64_t)ino);
 		if (json) {
 			fprintf(out, "%s{\"ino\":%llu,\"path\":", n ? "," : "",

@@ -15,6 +15,7 @@
  * to 14: verify, blame, commit).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,9 +23,18 @@
 #include "libfs/format/endian.h"
 #include "libfs/build/encode.h"
 #include "libfs/format/sb.h"
+#include "libfs/util/budget.h"
+#include "libfs/util/mem.h"
+#include "libfs/util/vec.h"
 #include "repair/buf.h"
+#include "repair/fix.h"
+#include "repair/phase_inodes.h"
+#include "repair/phase_names.h"
+#include "repair/pptrs.h"
 #include "repair/verify.h"
 #include "scan/links.h"
+#include "scan/model.h"
+#include "scan/pptr.h"
 
 struct plan_view {
 	fs_read_patch_fn base;     /* what the first open already showed (a replay) */
@@ -289,6 +299,24 @@ int repair_verify_plan(struct repair_ctx *rx, char *msg, size_t ml)
 		fs->log_clean = rx->fs->log_clean;
 	if (!rx->counters)
 		fs->sb_counters_stale = fs->sb_counters_stale || rx->fs->sb_counters_stale;
+	if (so.mem_bytes) {
+		/*
+		 * -m is the run's, not each scan's: the scan of the result plans
+		 * its budget from what the process does not hold already (the
+		 * plan's dirty buffers, the findings, what the report needs),
+		 * never below the smallest budget the first scan could run with.
+		 * Given the whole of -m it spent it beside that: bench-scale's
+		 * damaged aged image of 5M inodes under -m 256 peaked at 415 MiB,
+		 * with this (and the first scan freed) at 236 MiB.
+		 */
+		struct fs_mem_sample now;
+		uint64_t floor = rx->sx->budget.fixed + FS_BUDGET_CACHE_FLOOR +
+				 FS_BUDGET_MODEL_FLOOR;
+
+		fs_mem_sample(&now, 0);
+		so.mem_bytes = so.mem_bytes > now.rss_bytes + floor ? so.mem_bytes - now.rss_bytes :
+			       floor > so.mem_bytes ? so.mem_bytes : floor;
+	}
 	so.progress_prefix = "verify: ";
 	sx.fs = fs;
 	sx.fl = &vf->after;
@@ -331,17 +359,13 @@ static int cmp_ino(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int blame_one(const struct repair_ctx *rx, const fs_ino_t *had, size_t nhad, int64_t ino,
-		     fs_ino_t **v, size_t *n)
+static int blame_one(const struct repair_ctx *rx, int64_t ino, fs_ino_t **v, size_t *n)
 {
-	uint64_t slot;
 	fs_ino_t *nv, key = (fs_ino_t)ino;
 
-	/* only an inode with findings of its own before the plan */
-	if (ino < 0 || !bsearch(&key, had, nhad, sizeof(*had), cmp_ino))
-		return 0;
-	slot = scan_links_slot(rx->sx, key);
-	if (slot == UINT64_MAX || !rx->verdict || (rx->verdict[slot] & (RV_CLEAR | RV_NEW)))
+	/* only an inode with findings of its own before the plan, which it kept */
+	if (ino < 0 || !bsearch(&key, rx->kept.blameable, rx->kept.nblameable,
+				sizeof(*rx->kept.blameable), cmp_ino))
 		return 0;
 	nv = realloc(*v, (*n + 1) * sizeof(**v));
 	if (!nv)
@@ -354,24 +378,16 @@ static int blame_one(const struct repair_ctx *rx, const fs_ino_t *had, size_t nh
 int repair_blame(const struct repair_ctx *rx, fs_ino_t **v, size_t *n)
 {
 	const struct repair_verified *vf = &rx->verified;
-	fs_ino_t *had = malloc((rx->fl->n ? rx->fl->n : 1) * sizeof(*had));
-	size_t nhad = 0, w = 0;
+	size_t w = 0;
 	int err = 0;
 
-	if (!had)
-		return -ENOMEM;
-	for (size_t i = 0; i < rx->fl->n; i++)
-		if (rx->fl->v[i].ino >= 0 && judged(&rx->fl->v[i]))
-			had[nhad++] = (fs_ino_t)rx->fl->v[i].ino;
-	qsort(had, nhad, sizeof(*had), cmp_ino);
 	for (size_t i = 0; vf->ran && vf->after_new && i < vf->after.n && !err; i++) {
 		if (!vf->after_new[i])
 			continue;
-		err = blame_one(rx, had, nhad, vf->after.v[i].ino, v, n);
+		err = blame_one(rx, vf->after.v[i].ino, v, n);
 		if (!err)
-			err = blame_one(rx, had, nhad, vf->after.v[i].cause_ino, v, n);
+			err = blame_one(rx, vf->after.v[i].cause_ino, v, n);
 	}
-	free(had);
 	/* sorted, each inode once (earlier attempts' inodes included) */
 	if (*n)
 		qsort(*v, *n, sizeof(**v), cmp_ino);
@@ -380,6 +396,83 @@ int repair_blame(const struct repair_ctx *rx, fs_ino_t **v, size_t *n)
 			(*v)[w++] = (*v)[i];
 	*n = w;
 	return err;
+}
+
+/* Whether links slot s is an inode in use that the plan frees: its data is lost. */
+static bool lost(const struct repair_ctx *rx, uint64_t s)
+{
+	return (rx->verdict[s] & RV_CLEAR) && !(rx->verdict[s] & RV_NEW) &&
+	       (rx->sx->links->rec[s].flags & LR_SEEN) && !repair_unlinked_frees(rx, s);
+}
+
+int repair_keep_for_report(struct repair_ctx *rx)
+{
+	struct repair_kept *k = &rx->kept;
+	const char **action;
+	size_t nb = 0, w = 0, cap = 0;
+
+	repair_kept_free(rx);
+	action = malloc((rx->fl->n ? rx->fl->n : 1) * sizeof(*action));
+	k->blameable = malloc((rx->fl->n ? rx->fl->n : 1) * sizeof(*k->blameable));
+	if (!action || !k->blameable) {
+		free(action);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < rx->fl->n; i++) {
+		const struct fs_finding *f = &rx->fl->v[i];
+		uint64_t slot;
+
+		action[i] = repair_action_taken(rx, f);
+		/* repair_blame's inodes: findings of their own, neither cleared nor new */
+		if (f->ino < 0 || !judged(f) || !rx->verdict)
+			continue;
+		slot = scan_links_slot(rx->sx, (fs_ino_t)f->ino);
+		if (slot != UINT64_MAX && !(rx->verdict[slot] & (RV_CLEAR | RV_NEW)))
+			k->blameable[nb++] = (fs_ino_t)f->ino;
+	}
+	qsort(k->blameable, nb, sizeof(*k->blameable), cmp_ino);
+	for (size_t i = 0; i < nb; i++)
+		if (!w || k->blameable[w - 1] != k->blameable[i])
+			k->blameable[w++] = k->blameable[i];
+	k->nblameable = w;
+	for (uint64_t s = 0; rx->sx->links && rx->verdict && s < rx->sx->links->nslots; s++) {
+		if (!lost(rx, s))
+			continue;
+		if (FS_VEC_ROOM(k->lost, k->nlost, cap, 64)) {
+			free(action);
+			return -ENOMEM;
+		}
+		k->lost[k->nlost++] = scan_slot_ino(rx->sx, s, &(fs_agnumber_t){ 0 });
+	}
+	k->action = action;
+	k->taken = true;
+	return 0;
+}
+
+void repair_release_scan(struct repair_ctx *rx)
+{
+	struct scan_ctx *sx = rx->sx;
+
+	repair_names_drop_slots(rx);
+	repair_pptrs_free(rx);
+	free(rx->verdict);
+	rx->verdict = NULL;
+	scan_pptrs_destroy(sx);
+	scan_links_destroy(sx);
+	model_destroy(sx->model);
+	sx->model = NULL;
+	/* what was freed lies among what stays: given back to the system */
+	malloc_trim(0);
+}
+
+void repair_kept_free(struct repair_ctx *rx)
+{
+	struct repair_kept *k = &rx->kept;
+
+	free(k->blameable);
+	free(k->lost);
+	free(k->action);
+	*k = (struct repair_kept){ 0 };
 }
 
 void repair_verified_free(struct repair_ctx *rx)
