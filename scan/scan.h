@@ -157,9 +157,10 @@ void scan_teardown(struct scan_ctx *cx);
 /*
  * What a repair's verify no longer needs of the scan it planned from,
  * freed before the second scan starts: the block model's extents (its
- * inode chunks, the links, the directory graph and the cache stay:
- * the report and the commit use them); under -m the cache's clean
- * buffers go too and its dirty ones past its floor are staged.
+ * inode chunks and the cache stay: the report and the commit use them;
+ * the repair frees the links and the directory graph itself, once it has
+ * kept what its report needs); under -m the cache's clean buffers go too
+ * and its dirty ones past its floor are staged.
  */
 void scan_release_for_verify(struct scan_ctx *cx);
 /* --tmpdir, else $TMPDIR, else /tmp. */
