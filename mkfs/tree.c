@@ -741,20 +741,75 @@ out:
 
 /* ---- protofile source ---- */
 
+/*
+ * The protofile is read through a window (LX_WINDOW bytes, larger only for
+ * a longer token), not whole: a protofile of millions of lines is tens of
+ * megabytes.  A token is valid until the next next_token.
+ */
+#define LX_WINDOW (64u << 10)
+
 struct lexer {
 	const char *path;
+	FILE *f;
 	char *buf;
-	size_t len, pos;
+	size_t len, pos, cap;      /* buf[0..len) read, pos the next byte */
+	bool eof, failed;          /* failed: a read error or out of memory (the parse stops) */
 	unsigned line, col;        /* of the current position */
 	unsigned tline, tcol;      /* of the last token */
 };
 
+/*
+ * More of the file into the window, keeping buf[*keep..len) (moved to the
+ * front; *keep and pos follow): false at the end of the file.
+ */
+static bool lx_more(struct lexer *lx, size_t *keep)
+{
+	size_t n;
+
+	if (lx->eof)
+		return false;
+	if (*keep) {
+		memmove(lx->buf, lx->buf + *keep, lx->len - *keep);
+		lx->len -= *keep;
+		lx->pos -= *keep;
+		*keep = 0;
+	}
+	if (lx->len == lx->cap) {
+		size_t cap = lx->cap ? lx->cap * 2 : LX_WINDOW;
+		char *nb = realloc(lx->buf, cap);
+
+		if (!nb) {
+			lx->eof = lx->failed = true;
+			return false;
+		}
+		lx->buf = nb;
+		lx->cap = cap;
+	}
+	n = fread(lx->buf + lx->len, 1, lx->cap - lx->len, lx->f);
+	lx->len += n;
+	if (!n) {
+		lx->eof = true;
+		lx->failed = ferror(lx->f) != 0;
+		return false;
+	}
+	return true;
+}
+
+/* A byte at pos (the window refilled when needed), keeping buf[*keep..) */
+static bool lx_have(struct lexer *lx, size_t *keep)
+{
+	return lx->pos < lx->len || lx_more(lx, keep);
+}
+
 /* The next whitespace-separated token; ':' starts a comment to the end of the line. */
 static const char *next_token(struct lexer *lx, size_t *len)
 {
+	size_t k;
+
 	for (;;) {
-		while (lx->pos < lx->len && (lx->buf[lx->pos] == ' ' || lx->buf[lx->pos] == '\t' ||
-					     lx->buf[lx->pos] == '\n' || lx->buf[lx->pos] == '\r')) {
+		while ((k = lx->pos, lx_have(lx, &k)) &&
+		       (lx->buf[lx->pos] == ' ' || lx->buf[lx->pos] == '\t' ||
+			lx->buf[lx->pos] == '\n' || lx->buf[lx->pos] == '\r')) {
 			if (lx->buf[lx->pos] == '\n') {
 				lx->line++;
 				lx->col = 1;
@@ -763,8 +818,8 @@ static const char *next_token(struct lexer *lx, size_t *len)
 			}
 			lx->pos++;
 		}
-		if (lx->pos < lx->len && lx->buf[lx->pos] == ':') {
-			while (lx->pos < lx->len && lx->buf[lx->pos] != '\n')
+		if ((k = lx->pos, lx_have(lx, &k)) && lx->buf[lx->pos] == ':') {
+			while ((k = lx->pos, lx_have(lx, &k)) && lx->buf[lx->pos] != '\n')
 				lx->pos++;
 			continue;
 		}
@@ -772,12 +827,13 @@ static const char *next_token(struct lexer *lx, size_t *len)
 	}
 	lx->tline = lx->line;
 	lx->tcol = lx->col;
-	if (lx->pos >= lx->len)
+	if (k = lx->pos, !lx_have(lx, &k))
 		return NULL;
 	{
 		size_t s = lx->pos;
 
-		while (lx->pos < lx->len && lx->buf[lx->pos] != ' ' && lx->buf[lx->pos] != '\t' &&
+		/* the token's bytes are kept (s follows them) when the window moves */
+		while (lx_have(lx, &s) && lx->buf[lx->pos] != ' ' && lx->buf[lx->pos] != '\t' &&
 		       lx->buf[lx->pos] != '\n' && lx->buf[lx->pos] != '\r') {
 			lx->pos++;
 			lx->col++;
@@ -1088,31 +1144,7 @@ static int read_protofile(const char *path, struct proto_tree *t, char *err, siz
 
 	if (!f)
 		return terr(err, el, "cannot open %s: %s", path, strerror(errno));
-	{
-		size_t cap = 65536;
-
-		lx.buf = malloc(cap);
-		while (lx.buf) {
-			size_t n = fread(lx.buf + lx.len, 1, cap - lx.len, f);
-
-			lx.len += n;
-			if (lx.len < cap)
-				break;
-			char *nb = realloc(lx.buf, cap *= 2);
-
-			if (!nb) {
-				free(lx.buf);
-				lx.buf = NULL;
-			}
-			lx.buf = nb;
-		}
-	}
-	if (!lx.buf || ferror(f)) {
-		fclose(f);
-		free(lx.buf);
-		return terr(err, el, "cannot read %s", path);
-	}
-	fclose(f);
+	lx.f = f;
 	/* the boot image and the two counts: kept for compatibility, ignored as mkfs.xfs does */
 	rc = -1;
 	if (!next_token(&lx, &len))
@@ -1131,6 +1163,10 @@ static int read_protofile(const char *path, struct proto_tree *t, char *err, siz
 				rc = 0;
 		}
 	}
+	/* a read that failed ended the file early: whatever the parse made of that, say so */
+	if (lx.failed)
+		rc = terr(err, el, "cannot read %s", path);
+	fclose(f);
 	free(lx.buf);
 	return rc;
 }
