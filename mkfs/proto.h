@@ -24,9 +24,9 @@ struct proto_xattr {
 };
 
 struct proto_dent {
+	char *name;                /* in the tree's string pool */
 	uint32_t child;            /* inode index */
 	uint8_t namelen;
-	char *name;
 };
 
 /* One inode of the tree (hard links: several names, one inode). */
@@ -37,7 +37,8 @@ struct proto_inode {
 	uint64_t size;
 	uint64_t src_blocks;       /* regular: 512-byte blocks the source has (holes: fewer) */
 	uint32_t rdev;             /* sysv-encoded (major << 18 | minor) */
-	char *src;                 /* regular: file to copy from; symlink: the target */
+	char *src;                 /* regular: file to copy from; symlink: the target (both in
+				    * the tree's string pool) */
 	uint32_t srclen;
 	struct proto_xattr *xattrs;
 	uint32_t nxattrs;
@@ -55,9 +56,23 @@ struct proto_inode {
 	uint32_t dfork_len, afork_len;
 };
 
+/*
+ * Names and source paths, packed into blocks that never move (a malloc per
+ * string cost 32 bytes or more for a 7-byte name); a protofile's sources,
+ * often one file named many times, are stored once (src_set, while parsing).
+ */
+struct proto_strblk {
+	struct proto_strblk *next;
+	size_t used, cap;
+	char data[];
+};
+
 struct proto_tree {
 	struct proto_inode *v;     /* v[0] is the root directory */
 	uint32_t n, cap;
+	struct proto_strblk *strs;
+	char **src_set;            /* open addressing, a power of two in size */
+	size_t src_cap, src_n;
 	uint64_t data_bytes;       /* regular file data to copy (holes left out) */
 	bool warned_system_xattr;
 };

@@ -51,7 +51,69 @@ static int new_inode(struct proto_tree *t, uint32_t *idx)
 	return 0;
 }
 
-static int add_dent(struct proto_inode *dir, uint32_t child, const char *name, size_t len)
+#define STRBLK_BYTES (64u << 10)
+
+/* A NUL-terminated copy of s[0..len) in t's string pool; NULL out of memory. */
+static char *pool_str(struct proto_tree *t, const char *s, size_t len)
+{
+	struct proto_strblk *b = t->strs;
+	char *p;
+
+	if (!b || b->cap - b->used < len + 1) {
+		size_t cap = len + 1 > STRBLK_BYTES ? len + 1 : STRBLK_BYTES;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = t->strs;
+		b->used = 0;
+		b->cap = cap;
+		t->strs = b;
+	}
+	p = b->data + b->used;
+	memcpy(p, s, len);
+	p[len] = 0;
+	b->used += len + 1;
+	return p;
+}
+
+static uint32_t name_hash(const char *name, size_t len);
+
+/* The pool's copy of path, one per distinct path (a protofile's sources); NULL out of memory. */
+static char *pool_src(struct proto_tree *t, const char *path)
+{
+	size_t len = strlen(path), i;
+
+	if (2 * (t->src_n + 1) > t->src_cap) {
+		size_t cap = t->src_cap ? 2 * t->src_cap : 1024;
+		char **nv = calloc(cap, sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		for (size_t j = 0; j < t->src_cap; j++) {
+			if (!t->src_set[j])
+				continue;
+			i = name_hash(t->src_set[j], strlen(t->src_set[j])) & (cap - 1);
+			while (nv[i])
+				i = (i + 1) & (cap - 1);
+			nv[i] = t->src_set[j];
+		}
+		free(t->src_set);
+		t->src_set = nv;
+		t->src_cap = cap;
+	}
+	i = name_hash(path, len) & (t->src_cap - 1);
+	for (; t->src_set[i]; i = (i + 1) & (t->src_cap - 1))
+		if (!strcmp(t->src_set[i], path))
+			return t->src_set[i];
+	t->src_set[i] = pool_str(t, path, len);
+	if (t->src_set[i])
+		t->src_n++;
+	return t->src_set[i];
+}
+
+static int add_dent(struct proto_tree *t, struct proto_inode *dir, uint32_t child, const char *name,
+		    size_t len)
 {
 	if (dir->nents == dir->capents) {
 		uint32_t cap = dir->capents ? dir->capents * 2 : 8;
@@ -62,7 +124,7 @@ static int add_dent(struct proto_inode *dir, uint32_t child, const char *name, s
 		dir->ents = v;
 		dir->capents = cap;
 	}
-	dir->ents[dir->nents].name = strndup(name, len);
+	dir->ents[dir->nents].name = pool_str(t, name, len);
 	if (!dir->ents[dir->nents].name)
 		return -ENOMEM;
 	dir->ents[dir->nents].namelen = (uint8_t)len;
@@ -76,19 +138,23 @@ void proto_free(struct proto_tree *t)
 	for (uint32_t i = 0; i < t->n; i++) {
 		struct proto_inode *in = &t->v[i];
 
-		for (uint32_t k = 0; k < in->nents; k++)
-			free(in->ents[k].name);
 		for (uint32_t k = 0; k < in->nxattrs; k++) {
 			free(in->xattrs[k].name);
 			free(in->xattrs[k].value);
 		}
 		free(in->ents);
 		free(in->xattrs);
-		free(in->src);
 		free(in->dfork);
 		free(in->afork);
 	}
 	free(t->v);
+	while (t->strs) {
+		struct proto_strblk *b = t->strs;
+
+		t->strs = b->next;
+		free(b);
+	}
+	free(t->src_set);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -633,18 +699,27 @@ static int build_dir(struct proto_tree *t, struct linkmap *lm, struct sdir *d, u
 		}
 		if (found) {
 			t->v[*slot].nlink++;
-			if (add_dent(&t->v[didx], *slot, e->name, e->len))
+			if (add_dent(t, &t->v[didx], *slot, e->name, e->len))
 				return terr(err, el, "out of memory");
 			continue;
 		}
 		if (e->err)
 			return terr(err, el, "%s", e->err);
-		if (new_inode(t, &idx) || add_dent(&t->v[didx], idx, e->name, e->len))
+		if (new_inode(t, &idx) || add_dent(t, &t->v[didx], idx, e->name, e->len))
 			return terr(err, el, "out of memory");
 		if (slot)
 			*slot = idx;
-		/* the strings and xattrs move to the tree */
+		/* the xattrs move to the tree, the source path or target to its pool */
 		t->v[idx] = e->in;
+		if (e->in.src) {
+			t->v[idx].src = pool_str(t, e->in.src, S_ISLNK(e->in.mode) ? e->in.srclen :
+						 strlen(e->in.src));
+			free(e->in.src);
+			if (!t->v[idx].src) {
+				memset(&e->in, 0, sizeof(e->in));
+				return terr(err, el, "out of memory");
+			}
+		}
 		memset(&e->in, 0, sizeof(e->in));
 		t->v[idx].nlink = 1;
 		t->v[idx].parent = didx;
@@ -1009,7 +1084,7 @@ static int proto_dir(struct lexer *lx, struct proto_tree *t, uint32_t didx, int 
 			lx_err(lx, err, el, "a name cannot hold '/' or be . or ..", name, len);
 			break;
 		}
-		if (add_dent(&t->v[didx], 0, name, len)) {
+		if (add_dent(t, &t->v[didx], 0, name, len)) {
 			terr(err, el, "out of memory");
 			break;
 		}
@@ -1017,8 +1092,8 @@ static int proto_dir(struct lexer *lx, struct proto_tree *t, uint32_t didx, int 
 		if (dup) {
 			struct proto_inode *d = &t->v[didx];
 
-			/* the entry goes again: it names no inode */
-			free(d->ents[--d->nents].name);
+			/* the entry goes again: it names no inode (its name stays in the pool) */
+			d->nents--;
 			if (dup < 0)
 				terr(err, el, "out of memory");
 			else
@@ -1064,13 +1139,14 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 		size_t len;
 		const char *src = next_token(lx, &len);
 		struct stat st;
-		char *real;
+		char *real, *tok;
 		int fd, e = 0;
 
 		if (!src)
 			return lx_err(lx, err, el, "expected the file to copy", NULL, 0);
-		in->src = strndup(src, len);
-		if (!in->src)
+		/* the token, until the path kept is known (the pool keeps each path once) */
+		tok = strndup(src, len);
+		if (!tok)
 			return terr(err, el, "out of memory");
 		/*
 		 * What mkfs.xfs copies: whatever it can open for reading (a
@@ -1078,25 +1154,37 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 		 * device or FIFO says 0 (/dev/null is the usual empty file) and
 		 * is never read; a FIFO is opened without waiting for a writer.
 		 */
-		fd = open(in->src, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		fd = open(tok, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st))
 			e = errno;
 		else if (S_ISDIR(st.st_mode))
 			e = EISDIR;
 		if (fd >= 0)
 			close(fd);
-		if (e)
-			return terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, lx->tline,
-				    lx->tcol, in->src, strerror(e));
-		if (!S_ISREG(st.st_mode))
-			return 0;
+		if (e) {
+			terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, lx->tline, lx->tcol,
+			     tok, strerror(e));
+			free(tok);
+			return -1;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			in->src = pool_src(t, tok);
+			free(tok);
+			return in->src ? 0 : terr(err, el, "out of memory");
+		}
 		/* the file itself: the readers open it without following links */
-		real = realpath(in->src, NULL);
-		if (!real)
-			return terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, lx->tline,
-				    lx->tcol, in->src, strerror(errno));
-		free(in->src);
-		in->src = real;
+		real = realpath(tok, NULL);
+		if (!real) {
+			terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, lx->tline, lx->tcol,
+			     tok, strerror(errno));
+			free(tok);
+			return -1;
+		}
+		free(tok);
+		in->src = pool_src(t, real);
+		free(real);
+		if (!in->src)
+			return terr(err, el, "out of memory");
 		in->size = (uint64_t)st.st_size;
 		in->src_blocks = (uint64_t)st.st_blocks;
 		t->data_bytes += (uint64_t)st.st_size;
@@ -1120,7 +1208,7 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 			return lx_err(lx, err, el, "expected the symlink target", NULL, 0);
 		if (len > XFS_SYMLINK_MAXLEN)
 			return lx_err(lx, err, el, "symlink target too long", target, len);
-		in->src = strndup(target, len);
+		in->src = pool_str(t, target, len);
 		if (!in->src)
 			return terr(err, el, "out of memory");
 		in->srclen = (uint32_t)len;
@@ -1167,6 +1255,9 @@ static int read_protofile(const char *path, struct proto_tree *t, char *err, siz
 	if (lx.failed)
 		rc = terr(err, el, "cannot read %s", path);
 	fclose(f);
+	free(t->src_set);	/* the paths stay in the pool; no more are added */
+	t->src_set = NULL;
+	t->src_cap = t->src_n = 0;
 	free(lx.buf);
 	return rc;
 }
