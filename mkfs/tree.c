@@ -51,6 +51,8 @@ static int new_inode(struct proto_tree *t, uint32_t *idx)
 	return 0;
 }
 
+_Static_assert(sizeof(struct proto_inode) <= 192, "struct proto_inode grew: see proto.h");
+
 #define STRBLK_BYTES (64u << 10)
 
 /* A NUL-terminated copy of s[0..len) in t's string pool; NULL out of memory. */
@@ -360,13 +362,13 @@ static int read_xattrs(struct proto_inode *in, bool *warned, const char *at, con
 
 static void stat_times(struct proto_inode *in, const struct statx *sx)
 {
-	in->t[0] = (struct fs_dinode_time){ sx->stx_atime.tv_sec, sx->stx_atime.tv_nsec };
-	in->t[1] = (struct fs_dinode_time){ sx->stx_mtime.tv_sec, sx->stx_mtime.tv_nsec };
-	in->t[2] = (struct fs_dinode_time){ sx->stx_ctime.tv_sec, sx->stx_ctime.tv_nsec };
+	proto_set_time(in, 0, sx->stx_atime.tv_sec, sx->stx_atime.tv_nsec);
+	proto_set_time(in, 1, sx->stx_mtime.tv_sec, sx->stx_mtime.tv_nsec);
+	proto_set_time(in, 2, sx->stx_ctime.tv_sec, sx->stx_ctime.tv_nsec);
 	if (sx->stx_mask & STATX_BTIME)
-		in->t[3] = (struct fs_dinode_time){ sx->stx_btime.tv_sec, sx->stx_btime.tv_nsec };
+		proto_set_time(in, 3, sx->stx_btime.tv_sec, sx->stx_btime.tv_nsec);
 	else
-		in->t[3] = in->t[2];
+		proto_set_time(in, 3, in->tsec[2], in->tnsec[2]);
 }
 
 /*
@@ -1133,7 +1135,7 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 	in->nlink = S_ISDIR(mode) ? 2 : 1;
 	clock_gettime(CLOCK_REALTIME, &now);
 	for (int i = 0; i < 4; i++)
-		in->t[i] = (struct fs_dinode_time){ now.tv_sec, (uint32_t)now.tv_nsec };
+		proto_set_time(in, i, now.tv_sec, (uint32_t)now.tv_nsec);
 	switch (mode & S_IFMT) {
 	case S_IFREG: {
 		size_t len;
