@@ -28,9 +28,22 @@
 #include "libfs/io/workq.h"
 
 #define CHUNK_SIZE (1u << 20)
-#define QUEUE_CAP  (32u << 20)    /* bytes queued behind the head item before workers wait */
-#define ITEM_CHUNKS 512           /* inode chunks per item (32k inodes, ~16 MiB of JSON) */
-#define MAX_PARTS  8              /* items per AG at most: each walks the AG's inode btree */
+/*
+ * Bytes queued behind the head item before workers wait.  The queue fills
+ * whenever the head's worker falls behind (on a shared machine, often), and
+ * the chunks it held stay in the pool: this cap is most of what the run's
+ * peak memory adds to its buffers.  32 MiB was reached on long runs only
+ * (2 threads, 1M inodes 46 MiB anon, 5M 70 MiB); 8 MiB holds it at 44-45
+ * MiB for both, no slower.
+ */
+#define QUEUE_CAP  (8u << 20)
+#define ITEM_CHUNKS 512           /* inode chunks per item (32k inodes, ~11 MiB of JSON) */
+/*
+ * Items per AG at most: each walks the AG's whole inode btree (its leaf
+ * blocks, ~250 records each), so the walks cost parts x leaves.  64 keeps
+ * items of ITEM_CHUNKS up to 2M inodes per AG, at 64 walks per AG.
+ */
+#define MAX_PARTS  64
 
 struct chunk {
 	struct chunk *next;

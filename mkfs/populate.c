@@ -1315,10 +1315,14 @@ out:
 static void encode_inode(struct pop *s, const struct proto_inode *in, unsigned char *buf)
 {
 	const struct mkfs_plan *p = s->p;
+	const struct fs_dinode_time t[4] = {
+		{ in->tsec[0], in->tnsec[0] }, { in->tsec[1], in->tnsec[1] },
+		{ in->tsec[2], in->tnsec[2] }, { in->tsec[3], in->tnsec[3] },
+	};
 	struct fs_dinode_init di = {
 		.mode = (uint16_t)in->mode, .format = in->format, .nlink = in->nlink,
 		.uid = in->uid, .gid = in->gid, .size = in->size, .changecount = 1,
-		.bigtime = p->bigtime, .nrext64 = p->nrext64, .times = in->t,
+		.bigtime = p->bigtime, .nrext64 = p->nrext64, .times = t,
 		.nblocks = in->nblocks, .nextents = in->nextents, .anextents = in->anextents,
 		.forkoff = in->forkoff, .aformat = in->aformat,
 	};

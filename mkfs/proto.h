@@ -24,40 +24,65 @@ struct proto_xattr {
 };
 
 struct proto_dent {
+	char *name;                /* in the tree's string pool */
 	uint32_t child;            /* inode index */
 	uint8_t namelen;
-	char *name;
 };
 
-/* One inode of the tree (hard links: several names, one inode). */
+/*
+ * One inode of the tree (hard links: several names, one inode).  The
+ * fields are ordered by size, the times split into seconds and
+ * nanoseconds: no padding (192 bytes, not 224).
+ */
 struct proto_inode {
-	uint32_t mode;             /* st_mode */
-	uint32_t uid, gid, nlink;
-	struct fs_dinode_time t[4];   /* atime, mtime, ctime, crtime */
+	int64_t tsec[4];           /* atime, mtime, ctime, crtime: seconds */
 	uint64_t size;
 	uint64_t src_blocks;       /* regular: 512-byte blocks the source has (holes: fewer) */
-	uint32_t rdev;             /* sysv-encoded (major << 18 | minor) */
-	char *src;                 /* regular: file to copy from; symlink: the target */
-	uint32_t srclen;
+	char *src;                 /* regular: file to copy from; symlink: the target (both in
+				    * the tree's string pool) */
 	struct proto_xattr *xattrs;
-	uint32_t nxattrs;
-	/* directories */
-	uint32_t parent;           /* inode index of the parent (the root: itself) */
-	struct proto_dent *ents;
-	uint32_t nents, capents;
+	struct proto_dent *ents;   /* directories */
 	/* placement and what the inode core records (populate.c) */
-	uint32_t agno;
 	fs_ino_t ino;
-	uint8_t format, aformat, forkoff;
 	uint64_t nblocks, nextents;
-	uint32_t anextents;
 	unsigned char *dfork, *afork;
+	uint32_t tnsec[4];         /* the times' nanoseconds */
+	uint32_t mode;             /* st_mode */
+	uint32_t uid, gid, nlink;
+	uint32_t rdev;             /* sysv-encoded (major << 18 | minor) */
+	uint32_t srclen;
+	uint32_t nxattrs;
+	uint32_t parent;           /* inode index of the parent (the root: itself) */
+	uint32_t nents, capents;
+	uint32_t agno;
+	uint32_t anextents;
 	uint32_t dfork_len, afork_len;
+	uint8_t format, aformat, forkoff;
+};
+
+static inline void proto_set_time(struct proto_inode *in, int i, int64_t sec, uint32_t nsec)
+{
+	in->tsec[i] = sec;
+	in->tnsec[i] = nsec;
+}
+
+/*
+ * Names and source paths, packed into blocks that never move (a malloc per
+ * string cost 32 bytes or more for a 7-byte name); a protofile's sources,
+ * often one file named many times, are stored once (src_set, while parsing).
+ */
+struct proto_strblk {
+	struct proto_strblk *next;
+	size_t used, cap;
+	char data[];
 };
 
 struct proto_tree {
 	struct proto_inode *v;     /* v[0] is the root directory */
 	uint32_t n, cap;
+	struct proto_strblk *strs;
+	char **src_set;            /* open addressing, a power of two in size */
+	size_t src_cap, src_n;
 	uint64_t data_bytes;       /* regular file data to copy (holes left out) */
 	bool warned_system_xattr;
 };

@@ -51,7 +51,71 @@ static int new_inode(struct proto_tree *t, uint32_t *idx)
 	return 0;
 }
 
-static int add_dent(struct proto_inode *dir, uint32_t child, const char *name, size_t len)
+_Static_assert(sizeof(struct proto_inode) <= 192, "struct proto_inode grew: see proto.h");
+
+#define STRBLK_BYTES (64u << 10)
+
+/* A NUL-terminated copy of s[0..len) in t's string pool; NULL out of memory. */
+static char *pool_str(struct proto_tree *t, const char *s, size_t len)
+{
+	struct proto_strblk *b = t->strs;
+	char *p;
+
+	if (!b || b->cap - b->used < len + 1) {
+		size_t cap = len + 1 > STRBLK_BYTES ? len + 1 : STRBLK_BYTES;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = t->strs;
+		b->used = 0;
+		b->cap = cap;
+		t->strs = b;
+	}
+	p = b->data + b->used;
+	memcpy(p, s, len);
+	p[len] = 0;
+	b->used += len + 1;
+	return p;
+}
+
+static uint32_t name_hash(const char *name, size_t len);
+
+/* The pool's copy of path, one per distinct path (a protofile's sources); NULL out of memory. */
+static char *pool_src(struct proto_tree *t, const char *path)
+{
+	size_t len = strlen(path), i;
+
+	if (2 * (t->src_n + 1) > t->src_cap) {
+		size_t cap = t->src_cap ? 2 * t->src_cap : 1024;
+		char **nv = calloc(cap, sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		for (size_t j = 0; j < t->src_cap; j++) {
+			if (!t->src_set[j])
+				continue;
+			i = name_hash(t->src_set[j], strlen(t->src_set[j])) & (cap - 1);
+			while (nv[i])
+				i = (i + 1) & (cap - 1);
+			nv[i] = t->src_set[j];
+		}
+		free(t->src_set);
+		t->src_set = nv;
+		t->src_cap = cap;
+	}
+	i = name_hash(path, len) & (t->src_cap - 1);
+	for (; t->src_set[i]; i = (i + 1) & (t->src_cap - 1))
+		if (!strcmp(t->src_set[i], path))
+			return t->src_set[i];
+	t->src_set[i] = pool_str(t, path, len);
+	if (t->src_set[i])
+		t->src_n++;
+	return t->src_set[i];
+}
+
+static int add_dent(struct proto_tree *t, struct proto_inode *dir, uint32_t child, const char *name,
+		    size_t len)
 {
 	if (dir->nents == dir->capents) {
 		uint32_t cap = dir->capents ? dir->capents * 2 : 8;
@@ -62,7 +126,7 @@ static int add_dent(struct proto_inode *dir, uint32_t child, const char *name, s
 		dir->ents = v;
 		dir->capents = cap;
 	}
-	dir->ents[dir->nents].name = strndup(name, len);
+	dir->ents[dir->nents].name = pool_str(t, name, len);
 	if (!dir->ents[dir->nents].name)
 		return -ENOMEM;
 	dir->ents[dir->nents].namelen = (uint8_t)len;
@@ -76,19 +140,23 @@ void proto_free(struct proto_tree *t)
 	for (uint32_t i = 0; i < t->n; i++) {
 		struct proto_inode *in = &t->v[i];
 
-		for (uint32_t k = 0; k < in->nents; k++)
-			free(in->ents[k].name);
 		for (uint32_t k = 0; k < in->nxattrs; k++) {
 			free(in->xattrs[k].name);
 			free(in->xattrs[k].value);
 		}
 		free(in->ents);
 		free(in->xattrs);
-		free(in->src);
 		free(in->dfork);
 		free(in->afork);
 	}
 	free(t->v);
+	while (t->strs) {
+		struct proto_strblk *b = t->strs;
+
+		t->strs = b->next;
+		free(b);
+	}
+	free(t->src_set);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -294,13 +362,13 @@ static int read_xattrs(struct proto_inode *in, bool *warned, const char *at, con
 
 static void stat_times(struct proto_inode *in, const struct statx *sx)
 {
-	in->t[0] = (struct fs_dinode_time){ sx->stx_atime.tv_sec, sx->stx_atime.tv_nsec };
-	in->t[1] = (struct fs_dinode_time){ sx->stx_mtime.tv_sec, sx->stx_mtime.tv_nsec };
-	in->t[2] = (struct fs_dinode_time){ sx->stx_ctime.tv_sec, sx->stx_ctime.tv_nsec };
+	proto_set_time(in, 0, sx->stx_atime.tv_sec, sx->stx_atime.tv_nsec);
+	proto_set_time(in, 1, sx->stx_mtime.tv_sec, sx->stx_mtime.tv_nsec);
+	proto_set_time(in, 2, sx->stx_ctime.tv_sec, sx->stx_ctime.tv_nsec);
 	if (sx->stx_mask & STATX_BTIME)
-		in->t[3] = (struct fs_dinode_time){ sx->stx_btime.tv_sec, sx->stx_btime.tv_nsec };
+		proto_set_time(in, 3, sx->stx_btime.tv_sec, sx->stx_btime.tv_nsec);
 	else
-		in->t[3] = in->t[2];
+		proto_set_time(in, 3, in->tsec[2], in->tnsec[2]);
 }
 
 /*
@@ -633,18 +701,27 @@ static int build_dir(struct proto_tree *t, struct linkmap *lm, struct sdir *d, u
 		}
 		if (found) {
 			t->v[*slot].nlink++;
-			if (add_dent(&t->v[didx], *slot, e->name, e->len))
+			if (add_dent(t, &t->v[didx], *slot, e->name, e->len))
 				return terr(err, el, "out of memory");
 			continue;
 		}
 		if (e->err)
 			return terr(err, el, "%s", e->err);
-		if (new_inode(t, &idx) || add_dent(&t->v[didx], idx, e->name, e->len))
+		if (new_inode(t, &idx) || add_dent(t, &t->v[didx], idx, e->name, e->len))
 			return terr(err, el, "out of memory");
 		if (slot)
 			*slot = idx;
-		/* the strings and xattrs move to the tree */
+		/* the xattrs move to the tree, the source path or target to its pool */
 		t->v[idx] = e->in;
+		if (e->in.src) {
+			t->v[idx].src = pool_str(t, e->in.src, S_ISLNK(e->in.mode) ? e->in.srclen :
+						 strlen(e->in.src));
+			free(e->in.src);
+			if (!t->v[idx].src) {
+				memset(&e->in, 0, sizeof(e->in));
+				return terr(err, el, "out of memory");
+			}
+		}
 		memset(&e->in, 0, sizeof(e->in));
 		t->v[idx].nlink = 1;
 		t->v[idx].parent = didx;
@@ -741,20 +818,75 @@ out:
 
 /* ---- protofile source ---- */
 
+/*
+ * The protofile is read through a window (LX_WINDOW bytes, larger only for
+ * a longer token), not whole: a protofile of millions of lines is tens of
+ * megabytes.  A token is valid until the next next_token.
+ */
+#define LX_WINDOW (64u << 10)
+
 struct lexer {
 	const char *path;
+	FILE *f;
 	char *buf;
-	size_t len, pos;
+	size_t len, pos, cap;      /* buf[0..len) read, pos the next byte */
+	bool eof, failed;          /* failed: a read error or out of memory (the parse stops) */
 	unsigned line, col;        /* of the current position */
 	unsigned tline, tcol;      /* of the last token */
 };
 
+/*
+ * More of the file into the window, keeping buf[*keep..len) (moved to the
+ * front; *keep and pos follow): false at the end of the file.
+ */
+static bool lx_more(struct lexer *lx, size_t *keep)
+{
+	size_t n;
+
+	if (lx->eof)
+		return false;
+	if (*keep) {
+		memmove(lx->buf, lx->buf + *keep, lx->len - *keep);
+		lx->len -= *keep;
+		lx->pos -= *keep;
+		*keep = 0;
+	}
+	if (lx->len == lx->cap) {
+		size_t cap = lx->cap ? lx->cap * 2 : LX_WINDOW;
+		char *nb = realloc(lx->buf, cap);
+
+		if (!nb) {
+			lx->eof = lx->failed = true;
+			return false;
+		}
+		lx->buf = nb;
+		lx->cap = cap;
+	}
+	n = fread(lx->buf + lx->len, 1, lx->cap - lx->len, lx->f);
+	lx->len += n;
+	if (!n) {
+		lx->eof = true;
+		lx->failed = ferror(lx->f) != 0;
+		return false;
+	}
+	return true;
+}
+
+/* A byte at pos (the window refilled when needed), keeping buf[*keep..) */
+static bool lx_have(struct lexer *lx, size_t *keep)
+{
+	return lx->pos < lx->len || lx_more(lx, keep);
+}
+
 /* The next whitespace-separated token; ':' starts a comment to the end of the line. */
 static const char *next_token(struct lexer *lx, size_t *len)
 {
+	size_t k;
+
 	for (;;) {
-		while (lx->pos < lx->len && (lx->buf[lx->pos] == ' ' || lx->buf[lx->pos] == '\t' ||
-					     lx->buf[lx->pos] == '\n' || lx->buf[lx->pos] == '\r')) {
+		while ((k = lx->pos, lx_have(lx, &k)) &&
+		       (lx->buf[lx->pos] == ' ' || lx->buf[lx->pos] == '\t' ||
+			lx->buf[lx->pos] == '\n' || lx->buf[lx->pos] == '\r')) {
 			if (lx->buf[lx->pos] == '\n') {
 				lx->line++;
 				lx->col = 1;
@@ -763,8 +895,8 @@ static const char *next_token(struct lexer *lx, size_t *len)
 			}
 			lx->pos++;
 		}
-		if (lx->pos < lx->len && lx->buf[lx->pos] == ':') {
-			while (lx->pos < lx->len && lx->buf[lx->pos] != '\n')
+		if ((k = lx->pos, lx_have(lx, &k)) && lx->buf[lx->pos] == ':') {
+			while ((k = lx->pos, lx_have(lx, &k)) && lx->buf[lx->pos] != '\n')
 				lx->pos++;
 			continue;
 		}
@@ -772,12 +904,13 @@ static const char *next_token(struct lexer *lx, size_t *len)
 	}
 	lx->tline = lx->line;
 	lx->tcol = lx->col;
-	if (lx->pos >= lx->len)
+	if (k = lx->pos, !lx_have(lx, &k))
 		return NULL;
 	{
 		size_t s = lx->pos;
 
-		while (lx->pos < lx->len && lx->buf[lx->pos] != ' ' && lx->buf[lx->pos] != '\t' &&
+		/* the token's bytes are kept (s follows them) when the window moves */
+		while (lx_have(lx, &s) && lx->buf[lx->pos] != ' ' && lx->buf[lx->pos] != '\t' &&
 		       lx->buf[lx->pos] != '\n' && lx->buf[lx->pos] != '\r') {
 			lx->pos++;
 			lx->col++;
@@ -953,7 +1086,7 @@ static int proto_dir(struct lexer *lx, struct proto_tree *t, uint32_t didx, int 
 			lx_err(lx, err, el, "a name cannot hold '/' or be . or ..", name, len);
 			break;
 		}
-		if (add_dent(&t->v[didx], 0, name, len)) {
+		if (add_dent(t, &t->v[didx], 0, name, len)) {
 			terr(err, el, "out of memory");
 			break;
 		}
@@ -961,8 +1094,8 @@ static int proto_dir(struct lexer *lx, struct proto_tree *t, uint32_t didx, int 
 		if (dup) {
 			struct proto_inode *d = &t->v[didx];
 
-			/* the entry goes again: it names no inode */
-			free(d->ents[--d->nents].name);
+			/* the entry goes again: it names no inode (its name stays in the pool) */
+			d->nents--;
 			if (dup < 0)
 				terr(err, el, "out of memory");
 			else
@@ -1002,19 +1135,20 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 	in->nlink = S_ISDIR(mode) ? 2 : 1;
 	clock_gettime(CLOCK_REALTIME, &now);
 	for (int i = 0; i < 4; i++)
-		in->t[i] = (struct fs_dinode_time){ now.tv_sec, (uint32_t)now.tv_nsec };
+		proto_set_time(in, i, now.tv_sec, (uint32_t)now.tv_nsec);
 	switch (mode & S_IFMT) {
 	case S_IFREG: {
 		size_t len;
 		const char *src = next_token(lx, &len);
 		struct stat st;
-		char *real;
+		char *real, *tok;
 		int fd, e = 0;
 
 		if (!src)
 			return lx_err(lx, err, el, "expected the file to copy", NULL, 0);
-		in->src = strndup(src, len);
-		if (!in->src)
+		/* the token, until the path kept is known (the pool keeps each path once) */
+		tok = strndup(src, len);
+		if (!tok)
 			return terr(err, el, "out of memory");
 		/*
 		 * What mkfs.xfs copies: whatever it can open for reading (a
@@ -1022,25 +1156,37 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 		 * device or FIFO says 0 (/dev/null is the usual empty file) and
 		 * is never read; a FIFO is opened without waiting for a writer.
 		 */
-		fd = open(in->src, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		fd = open(tok, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st))
 			e = errno;
 		else if (S_ISDIR(st.st_mode))
 			e = EISDIR;
 		if (fd >= 0)
 			close(fd);
-		if (e)
-			return terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, lx->tline,
-				    lx->tcol, in->src, strerror(e));
-		if (!S_ISREG(st.st_mode))
-			return 0;
+		if (e) {
+			terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, lx->tline, lx->tcol,
+			     tok, strerror(e));
+			free(tok);
+			return -1;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			in->src = pool_src(t, tok);
+			free(tok);
+			return in->src ? 0 : terr(err, el, "out of memory");
+		}
 		/* the file itself: the readers open it without following links */
-		real = realpath(in->src, NULL);
-		if (!real)
-			return terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, lx->tline,
-				    lx->tcol, in->src, strerror(errno));
-		free(in->src);
-		in->src = real;
+		real = realpath(tok, NULL);
+		if (!real) {
+			terr(err, el, "%s:%u:%u: cannot copy %s: %s", lx->path, lx->tline, lx->tcol,
+			     tok, strerror(errno));
+			free(tok);
+			return -1;
+		}
+		free(tok);
+		in->src = pool_src(t, real);
+		free(real);
+		if (!in->src)
+			return terr(err, el, "out of memory");
 		in->size = (uint64_t)st.st_size;
 		in->src_blocks = (uint64_t)st.st_blocks;
 		t->data_bytes += (uint64_t)st.st_size;
@@ -1064,7 +1210,7 @@ static int proto_entry(struct lexer *lx, struct proto_tree *t, uint32_t idx, int
 			return lx_err(lx, err, el, "expected the symlink target", NULL, 0);
 		if (len > XFS_SYMLINK_MAXLEN)
 			return lx_err(lx, err, el, "symlink target too long", target, len);
-		in->src = strndup(target, len);
+		in->src = pool_str(t, target, len);
 		if (!in->src)
 			return terr(err, el, "out of memory");
 		in->srclen = (uint32_t)len;
@@ -1088,31 +1234,7 @@ static int read_protofile(const char *path, struct proto_tree *t, char *err, siz
 
 	if (!f)
 		return terr(err, el, "cannot open %s: %s", path, strerror(errno));
-	{
-		size_t cap = 65536;
-
-		lx.buf = malloc(cap);
-		while (lx.buf) {
-			size_t n = fread(lx.buf + lx.len, 1, cap - lx.len, f);
-
-			lx.len += n;
-			if (lx.len < cap)
-				break;
-			char *nb = realloc(lx.buf, cap *= 2);
-
-			if (!nb) {
-				free(lx.buf);
-				lx.buf = NULL;
-			}
-			lx.buf = nb;
-		}
-	}
-	if (!lx.buf || ferror(f)) {
-		fclose(f);
-		free(lx.buf);
-		return terr(err, el, "cannot read %s", path);
-	}
-	fclose(f);
+	lx.f = f;
 	/* the boot image and the two counts: kept for compatibility, ignored as mkfs.xfs does */
 	rc = -1;
 	if (!next_token(&lx, &len))
@@ -1131,6 +1253,13 @@ static int read_protofile(const char *path, struct proto_tree *t, char *err, siz
 				rc = 0;
 		}
 	}
+	/* a read that failed ended the file early: whatever the parse made of that, say so */
+	if (lx.failed)
+		rc = terr(err, el, "cannot read %s", path);
+	fclose(f);
+	free(t->src_set);	/* the paths stay in the pool; no more are added */
+	t->src_set = NULL;
+	t->src_cap = t->src_n = 0;
 	free(lx.buf);
 	return rc;
 }
