@@ -541,6 +541,27 @@ uint64_t fs_cache_insert_many(struct fs_cache *c, const struct fs_ra_extent *ext
 	return kept;
 }
 
+/* len bytes at daddr read from the device into a new slab piece (*data, the caller's). */
+static int read_piece(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, unsigned char **data)
+{
+	int err;
+
+	if (!len)
+		return -EINVAL;
+	if (daddr > UINT64_MAX >> FS_BBSHIFT)
+		return -ENXIO;
+	*data = fs_slab_alloc(c->slab, len);
+	if (!*data)
+		return -ENOMEM;
+	err = fs_dev_read(c->dev, *data, len, fs_daddr_to_bytes(daddr));
+	ADD(c->st.reads, 1);
+	if (err) {
+		fs_slab_free(c->slab, *data, len);
+		*data = NULL;
+	}
+	return err;
+}
+
 int fs_cache_read(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct fs_buf **out)
 {
 	struct cbuf *b = lookup_ref(c, daddr, len, true);
@@ -551,19 +572,9 @@ int fs_cache_read(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, struct fs_
 		*out = &b->pub;
 		return 0;
 	}
-	if (!len)
-		return -EINVAL;
-	if (daddr > UINT64_MAX >> FS_BBSHIFT)
-		return -ENXIO;
-	data = fs_slab_alloc(c->slab, len);
-	if (!data)
-		return -ENOMEM;
-	err = fs_dev_read(c->dev, data, len, fs_daddr_to_bytes(daddr));
-	ADD(c->st.reads, 1);
-	if (err) {
-		fs_slab_free(c->slab, data, len);
+	err = read_piece(c, daddr, len, &data);
+	if (err)
 		return err;
-	}
 	b = insert_owned(c, daddr, len, data, &err);
 	if (!b)
 		return err;
@@ -583,20 +594,13 @@ int fs_cache_read_once(struct fs_cache *c, fs_daddr_t daddr, uint32_t len, void 
 		fs_cache_forget(c, daddr, len);
 		return 0;
 	}
-	if (!len)
-		return -EINVAL;
-	if (daddr > UINT64_MAX >> FS_BBSHIFT)
-		return -ENXIO;
 	/* a slab piece is aligned for O_DIRECT, where buf may not be */
-	data = fs_slab_alloc(c->slab, len);
-	if (!data)
-		return -ENOMEM;
-	err = fs_dev_read(c->dev, data, len, fs_daddr_to_bytes(daddr));
-	ADD(c->st.reads, 1);
-	if (!err)
-		memcpy(buf, data, len);
+	err = read_piece(c, daddr, len, &data);
+	if (err)
+		return err;
+	memcpy(buf, data, len);
 	fs_slab_free(c->slab, data, len);
-	return err;
+	return 0;
 }
 
 /* Under lru_lock: take (daddr, len) out of the table and the FIFO if clean and unheld. */
