@@ -535,7 +535,7 @@ static int phase_inodes(struct scan_ctx *cx)
 		err = scan_pptrs_create(cx);
 	/*
 	 * -m: the link records do not spill; their bytes come out of the
-	 * model's share: a record a slot, the parent pointers' byte a slot,
+	 * model's share, then the cache's: a record a slot, the parent pointers' byte a slot,
 	 * and the edges the directory phase will add, 4 bytes an entry, about
 	 * one entry a slot.  A cap that cannot hold them is refused here,
 	 * before any inode is read, with the smallest that can.
@@ -546,6 +546,8 @@ static int phase_inodes(struct scan_ctx *cx)
 		if (err == -ERANGE)
 			cx->mem_min_mib = min_mib(cx, cx->budget.fixed - cx->budget.planned_fixed);
 		model_set_spill(cx->model, cx->spill, (size_t)cx->budget.model, cx->model->batch);
+		if (!err && cx->budget.cache < fs_cache_cap(cx->cache))
+			fs_cache_set_cap(cx->cache, cx->budget.cache);
 	}
 	if (!err)
 		err = scan_phase_inodes(cx);
@@ -564,6 +566,8 @@ static int phase_inodes(struct scan_ctx *cx)
 		if (err == -ERANGE)
 			cx->mem_min_mib = min_mib(cx, cx->budget.fixed - cx->budget.planned_fixed);
 		model_set_spill(cx->model, cx->spill, (size_t)cx->budget.model, cx->model->batch);
+		if (!err && cx->budget.cache < fs_cache_cap(cx->cache))
+			fs_cache_set_cap(cx->cache, cx->budget.cache);
 	}
 	return err;
 }

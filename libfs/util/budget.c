@@ -6,14 +6,8 @@
 
 uint64_t fs_budget_min_mib(uint64_t fixed, uint64_t charged)
 {
-	/*
-	 * fs_budget_plan gives the model half of what the fixed part leaves,
-	 * or all but the cache's floor: either must cover the charges and the
-	 * model's floor
-	 */
-	uint64_t model = charged + FS_BUDGET_MODEL_FLOOR;
-	uint64_t left = 2 * model > model + FS_BUDGET_CACHE_FLOOR ? 2 * model :
-			model + FS_BUDGET_CACHE_FLOOR;
+	/* a charge takes the model's and the cache's shares down to their floors */
+	uint64_t left = charged + FS_BUDGET_MODEL_FLOOR + FS_BUDGET_CACHE_FLOOR;
 
 	return (fixed + left + (1u << 20) - 1) >> 20;
 }
@@ -45,11 +39,19 @@ uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes)
 
 	if (!b->total)
 		return 0;
-	/* from the model only: the cache also holds a repair's dirty buffers, which must fit */
+	/*
+	 * from the model's share first, then the cache's: each down to its
+	 * floor (a repair's dirty buffers past the cache's cap are staged in
+	 * the temporary directory, so a smaller cache still holds a plan)
+	 */
 	b->fixed += bytes;
 	take = b->model > FS_BUDGET_MODEL_FLOOR ? b->model - FS_BUDGET_MODEL_FLOOR : 0;
 	take = take < bytes ? take : bytes;
 	b->model -= take;
+	bytes -= take;
+	take = b->cache > FS_BUDGET_CACHE_FLOOR ? b->cache - FS_BUDGET_CACHE_FLOOR : 0;
+	take = take < bytes ? take : bytes;
+	b->cache -= take;
 	return bytes - take;
 }
 

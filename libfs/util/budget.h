@@ -35,10 +35,11 @@ int fs_budget_plan(struct fs_budget *b, uint64_t total, uint64_t fixed, uint64_t
 
 /*
  * A structure that does not spill took bytes (the link records, once
- * sized): they come out of the model's share, down to its floor (not
- * the cache's: a repair's dirty buffers must fit there).  What does not
- * fit is over the cap (the peak then passes it); returns those bytes, 0
- * when it all fit.
+ * sized): they come out of the model's share, down to its floor, then
+ * out of the cache's, down to its floor (the caller lowers the cache's
+ * cap to b->cache; a repair's dirty buffers past it are staged).  What
+ * does not fit is over the cap (the peak then passes it); returns those
+ * bytes, 0 when it all fit.
  */
 uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes);
 
@@ -46,7 +47,7 @@ uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes);
  * The same for a structure the run cannot do without nor spill (the link
  * records, sized from the inode chunks): 0 when it fits, else -ERANGE and
  * *min_mib the smallest cap whose plan holds everything charged so far
- * (the model's half of what is left, less its floor, covers them).  The
+ * (what the fixed part leaves, less both floors, covers them).  The
  * charge stands either way.  No cap: 0.
  */
 int fs_budget_need(struct fs_budget *b, uint64_t bytes, uint64_t *min_mib);

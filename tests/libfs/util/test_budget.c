@@ -3,7 +3,7 @@
  * libfs/util/budget.h, the run's -m: a plan splits the cap between the
  * fixed part, the model and the cache (each at least its floor) or names
  * the smallest cap; a charge comes out of the model's share down to its
- * floor; a charge that does not fit names the smallest cap whose plan
+ * floor, then the cache's down to its floor; a charge that does not fit names the smallest cap whose plan
  * holds every charge, and that cap, planned afresh, takes them all.
  */
 #include <errno.h>
@@ -45,7 +45,9 @@ static void test_charge(void **state)
 	assert_int_equal(b.model, 37 * MIB);
 	assert_int_equal(fs_budget_need(&b, 36 * MIB, &min), 0);
 	assert_int_equal(b.model, FS_BUDGET_MODEL_FLOOR);
-	assert_int_equal(b.cache, 47 * MIB);	/* the cache's share is never charged */
+	assert_int_equal(b.cache, 47 * MIB);	/* the cache's share only once the model's is spent */
+	assert_int_equal(fs_budget_need(&b, 43 * MIB, &min), 0);
+	assert_int_equal(b.cache, FS_BUDGET_CACHE_FLOOR);
 	assert_int_equal(fs_budget_need(&b, 1, &min), -ERANGE);
 	assert_true(min > 100);
 	/* no cap: nothing is refused */
