@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "check/render.h"
+#include "scan/links.h"
 
 static const char *plural(uint64_t n, const char *one, const char *many)
 {
@@ -74,6 +75,12 @@ static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 		fprintf(out, "%s\"%s\":%.3f", ph ? "," : "", scan_phase_name(ph), cx->phase_seconds[ph]);
 	/* each phase that ran: the memory held at its end (nothing spills yet) */
 	fprintf(out, "},\"memory_estimate_bytes\":%" PRIu64 ",", cx->mem_estimate);
+	/* what went to the temporary directory: the model's extents, the directory edges */
+	fprintf(out, "\"spill\":{\"model_runs\":%" PRIu64 ",\"model_bytes\":%" PRIu64
+		",\"edge_runs\":%" PRIu64 ",\"edge_bytes\":%" PRIu64 "},",
+		cx->spill ? fs_spill_runs(cx->spill) : 0, cx->spill ? fs_spill_bytes(cx->spill) : 0,
+		cx->links && cx->links->spill ? fs_spill_runs(cx->links->spill) : 0,
+		cx->links && cx->links->spill ? fs_spill_bytes(cx->links->spill) : 0);
 	fs_mem_json_phases(out, cx->phase_mem, SCAN_PH_NR, phase_name);
 	fputs("}", out);
 }

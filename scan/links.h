@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "libfs/format/format.h"
+#include "libfs/util/spill.h"
 
 /*
  * The directory graph and per-inode link records (doc/design.md, "The
@@ -17,6 +18,18 @@
  * entries, "..", the first parent seen), and the directory edges in flat
  * per-worker arrays.  The links phase joins them: reachability from the
  * root, link counts, directory hard links, "..".
+ *
+ * Spilling (scan_links_set_spill: -m cannot hold the edges, or
+ * XFSX_TEST_SPILL), only the entries naming directories stay in memory
+ * (about one a directory: all the reachability walk needs); those naming
+ * anything else go to the temporary directory as (parent, child) records,
+ * per-worker runs in the order the entries were walked.  The links phase
+ * reads them back once (references, reached children), then, when some
+ * unreachable file is named by an unreachable directory, merges those
+ * entries by parent (stable: entry order kept) to report them in the
+ * order the in-memory graph gives.  The graph is then never whole in
+ * memory: scan_links_children's contract needs scan_ctx.keep_graph,
+ * which never spills.
  */
 
 enum {
@@ -92,6 +105,11 @@ struct link_edges {
 	size_t nblocks, capblocks;
 	struct link_run *run;
 	size_t nrun, caprun;
+	/* spilling: entries naming non-directories, not yet written, and the runs written */
+	struct link_edge *sv;
+	size_t sn;
+	struct fs_spill_run *srun;
+	size_t nsrun, capsrun;
 };
 
 struct scan_links {
@@ -103,6 +121,9 @@ struct scan_links {
 	size_t ndir, capdir;
 	struct link_edges *edges;  /* one array per worker */
 	unsigned nworkers;
+	struct fs_spill *spill;    /* NULL, or where entries naming non-directories go */
+	size_t spill_batch;        /* records a worker holds before it writes them as a run */
+	int spill_err;             /* -ENOMEM: a run written could not be listed (atomic) */
 	uint64_t dirs_walked, entries;
 	/*
 	 * The graph the links phase joined: every directory's run, sorted by
@@ -147,6 +168,20 @@ void scan_links_drop_graph(struct scan_links *l);
 void scan_links_run_open(struct link_edges *a, uint32_t parent);
 int scan_links_run_close(struct link_edges *a);
 int scan_links_add_edge(struct link_edges *a, uint32_t child);
+/*
+ * Spill the entries naming non-directories to sp (owned from now on,
+ * closed with the links), each worker writing a run every batch of them.
+ * 0 or -ENOMEM.
+ */
+int scan_links_set_spill(struct scan_links *l, struct fs_spill *sp, size_t batch);
+/*
+ * (directory phase) An entry of directory slot parent naming non-directory
+ * child, spilling: buffered, written when the worker's batch is full.  A
+ * write error stays in the spill (fs_spill_error: the run fails when the
+ * phase ends, naming the directory); the records are dropped.
+ */
+void scan_links_spill_edge(struct scan_links *l, unsigned worker, uint32_t parent,
+			   uint32_t child);
 
 struct scan_ctx;
 

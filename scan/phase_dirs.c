@@ -97,6 +97,11 @@ static int on_entry(void *priv, const struct fs_dirent *d)
 	if (cx->pptrs)
 		scan_pptr_note_entry(cx, w->worker, (uint32_t)cs, w->dino, w->dgen, d->name,
 				     d->namelen);
+	/* spilling, only the entries naming directories stay in memory (links.h) */
+	if (l->spill && c->type != XFS_DIR3_FT_DIR) {
+		scan_links_spill_edge(l, w->worker, (uint32_t)w->dslot, (uint32_t)cs);
+		return 0;
+	}
 	return scan_links_add_edge(&l->edges[w->worker], (uint32_t)cs);
 }
 

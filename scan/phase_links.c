@@ -10,6 +10,7 @@
  * unlinked lists) are left out, as xfs_repair does.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include "scan/links.h"
 #include "libfs/format/endian.h"
 #include "libfs/format/inode.h"
+#include "libfs/util/sort.h"
 #include "libfs/util/vec.h"
 
 uint8_t scan_mode_ftype(uint16_t mode)
@@ -74,6 +76,11 @@ static void free_edges(struct scan_links *l)
 				free(l->edges[i].blocks[b]);
 			free(l->edges[i].blocks);
 			free(l->edges[i].run);
+			free(l->edges[i].sv);
+			if (l->spill)
+				for (size_t r = 0; r < l->edges[i].nsrun; r++)
+					fs_spill_discard(l->spill, &l->edges[i].srun[r]);
+			free(l->edges[i].srun);
 			l->edges[i] = (struct link_edges){ 0 };
 		}
 	for (size_t i = 0; i < l->nowned; i++)
@@ -99,6 +106,7 @@ void scan_links_destroy(struct scan_ctx *cx)
 	if (!l)
 		return;
 	free_edges(l);
+	fs_spill_close(l->spill);
 	free(l->edges);
 	free(l->rec);
 	free(l->dir);
@@ -325,6 +333,46 @@ int scan_links_add_edge(struct link_edges *a, uint32_t child)
 	return 0;
 }
 
+int scan_links_set_spill(struct scan_links *l, struct fs_spill *sp, size_t batch)
+{
+	l->spill = sp;
+	l->spill_batch = batch ? batch : 1;
+	for (unsigned w = 0; w < l->nworkers; w++) {
+		l->edges[w].sv = malloc(l->spill_batch * sizeof(*l->edges[w].sv));
+		if (!l->edges[w].sv)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A worker's buffered entries as one run (a write error is kept in the spill). */
+static void spill_flush(struct scan_links *l, struct link_edges *a)
+{
+	struct fs_spill_run run;
+
+	if (!a->sn)
+		return;
+	if (!fs_spill_write(l->spill, a->sv, a->sn, &run)) {
+		if (!FS_VEC_ROOM(a->srun, a->nsrun, a->capsrun, 64)) {
+			a->srun[a->nsrun++] = run;
+		} else {
+			fs_spill_discard(l->spill, &run);
+			__atomic_store_n(&l->spill_err, -ENOMEM, __ATOMIC_RELAXED);
+		}
+	}
+	a->sn = 0;
+}
+
+void scan_links_spill_edge(struct scan_links *l, unsigned worker, uint32_t parent,
+			   uint32_t child)
+{
+	struct link_edges *a = &l->edges[worker];
+
+	a->sv[a->sn++] = (struct link_edge){ parent, child };
+	if (a->sn == l->spill_batch)
+		spill_flush(l, a);
+}
+
 const uint32_t *scan_links_children(const struct scan_links *l, uint64_t p, size_t *n)
 {
 	size_t lo = 0, hi = l->nruns;
@@ -471,6 +519,17 @@ static void report_unreachable(struct scan_ctx *cx, uint64_t s, int64_t cause)
 			 (unsigned long long)ino, scan_link_nlink(cx->links, s));
 }
 
+static void count_ref(struct scan_links *l, uint32_t c)
+{
+	uint16_t v = l->rec[c].refs16;
+
+	if (v < LR_BIG - 1)
+		l->rec[c].refs16 = v + 1;
+	else
+		set_count(&l->big_refs, &l->rec[c].refs16, c,
+			  (v == LR_BIG ? big_get(&l->big_refs, c) : v) + 1);
+}
+
 static int run_cmp(const void *a, const void *b)
 {
 	const struct link_run *x = a, *y = b;
@@ -534,24 +593,175 @@ static int join_runs(struct scan_links *l)
 	}
 	l->nruns = o;
 	for (size_t i = 0; i < l->nruns; i++)
-		for (uint32_t k = 0; k < l->runs[i].n; k++) {
-			uint32_t c = l->runs[i].child[k];
-			uint16_t v = l->rec[c].refs16;
-
-			if (v < LR_BIG - 1)
-				l->rec[c].refs16 = v + 1;
-			else
-				set_count(&l->big_refs, &l->rec[c].refs16, c,
-					  (v == LR_BIG ? big_get(&l->big_refs, c) : v) + 1);
-		}
+		for (uint32_t k = 0; k < l->runs[i].n; k++)
+			count_ref(l, l->runs[i].child[k]);
 	return 0;
+}
+
+/*
+ * Spilled entries (parent, child: children that are no directories).
+ * Pass one reads every worker's runs in the order they were written:
+ * references, children of reached directories reached, and (cand set)
+ * the entries of directories left unreached kept as candidates for the
+ * report of unreachable files, in runs each stably sorted by parent.
+ * Pass two merges those by parent (ties in run order: the entries' own
+ * order), as the in-memory graph's runs are ordered.
+ */
+struct spilled {
+	struct scan_links *l;
+	struct link_edge *buf;     /* a run read back */
+	struct link_edge *cv;      /* candidates not yet written */
+	size_t cn;
+	struct fs_spill_run *crun;
+	size_t ncrun, capcrun;
+	bool cand;
+};
+
+static int cand_flush(struct spilled *sx)
+{
+	struct fs_spill_run run;
+	int err;
+
+	if (!sx->cn)
+		return 0;
+	err = fs_sort_u32(sx->cv, sx->cn, sizeof(*sx->cv), offsetof(struct link_edge, parent));
+	if (!err)
+		err = fs_spill_write(sx->l->spill, sx->cv, sx->cn, &run);
+	if (!err && FS_VEC_ROOM(sx->crun, sx->ncrun, sx->capcrun, 64)) {
+		fs_spill_discard(sx->l->spill, &run);
+		err = -ENOMEM;
+	}
+	if (!err)
+		sx->crun[sx->ncrun++] = run;
+	sx->cn = 0;
+	return err;
+}
+
+static int spilled_pass1(struct spilled *sx)
+{
+	struct scan_links *l = sx->l;
+	int err = 0;
+
+	for (unsigned w = 0; w < l->nworkers && !err; w++) {
+		struct link_edges *a = &l->edges[w];
+
+		for (size_t r = 0; r < a->nsrun && !err; r++) {
+			err = fs_spill_read(l->spill, &a->srun[r], sx->buf);
+			fs_spill_discard(l->spill, &a->srun[r]);
+			for (uint64_t i = 0; i < a->srun[r].n && !err; i++) {
+				const struct link_edge *e = &sx->buf[i];
+
+				if (e->parent >= l->nslots || e->child >= l->nslots)
+					continue;	/* written from the slot index: cannot be */
+				count_ref(l, e->child);
+				if (l->rec[e->parent].flags & LR_REACHED)
+					l->rec[e->child].flags |= LR_REACHED;
+				else if (sx->cand) {
+					sx->cv[sx->cn++] = *e;
+					if (sx->cn == l->spill_batch)
+						err = cand_flush(sx);
+				}
+			}
+		}
+		a->nsrun = 0;
+	}
+	return err ? err : cand_flush(sx);
+}
+
+static int edge_parent_cmp(const void *a, const void *b)
+{
+	const struct link_edge *x = a, *y = b;
+
+	return x->parent < y->parent ? -1 : x->parent > y->parent;
+}
+
+/*
+ * Unreachable files named by unreachable directories, reported under the
+ * directory's cause: directory by directory in slot order, each one's
+ * entries in order (the in-memory graph's runs, or the spilled candidates
+ * merged by parent).
+ */
+struct named {
+	struct scan_ctx *cx;
+	uint64_t left;             /* such files not yet reported */
+	uint64_t p;                /* the directory whose entries these are */
+	int64_t cause;
+	bool known, any;
+};
+
+static void named_entry(struct named *nm, uint64_t c)
+{
+	struct scan_ctx *cx = nm->cx;
+	struct scan_links *l = cx->links;
+	struct link_rec *r = &l->rec[c];
+	fs_agnumber_t agno;
+
+	if (!unreached(r) || r->type == XFS_DIR3_FT_DIR || !r->refs16 ||
+	    (r->flags & LR_NOTED) || scan_is_metadata_ino(cx, scan_slot_ino(cx, c, &agno)))
+		return;
+	if (!nm->known) {
+		nm->cause = dir_cause(cx, nm->p);
+		if (nm->cause == FS_NONE && unreached(&l->rec[nm->p]))
+			nm->cause = (int64_t)scan_slot_ino(cx, nm->p, &agno);
+		nm->known = true;
+	}
+	r->flags |= LR_NOTED;
+	report_unreachable(cx, c, nm->cause);
+	nm->left--;
+}
+
+/* fs_spill_merge's emit over the candidates: 1 stops it once all are reported. */
+static int named_emit(void *priv, const void *rec)
+{
+	struct named *nm = priv;
+	const struct link_edge *e = rec;
+
+	if (!nm->left)
+		return 1;
+	if (!nm->any || e->parent != nm->p) {
+		nm->p = e->parent;
+		nm->known = false;
+		nm->any = true;
+	}
+	named_entry(nm, e->child);
+	return 0;
+}
+
+/* Spilling: every worker's last entries written, the buffers for reading them back. */
+static int spilled_start(struct spilled *sx)
+{
+	struct scan_links *l = sx->l;
+
+	for (unsigned w = 0; w < l->nworkers; w++) {
+		spill_flush(l, &l->edges[w]);
+		free(l->edges[w].sv);
+		l->edges[w].sv = NULL;
+	}
+	if (__atomic_load_n(&l->spill_err, __ATOMIC_RELAXED))
+		return l->spill_err;
+	if (fs_spill_error(l->spill))
+		return fs_spill_error(l->spill);
+	sx->buf = malloc(l->spill_batch * sizeof(*sx->buf));
+	sx->cv = malloc(l->spill_batch * sizeof(*sx->cv));
+	return sx->buf && sx->cv ? 0 : -ENOMEM;
+}
+
+static void spilled_end(struct spilled *sx)
+{
+	for (size_t r = 0; r < sx->ncrun; r++)
+		fs_spill_discard(sx->l->spill, &sx->crun[r]);
+	free(sx->crun);
+	free(sx->buf);
+	free(sx->cv);
 }
 
 int scan_phase_links(struct scan_ctx *cx)
 {
 	struct scan_links *l = cx->links;
 	const struct fs_geom *g = &cx->fs->g;
-	uint64_t root, qh = 0, qt = 0, files_named = 0;
+	uint64_t root, qh = 0, qt = 0;
+	struct spilled sx = { .l = l };
+	struct named nm = { .cx = cx };
 	bool root_lost;
 	uint32_t *queue = NULL;
 	int err;
@@ -562,6 +772,8 @@ int scan_phase_links(struct scan_ctx *cx)
 	cx->dir_entries = l->entries;
 	scan_progress_phase(cx, "links", 1);
 	err = join_runs(l);
+	if (!err && l->spill)
+		err = spilled_start(&sx);
 	if (!err && (l->big_nlink.failed || l->big_refs.failed))
 		err = -ENOMEM;
 	if (err)
@@ -575,10 +787,10 @@ int scan_phase_links(struct scan_ctx *cx)
 	/*
 	 * With AGs past the device's end unread, any inode may be named by a
 	 * directory nobody read: reachability and link counts cannot be judged
-	 * (phase 1 said so once).
+	 * (phase 1 said so once).  The references are counted all the same.
 	 */
 	if (cx->ags_past_end) {
-		err = 0;
+		err = l->spill ? spilled_pass1(&sx) : 0;
 		goto out;
 	}
 	/* reachability: breadth first from the root over walked directories */
@@ -602,6 +814,19 @@ int scan_phase_links(struct scan_ctx *cx)
 			if (c->type == XFS_DIR3_FT_DIR && qt < l->ndir + 1)
 				queue[qt++] = ch[i];
 		}
+	}
+	/*
+	 * spilled: the entries naming non-directories (the directories
+	 * reached are known now); with the root lost every unreachable
+	 * inode is reported under it, the candidates are not needed
+	 */
+	if (l->spill) {
+		sx.cand = !root_lost;
+		err = spilled_pass1(&sx);
+		if (!err && l->big_refs.failed)
+			err = -ENOMEM;
+		if (err)
+			goto out;
 	}
 
 	for (uint64_t s = 0; s < l->nslots; s++) {
@@ -630,7 +855,7 @@ int scan_phase_links(struct scan_ctx *cx)
 			else if (r->type == XFS_DIR3_FT_DIR)
 				report_unreachable(cx, s, dir_cause(cx, s));
 			else if (refs)
-				files_named++;
+				nm.left++;
 			else
 				report_unreachable(cx, s, FS_NONE);
 			continue;
@@ -672,34 +897,29 @@ int scan_phase_links(struct scan_ctx *cx)
 				  (unsigned long long)ino, nlink, (unsigned long long)want);
 	}
 	/* unreachable files named by unreachable directories: the cause is the directory's */
-	for (size_t ri = 0; ri < l->nruns && files_named; ri++) {
-		uint64_t p = l->runs[ri].parent;
-		int64_t cause = FS_NONE;
-		bool known = false;
-
-		for (uint32_t i = 0; i < l->runs[ri].n && files_named; i++) {
-			uint64_t c = l->runs[ri].child[i];
-			struct link_rec *r = &l->rec[c];
-			fs_agnumber_t agno;
-
-			if (!unreached(r) || r->type == XFS_DIR3_FT_DIR || !r->refs16 ||
-			    (r->flags & LR_NOTED) || scan_is_metadata_ino(cx, scan_slot_ino(cx, c, &agno)))
-				continue;
-			if (!known) {
-				cause = dir_cause(cx, p);
-				if (cause == FS_NONE && unreached(&l->rec[p]))
-					cause = (int64_t)scan_slot_ino(cx, p, &agno);
-				known = true;
-			}
-			r->flags |= LR_NOTED;
-			report_unreachable(cx, c, cause);
-			files_named--;
-		}
+	if (l->spill) {
+		err = nm.left && sx.ncrun ? fs_spill_merge(l->spill, sx.crun, sx.ncrun, edge_parent_cmp,
+					       named_emit, &nm) : 0;
+		if (err == 1)
+			err = 0;
+		if (err)
+			goto out;
+	}
+	for (size_t ri = 0; ri < l->nruns && nm.left && !l->spill; ri++) {
+		nm.p = l->runs[ri].parent;
+		nm.known = false;
+		for (uint32_t i = 0; i < l->runs[ri].n && nm.left; i++)
+			named_entry(&nm, l->runs[ri].child[i]);
 	}
 	err = 0;
 out:
 	scan_progress_add(cx, 1);
 	scan_progress_end(cx);
+	if (l->spill) {
+		if (err && fs_spill_error(l->spill))
+			cx->spill_failed = fs_spill_dir(l->spill);
+		spilled_end(&sx);
+	}
 	if (err || !cx->keep_graph)
 		free_edges(l);
 	free(queue);

@@ -292,13 +292,52 @@ static bool dir_on_device(const struct scan_ctx *cx, const char *dir)
 /* What a directory's link records take, and the directories a slot count is charged for. */
 #define LINK_DIR_BYTES (sizeof(struct link_dir) + 2 * sizeof(struct link_run))
 #define LINK_SLOTS_PER_DIR 64
+/*
+ * Spilling the edges: the entries a worker buffers before writing a run
+ * (1 MiB), and what the links phase holds to read them back (a run, the
+ * candidates, their sort's copy) and merge them (64 runs' 16 KiB buffers
+ * and a merge pass's 4 MiB output).
+ */
+#define EDGE_SPILL_BATCH ((size_t)1 << 17)
+#define EDGE_MERGE_BYTES (5ull << 20)
 
-/* -m: the link records' charge for slots inode slots (phase_inodes) */
-static uint64_t links_bytes(const struct scan_ctx *cx, uint64_t slots)
+/* The edges may spill: a spill is set up (-m, XFSX_TEST_SPILL) and the graph is not kept. */
+static bool edges_may_spill(const struct scan_ctx *cx)
 {
-	uint64_t per = sizeof(struct link_rec) + sizeof(uint32_t) + (cx->fs->g.parent ? 1 : 0);
+	return cx->spill && !cx->keep_graph;
+}
 
-	return slots * per + slots / LINK_SLOTS_PER_DIR * LINK_DIR_BYTES;
+static size_t edge_batch(const struct scan_ctx *cx)
+{
+	const char *test = getenv("XFSX_TEST_SPILL");
+
+	return test && *test && cx->model->batch ? cx->model->batch : EDGE_SPILL_BATCH;
+}
+
+/* A directory's share: its record, its runs, and with the edges spilled the entry naming it. */
+static uint64_t link_dir_bytes(bool spilled)
+{
+	return LINK_DIR_BYTES + (spilled ? sizeof(uint32_t) : 0);
+}
+
+/*
+ * -m: the link records' charge for slots inode slots (phase_inodes): a
+ * record a slot, the parent pointers' byte, a directory's share every
+ * LINK_SLOTS_PER_DIR slots, and the edges: in memory 4 bytes an entry,
+ * about one entry a slot; spilled, the buffers that write and read them.
+ */
+static uint64_t links_bytes(const struct scan_ctx *cx, uint64_t slots, bool spilled)
+{
+	uint64_t per = sizeof(struct link_rec) + (spilled ? 0 : sizeof(uint32_t)) +
+		       (cx->fs->g.parent ? 1 : 0);
+	uint64_t bufs = 0;
+
+	if (spilled) {
+		uint64_t k = cx->workers > 3 ? cx->workers : 3;
+
+		bufs = k * edge_batch(cx) * sizeof(struct link_edge) + EDGE_MERGE_BYTES;
+	}
+	return slots * per + slots / LINK_SLOTS_PER_DIR * link_dir_bytes(spilled) + bufs;
 }
 
 /*
@@ -314,7 +353,11 @@ static uint64_t links_estimate(const struct scan_ctx *cx)
 	if (n > most)
 		n = most;
 	n = (n + XFS_INODES_PER_CHUNK - 1) / XFS_INODES_PER_CHUNK * XFS_INODES_PER_CHUNK;
-	return links_bytes(cx, n + (uint64_t)g->agcount * XFS_INODES_PER_CHUNK);
+	n += (uint64_t)g->agcount * XFS_INODES_PER_CHUNK;
+	/* the edges in memory or spilled (when they may), whichever takes less */
+	if (!cx->keep_graph && links_bytes(cx, n, true) < links_bytes(cx, n, false))
+		return links_bytes(cx, n, true);
+	return links_bytes(cx, n, false);
 }
 
 /*
@@ -526,22 +569,62 @@ static int phase_headers(struct scan_ctx *cx)
 	return err;
 }
 
+/* Whether bytes more fit the budget (what fs_budget_need would say, the budget unchanged). */
+static bool budget_holds(const struct fs_budget *b, uint64_t bytes)
+{
+	struct fs_budget t = *b;
+
+	return !fs_budget_charge(&t, bytes);
+}
+
+/*
+ * The edges spill when they may and -m cannot hold them in memory while
+ * their spill takes less (or XFSX_TEST_SPILL says so): a spill of their
+ * own in the temporary directory, handed to the links.
+ */
+static int plan_edges(struct scan_ctx *cx, bool *spilled)
+{
+	const char *test = getenv("XFSX_TEST_SPILL");
+	uint64_t slots = cx->links->nslots;
+	struct fs_spill *sp;
+	int err;
+
+	*spilled = false;
+	if (!edges_may_spill(cx))
+		return 0;
+	if (!(test && *test) &&
+	    (!cx->opts->mem_bytes || budget_holds(&cx->budget, links_bytes(cx, slots, false)) ||
+	     links_bytes(cx, slots, true) >= links_bytes(cx, slots, false)))
+		return 0;
+	err = fs_spill_open(fs_spill_dir(cx->spill), sizeof(struct link_edge), &sp);
+	if (err) {
+		cx->spill_failed = fs_spill_dir(cx->spill);
+		return err;
+	}
+	err = scan_links_set_spill(cx->links, sp, edge_batch(cx));
+	*spilled = !err;
+	return err;
+}
+
 /* The link records are sized from the chunks phase 3 found, before the scan fills them. */
 static int phase_inodes(struct scan_ctx *cx)
 {
 	int err = scan_links_create(cx);
+	bool spilled = false;
 
 	if (!err)
 		err = scan_pptrs_create(cx);
+	if (!err && cx->links)
+		err = plan_edges(cx, &spilled);
 	/*
 	 * -m: the link records do not spill; their bytes come out of the
-	 * model's share, then the cache's: a record a slot, the parent pointers' byte a slot,
-	 * and the edges the directory phase will add, 4 bytes an entry, about
-	 * one entry a slot.  A cap that cannot hold them is refused here,
-	 * before any inode is read, with the smallest that can.
+	 * model's share, then the cache's (links_bytes), with the edges
+	 * the directory phase will add, or their spill's buffers.  A cap
+	 * that cannot hold them is refused here, before any inode is read,
+	 * with the smallest that can.
 	 */
 	if (!err && cx->opts->mem_bytes && cx->links) {
-		err = fs_budget_need(&cx->budget, links_bytes(cx, cx->links->nslots),
+		err = fs_budget_need(&cx->budget, links_bytes(cx, cx->links->nslots, spilled),
 				     &cx->mem_min_mib);
 		if (err == -ERANGE)
 			cx->mem_min_mib = min_mib(cx, cx->budget.fixed - cx->budget.planned_fixed);
@@ -556,13 +639,14 @@ static int phase_inodes(struct scan_ctx *cx)
 		err = scan_links_index_dirs(cx->links);
 	/*
 	 * and theirs (the record, a run of edges and its copy in the joined
-	 * graph) past what was charged for them: one directory in 64 slots
+	 * graph, the entry naming it when the edges spill) past what was
+	 * charged for them: one directory in 64 slots
 	 */
 	if (!err && cx->opts->mem_bytes && cx->links &&
 	    cx->links->ndir > cx->links->nslots / LINK_SLOTS_PER_DIR) {
 		err = fs_budget_need(&cx->budget, (cx->links->ndir -
 						   cx->links->nslots / LINK_SLOTS_PER_DIR) *
-				     LINK_DIR_BYTES, &cx->mem_min_mib);
+				     link_dir_bytes(spilled), &cx->mem_min_mib);
 		if (err == -ERANGE)
 			cx->mem_min_mib = min_mib(cx, cx->budget.fixed - cx->budget.planned_fixed);
 		model_set_spill(cx->model, cx->spill, (size_t)cx->budget.model, cx->model->batch);
@@ -588,9 +672,10 @@ void scan_mem_sample(const struct scan_ctx *cx, struct fs_mem_sample *s, uint64_
 		fs_cache_get_stats(cx->cache, &cs);
 	fs_mem_sample(s, cs.bytes);
 	if (cx->spill || cx->stage) {
-		/* the model's runs, and the cache's staged dirty buffers */
+		/* the model's runs, the cache's staged dirty buffers, the edges' runs */
 		uint64_t runs = (cx->spill ? fs_spill_runs(cx->spill) : 0) +
-				(cx->stage ? fs_spill_runs(cx->stage) : 0);
+				(cx->stage ? fs_spill_runs(cx->stage) : 0) +
+				(cx->links && cx->links->spill ? fs_spill_runs(cx->links->spill) : 0);
 
 		s->spilled = runs != *spill_mark;
 		*spill_mark = runs;
@@ -603,6 +688,12 @@ int scan_spill_error(const struct scan_ctx *cx)
 
 	if (err)
 		((struct scan_ctx *)cx)->spill_failed = fs_spill_dir(cx->spill);
+	/* the directory edges' (a directory walk's write that failed) */
+	if (!err && cx->links && cx->links->spill) {
+		err = fs_spill_error(cx->links->spill);
+		if (err)
+			((struct scan_ctx *)cx)->spill_failed = fs_spill_dir(cx->links->spill);
+	}
 	/* a repair's dirty buffers that could not be staged (or read back) */
 	if (!err && cx->stage && cx->cache) {
 		err = fs_cache_stage_error(cx->cache);

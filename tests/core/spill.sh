@@ -45,7 +45,7 @@ mkdir -p "$TMP/spill"
 norm() {
 	python3 - "$1" <<'PY'
 import json, sys
-drop = {"phase_seconds", "phase_memory", "peak_rss_bytes", "cache", "readahead", "device"}
+drop = {"phase_seconds", "phase_memory", "peak_rss_bytes", "cache", "readahead", "device", "spill"}
 def strip(o):
     if isinstance(o, dict):
         return {k: strip(v) for k, v in o.items() if k not in drop}
@@ -57,6 +57,9 @@ PY
 }
 spilled() {	# JSON: whether some phase says it spilled
 	python3 -c 'import json,sys; pm=json.load(open(sys.argv[1]))["summary"]["phase_memory"]; sys.exit(not any(v["spilled"] for v in pm.values()))' "$1"
+}
+edge_runs() {	# JSON (a check's): the directory edges' runs written to the temporary directory
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["spill"]["edge_runs"])' "$1" 2>/dev/null || echo 0
 }
 
 cases="clean"
@@ -71,9 +74,10 @@ for c in $cases; do
 	img="$TMP/$c.img"
 	"$XFSX_CHECK" --json "$img" >"$TMP/m.json" 2>/dev/null; mrc=$?
 	XFSX_TEST_SPILL=3 "$XFSX_CHECK" --json --tmpdir "$TMP/spill" "$img" >"$TMP/s.json" 2>"$TMP/s.err"; src=$?
-	nf=$(norm "$TMP/m.json" | grep -c '"code"')
-	[ $mrc -eq $src ] && [ $mrc -ne 8 ] && cmp -s <(norm "$TMP/m.json") <(norm "$TMP/s.json") && spilled "$TMP/s.json"
-	ok_if "$c: check spilled = in memory (exit $mrc/$src, $nf findings, identical --json)"
+	nf=$(norm "$TMP/m.json" | grep -c '"code"'); er=$(edge_runs "$TMP/s.json")
+	[ $mrc -eq $src ] && [ $mrc -ne 8 ] && cmp -s <(norm "$TMP/m.json") <(norm "$TMP/s.json") && spilled "$TMP/s.json" &&
+		[ "$er" -gt 0 ]
+	ok_if "$c: check spilled = in memory (exit $mrc/$src, $nf findings, identical --json, $er runs of edges)"
 	cp --sparse=always "$img" "$TMP/rm.img"; cp --sparse=always "$img" "$TMP/rs.img"
 	"$XFSX_REPAIR" --json "$TMP/rm.img" >"$TMP/rm.json" 2>/dev/null; mrc=$?
 	XFSX_TEST_SPILL=3 "$XFSX_REPAIR" --json --tmpdir "$TMP/spill" "$TMP/rs.img" >"$TMP/rs.json" 2>"$TMP/rs.err"; src=$?
@@ -85,6 +89,51 @@ for c in $cases; do
 done
 [ -z "$(ls -A "$TMP/spill")" ]
 ok_if "nothing left in the temporary directory"
+
+# the directory edges spilled (a check's: XFSX_TEST_SPILL): only the entries naming
+# directories stay in memory, the others go to --tmpdir and are read back in the links
+# phase.  A tree whose root entries for d0 and d2 name d3 and d1 instead leaves two
+# subtrees unreachable: thousands of files named by unreachable directories, reported
+# from the spilled entries merged by parent (hundreds of runs: merge passes) in the
+# in-memory order; then the edges' own spill (XFSX_TEST_SPILL=1000: the model's arrays
+# stay in memory, the edges go in runs of 1000) into a directory removed mid-run
+python3 - >"$TMP/tree.proto" <<'PY'
+print("/dev/null\n0 0\nd--755 0 0")
+for d in range(4):
+    print(" d%d d--755 0 0" % d)
+    for s in range(3):
+        print("  s%d d--755 0 0" % s)
+        for f in range(300):
+            print("   f%03d ---644 0 0 /dev/null" % f)
+        print("  $")
+    for f in range(200):
+        print("  g%03d ---644 0 0 /dev/null" % f)
+    print(" $")
+print("$")
+PY
+truncate -s 512m "$TMP/tree.img"
+"$XFSX_MKFS" -q -f -p "$TMP/tree.proto" "$TMP/tree.img" >/dev/null 2>&1 || not_ok "xfsx_mkfs -p tree"
+rootino=$(xfs_db -r -c "sb 0" -c "p rootino" "$TMP/tree.img" | sed 's/.*= //')
+sfino() { xfs_db -r -c "inode $rootino" -c "p u3.sfdir3.list[$1].inumber.i4" "$TMP/tree.img" | sed 's/.*= //'; }
+i1=$(sfino 1); i3=$(sfino 3)
+xfs_db -x -c "inode $rootino" -c "write u3.sfdir3.list[0].inumber.i4 $i3" \
+	-c "write u3.sfdir3.list[2].inumber.i4 $i1" "$TMP/tree.img" >/dev/null 2>&1
+"$XFSX_CHECK" --json "$TMP/tree.img" >"$TMP/m.json" 2>/dev/null; mrc=$?
+XFSX_TEST_SPILL=3 "$XFSX_CHECK" --json --tmpdir "$TMP/spill" "$TMP/tree.img" >"$TMP/s.json" 2>/dev/null; src=$?
+nun=$(python3 -c 'import json,sys; print(sum(f["code"] == "inode.unreachable" for f in json.load(open(sys.argv[1]))["findings"]))' "$TMP/m.json" 2>/dev/null)
+er=$(edge_runs "$TMP/s.json")
+[ $mrc -eq 4 ] && [ $src -eq 4 ] && cmp -s <(norm "$TMP/m.json") <(norm "$TMP/s.json") &&
+	[ "${nun:-0}" -gt 2000 ] && [ "$er" -gt 64 ] && [ -z "$(ls -A "$TMP/spill")" ]
+ok_if "unreachable subtrees, edges spilled: identical --json (exit $mrc/$src, ${nun:-?} unreachable, $er runs of edges)"
+"$XFSX_CHECK" -v "$TMP/tree.img" >"$TMP/m.txt" 2>/dev/null
+XFSX_TEST_SPILL=3 "$XFSX_CHECK" -v --tmpdir "$TMP/spill" "$TMP/tree.img" >"$TMP/s.txt" 2>/dev/null
+cmp -s <(grep -v '^.*: checked ' "$TMP/m.txt") <(grep -v '^.*: checked ' "$TMP/s.txt")
+ok_if "unreachable subtrees, edges spilled: identical text report ($(wc -l <"$TMP/m.txt") lines)"
+mkdir -p "$TMP/gone2"
+XFSX_TEST_SPILL=1000 XFSX_TEST_SPILL_VANISH=1 "$XFSX_CHECK" --json --tmpdir "$TMP/gone2" "$TMP/tree.img" >"$TMP/o" 2>"$TMP/e"; rc=$?
+diag "$(cat "$TMP/e")"
+[ $rc -eq 8 ] && [ ! -e "$TMP/gone2" ] && grep -q "temporary directory $TMP/gone2" "$TMP/e"
+ok_if "check, edges' tmpdir removed mid-run: exit $rc naming it"
 
 # -m too small: refused with the smallest that works, which then runs and spills by itself
 img="$TMP/d1.img"
@@ -185,6 +234,10 @@ if have_root && mkdir -p "$TMP/full" && mount -t tmpfs -o size=16k tmpfs "$TMP/f
 	XFSX_TEST_SPILL=3 "$XFSX_CHECK" --tmpdir "$TMP/full" "$TMP/e.img" >/dev/null 2>"$TMP/e"; rc=$?
 	[ $rc -eq 8 ] && grep -q "temporary directory $TMP/full" "$TMP/e"
 	ok_if "check, tmpdir full: exit $rc naming it"
+	XFSX_TEST_SPILL=1000 "$XFSX_CHECK" --tmpdir "$TMP/full" "$TMP/tree.img" >/dev/null 2>"$TMP/e"; rc=$?
+	diag "$(cat "$TMP/e")"
+	[ $rc -eq 8 ] && grep -q "temporary directory $TMP/full: No space left" "$TMP/e"
+	ok_if "check, the edges' tmpdir full: exit $rc naming it"
 	cp --sparse=always "$TMP/z.img" "$TMP/zf.img"; hz=$(imgsum "$TMP/zf.img")
 	XFSX_TEST_STAGE=2 "$XFSX_REPAIR" --tmpdir "$TMP/full" "$TMP/zf.img" >/dev/null 2>"$TMP/e"; rc=$?
 	diag "$(cat "$TMP/e")"
@@ -194,6 +247,7 @@ if have_root && mkdir -p "$TMP/full" && mount -t tmpfs -o size=16k tmpfs "$TMP/f
 else
 	skip "repair, tmpdir full" "needs root to mount a 16 KiB tmpfs"
 	skip "check, tmpdir full" "needs root to mount a 16 KiB tmpfs"
+	skip "check, the edges' tmpdir full" "needs root to mount a 16 KiB tmpfs"
 	skip "repair, staging into a full tmpdir" "needs root to mount a 16 KiB tmpfs"
 fi
 mkdir -p "$TMP/gone"
