@@ -128,6 +128,7 @@ struct scan_ctx {
 	struct fs_mem_sample phase_mem[SCAN_PH_NR]; /* memory at each phase's end (util/mem.h) */
 	uint64_t est_inodes;       /* in-use inodes the AGIs count (estimate.c) */
 	uint64_t est_fixed;        /* the estimate's part that is not per inode */
+	uint64_t est_io;           /* its I/O buffers (grow with the inodes, up to the bytes in flight) */
 	uint64_t mem_estimate;     /* the memory a full check needs, from the AG headers */
 	struct scan_rt rt;
 };
