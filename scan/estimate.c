@@ -30,7 +30,8 @@
 #define EST_INODE_CHECK    16ull
 #define EST_INODE_REPAIR   24ull
 #define EST_INODE_IO       64ull         /* I/O buffers an inode, up to ... */
-#define EST_QUEUES         2ull          /* ... the bytes in flight on each worker's queues */
+#define EST_QUEUES         2ull          /* ... the bytes in flight on each worker's queues
+					  * (without -m: the estimate is that of a full run) */
 /*
  * per AG: the model's per-AG structures and the three header sectors kept
  * cached (10,000 AGs of one-block trees: 59 MiB with 16 MiB of kept blocks)
@@ -78,7 +79,7 @@ void scan_estimate_memory(struct scan_ctx *cx, uint64_t cache_cap)
 	cx->est_inodes = inodes;
 	cx->est_fixed = EST_BASE_BYTES + EST_AG_BYTES * g->agcount +
 		min_u64(cache_cap / EST_KEPT_SHARE, btree_blocks * g->blocksize);
-	cx->est_io = min_u64(EST_INODE_IO * inodes, EST_QUEUES * cx->workers * cx->ra_inflight);
+	cx->est_io = min_u64(EST_INODE_IO * inodes, EST_QUEUES * cx->workers * SCAN_RA_INFLIGHT);
 	cx->mem_estimate = cx->est_fixed + cx->est_io + EST_INODE_CHECK * inodes;
 }
 
