@@ -56,14 +56,14 @@ static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 	if (cx->cache)
 		fs_cache_get_stats(cx->cache, &cs);
 	fprintf(out, "\"summary\":{\"ags\":%u,\"headers\":%u,\"btree_blocks\":%" PRIu64 ","
-		"\"free_extents\":%" PRIu64 ",\"inodes\":%" PRIu64 ",\"inodes_checked\":%" PRIu64 ",\"directories\":%" PRIu64 ",\"dir_entries\":%" PRIu64 ",\"fork_extents\":%" PRIu64 ",\"bmbt_blocks\":%" PRIu64 ",\"deferred\":%" PRIu64 ",\"deferred_early\":%" PRIu64 ",\"forks_complete\":%s,\"findings\":%zu,\"errors\":%zu,"
+		"\"free_extents\":%" PRIu64 ",\"inodes\":%" PRIu64 ",\"inodes_checked\":%" PRIu64 ",\"directories\":%" PRIu64 ",\"dir_entries\":%" PRIu64 ",\"fork_extents\":%" PRIu64 ",\"bmbt_blocks\":%" PRIu64 ",\"deferred\":%" PRIu64 ",\"deferred_early\":%" PRIu64 ",\"deferred_spilled\":%" PRIu64 ",\"forks_complete\":%s,\"findings\":%zu,\"errors\":%zu,"
 		"\"warnings\":%zu,\"clean\":%s,\"cache\":{\"hits\":%" PRIu64 ",\"misses\":%" PRIu64
 		",\"evictions\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 "},\"readahead\":{\"windows\":%"
 		PRIu64 ",\"exact\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"bytes_kept\":%" PRIu64
 		",\"page_cache_bytes\":%" PRIu64 "}",
 		cx->ags_checked, cx->headers_read, cx->btree_blocks, cx->free_extents, cx->inodes,
 		cx->inodes_checked, cx->directories, cx->dir_entries, cx->fork_extents, cx->bmbt_blocks,
-		cx->deferred, cx->deferred_early,
+		cx->deferred, cx->deferred_early, cx->deferred_spilled,
 		cx->forks_complete ? "true" : "false",
 		fl->n + fl->dropped, fl->by_sev[FS_SEV_ERROR],
 		fl->by_sev[FS_SEV_WARNING], fl->by_sev[FS_SEV_ERROR] ? "false" : "true",

@@ -16,14 +16,22 @@
 #include "libfs/format/ag.h"
 #include "libfs/util/mem.h"
 
-/* the measured costs: bytes per in-use inode (check; repair holds more) */
-#define EST_BASE_BYTES     (3ull << 20)  /* the program, its threads, I/O queues */
-#define EST_INODE_CHECK    80ull
 /*
- * (200 before the cache used a slab and the rmap comparison held one side
- * at a time: the f100000 -n estimate came to 1.94x and 2.19x its peak)
+ * The measured costs (release build, scripts/bench-scale and the images of
+ * tests/core/memory_estimate.sh): the peak grows about 12-20 bytes per
+ * in-use inode from 1M to 20M inodes for a check (link records, edges,
+ * the model's chunks) and 18-32 for a repair, on top of I/O buffers that
+ * fill up to the readahead's bytes in flight (two queues a worker) over
+ * the first few hundred thousand inodes: 100k inodes peak at 11 MiB.
+ * (80 and 120 bytes an inode, from before the compact link records and
+ * the in-flight cap, came to 4-5x the peak at 5M and 20M inodes.)
  */
-#define EST_INODE_REPAIR   120ull
+#define EST_BASE_BYTES     (3ull << 20)  /* the program, its threads, I/O queues */
+#define EST_INODE_CHECK    16ull
+#define EST_INODE_REPAIR   24ull
+#define EST_INODE_IO       64ull         /* I/O buffers an inode, up to ... */
+#define EST_QUEUES         2ull          /* ... the bytes in flight on each worker's queues
+					  * (without -m: the estimate is that of a full run) */
 /*
  * per AG: the model's per-AG structures and the three header sectors kept
  * cached (10,000 AGs of one-block trees: 59 MiB with 16 MiB of kept blocks)
@@ -71,7 +79,8 @@ void scan_estimate_memory(struct scan_ctx *cx, uint64_t cache_cap)
 	cx->est_inodes = inodes;
 	cx->est_fixed = EST_BASE_BYTES + EST_AG_BYTES * g->agcount +
 		min_u64(cache_cap / EST_KEPT_SHARE, btree_blocks * g->blocksize);
-	cx->mem_estimate = cx->est_fixed + EST_INODE_CHECK * inodes;
+	cx->est_io = min_u64(EST_INODE_IO * inodes, EST_QUEUES * cx->workers * SCAN_RA_INFLIGHT);
+	cx->mem_estimate = cx->est_fixed + cx->est_io + EST_INODE_CHECK * inodes;
 }
 
 /*
@@ -80,7 +89,7 @@ void scan_estimate_memory(struct scan_ctx *cx, uint64_t cache_cap)
  */
 uint64_t scan_memory_estimate_repair(const struct scan_ctx *cx, bool writes)
 {
-	return (writes ? 2 : 1) * cx->est_fixed + EST_INODE_REPAIR * cx->est_inodes;
+	return (writes ? 2 : 1) * cx->est_fixed + cx->est_io + EST_INODE_REPAIR * cx->est_inodes;
 }
 
 void scan_print_estimate(const struct scan_ctx *cx, uint64_t estimate, const char *what, FILE *out)

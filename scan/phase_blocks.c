@@ -322,11 +322,71 @@ static int flush_nondir(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq 
 	return err;
 }
 
+/*
+ * -m (or XFSX_TEST_SPILL): what a work item keeps for phase 5 once its
+ * scan is done (the directories: a record and a copy of the inode each,
+ * 544 bytes with 512-byte inodes) waits in the temporary directory, two
+ * runs in the byte spill the cache stages to, and comes back one work
+ * item at a time (defer_load), so the queues do not grow with the
+ * directories of the volume.  The order, and so the findings, are those
+ * of the queue in memory.
+ */
+static int defer_store(struct scan_ctx *cx, struct scan_deferq *q)
+{
+	size_t isz = cx->fs->g.inodesize;
+	int err;
+
+	if (!cx->spill || !cx->stage || !q->n)
+		return 0;
+	err = fs_spill_write(cx->stage, q->v, q->n * sizeof(*q->v), &q->run_v);
+	if (!err) {
+		err = fs_spill_write(cx->stage, q->dips, q->n * isz, &q->run_dips);
+		if (err)
+			fs_spill_discard(cx->stage, &q->run_v);
+	}
+	if (err) {
+		cx->spill_failed = fs_spill_dir(cx->stage);
+		return err;
+	}
+	free(q->v);
+	free(q->dips);
+	q->v = NULL;
+	q->dips = NULL;
+	q->cap = 0;
+	q->spilled = true;
+	__atomic_add_fetch(&cx->deferred_spilled, q->n, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int defer_load(struct scan_ctx *cx, struct scan_deferq *q)
+{
+	size_t isz = cx->fs->g.inodesize;
+	int err;
+
+	if (!q->spilled)
+		return 0;
+	q->v = malloc(q->n * sizeof(*q->v));
+	q->dips = malloc(q->n * isz);
+	err = q->v && q->dips ? 0 : -ENOMEM;
+	if (!err)
+		err = fs_spill_read(cx->stage, &q->run_v, q->v);
+	if (!err)
+		err = fs_spill_read(cx->stage, &q->run_dips, q->dips);
+	fs_spill_discard(cx->stage, &q->run_v);
+	fs_spill_discard(cx->stage, &q->run_dips);
+	q->spilled = false;
+	q->cap = q->n;
+	if (err && err != -ENOMEM)
+		cx->spill_failed = fs_spill_dir(cx->stage);
+	return err;
+}
+
 int scan_defer_flush(struct scan_ag *s)
 {
 	struct scan_deferq *q = &s->cx->deferq[s->item];
+	int err = q->nondir ? flush_nondir(s, q, s->cx->ioq[s->worker], s->cx->opts->qdepth) : 0;
 
-	return q->nondir ? flush_nondir(s, q, s->cx->ioq[s->worker], s->cx->opts->qdepth) : 0;
+	return err ? err : defer_store(s->cx, q);
 }
 
 static int blocks_item(void *priv, uint32_t item, unsigned worker)
@@ -334,7 +394,10 @@ static int blocks_item(void *priv, uint32_t item, unsigned worker)
 	struct scan_ctx *cx = priv;
 	struct scan_deferq *q = &cx->deferq[item];
 	struct scan_ag s = { .cx = cx, .agno = item / cx->parts, .item = item, .worker = worker };
-	int err = run_batches(&s, q, cx->ioq[worker], cx->opts->qdepth, 0xff);
+	int err = defer_load(cx, q);
+
+	if (!err)
+		err = run_batches(&s, q, cx->ioq[worker], cx->opts->qdepth, 0xff);
 
 	free(q->v);
 	free(q->dips);

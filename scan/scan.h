@@ -113,6 +113,7 @@ struct scan_ctx {
 	uint64_t bmbt_blocks;      /* bmbt blocks of the inodes' forks */
 	uint64_t deferred;         /* inodes the scan kept for phase 5 */
 	uint64_t deferred_early;   /* ... whose non-directory work ran during the scan */
+	uint64_t deferred_spilled; /* ... that waited for phase 5 in the temporary directory */
 	bool forks_complete;       /* every in-use inode's forks loaded cleanly */
 	bool keep_graph;           /* (set before the run) keep the directory graph (links.h) */
 	bool *chunks_known;        /* per AG: every inode chunk is in the model (the inobt was
@@ -128,6 +129,7 @@ struct scan_ctx {
 	struct fs_mem_sample phase_mem[SCAN_PH_NR]; /* memory at each phase's end (util/mem.h) */
 	uint64_t est_inodes;       /* in-use inodes the AGIs count (estimate.c) */
 	uint64_t est_fixed;        /* the estimate's part that is not per inode */
+	uint64_t est_io;           /* its I/O buffers (grow with the inodes, up to the bytes in flight) */
 	uint64_t mem_estimate;     /* the memory a full check needs, from the AG headers */
 	struct scan_rt rt;
 };
@@ -293,6 +295,12 @@ struct scan_deferq {
 	unsigned char *dips;
 	size_t n, cap;
 	size_t nondir;             /* items with work besides a directory walk */
+	/*
+	 * -m (or XFSX_TEST_SPILL): v and dips in the temporary directory from
+	 * the end of the item's scan to its turn in phase 5 (n stays)
+	 */
+	bool spilled;
+	struct fs_spill_run run_v, run_dips;
 };
 
 /* During the scan: keep ci for phase 5 with the work in `what`.  0 or -ENOMEM. */

@@ -74,6 +74,45 @@ def check_bytes(chk, img):
         return 0
 
 
+def image_rate(img, size=512 << 20, chunk=2 << 20, runs=3):
+    """MB/s of 2 MiB O_DIRECT reads of the image's own data (its first
+    `size` bytes of allocated ranges, SEEK_DATA/SEEK_HOLE), its pages
+    dropped first, median of `runs`: the rate a cold run of an image
+    written long ago reads at.  A file just written beside it is read
+    faster (on a virtual disk its blocks are still in the host's cache:
+    1087-1878 MB/s against 569-746 for the aged benchmark image, same
+    minute, 2026-12-03).  0 when O_DIRECT is refused."""
+    rates = []
+    for _ in range(runs):
+        try:
+            drop(img)
+            buf = mmap.mmap(-1, chunk)
+            fd = os.open(img, os.O_RDONLY | os.O_DIRECT)
+            try:
+                end, off, done = os.fstat(fd).st_size, 0, 0
+                t = time.monotonic()
+                while done < size and off < end:
+                    try:
+                        d = os.lseek(fd, off, os.SEEK_DATA)
+                    except OSError:
+                        break
+                    h = os.lseek(fd, d, os.SEEK_HOLE)
+                    d -= d % 4096
+                    while d < h and done < size:
+                        done += os.preadv(fd, [buf], d)
+                        d += chunk
+                    off = max(h, d)
+                t = time.monotonic() - t
+            finally:
+                os.close(fd)
+            if done and t > 0:
+                rates.append(done / t / 1e6)
+        except OSError:
+            return 0
+    rates.sort()
+    return rates[len(rates) // 2] if rates else 0
+
+
 def device_rate(bdir, size=512 << 20, chunk=2 << 20):
     """MB/s of 2 MiB O_DIRECT reads of a file of real (not sparse) data
     in bdir (beside the images), its pages dropped first: what a cold run

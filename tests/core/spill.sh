@@ -6,7 +6,8 @@
 # extents) and damaged copies of it (xfs_db blocktrash, seeds 1..N:
 # XFSX_SPILL_SEEDS, default 3) are checked and repaired in memory and with
 # XFSX_TEST_SPILL=3 (every model array of 3 extents spills: thousands of
-# runs, merge passes): byte-identical --json (device name, times and
+# runs, merge passes; the directories kept for phase 5 wait in the
+# temporary directory too): byte-identical --json (device name, times and
 # memory left out) and byte-identical repaired images (imgsum).  Then: -m
 # too small is refused (exit 8) naming the smallest that works, and that
 # value runs, spills by itself and finds the same (repair's own refusal
@@ -45,7 +46,8 @@ mkdir -p "$TMP/spill"
 norm() {
 	python3 - "$1" <<'PY'
 import json, sys
-drop = {"phase_seconds", "phase_memory", "peak_rss_bytes", "cache", "readahead", "device", "spill"}
+drop = {"phase_seconds", "phase_memory", "peak_rss_bytes", "cache", "readahead", "device",
+        "deferred_spilled", "spill"}
 def strip(o):
     if isinstance(o, dict):
         return {k: strip(v) for k, v in o.items() if k not in drop}
@@ -54,6 +56,9 @@ def strip(o):
     return o
 print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True, indent=0))
 PY
+}
+summary_of() {	# JSON KEY: the summary's KEY
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"].get(sys.argv[2], ""))' "$1" "$2"
 }
 spilled() {	# JSON: whether some phase says it spilled
 	python3 -c 'import json,sys; pm=json.load(open(sys.argv[1]))["summary"]["phase_memory"]; sys.exit(not any(v["spilled"] for v in pm.values()))' "$1"
@@ -78,6 +83,10 @@ for c in $cases; do
 	[ $mrc -eq $src ] && [ $mrc -ne 8 ] && cmp -s <(norm "$TMP/m.json") <(norm "$TMP/s.json") && spilled "$TMP/s.json" &&
 		[ "$er" -gt 0 ]
 	ok_if "$c: check spilled = in memory (exit $mrc/$src, $nf findings, identical --json, $er runs of edges)"
+	# the directories kept for phase 5 waited in the temporary directory (none in memory's run)
+	dsp=$(summary_of "$TMP/s.json" deferred_spilled); dm=$(summary_of "$TMP/m.json" deferred_spilled)
+	[ "${dsp:-0}" -gt 0 ] && [ "$dm" = 0 ]
+	ok_if "$c: check's deferred directories spilled ($dsp of $(summary_of "$TMP/s.json" deferred) deferred; $dm in memory)"
 	cp --sparse=always "$img" "$TMP/rm.img"; cp --sparse=always "$img" "$TMP/rs.img"
 	"$XFSX_REPAIR" --json "$TMP/rm.img" >"$TMP/rm.json" 2>/dev/null; mrc=$?
 	XFSX_TEST_SPILL=3 "$XFSX_REPAIR" --json --tmpdir "$TMP/spill" "$TMP/rs.img" >"$TMP/rs.json" 2>"$TMP/rs.err"; src=$?
