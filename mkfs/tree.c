@@ -38,45 +38,77 @@ static int terr(char *err, size_t el, const char *fmt, ...)
 static int new_inode(struct proto_tree *t, uint32_t *idx)
 {
 	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 1024;
-		struct proto_inode *v = realloc(t->v, (size_t)cap * sizeof(*v));
+		/* the inode region holds v alone: it grows in place */
+		uint32_t cap = t->cap ? (t->cap < UINT32_MAX / 2 ? t->cap * 2 : UINT32_MAX) : 1024;
+		struct proto_inode *v;
 
+		if (cap == t->cap)
+			return -ENOMEM;
+		v = fs_arena_realloc(&t->ar, PROTO_AR_INODES, t->v, (size_t)t->cap * sizeof(*v),
+				     (size_t)cap * sizeof(*v), 64);
 		if (!v)
 			return -ENOMEM;
 		t->v = v;
 		t->cap = cap;
 	}
 	memset(&t->v[t->n], 0, sizeof(t->v[0]));
+	fs_arena_tick(&t->ar);
 	*idx = t->n++;
 	return 0;
 }
 
 _Static_assert(sizeof(struct proto_inode) <= 192, "struct proto_inode grew: see proto.h");
 
-#define STRBLK_BYTES (64u << 10)
-
-/* A NUL-terminated copy of s[0..len) in t's string pool; NULL out of memory. */
+/* A NUL-terminated copy of s[0..len) in t's arena; NULL out of memory. */
 static char *pool_str(struct proto_tree *t, const char *s, size_t len)
 {
-	struct proto_strblk *b = t->strs;
-	char *p;
+	char *p = fs_arena_alloc(&t->ar, PROTO_AR_HEAP, len + 1, 1);
 
-	if (!b || b->cap - b->used < len + 1) {
-		size_t cap = len + 1 > STRBLK_BYTES ? len + 1 : STRBLK_BYTES;
-
-		b = malloc(sizeof(*b) + cap);
-		if (!b)
-			return NULL;
-		b->next = t->strs;
-		b->used = 0;
-		b->cap = cap;
-		t->strs = b;
-	}
-	p = b->data + b->used;
+	if (!p)
+		return NULL;
 	memcpy(p, s, len);
 	p[len] = 0;
-	b->used += len + 1;
 	return p;
+}
+
+/* A copy of n bytes in t's arena; NULL out of memory. */
+static void *pool_dup(struct proto_tree *t, const void *v, size_t n)
+{
+	void *p = fs_arena_alloc(&t->ar, PROTO_AR_HEAP, n ? n : 1, 8);
+
+	if (p && n)
+		memcpy(p, v, n);
+	return p;
+}
+
+/*
+ * The xattrs read into malloc'd memory (read_xattrs) moved into the arena;
+ * the malloc'd ones freed either way.  0 or -ENOMEM.
+ */
+static int move_xattrs(struct proto_tree *t, struct proto_inode *in)
+{
+	struct proto_xattr *v = NULL;
+	int rc = 0;
+
+	if (in->nxattrs)
+		v = pool_dup(t, in->xattrs, (size_t)in->nxattrs * sizeof(*v));
+	for (uint32_t k = 0; k < in->nxattrs; k++) {
+		if (v) {
+			v[k].name = pool_str(t, in->xattrs[k].name, in->xattrs[k].namelen);
+			v[k].value = pool_dup(t, in->xattrs[k].value, in->xattrs[k].valuelen);
+			if (!v[k].name || !v[k].value)
+				rc = -ENOMEM;
+		}
+		free(in->xattrs[k].name);
+		free(in->xattrs[k].value);
+	}
+	free(in->xattrs);
+	if (in->nxattrs && !v)
+		rc = -ENOMEM;
+	in->xattrs = rc ? NULL : v;
+	if (rc)
+		in->nxattrs = 0;
+	return rc;
 }
 
 static uint32_t name_hash(const char *name, size_t len);
@@ -119,7 +151,9 @@ static int add_dent(struct proto_tree *t, struct proto_inode *dir, uint32_t chil
 {
 	if (dir->nents == dir->capents) {
 		uint32_t cap = dir->capents ? dir->capents * 2 : 8;
-		struct proto_dent *v = realloc(dir->ents, (size_t)cap * sizeof(*v));
+		struct proto_dent *v = fs_arena_realloc(&t->ar, PROTO_AR_HEAP, dir->ents,
+							(size_t)dir->capents * sizeof(*v),
+							(size_t)cap * sizeof(*v), 8);
 
 		if (!v)
 			return -ENOMEM;
@@ -137,27 +171,23 @@ static int add_dent(struct proto_tree *t, struct proto_inode *dir, uint32_t chil
 
 void proto_free(struct proto_tree *t)
 {
-	for (uint32_t i = 0; i < t->n; i++) {
-		struct proto_inode *in = &t->v[i];
-
-		for (uint32_t k = 0; k < in->nxattrs; k++) {
-			free(in->xattrs[k].name);
-			free(in->xattrs[k].value);
-		}
-		free(in->ents);
-		free(in->xattrs);
-		free(in->dfork);
-		free(in->afork);
-	}
-	free(t->v);
-	while (t->strs) {
-		struct proto_strblk *b = t->strs;
-
-		t->strs = b->next;
-		free(b);
-	}
+	/* everything the tree holds is in the arena, but the protofile's path set */
+	fs_arena_close(&t->ar);
 	free(t->src_set);
 	memset(t, 0, sizeof(*t));
+	t->ar.fd = -1;
+}
+
+int proto_nomem(const struct proto_tree *t, char *err, size_t el)
+{
+	if (t->ar.err && t->ar.err != -ENOMEM)
+		snprintf(err, el, "the temporary directory %s cannot hold the tree: %s", t->ar.dir,
+			 strerror(-t->ar.err));
+	else if (t->ar.err)
+		snprintf(err, el, "out of memory (the tree outgrew its arena in %s)", t->ar.dir);
+	else
+		snprintf(err, el, "out of memory");
+	return -1;
 }
 
 /* ---- directory source ---- */
@@ -723,6 +753,8 @@ static int build_dir(struct proto_tree *t, struct linkmap *lm, struct sdir *d, u
 			}
 		}
 		memset(&e->in, 0, sizeof(e->in));
+		if (move_xattrs(t, &t->v[idx]))
+			return terr(err, el, "out of memory");
 		t->v[idx].nlink = 1;
 		t->v[idx].parent = didx;
 		if (S_ISREG(t->v[idx].mode))
@@ -779,6 +811,8 @@ static int read_dir(const char *path, struct proto_tree *t, char *err, size_t el
 	t->v[root].nlink = 2;
 	stat_times(&t->v[root], &sx);
 	rc = read_xattrs(&t->v[root], &s.warned, path, path, err, el);
+	if (!rc && move_xattrs(t, &t->v[root]))
+		rc = terr(err, el, "out of memory");
 	if (rc)
 		goto out;
 	/* the scan moves this thread's working directory; the caller's relative paths need it back */
@@ -1264,16 +1298,24 @@ static int read_protofile(const char *path, struct proto_tree *t, char *err, siz
 	return rc;
 }
 
-int proto_read(const char *path, struct proto_tree *t, char *err, size_t el)
+int proto_read(const char *path, const char *tmpdir, struct proto_tree *t, char *err, size_t el)
 {
 	struct stat st;
+	int rc;
 
 	memset(t, 0, sizeof(*t));
+	t->ar.fd = -1;
 	if (stat(path, &st))
 		return terr(err, el, "cannot read %s: %s", path, strerror(errno));
-	if (S_ISDIR(st.st_mode))
-		return read_dir(path, t, err, el);
-	if (S_ISREG(st.st_mode))
-		return read_protofile(path, t, err, el);
-	return terr(err, el, "%s is neither a directory nor a protofile", path);
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return terr(err, el, "%s is neither a directory nor a protofile", path);
+	rc = fs_arena_open(&t->ar, tmpdir, PROTO_AR_NREGIONS, PROTO_AR_REGION_BYTES);
+	if (rc)
+		return terr(err, el, "cannot make a temporary file in %s (for the tree of %s): %s",
+			    tmpdir, path, strerror(-rc));
+	rc = S_ISDIR(st.st_mode) ? read_dir(path, t, err, el) : read_protofile(path, t, err, el);
+	/* the parse stops at its first failure: an arena that failed is why */
+	if (rc && t->ar.err)
+		rc = proto_nomem(t, err, el);
+	return rc;
 }
