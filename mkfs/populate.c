@@ -1018,11 +1018,24 @@ static int do_dir(struct pop *s, struct proto_inode *in)
 	void **bufs = NULL;
 	unsigned char *mem = NULL;
 	struct extv ext = { 0 };
+	unsigned char *names = NULL;
+	size_t nbytes = 1;
 	int rc;
 
-	if (!ents)
+	/*
+	 * The children's inodes and names are spread over the arena (a
+	 * directory of directories: one per subtree): read each once, ticking,
+	 * the names copied here, so the builder's passes touch only this.
+	 */
+	for (uint32_t k = 0; k < in->nents; k++)
+		nbytes += in->ents[k].namelen;
+	names = malloc(nbytes);
+	if (!ents || !names) {
+		free(ents);
+		free(names);
 		return -ENOMEM;
-	for (uint32_t k = 0; k < in->nents; k++) {
+	}
+	for (uint32_t k = 0, at = 0; k < in->nents; k++) {
 		const struct proto_inode *c = &t->v[in->ents[k].child];
 		uint8_t ft;
 
@@ -1035,8 +1048,10 @@ static int do_dir(struct pop *s, struct proto_inode *in)
 		case S_IFSOCK: ft = XFS_DIR3_FT_SOCK; break;
 		default: ft = XFS_DIR3_FT_SYMLINK; break;
 		}
-		ents[k] = (struct fs_dirbuild_ent){ c->ino, (const unsigned char *)in->ents[k].name,
-						    in->ents[k].namelen, ft };
+		memcpy(names + at, in->ents[k].name, in->ents[k].namelen);
+		ents[k] = (struct fs_dirbuild_ent){ c->ino, names + at, in->ents[k].namelen, ft };
+		at += in->ents[k].namelen;
+		fs_arena_tick(&t->ar);
 	}
 	rc = fs_dirbuild_plan(&s->g, in->ino, t->v[in->parent].ino, ents, in->nents, dsize, &b);
 	if (rc) {
@@ -1101,6 +1116,7 @@ out:
 	free(bufs);
 	free(phys);
 	free(ents);
+	free(names);
 	fs_dirbuild_free(b);
 	return rc;
 }

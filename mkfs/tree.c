@@ -175,7 +175,6 @@ void proto_free(struct proto_tree *t)
 	fs_arena_close(&t->ar);
 	free(t->src_set);
 	memset(t, 0, sizeof(*t));
-	t->ar.fd = -1;
 }
 
 int proto_nomem(const struct proto_tree *t, char *err, size_t el)
@@ -1304,7 +1303,6 @@ int proto_read(const char *path, const char *tmpdir, struct proto_tree *t, char 
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	t->ar.fd = -1;
 	if (stat(path, &st))
 		return terr(err, el, "cannot read %s: %s", path, strerror(errno));
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))

@@ -62,7 +62,7 @@ int fs_arena_open(struct fs_arena *a, const char *dir, unsigned nregions, size_t
 	int fd;
 
 	memset(a, 0, sizeof(*a));
-	a->fd = -1;
+	a->fd = a->statm = -1;
 	if (!nregions || nregions > 8 || !region_bytes || region_bytes % FS_ARENA_STEP ||
 	    region_bytes > SIZE_MAX / nregions)
 		return -EINVAL;
@@ -96,13 +96,16 @@ int fs_arena_open(struct fs_arena *a, const char *dir, unsigned nregions, size_t
 
 void fs_arena_close(struct fs_arena *a)
 {
-	if (a->base)
-		munmap(a->base, (size_t)a->nregions * a->region_bytes);
+	if (!a->base)
+		return;        /* never opened (or closed): nothing held */
+	munmap(a->base, (size_t)a->nregions * a->region_bytes);
 	if (a->fd >= 0)
 		close(a->fd);
+	if (a->statm >= 0)
+		close(a->statm);
 	free(a->dir);
 	memset(a, 0, sizeof(*a));
-	a->fd = -1;
+	a->fd = a->statm = -1;
 }
 
 static int fail(struct fs_arena *a, int err)
@@ -139,6 +142,12 @@ static int map_to(struct fs_arena *a, unsigned r, size_t end)
 		 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, a->fd, off);
 	if (p == MAP_FAILED)
 		return fail(a, -errno);
+	/*
+	 * No readahead: the page cache then makes this file's pages one by one
+	 * (order 0), and a fault maps one page and its fault-around window; a
+	 * large folio would be mapped whole (up to 2 MiB a fault).
+	 */
+	(void)madvise(p, want - a->mapped[r], MADV_RANDOM);
 	a->mapped[r] = want;
 	return 0;
 }
@@ -239,24 +248,32 @@ void fs_arena_trim(struct fs_arena *a)
 }
 
 /* Resident pages of file mappings (the arena's and the program's own), from /proc. */
-static size_t resident_shared(void)
+static size_t resident_shared(struct fs_arena *a)
 {
 	unsigned long size, res, shared;
-	FILE *f = fopen("/proc/self/statm", "re");
-	int n;
+	char buf[128];
+	ssize_t n;
 
-	if (!f)
+	if (a->statm < 0)
+		a->statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	n = a->statm < 0 ? -1 : pread(a->statm, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
 		return SIZE_MAX;
-	n = fscanf(f, "%lu %lu %lu", &size, &res, &shared);
-	fclose(f);
-	return n == 3 ? (size_t)shared * page_size() : SIZE_MAX;
+	buf[n] = 0;
+	if (sscanf(buf, "%lu %lu %lu", &size, &res, &shared) != 3)
+		return SIZE_MAX;
+	return (size_t)shared * page_size();
 }
 
+/*
+ * A read fault maps the page's neighbours too (fault-around: 64 KiB), so
+ * FS_ARENA_TICKS ticks that each touch a new place map a few MiB at most.
+ */
 void fs_arena_tick(struct fs_arena *a)
 {
-	if (!a->base || ++a->ticks % 256)
+	if (!a->base || ++a->ticks % FS_ARENA_TICKS)
 		return;
-	if (resident_shared() > FS_ARENA_RESIDENT)
+	if (resident_shared(a) > FS_ARENA_RESIDENT)
 		fs_arena_trim(a);
 }
 

@@ -26,11 +26,12 @@
  * Not thread-safe: one thread allocates and trims.
  */
 #define FS_ARENA_STEP ((size_t)64 << 20)
-#define FS_ARENA_RESIDENT ((size_t)48 << 20)
+#define FS_ARENA_RESIDENT ((size_t)32 << 20)
+#define FS_ARENA_TICKS 64
 
 struct fs_arena {
 	char *dir;
-	int fd;
+	int fd, statm;              /* the file; /proc/self/statm (opened at the first check) */
 	unsigned char *base;
 	unsigned nregions;
 	size_t region_bytes;
@@ -45,6 +46,7 @@ struct fs_arena {
  * nregions (at most 8) regions of region_bytes.  0 or a negative errno.
  */
 int fs_arena_open(struct fs_arena *a, const char *dir, unsigned nregions, size_t region_bytes);
+/* Unmap, close, forget; an arena never opened (zeroed) is left alone. */
 void fs_arena_close(struct fs_arena *a);
 
 /* len zeroed bytes in region r, aligned to align (a power of two); NULL with a->err set. */
@@ -64,7 +66,7 @@ int fs_arena_reserve(struct fs_arena *a, unsigned r, size_t bytes);
 
 /* Drop every resident page of the mapping from the process. */
 void fs_arena_trim(struct fs_arena *a);
-/* Called per unit of work: every 256 calls, trim when the arena holds too many pages. */
+/* Called per unit of work: every FS_ARENA_TICKS calls, trim when too many pages are resident. */
 void fs_arena_tick(struct fs_arena *a);
 /* Bytes the file holds (allocated, all regions). */
 size_t fs_arena_bytes(const struct fs_arena *a);
