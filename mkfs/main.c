@@ -126,7 +126,8 @@ int main(int argc, char **argv)
 				 "give another with --tmpdir", tmpdir, target);
 			return die(err);
 		}
-		if (proto_read(o.proto, tmpdir, &tree, err, sizeof(err))) {
+		if (proto_read(o.proto, tmpdir, &tree, err, sizeof(err)) ||
+		    proto_reserve(&tree, o.parent == 1, err, sizeof(err))) {
 			proto_free(&tree);
 			return die(err);
 		}

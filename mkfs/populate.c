@@ -777,7 +777,11 @@ static int set_fork(struct pop *s, struct proto_inode *in, const struct fs_bmap_
 {
 	uint32_t fsize = attr ? s->litino - in->forkoff * 8u : (in->forkoff ? in->forkoff * 8u :
 								     s->litino);
-	unsigned char *fork = fs_arena_alloc(&s->t->ar, PROTO_AR_HEAP, fsize ? fsize : 1, 8);
+	bool inline_ext = n * sizeof(struct xfs_bmbt_rec) <= fsize;
+	/* an extent list takes its records' bytes; a bmbt root the whole fork */
+	unsigned char *fork = fs_arena_alloc(&s->t->ar, PROTO_AR_HEAP, inline_ext ?
+					     (n ? n * sizeof(struct xfs_bmbt_rec) : 1) :
+					     (fsize ? fsize : 1), 8);
 	unsigned char *recs = NULL;
 	struct bm_alloc ba = { s, &s->ags[in->agno], in->ino, attr };
 	struct fs_bload b = { 0 };
@@ -785,7 +789,7 @@ static int set_fork(struct pop *s, struct proto_inode *in, const struct fs_bmap_
 
 	if (!fork)
 		return -ENOMEM;
-	if (n * sizeof(struct xfs_bmbt_rec) <= fsize) {
+	if (inline_ext) {
 		for (size_t i = 0; i < n; i++)
 			fs_bmbt_rec_encode(&ext[i], fork + i * sizeof(struct xfs_bmbt_rec));
 		if (attr) {
@@ -2025,6 +2029,9 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 		if (!rc)
 			rc = wrc;
 	}
+	/* the arena that could not grow is why, whatever the step that met it says */
+	if (rc && t->ar.err)
+		proto_nomem(t, err, el);
 	if (rc && !*err)
 		rc = perr(&s, rc, "writing %s", dev->path);
 	if (!rc) {

@@ -97,6 +97,13 @@ struct proto_tree {
  */
 int proto_read(const char *path, const char *tmpdir, struct proto_tree *t, char *err,
 	       size_t errlen);
+/*
+ * Room in the arena's file, now, for what placing and writing the tree
+ * adds (chunk slots, rmap records, forks, parent pointer links): so a
+ * temporary directory too small fails before the target is written.
+ * 0, or -1 with the message in err.
+ */
+int proto_reserve(struct proto_tree *t, bool parent, char *err, size_t errlen);
 /* The arena's error as a message naming its directory ("out of memory" without one). */
 int proto_nomem(const struct proto_tree *t, char *err, size_t errlen);
 void proto_free(struct proto_tree *t);

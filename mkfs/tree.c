@@ -189,6 +189,23 @@ int proto_nomem(const struct proto_tree *t, char *err, size_t el)
 	return -1;
 }
 
+int proto_reserve(struct proto_tree *t, bool parent, char *err, size_t el)
+{
+	/*
+	 * Per inode, generously: a chunk slot (4), rmap records (24, twice for
+	 * the doubling), an extent list (16 a extent, most files one), the
+	 * parent pointer links (12); the scratch: the placement queue and the
+	 * rmap records encoded per AG.
+	 */
+	size_t heap = (size_t)t->n * (4 + 48 + 32 + (parent ? 24 : 0)) + ((size_t)1 << 20);
+	size_t scratch = (size_t)t->n * 32 + ((size_t)1 << 20);
+
+	if (fs_arena_reserve(&t->ar, PROTO_AR_HEAP, heap) ||
+	    fs_arena_reserve(&t->ar, PROTO_AR_SCRATCH, scratch))
+		return proto_nomem(t, err, el);
+	return 0;
+}
+
 /* ---- directory source ---- */
 
 /* Hard links: (dev, ino) of sources with more than one link, to their inode index. */

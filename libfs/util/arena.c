@@ -118,7 +118,7 @@ static int fail(struct fs_arena *a, int err)
 /* Region r mapped (and on disk) up to at least end bytes. */
 static int map_to(struct fs_arena *a, unsigned r, size_t end)
 {
-	size_t want;
+	size_t want, step;
 	off_t off;
 	void *p;
 
@@ -126,7 +126,14 @@ static int map_to(struct fs_arena *a, unsigned r, size_t end)
 		return 0;
 	if (end > a->region_bytes)
 		return fail(a, -ENOMEM);
-	want = (end + FS_ARENA_STEP - 1) / FS_ARENA_STEP * FS_ARENA_STEP;
+	/* 1 MiB, doubling up to FS_ARENA_STEP, then a step at a time: a small tree takes little */
+	step = a->mapped[r] < FS_ARENA_MIN ? FS_ARENA_MIN :
+	       a->mapped[r] < FS_ARENA_STEP ? a->mapped[r] : FS_ARENA_STEP;
+	want = a->mapped[r] + step;
+	if (want < end)
+		want = (end + FS_ARENA_MIN - 1) / FS_ARENA_MIN * FS_ARENA_MIN;
+	if (want > a->region_bytes)
+		want = a->region_bytes;
 	off = (off_t)((size_t)r * a->region_bytes + a->mapped[r]);
 	/* on disk first: a store into a page the file cannot hold would be a SIGBUS */
 	if (fallocate(a->fd, 0, off, (off_t)(want - a->mapped[r]))) {

@@ -9,10 +9,10 @@
  * Memory that does not stay resident: allocations from one temporary file
  * in a directory (unlinked as soon as it is made, so nothing is left
  * behind whatever ends the process), mapped MAP_SHARED into one virtual
- * reservation, so a pointer never moves.  The file grows in steps of
- * FS_ARENA_STEP, each step allocated on disk (fallocate) before it is
- * mapped: a full directory is an error at the allocation, -ENOSPC, never a
- * SIGBUS at a later store.
+ * reservation, so a pointer never moves.  Each region of the file grows by
+ * steps (FS_ARENA_MIN doubling up to FS_ARENA_STEP), each allocated on
+ * disk (fallocate) before it is mapped: a full directory is an error at
+ * the allocation, -ENOSPC, never a SIGBUS at a later store.
  *
  * The reservation is cut into nregions regions of region_bytes each (a
  * bump allocator per region): a region holding one growing array grows it
@@ -25,6 +25,7 @@
  *
  * Not thread-safe: one thread allocates and trims.
  */
+#define FS_ARENA_MIN ((size_t)1 << 20)
 #define FS_ARENA_STEP ((size_t)64 << 20)
 #define FS_ARENA_RESIDENT ((size_t)32 << 20)
 #define FS_ARENA_TICKS 64
@@ -58,7 +59,7 @@ void *fs_arena_alloc(struct fs_arena *a, unsigned r, size_t len, size_t align);
  */
 void *fs_arena_realloc(struct fs_arena *a, unsigned r, void *old, size_t oldlen, size_t newlen,
 		       size_t align);
-/* Region r's bump pointer, and back to it: what was allocated since is zeroed and given back. */
+/* Region r's bump pointer, and back to it: what was allocated since is zeroed (and dropped). */
 size_t fs_arena_mark(const struct fs_arena *a, unsigned r);
 void fs_arena_release(struct fs_arena *a, unsigned r, size_t mark);
 /* Have bytes more of region r on disk now (so later allocations cannot run out of space). */
