@@ -38,8 +38,8 @@ static int terr(char *err, size_t el, const char *fmt, ...)
 static int new_inode(struct proto_tree *t, uint32_t *idx)
 {
 	if (t->n == t->cap) {
-		/* the inode region holds v alone: it grows in place */
-		uint32_t cap = t->cap ? (t->cap < UINT32_MAX / 2 ? t->cap * 2 : UINT32_MAX) : 1024;
+		/* the inode region holds v alone: it grows in place, so by steps, not doubling */
+		uint32_t cap = t->cap < UINT32_MAX - 65536 ? t->cap + 65536 : UINT32_MAX;
 		struct proto_inode *v;
 
 		if (cap == t->cap)
