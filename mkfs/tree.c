@@ -466,11 +466,48 @@ struct scan {
 	int cwd;                   /* the caller's working directory */
 	bool warned;               /* the "no XFS namespace" warning was given */
 	bool nomem;
+	/*
+	 * The entries, their names and source paths go to the tree's arena
+	 * (the scan of a large tree is as large as the tree), one thread at a
+	 * time: alock.
+	 */
+	struct fs_arena *ar;
+	pthread_mutex_t alock;
 };
 
 static void nomem(struct scan *s)
 {
 	__atomic_store_n(&s->nomem, true, __ATOMIC_RELAXED);
+}
+
+/* A copy of old[0..oldlen) in newlen bytes of the arena (old: NULL or the arena's); NULL: nomem. */
+static void *scan_realloc(struct scan *s, void *old, size_t oldlen, size_t newlen)
+{
+	void *p;
+
+	pthread_mutex_lock(&s->alock);
+	p = fs_arena_realloc(s->ar, PROTO_AR_HEAP, old, oldlen, newlen, 8);
+	pthread_mutex_unlock(&s->alock);
+	if (!p)
+		nomem(s);
+	return p;
+}
+
+/* A NUL-terminated copy of str[0..len) in the arena; NULL: nomem. */
+static char *scan_str(struct scan *s, const char *str, size_t len)
+{
+	char *p;
+
+	pthread_mutex_lock(&s->alock);
+	p = fs_arena_alloc(s->ar, PROTO_AR_HEAP, len + 1, 1);
+	pthread_mutex_unlock(&s->alock);
+	if (!p) {
+		nomem(s);
+		return NULL;
+	}
+	memcpy(p, str, len);
+	p[len] = 0;
+	return p;
 }
 
 /* A message for err into *where (a copy); the scan goes on without one when memory is out. */
@@ -500,8 +537,7 @@ static void sdir_free(struct sdir *d)
 	for (size_t i = 0; i < d->n; i++) {
 		struct sent *e = &d->e[i];
 
-		free(e->name);
-		free(e->in.src);
+		/* the name, the source path or target and d->e are the arena's */
 		for (uint32_t k = 0; k < e->in.nxattrs; k++) {
 			free(e->in.xattrs[k].name);
 			free(e->in.xattrs[k].value);
@@ -510,7 +546,6 @@ static void sdir_free(struct sdir *d)
 		free(e->err);
 		sdir_free(e->sub);
 	}
-	free(d->e);
 	free(d->path);
 	free(d->err);
 	free(d);
@@ -573,8 +608,11 @@ static void scan_entry(struct scan *s, struct sdir *d, int dfd, struct sent *e)
 	case S_IFREG:
 		in->size = sx.stx_size;
 		in->src_blocks = sx.stx_blocks;
-		in->src = full;
-		full = NULL;
+		in->src = scan_str(s, full, strlen(full));
+		if (!in->src) {
+			free(full);
+			return;
+		}
 		break;
 	case S_IFLNK: {
 		char buf[XFS_SYMLINK_MAXLEN + 1];
@@ -589,13 +627,11 @@ static void scan_entry(struct scan *s, struct sdir *d, int dfd, struct sent *e)
 			free(full);
 			return;
 		}
-		in->src = malloc((size_t)n + 1);
+		in->src = scan_str(s, buf, (size_t)n);
 		if (!in->src) {
-			nomem(s);
 			free(full);
 			return;
 		}
-		memcpy(in->src, buf, (size_t)n);
 		in->srclen = (uint32_t)n;
 		in->size = (uint64_t)n;
 		break;
@@ -656,21 +692,19 @@ static void scan_one(struct scan *s, struct sdir *d)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (d->n == cap) {
-			struct sent *v = realloc(d->e, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+			size_t ncap = cap ? cap * 2 : 64;
+			struct sent *v = scan_realloc(s, d->e, cap * sizeof(*v), ncap * sizeof(*v));
 
-			if (!v) {
-				nomem(s);
+			if (!v)
 				goto out;
-			}
 			d->e = v;
+			cap = ncap;
 		}
 		memset(&d->e[d->n], 0, sizeof(d->e[0]));
 		d->e[d->n].len = strlen(de->d_name);
-		d->e[d->n].name = strdup(de->d_name);
-		if (!d->e[d->n++].name) {
-			nomem(s);
+		d->e[d->n].name = scan_str(s, de->d_name, d->e[d->n].len);
+		if (!d->e[d->n++].name)
 			goto out;
-		}
 		errno = 0;
 	}
 	if (errno) {
@@ -684,11 +718,8 @@ static void scan_one(struct scan *s, struct sdir *d)
 
 		scan_entry(s, d, dfd, e);
 		/* past a failure nothing more counts, unless it may be a hard link's second name */
-		if (e->err && !(e->late && !S_ISDIR(e->in.mode) && e->nlink > 1)) {
-			for (size_t k = i + 1; k < d->n; k++)
-				free(d->e[k].name);
+		if (e->err && !(e->late && !S_ISDIR(e->in.mode) && e->nlink > 1))
 			d->n = i + 1;
-		}
 	}
 out:
 	closedir(dir);
@@ -757,17 +788,8 @@ static int build_dir(struct proto_tree *t, struct linkmap *lm, struct sdir *d, u
 			return terr(err, el, "out of memory");
 		if (slot)
 			*slot = idx;
-		/* the xattrs move to the tree, the source path or target to its pool */
+		/* the xattrs move to the tree (the source path or target is the arena's already) */
 		t->v[idx] = e->in;
-		if (e->in.src) {
-			t->v[idx].src = pool_str(t, e->in.src, S_ISLNK(e->in.mode) ? e->in.srclen :
-						 strlen(e->in.src));
-			free(e->in.src);
-			if (!t->v[idx].src) {
-				memset(&e->in, 0, sizeof(e->in));
-				return terr(err, el, "out of memory");
-			}
-		}
 		memset(&e->in, 0, sizeof(e->in));
 		if (move_xattrs(t, &t->v[idx]))
 			return terr(err, el, "out of memory");
@@ -798,7 +820,8 @@ static int build_dir(struct proto_tree *t, struct linkmap *lm, struct sdir *d, u
 
 static int read_dir(const char *path, struct proto_tree *t, char *err, size_t el)
 {
-	struct scan s = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	struct scan s = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+			  .ar = &t->ar, .alock = PTHREAD_MUTEX_INITIALIZER };
 	struct linkmap lm = { 0 };
 	struct sdir *top = calloc(1, sizeof(*top));
 	pthread_t th[SCAN_THREADS_MAX];
