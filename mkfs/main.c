@@ -112,7 +112,22 @@ int main(int argc, char **argv)
 		return die(err);
 	/* -p: the whole source is read before the target is touched */
 	if (o.proto) {
-		if (proto_read(o.proto, &tree, err, sizeof(err))) {
+		const char *tmpdir = o.tmpdir;
+		struct stat tst, dst;
+
+		if (!tmpdir)
+			tmpdir = getenv("TMPDIR");
+		if (!tmpdir || !*tmpdir)
+			tmpdir = "/tmp";
+		/* the tree's file must not live on the device the filesystem is made on */
+		if (!stat(target, &tst) && S_ISBLK(tst.st_mode) && !stat(tmpdir, &dst) &&
+		    dst.st_dev == tst.st_rdev) {
+			snprintf(err, sizeof(err), "the temporary directory %s is on %s, the target: "
+				 "give another with --tmpdir", tmpdir, target);
+			return die(err);
+		}
+		if (proto_read(o.proto, tmpdir, &tree, err, sizeof(err)) ||
+		    proto_reserve(&tree, o.parent == 1, err, sizeof(err))) {
 			proto_free(&tree);
 			return die(err);
 		}

@@ -31,6 +31,8 @@ const char mkfs_usage[] =
 "     nrext64=0|1,uuid=UUID\n"
 "  -p DIR|PROTOFILE                 populate from a directory tree or an mkfs.xfs protofile\n"
 "  --progress / --no-progress       -p's progress on stderr (default: on a terminal)\n"
+"  --tmpdir=DIR                     where -p keeps the tree it copies (a file, not memory;\n"
+"                                   default: $TMPDIR, else /tmp; never on the target)\n"
 "  -L label  -f (force)  -N (dry run)  -q (quiet)  -K (no discard)  -V  -h\n"
 "  --undo-file=FILE                 save what is overwritten (xfsx_undo restores it;\n"
 "                                   mkfs then reads the whole device first)\n"
@@ -479,6 +481,20 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 			/* getopt must not see it */
 			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
 			argc--;
+			i--;
+			continue;
+		}
+		if (!strncmp(argv[i], "--tmpdir", 8) && (argv[i][8] == '=' || !argv[i][8])) {
+			/* "--tmpdir=DIR" or "--tmpdir DIR"; getopt must not see either */
+			int n = argv[i][8] ? 1 : 2;
+
+			o->tmpdir = argv[i][8] ? argv[i] + 9 : i + 1 < argc ? argv[i + 1] : NULL;
+			if (!o->tmpdir || !*o->tmpdir) {
+				perr(err, el, "--tmpdir needs a directory");
+				return MKFS_PARSE_ERROR;
+			}
+			memmove(&argv[i], &argv[i + n], (size_t)(argc - i - n + 1) * sizeof(*argv));
+			argc -= n;
 			i--;
 			continue;
 		}

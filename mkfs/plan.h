@@ -61,6 +61,7 @@ struct mkfs_opts {
 	const char *proto;
 	int progress;
 	const char *undo_file;     /* --undo-file: old contents of every range written go here */
+	const char *tmpdir;        /* --tmpdir: where -p keeps its tree (NULL: $TMPDIR, /tmp) */
 };
 
 /* What the target reports. */

@@ -514,11 +514,13 @@ static const enum fs_mtype agbt_types[] = { FS_MT_BNOBT, FS_MT_CNTBT, FS_MT_INOB
 
 /* ---- per-AG space ---- */
 
-static int rmap_add(struct agst *a, uint32_t start, uint32_t len, uint64_t owner, uint64_t off)
+static int rmap_add(struct pop *s, struct agst *a, uint32_t start, uint32_t len, uint64_t owner,
+		    uint64_t off)
 {
 	if (a->nrmap == a->caprmap) {
 		size_t cap = a->caprmap ? a->caprmap * 2 : 256;
-		struct rrec *v = realloc(a->rmap, cap * sizeof(*v));
+		struct rrec *v = fs_arena_realloc(&s->t->ar, PROTO_AR_HEAP, a->rmap,
+						  a->caprmap * sizeof(*v), cap * sizeof(*v), 8);
 
 		if (!v)
 			return -ENOMEM;
@@ -642,7 +644,7 @@ static int new_chunk(struct pop *s, struct agst *a, bool *ok)
 	c = &a->chunks[a->nchunks];
 	memset(c, 0, sizeof(*c));
 	c->agbno = start;
-	c->slot = malloc(p->chunk_inodes * sizeof(*c->slot));
+	c->slot = fs_arena_alloc(&s->t->ar, PROTO_AR_HEAP, p->chunk_inodes * sizeof(*c->slot), 4);
 	if (!c->slot)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < p->chunk_inodes; i++)
@@ -651,7 +653,7 @@ static int new_chunk(struct pop *s, struct agst *a, bool *ok)
 	a->icount += p->chunk_inodes;
 	a->ifree += p->chunk_inodes;
 	*ok = true;
-	return rmap_add(a, start, p->chunk_blocks, XFS_RMAP_OWN_INODES, 0);
+	return rmap_add(s, a, start, p->chunk_blocks, XFS_RMAP_OWN_INODES, 0);
 }
 
 /* An inode number for tree inode idx, in AG agno or, when that is full, the next one with room. */
@@ -692,7 +694,9 @@ static int place_inode(struct pop *s, uint32_t idx, uint32_t agno)
 static int place_all(struct pop *s)
 {
 	struct proto_tree *t = s->t;
-	uint32_t *queue = malloc(t->n * sizeof(*queue)), qh = 0, qt = 0, rotor = 0;
+	size_t mark = fs_arena_mark(&t->ar, PROTO_AR_SCRATCH);
+	uint32_t *queue = fs_arena_alloc(&t->ar, PROTO_AR_SCRATCH, (size_t)t->n * sizeof(*queue), 4);
+	uint32_t qh = 0, qt = 0, rotor = 0;
 	int rc = 0;
 
 	if (!queue)
@@ -718,9 +722,10 @@ static int place_all(struct pop *s)
 			} else {
 				rc = place_inode(s, c, t->v[d].agno);
 			}
+			fs_arena_tick(&t->ar);
 		}
 	}
-	free(queue);
+	fs_arena_release(&t->ar, PROTO_AR_SCRATCH, mark);
 	return rc;
 }
 
@@ -751,7 +756,7 @@ static int bm_alloc_block(void *priv, uint64_t *ptr)
 			return rc;
 		if (got) {
 			*ptr = fs_agbno_to_fsb(&s->g, a->agno, start);
-			return rmap_add(a, start, 1, b->ino, XFS_RMAP_OFF_BMBT_BLOCK |
+			return rmap_add(s, a, start, 1, b->ino, XFS_RMAP_OFF_BMBT_BLOCK |
 					(b->attr ? XFS_RMAP_OFF_ATTR_FORK : 0));
 		}
 	}
@@ -772,14 +777,19 @@ static int set_fork(struct pop *s, struct proto_inode *in, const struct fs_bmap_
 {
 	uint32_t fsize = attr ? s->litino - in->forkoff * 8u : (in->forkoff ? in->forkoff * 8u :
 								     s->litino);
-	unsigned char *fork = calloc(1, fsize ? fsize : 1), *recs = NULL;
+	bool inline_ext = n * sizeof(struct xfs_bmbt_rec) <= fsize;
+	/* an extent list takes its records' bytes; a bmbt root the whole fork */
+	unsigned char *fork = fs_arena_alloc(&s->t->ar, PROTO_AR_HEAP, inline_ext ?
+					     (n ? n * sizeof(struct xfs_bmbt_rec) : 1) :
+					     (fsize ? fsize : 1), 8);
+	unsigned char *recs = NULL;
 	struct bm_alloc ba = { s, &s->ags[in->agno], in->ino, attr };
 	struct fs_bload b = { 0 };
 	int rc;
 
 	if (!fork)
 		return -ENOMEM;
-	if (n * sizeof(struct xfs_bmbt_rec) <= fsize) {
+	if (inline_ext) {
 		for (size_t i = 0; i < n; i++)
 			fs_bmbt_rec_encode(&ext[i], fork + i * sizeof(struct xfs_bmbt_rec));
 		if (attr) {
@@ -796,10 +806,8 @@ static int set_fork(struct pop *s, struct proto_inode *in, const struct fs_bmap_
 		return 0;
 	}
 	recs = malloc(n * sizeof(struct xfs_bmbt_rec));
-	if (!recs) {
-		free(fork);
+	if (!recs)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n; i++)
 		fs_bmbt_rec_encode(&ext[i], recs + i * sizeof(struct xfs_bmbt_rec));
 	b.ops = fs_btree_ops_get(FS_BTREE_BMBT);
@@ -815,10 +823,8 @@ static int set_fork(struct pop *s, struct proto_inode *in, const struct fs_bmap_
 	b.fork_size = fsize;
 	rc = fs_bload_build(&b);
 	free(recs);
-	if (rc) {
-		free(fork);
+	if (rc)
 		return rc;
-	}
 	in->nblocks += b.blocks_written;
 	if (attr) {
 		in->afork = fork;
@@ -887,7 +893,7 @@ static int alloc_range(struct pop *s, struct proto_inode *in, uint64_t lblk, uin
 			continue;
 		}
 		fsb = fs_agbno_to_fsb(&s->g, a->agno, start);
-		rc = rmap_add(a, start, got, in->ino, lblk | (attr ? XFS_RMAP_OFF_ATTR_FORK : 0));
+		rc = rmap_add(s, a, start, got, in->ino, lblk | (attr ? XFS_RMAP_OFF_ATTR_FORK : 0));
 		if (!rc)
 			rc = ext_add(ext, lblk, fsb, got);
 		if (!rc && fill)
@@ -1016,11 +1022,24 @@ static int do_dir(struct pop *s, struct proto_inode *in)
 	void **bufs = NULL;
 	unsigned char *mem = NULL;
 	struct extv ext = { 0 };
+	unsigned char *names = NULL;
+	size_t nbytes = 1;
 	int rc;
 
-	if (!ents)
+	/*
+	 * The children's inodes and names are spread over the arena (a
+	 * directory of directories: one per subtree): read each once, ticking,
+	 * the names copied here, so the builder's passes touch only this.
+	 */
+	for (uint32_t k = 0; k < in->nents; k++)
+		nbytes += in->ents[k].namelen;
+	names = malloc(nbytes);
+	if (!ents || !names) {
+		free(ents);
+		free(names);
 		return -ENOMEM;
-	for (uint32_t k = 0; k < in->nents; k++) {
+	}
+	for (uint32_t k = 0, at = 0; k < in->nents; k++) {
 		const struct proto_inode *c = &t->v[in->ents[k].child];
 		uint8_t ft;
 
@@ -1033,8 +1052,10 @@ static int do_dir(struct pop *s, struct proto_inode *in)
 		case S_IFSOCK: ft = XFS_DIR3_FT_SOCK; break;
 		default: ft = XFS_DIR3_FT_SYMLINK; break;
 		}
-		ents[k] = (struct fs_dirbuild_ent){ c->ino, (const unsigned char *)in->ents[k].name,
-						    in->ents[k].namelen, ft };
+		memcpy(names + at, in->ents[k].name, in->ents[k].namelen);
+		ents[k] = (struct fs_dirbuild_ent){ c->ino, names + at, in->ents[k].namelen, ft };
+		at += in->ents[k].namelen;
+		fs_arena_tick(&t->ar);
 	}
 	rc = fs_dirbuild_plan(&s->g, in->ino, t->v[in->parent].ino, ents, in->nents, dsize, &b);
 	if (rc) {
@@ -1045,7 +1066,7 @@ static int do_dir(struct pop *s, struct proto_inode *in)
 	in->size = b->size;
 	if (b->fmt == FS_DIR_SHORT) {
 		in->format = XFS_DINODE_FMT_LOCAL;
-		in->dfork = calloc(1, b->sf_bytes);
+		in->dfork = fs_arena_alloc(&t->ar, PROTO_AR_HEAP, b->sf_bytes, 8);
 		if (!in->dfork) {
 			rc = -ENOMEM;
 			goto out;
@@ -1099,6 +1120,7 @@ out:
 	free(bufs);
 	free(phys);
 	free(ents);
+	free(names);
 	fs_dirbuild_free(b);
 	return rc;
 }
@@ -1114,7 +1136,7 @@ static int do_symlink(struct pop *s, struct proto_inode *in)
 
 	if (in->srclen <= dsize) {
 		in->format = XFS_DINODE_FMT_LOCAL;
-		in->dfork = malloc(in->srclen ? in->srclen : 1);
+		in->dfork = fs_arena_alloc(&s->t->ar, PROTO_AR_HEAP, in->srclen ? in->srclen : 1, 8);
 		if (!in->dfork)
 			return -ENOMEM;
 		memcpy(in->dfork, in->src, in->srclen);
@@ -1175,10 +1197,11 @@ static int attr_alloc(void *priv, uint32_t nblocks, fs_fsblock_t *fsb)
  */
 static int build_links(struct pop *s)
 {
-	const struct proto_tree *t = s->t;
+	struct proto_tree *t = s->t;
 	uint32_t total = 0;
 
-	s->link_first = calloc((size_t)t->n + 1, sizeof(*s->link_first));
+	s->link_first = fs_arena_alloc(&t->ar, PROTO_AR_HEAP, ((size_t)t->n + 1) *
+				       sizeof(*s->link_first), 8);
 	if (!s->link_first)
 		return -ENOMEM;
 	for (uint32_t d = 0; d < t->n; d++)
@@ -1187,22 +1210,27 @@ static int build_links(struct pop *s)
 				return -EINVAL;
 			s->link_first[t->v[d].ents[e].child + 1]++;
 			total++;
+			fs_arena_tick(&t->ar);
 		}
 	for (uint32_t i = 0; i < t->n; i++)
 		s->link_first[i + 1] += s->link_first[i];
-	s->links = malloc(((size_t)total + 1) * sizeof(*s->links));
+	s->links = fs_arena_alloc(&t->ar, PROTO_AR_HEAP, ((size_t)total + 1) * sizeof(*s->links), 8);
 	if (!s->links)
 		return -ENOMEM;
 	{
-		uint32_t *at = malloc(((size_t)t->n + 1) * sizeof(*at));
+		size_t mark = fs_arena_mark(&t->ar, PROTO_AR_SCRATCH);
+		uint32_t *at = fs_arena_alloc(&t->ar, PROTO_AR_SCRATCH, ((size_t)t->n + 1) * sizeof(*at),
+					      4);
 
 		if (!at)
 			return -ENOMEM;
 		memcpy(at, s->link_first, ((size_t)t->n + 1) * sizeof(*at));
 		for (uint32_t d = 0; d < t->n; d++)
-			for (uint32_t e = 0; e < t->v[d].nents; e++)
+			for (uint32_t e = 0; e < t->v[d].nents; e++) {
 				s->links[at[t->v[d].ents[e].child]++] = (struct tree_link){ d, e };
-		free(at);
+				fs_arena_tick(&t->ar);
+			}
+		fs_arena_release(&t->ar, PROTO_AR_SCRATCH, mark);
 	}
 	return 0;
 }
@@ -1266,7 +1294,7 @@ static int do_xattrs(struct pop *s, struct proto_inode *in, uint32_t idx)
 
 		in->forkoff = dev ? 1 : (uint8_t)((s->litino - asize) / 8);
 		in->aformat = XFS_DINODE_FMT_LOCAL;
-		in->afork = calloc(1, s->litino - in->forkoff * 8u);
+		in->afork = fs_arena_alloc(&s->t->ar, PROTO_AR_HEAP, s->litino - in->forkoff * 8u, 8);
 		if (!in->afork) {
 			rc = -ENOMEM;
 			goto out;
@@ -1363,8 +1391,10 @@ static int write_chunks(struct pop *s, struct agst *a, const unsigned char *root
 
 			if (ch->slot[i] == RTINODE)
 				continue;  /* as mkfs_write made it */
-			if (ch->slot[i] != NOINODE)
+			if (ch->slot[i] != NOINODE) {
 				encode_inode(s, &s->t->v[ch->slot[i]], buf + i * is);
+				fs_arena_tick(&s->t->ar);
+			}
 			else
 				fs_enc_dinode_free(buf + i * is, is, ino,
 						   s->g.meta_uuid);
@@ -1507,6 +1537,7 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 	uint32_t mstart = 0, got = 0;
 	uint32_t *agflv = NULL;
 	struct tree_blocks tb = { .s = s, .agno = a->agno };
+	size_t smark = fs_arena_mark(&s->t->ar, PROTO_AR_SCRATCH);
 	int rc = 0;
 	const struct fs_btree_ops *oino = fs_btree_ops_get(FS_BTREE_INO),
 				  *ofino = fs_btree_ops_get(FS_BTREE_FINO),
@@ -1528,9 +1559,9 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 				}
 	/* the static owners (AG headers, the log), merged with the rest as the kernel would */
 	if (p->rmapbt) {
-		rc = rmap_add(a, 0, p->bno_root, XFS_RMAP_OWN_FS, 0);
+		rc = rmap_add(s, a, 0, p->bno_root, XFS_RMAP_OWN_FS, 0);
 		if (!rc && a->agno == p->logagno)
-			rc = rmap_add(a, p->logagbno, p->logblocks, XFS_RMAP_OWN_LOG, 0);
+			rc = rmap_add(s, a, p->logagbno, p->logblocks, XFS_RMAP_OWN_LOG, 0);
 		if (rc)
 			return rc;
 		a->nrmap = rmap_merge(a->rmap, a->nrmap);
@@ -1596,11 +1627,11 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 	}
 	/* the run: inobt, finobt, refcount (OWN_INOBT, OWN_REFC), then bno, cnt, rmap, AGFL (OWN_AG) */
 	if (p->rmapbt) {
-		rc = rmap_add(a, mstart, (uint32_t)(ninobt + nfinobt), XFS_RMAP_OWN_INOBT, 0);
+		rc = rmap_add(s, a, mstart, (uint32_t)(ninobt + nfinobt), XFS_RMAP_OWN_INOBT, 0);
 		if (!rc && nrefc)
-			rc = rmap_add(a, mstart + (uint32_t)(ninobt + nfinobt), 1, XFS_RMAP_OWN_REFC, 0);
+			rc = rmap_add(s, a, mstart + (uint32_t)(ninobt + nfinobt), 1, XFS_RMAP_OWN_REFC, 0);
 		if (!rc)
-			rc = rmap_add(a, mstart + (uint32_t)(ninobt + nfinobt + nrefc),
+			rc = rmap_add(s, a, mstart + (uint32_t)(ninobt + nfinobt + nrefc),
 				      (uint32_t)(need - ninobt - nfinobt - nrefc), XFS_RMAP_OWN_AG, 0);
 		if (rc)
 			return rc;
@@ -1609,7 +1640,7 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 	tb.end = mstart + (uint32_t)need;
 
 	/* inobt and finobt */
-	recs = malloc((ninorec + 1) * sizeof(xfs_inobt_rec_t));
+	recs = fs_arena_alloc(&s->t->ar, PROTO_AR_SCRATCH, (ninorec + 1) * sizeof(xfs_inobt_rec_t), 8);
 	if (!recs)
 		return -ENOMEM;
 	for (int fino = 0; fino < (p->finobt ? 2 : 1) && !rc; fino++) {
@@ -1646,7 +1677,7 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 			agi->iblocks = (uint32_t)ninobt;
 		}
 	}
-	free(recs);
+	fs_arena_release(&s->t->ar, PROTO_AR_SCRATCH, smark);
 	recs = NULL;
 	if (rc)
 		return rc;
@@ -1705,14 +1736,15 @@ static int build_ag(struct pop *s, struct agst *a, struct fs_agf *agf, struct fs
 		uint64_t rb = 0;
 
 		nrm = rmap_merge(a->rmap, a->nrmap);
-		recs = malloc((nrm + 1) * sizeof(struct xfs_rmap_rec));
+		recs = fs_arena_alloc(&s->t->ar, PROTO_AR_SCRATCH, (nrm + 1) * sizeof(struct xfs_rmap_rec),
+				      8);
 		if (!recs)
 			return -ENOMEM;
 		for (size_t i = 0; i < nrm; i++)
 			fs_enc_rmap_rec(recs + i * sizeof(struct xfs_rmap_rec), a->rmap[i].start,
 					a->rmap[i].len, a->rmap[i].owner, a->rmap[i].offset);
 		rc = load(s, &tb, ormap, recs, nrm, &root, &levels, &rb);
-		free(recs);
+		fs_arena_release(&s->t->ar, PROTO_AR_SCRATCH, smark);
 		if (rc)
 			return rc;
 		agf->rmap_root = root;
@@ -1838,7 +1870,8 @@ static int init_ags(struct pop *s)
 			c = &a->chunks[a->nchunks++];
 			c->agbno = ag.chunk_agbno;
 			c->root = true;
-			c->slot = malloc(p->chunk_inodes * sizeof(*c->slot));
+			c->slot = fs_arena_alloc(&s->t->ar, PROTO_AR_HEAP,
+						 p->chunk_inodes * sizeof(*c->slot), 4);
 			if (!c->slot)
 				return -ENOMEM;
 			for (uint32_t i = 0; i < p->chunk_inodes; i++)
@@ -1848,7 +1881,7 @@ static int init_ags(struct pop *s)
 			c->used = 3;      /* root, rt bitmap, rt summary */
 			a->icount = p->chunk_inodes;
 			a->ifree = p->chunk_inodes - 3;
-			rc = rmap_add(a, ag.chunk_agbno, p->chunk_blocks, XFS_RMAP_OWN_INODES, 0);
+			rc = rmap_add(s, a, ag.chunk_agbno, p->chunk_blocks, XFS_RMAP_OWN_INODES, 0);
 			if (rc)
 				return rc;
 		}
@@ -1927,6 +1960,8 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 		for (uint32_t i = 0; i < t->n && !rc; i++) {
 			struct proto_inode *in = &t->v[i];
 
+			/* the tree is read once per AG: its pages go again as they pass */
+			fs_arena_tick(&t->ar);
 			if (in->agno != agno)
 				continue;
 			rc = do_xattrs(&s, in, i);
@@ -1994,6 +2029,9 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 		if (!rc)
 			rc = wrc;
 	}
+	/* the arena that could not grow is why, whatever the step that met it says */
+	if (rc && t->ar.err)
+		proto_nomem(t, err, el);
 	if (rc && !*err)
 		rc = perr(&s, rc, "writing %s", dev->path);
 	if (!rc) {
@@ -2005,11 +2043,9 @@ int proto_populate(struct fs_dev *dev, const struct mkfs_plan *p, struct proto_t
 out:
 	if (s.ags) {
 		for (uint32_t a = 0; a < p->agcount; a++) {
-			for (size_t c = 0; c < s.ags[a].nchunks; c++)
-				free(s.ags[a].chunks[c].slot);
+			/* chunk slots and rmap records are in the tree's arena */
 			free(s.ags[a].chunks);
 			free(s.ags[a].free);
-			free(s.ags[a].rmap);
 		}
 		free(s.ags);
 	}
@@ -2040,8 +2076,6 @@ out:
 	pthread_cond_destroy(&s.wcond);
 	pthread_cond_destroy(&s.rcond);
 	free(s.jobs);
-	free(s.link_first);
-	free(s.links);
 	free(rootchunk);
 	return rc;
 }

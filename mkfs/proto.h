@@ -13,6 +13,7 @@
 
 #include "libfs/build/encode.h"
 #include "libfs/io/io.h"
+#include "libfs/util/arena.h"
 #include "mkfs/plan.h"
 
 struct proto_xattr {
@@ -67,20 +68,21 @@ static inline void proto_set_time(struct proto_inode *in, int i, int64_t sec, ui
 }
 
 /*
- * Names and source paths, packed into blocks that never move (a malloc per
- * string cost 32 bytes or more for a 7-byte name); a protofile's sources,
- * often one file named many times, are stored once (src_set, while parsing).
+ * Everything that grows with the tree lives in its arena (a file in the
+ * temporary directory, libfs/util/arena.h), so the resident set stays
+ * flat: the inode array in a region of its own (it grows in place), the
+ * names, source paths, entry arrays, xattrs and encoded forks in the
+ * heap region, populate's per-AG records (chunk slots, rmap records,
+ * parent pointer links) too, and its passing arrays in the scratch
+ * region (given back when done).
  */
-struct proto_strblk {
-	struct proto_strblk *next;
-	size_t used, cap;
-	char data[];
-};
+enum { PROTO_AR_INODES, PROTO_AR_HEAP, PROTO_AR_SCRATCH, PROTO_AR_NREGIONS };
+#define PROTO_AR_REGION_BYTES ((size_t)256 << 30)
 
 struct proto_tree {
 	struct proto_inode *v;     /* v[0] is the root directory */
 	uint32_t n, cap;
-	struct proto_strblk *strs;
+	struct fs_arena ar;
 	char **src_set;            /* open addressing, a power of two in size */
 	size_t src_cap, src_n;
 	uint64_t data_bytes;       /* regular file data to copy (holes left out) */
@@ -89,10 +91,21 @@ struct proto_tree {
 
 /*
  * Read the tree at path: a directory (every file type, hard links, xattrs,
- * owners, modes, times) or a protofile.  0, or -1 with a message in err
- * naming the path (and for a protofile the line and column).
+ * owners, modes, times) or a protofile, into an arena in tmpdir.  0, or -1
+ * with a message in err naming the path (and for a protofile the line and
+ * column), or the temporary directory when it cannot hold the tree.
  */
-int proto_read(const char *path, struct proto_tree *t, char *err, size_t errlen);
+int proto_read(const char *path, const char *tmpdir, struct proto_tree *t, char *err,
+	       size_t errlen);
+/*
+ * Room in the arena's file, now, for what placing and writing the tree
+ * adds (chunk slots, rmap records, forks, parent pointer links): so a
+ * temporary directory too small fails before the target is written.
+ * 0, or -1 with the message in err.
+ */
+int proto_reserve(struct proto_tree *t, bool parent, char *err, size_t errlen);
+/* The arena's error as a message naming its directory ("out of memory" without one). */
+int proto_nomem(const struct proto_tree *t, char *err, size_t errlen);
 void proto_free(struct proto_tree *t);
 
 /*

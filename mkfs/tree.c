@@ -38,45 +38,77 @@ static int terr(char *err, size_t el, const char *fmt, ...)
 static int new_inode(struct proto_tree *t, uint32_t *idx)
 {
 	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 1024;
-		struct proto_inode *v = realloc(t->v, (size_t)cap * sizeof(*v));
+		/* the inode region holds v alone: it grows in place, so by steps, not doubling */
+		uint32_t cap = t->cap < UINT32_MAX - 65536 ? t->cap + 65536 : UINT32_MAX;
+		struct proto_inode *v;
 
+		if (cap == t->cap)
+			return -ENOMEM;
+		v = fs_arena_realloc(&t->ar, PROTO_AR_INODES, t->v, (size_t)t->cap * sizeof(*v),
+				     (size_t)cap * sizeof(*v), 64);
 		if (!v)
 			return -ENOMEM;
 		t->v = v;
 		t->cap = cap;
 	}
 	memset(&t->v[t->n], 0, sizeof(t->v[0]));
+	fs_arena_tick(&t->ar);
 	*idx = t->n++;
 	return 0;
 }
 
 _Static_assert(sizeof(struct proto_inode) <= 192, "struct proto_inode grew: see proto.h");
 
-#define STRBLK_BYTES (64u << 10)
-
-/* A NUL-terminated copy of s[0..len) in t's string pool; NULL out of memory. */
+/* A NUL-terminated copy of s[0..len) in t's arena; NULL out of memory. */
 static char *pool_str(struct proto_tree *t, const char *s, size_t len)
 {
-	struct proto_strblk *b = t->strs;
-	char *p;
+	char *p = fs_arena_alloc(&t->ar, PROTO_AR_HEAP, len + 1, 1);
 
-	if (!b || b->cap - b->used < len + 1) {
-		size_t cap = len + 1 > STRBLK_BYTES ? len + 1 : STRBLK_BYTES;
-
-		b = malloc(sizeof(*b) + cap);
-		if (!b)
-			return NULL;
-		b->next = t->strs;
-		b->used = 0;
-		b->cap = cap;
-		t->strs = b;
-	}
-	p = b->data + b->used;
+	if (!p)
+		return NULL;
 	memcpy(p, s, len);
 	p[len] = 0;
-	b->used += len + 1;
 	return p;
+}
+
+/* A copy of n bytes in t's arena; NULL out of memory. */
+static void *pool_dup(struct proto_tree *t, const void *v, size_t n)
+{
+	void *p = fs_arena_alloc(&t->ar, PROTO_AR_HEAP, n ? n : 1, 8);
+
+	if (p && n)
+		memcpy(p, v, n);
+	return p;
+}
+
+/*
+ * The xattrs read into malloc'd memory (read_xattrs) moved into the arena;
+ * the malloc'd ones freed either way.  0 or -ENOMEM.
+ */
+static int move_xattrs(struct proto_tree *t, struct proto_inode *in)
+{
+	struct proto_xattr *v = NULL;
+	int rc = 0;
+
+	if (in->nxattrs)
+		v = pool_dup(t, in->xattrs, (size_t)in->nxattrs * sizeof(*v));
+	for (uint32_t k = 0; k < in->nxattrs; k++) {
+		if (v) {
+			v[k].name = pool_str(t, in->xattrs[k].name, in->xattrs[k].namelen);
+			v[k].value = pool_dup(t, in->xattrs[k].value, in->xattrs[k].valuelen);
+			if (!v[k].name || !v[k].value)
+				rc = -ENOMEM;
+		}
+		free(in->xattrs[k].name);
+		free(in->xattrs[k].value);
+	}
+	free(in->xattrs);
+	if (in->nxattrs && !v)
+		rc = -ENOMEM;
+	in->xattrs = rc ? NULL : v;
+	if (rc)
+		in->nxattrs = 0;
+	return rc;
 }
 
 static uint32_t name_hash(const char *name, size_t len);
@@ -119,7 +151,9 @@ static int add_dent(struct proto_tree *t, struct proto_inode *dir, uint32_t chil
 {
 	if (dir->nents == dir->capents) {
 		uint32_t cap = dir->capents ? dir->capents * 2 : 8;
-		struct proto_dent *v = realloc(dir->ents, (size_t)cap * sizeof(*v));
+		struct proto_dent *v = fs_arena_realloc(&t->ar, PROTO_AR_HEAP, dir->ents,
+							(size_t)dir->capents * sizeof(*v),
+							(size_t)cap * sizeof(*v), 8);
 
 		if (!v)
 			return -ENOMEM;
@@ -137,27 +171,39 @@ static int add_dent(struct proto_tree *t, struct proto_inode *dir, uint32_t chil
 
 void proto_free(struct proto_tree *t)
 {
-	for (uint32_t i = 0; i < t->n; i++) {
-		struct proto_inode *in = &t->v[i];
-
-		for (uint32_t k = 0; k < in->nxattrs; k++) {
-			free(in->xattrs[k].name);
-			free(in->xattrs[k].value);
-		}
-		free(in->ents);
-		free(in->xattrs);
-		free(in->dfork);
-		free(in->afork);
-	}
-	free(t->v);
-	while (t->strs) {
-		struct proto_strblk *b = t->strs;
-
-		t->strs = b->next;
-		free(b);
-	}
+	/* everything the tree holds is in the arena, but the protofile's path set */
+	fs_arena_close(&t->ar);
 	free(t->src_set);
 	memset(t, 0, sizeof(*t));
+}
+
+int proto_nomem(const struct proto_tree *t, char *err, size_t el)
+{
+	if (t->ar.err && t->ar.err != -ENOMEM)
+		snprintf(err, el, "the temporary directory %s cannot hold the tree: %s", t->ar.dir,
+			 strerror(-t->ar.err));
+	else if (t->ar.err)
+		snprintf(err, el, "out of memory (the tree outgrew its arena in %s)", t->ar.dir);
+	else
+		snprintf(err, el, "out of memory");
+	return -1;
+}
+
+int proto_reserve(struct proto_tree *t, bool parent, char *err, size_t el)
+{
+	/*
+	 * Per inode, generously: a chunk slot (4), rmap records (24, twice for
+	 * the doubling), an extent list (16 a extent, most files one), the
+	 * parent pointer links (12); the scratch: the placement queue and the
+	 * rmap records encoded per AG.
+	 */
+	size_t heap = (size_t)t->n * (4 + 48 + 32 + (parent ? 24 : 0)) + ((size_t)1 << 20);
+	size_t scratch = (size_t)t->n * 32 + ((size_t)1 << 20);
+
+	if (fs_arena_reserve(&t->ar, PROTO_AR_HEAP, heap) ||
+	    fs_arena_reserve(&t->ar, PROTO_AR_SCRATCH, scratch))
+		return proto_nomem(t, err, el);
+	return 0;
 }
 
 /* ---- directory source ---- */
@@ -420,11 +466,48 @@ struct scan {
 	int cwd;                   /* the caller's working directory */
 	bool warned;               /* the "no XFS namespace" warning was given */
 	bool nomem;
+	/*
+	 * The entries, their names and source paths go to the tree's arena
+	 * (the scan of a large tree is as large as the tree), one thread at a
+	 * time: alock.
+	 */
+	struct fs_arena *ar;
+	pthread_mutex_t alock;
 };
 
 static void nomem(struct scan *s)
 {
 	__atomic_store_n(&s->nomem, true, __ATOMIC_RELAXED);
+}
+
+/* A copy of old[0..oldlen) in newlen bytes of the arena (old: NULL or the arena's); NULL: nomem. */
+static void *scan_realloc(struct scan *s, void *old, size_t oldlen, size_t newlen)
+{
+	void *p;
+
+	pthread_mutex_lock(&s->alock);
+	p = fs_arena_realloc(s->ar, PROTO_AR_HEAP, old, oldlen, newlen, 8);
+	pthread_mutex_unlock(&s->alock);
+	if (!p)
+		nomem(s);
+	return p;
+}
+
+/* A NUL-terminated copy of str[0..len) in the arena; NULL: nomem. */
+static char *scan_str(struct scan *s, const char *str, size_t len)
+{
+	char *p;
+
+	pthread_mutex_lock(&s->alock);
+	p = fs_arena_alloc(s->ar, PROTO_AR_HEAP, len + 1, 1);
+	pthread_mutex_unlock(&s->alock);
+	if (!p) {
+		nomem(s);
+		return NULL;
+	}
+	memcpy(p, str, len);
+	p[len] = 0;
+	return p;
 }
 
 /* A message for err into *where (a copy); the scan goes on without one when memory is out. */
@@ -454,8 +537,7 @@ static void sdir_free(struct sdir *d)
 	for (size_t i = 0; i < d->n; i++) {
 		struct sent *e = &d->e[i];
 
-		free(e->name);
-		free(e->in.src);
+		/* the name, the source path or target and d->e are the arena's */
 		for (uint32_t k = 0; k < e->in.nxattrs; k++) {
 			free(e->in.xattrs[k].name);
 			free(e->in.xattrs[k].value);
@@ -464,7 +546,6 @@ static void sdir_free(struct sdir *d)
 		free(e->err);
 		sdir_free(e->sub);
 	}
-	free(d->e);
 	free(d->path);
 	free(d->err);
 	free(d);
@@ -527,8 +608,11 @@ static void scan_entry(struct scan *s, struct sdir *d, int dfd, struct sent *e)
 	case S_IFREG:
 		in->size = sx.stx_size;
 		in->src_blocks = sx.stx_blocks;
-		in->src = full;
-		full = NULL;
+		in->src = scan_str(s, full, strlen(full));
+		if (!in->src) {
+			free(full);
+			return;
+		}
 		break;
 	case S_IFLNK: {
 		char buf[XFS_SYMLINK_MAXLEN + 1];
@@ -543,13 +627,11 @@ static void scan_entry(struct scan *s, struct sdir *d, int dfd, struct sent *e)
 			free(full);
 			return;
 		}
-		in->src = malloc((size_t)n + 1);
+		in->src = scan_str(s, buf, (size_t)n);
 		if (!in->src) {
-			nomem(s);
 			free(full);
 			return;
 		}
-		memcpy(in->src, buf, (size_t)n);
 		in->srclen = (uint32_t)n;
 		in->size = (uint64_t)n;
 		break;
@@ -610,21 +692,19 @@ static void scan_one(struct scan *s, struct sdir *d)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (d->n == cap) {
-			struct sent *v = realloc(d->e, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+			size_t ncap = cap ? cap * 2 : 64;
+			struct sent *v = scan_realloc(s, d->e, cap * sizeof(*v), ncap * sizeof(*v));
 
-			if (!v) {
-				nomem(s);
+			if (!v)
 				goto out;
-			}
 			d->e = v;
+			cap = ncap;
 		}
 		memset(&d->e[d->n], 0, sizeof(d->e[0]));
 		d->e[d->n].len = strlen(de->d_name);
-		d->e[d->n].name = strdup(de->d_name);
-		if (!d->e[d->n++].name) {
-			nomem(s);
+		d->e[d->n].name = scan_str(s, de->d_name, d->e[d->n].len);
+		if (!d->e[d->n++].name)
 			goto out;
-		}
 		errno = 0;
 	}
 	if (errno) {
@@ -638,11 +718,8 @@ static void scan_one(struct scan *s, struct sdir *d)
 
 		scan_entry(s, d, dfd, e);
 		/* past a failure nothing more counts, unless it may be a hard link's second name */
-		if (e->err && !(e->late && !S_ISDIR(e->in.mode) && e->nlink > 1)) {
-			for (size_t k = i + 1; k < d->n; k++)
-				free(d->e[k].name);
+		if (e->err && !(e->late && !S_ISDIR(e->in.mode) && e->nlink > 1))
 			d->n = i + 1;
-		}
 	}
 out:
 	closedir(dir);
@@ -711,18 +788,11 @@ static int build_dir(struct proto_tree *t, struct linkmap *lm, struct sdir *d, u
 			return terr(err, el, "out of memory");
 		if (slot)
 			*slot = idx;
-		/* the xattrs move to the tree, the source path or target to its pool */
+		/* the xattrs move to the tree (the source path or target is the arena's already) */
 		t->v[idx] = e->in;
-		if (e->in.src) {
-			t->v[idx].src = pool_str(t, e->in.src, S_ISLNK(e->in.mode) ? e->in.srclen :
-						 strlen(e->in.src));
-			free(e->in.src);
-			if (!t->v[idx].src) {
-				memset(&e->in, 0, sizeof(e->in));
-				return terr(err, el, "out of memory");
-			}
-		}
 		memset(&e->in, 0, sizeof(e->in));
+		if (move_xattrs(t, &t->v[idx]))
+			return terr(err, el, "out of memory");
 		t->v[idx].nlink = 1;
 		t->v[idx].parent = didx;
 		if (S_ISREG(t->v[idx].mode))
@@ -750,7 +820,8 @@ static int build_dir(struct proto_tree *t, struct linkmap *lm, struct sdir *d, u
 
 static int read_dir(const char *path, struct proto_tree *t, char *err, size_t el)
 {
-	struct scan s = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	struct scan s = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+			  .ar = &t->ar, .alock = PTHREAD_MUTEX_INITIALIZER };
 	struct linkmap lm = { 0 };
 	struct sdir *top = calloc(1, sizeof(*top));
 	pthread_t th[SCAN_THREADS_MAX];
@@ -779,6 +850,8 @@ static int read_dir(const char *path, struct proto_tree *t, char *err, size_t el
 	t->v[root].nlink = 2;
 	stat_times(&t->v[root], &sx);
 	rc = read_xattrs(&t->v[root], &s.warned, path, path, err, el);
+	if (!rc && move_xattrs(t, &t->v[root]))
+		rc = terr(err, el, "out of memory");
 	if (rc)
 		goto out;
 	/* the scan moves this thread's working directory; the caller's relative paths need it back */
@@ -1264,16 +1337,23 @@ static int read_protofile(const char *path, struct proto_tree *t, char *err, siz
 	return rc;
 }
 
-int proto_read(const char *path, struct proto_tree *t, char *err, size_t el)
+int proto_read(const char *path, const char *tmpdir, struct proto_tree *t, char *err, size_t el)
 {
 	struct stat st;
+	int rc;
 
 	memset(t, 0, sizeof(*t));
 	if (stat(path, &st))
 		return terr(err, el, "cannot read %s: %s", path, strerror(errno));
-	if (S_ISDIR(st.st_mode))
-		return read_dir(path, t, err, el);
-	if (S_ISREG(st.st_mode))
-		return read_protofile(path, t, err, el);
-	return terr(err, el, "%s is neither a directory nor a protofile", path);
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return terr(err, el, "%s is neither a directory nor a protofile", path);
+	rc = fs_arena_open(&t->ar, tmpdir, PROTO_AR_NREGIONS, PROTO_AR_REGION_BYTES);
+	if (rc)
+		return terr(err, el, "cannot make a temporary file in %s (for the tree of %s): %s",
+			    tmpdir, path, strerror(-rc));
+	rc = S_ISDIR(st.st_mode) ? read_dir(path, t, err, el) : read_protofile(path, t, err, el);
+	/* the parse stops at its first failure: an arena that failed is why */
+	if (rc && t->ar.err)
+		rc = proto_nomem(t, err, el);
+	return rc;
 }
