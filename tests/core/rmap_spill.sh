@@ -28,7 +28,9 @@ mkdir -p "$TMP/spill"
 norm() {
 	python3 - "$1" <<'PY'
 import json, sys
-drop = {"phase_seconds", "phase_memory", "peak_rss_bytes", "cache", "readahead", "device"}
+# deferred_spilled: the directories kept for phase 5 wait on disk when spilling
+drop = {"phase_seconds", "phase_memory", "peak_rss_bytes", "cache", "readahead", "device",
+        "deferred_spilled"}
 def strip(o):
     if isinstance(o, dict):
         return {k: strip(v) for k, v in o.items() if k not in drop}
