@@ -826,50 +826,92 @@ size_t model_bytes(const struct model *m)
 	return b;
 }
 
-struct edge {
-	uint32_t at;
-	int delta;
+/* A min-heap of the ends of the data extents covering the sweep's position. */
+struct ends {
+	uint32_t *v;
+	size_t n, cap;
 };
 
-static int cmp_edge(const void *pa, const void *pb)
+static int ends_push(struct ends *h, uint32_t x)
 {
-	const struct edge *a = pa, *b = pb;
+	size_t i;
 
-	return a->at < b->at ? -1 : a->at > b->at;
+	if (FS_VEC_ROOM(h->v, h->n, h->cap, 64))
+		return -ENOMEM;
+	for (i = h->n++; i && h->v[(i - 1) / 2] > x; i = (i - 1) / 2)
+		h->v[i] = h->v[(i - 1) / 2];
+	h->v[i] = x;
+	return 0;
 }
 
+static void ends_pop(struct ends *h)
+{
+	uint32_t x = h->v[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->v[c + 1] < h->v[c])
+			c++;
+		if (h->v[c] >= x)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = x;
+}
+
+/* The first data extent from i on that drop() keeps, or n. */
+static size_t next_data(const struct model_ext *e, size_t n, size_t i, model_drop_fn drop,
+			void *priv)
+{
+	while (i < n && (e[i].cls != MC_DATA || (drop && drop(priv, &e[i]))))
+		i++;
+	return i;
+}
+
+/*
+ * One sweep over the AG's extents in block order: the data extents start
+ * in that order and their ends wait in a heap, so what is held is the
+ * extents covering one block (the sharing depth), not two edges an extent.
+ */
 int model_ag_shared_runs(const struct model *m, fs_agnumber_t agno, model_drop_fn drop,
 			 model_run_fn cb, void *priv)
 {
-	size_t n, ne = 0;
+	size_t n, i;
 	const struct model_ext *e = model_ag_extents(m, agno, &n);
-	struct edge *ev;
+	struct ends h = { 0 };
 	uint32_t depth = 0;
 	int err = 0;
 
-	for (size_t i = 0; i < n; i++)
-		ne += e[i].cls == MC_DATA && !(drop && drop(priv, &e[i])) ? 2 : 0;
-	if (!ne)
-		return 0;
-	ev = malloc(ne * sizeof(*ev));
-	if (!ev)
-		return -ENOMEM;
-	ne = 0;
-	for (size_t i = 0; i < n; i++)
-		if (e[i].cls == MC_DATA && !(drop && drop(priv, &e[i]))) {
-			ev[ne++] = (struct edge){ e[i].agbno, 1 };
-			ev[ne++] = (struct edge){ e[i].agbno + e[i].len, -1 };
-		}
-	if (fs_sort_u32(ev, ne, sizeof(*ev), offsetof(struct edge, at)))
-		qsort(ev, ne, sizeof(*ev), cmp_edge);
-	for (size_t i = 0; i < ne && !err;) {
-		uint32_t at = ev[i].at;
+	i = next_data(e, n, 0, drop, priv);
+	while (!err) {
+		uint64_t at = i < n ? e[i].agbno : UINT64_MAX, next;
 
-		while (i < ne && ev[i].at == at)
-			depth = (uint32_t)((int)depth + ev[i++].delta);
-		if (depth >= 2 && i < ne)
-			err = cb(priv, at, ev[i].at - at, depth);
+		if (h.n && h.v[0] < at)
+			at = h.v[0];
+		if (at == UINT64_MAX)
+			break;
+		/* every edge at this block, then the depth until the next edge */
+		while (!err && i < n && e[i].agbno == at) {
+			err = ends_push(&h, e[i].agbno + e[i].len);
+			depth++;
+			i = next_data(e, n, i + 1, drop, priv);
+		}
+		while (h.n && h.v[0] == at) {
+			ends_pop(&h);
+			depth--;
+		}
+		next = i < n ? e[i].agbno : UINT64_MAX;
+		if (h.n && h.v[0] < next)
+			next = h.v[0];
+		if (!err && depth >= 2 && next != UINT64_MAX)
+			err = cb(priv, (fs_agblock_t)at, (uint32_t)(next - at), depth);
 	}
-	free(ev);
+	free(h.v);
 	return err;
 }

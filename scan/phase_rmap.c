@@ -25,6 +25,7 @@
 
 #define DIFF_REPORTS 20   /* per AG and kind, then one summary */
 #define PAIR_MAX 512      /* differences kept per AG for pairing missing with extra */
+#define RMAP_SIDE_BYTES (512u << 10)  /* -m: a side's tuples in memory before it spills */
 
 enum { RF_ATTR = 1, RF_BMBT = 2, RF_UNWRITTEN = 4 };
 
@@ -67,6 +68,36 @@ static int cmp_tuple(const void *pa, const void *pb)
 	return a->len < b->len ? -1 : a->len > b->len;
 }
 
+/*
+ * Whether v, the next tuple in cmp_tuple order, continues p (p grown to
+ * cover it) or is covered by it: the step of canonical(), which the
+ * spilled path (struct tside) takes one tuple at a time.
+ */
+static bool absorb(struct rtuple *p, const struct rtuple *v)
+{
+	uint64_t pend = (uint64_t)p->agbno + p->len;
+	uint64_t vend = (uint64_t)v->agbno + v->len;
+
+	if (p->owner != v->owner || p->flags != v->flags)
+		return false;
+	if (!has_offset(p) && v->agbno <= pend) {
+		/*
+		 * Static owners and bmbt blocks: one block may be claimed
+		 * twice by the same kind of owner (two inode chunks in a
+		 * 64 KiB block, a sparse chunk's runs): the union counts.
+		 */
+		if (vend > pend && vend - p->agbno <= UINT32_MAX)
+			p->len = (uint32_t)(vend - p->agbno);
+		return true;
+	}
+	if (pend == v->agbno && p->offset + p->len == v->offset &&
+	    (uint64_t)p->len + v->len <= UINT32_MAX) {
+		p->len += v->len;
+		return true;
+	}
+	return false;
+}
+
 /* Sort and merge contiguous runs: the same mapping set always gives the same list. */
 static size_t canonical(struct rtuple *v, size_t n)
 {
@@ -74,29 +105,9 @@ static size_t canonical(struct rtuple *v, size_t n)
 
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_tuple);
-	for (size_t i = 0; i < n; i++) {
-		struct rtuple *p = w ? &v[w - 1] : NULL;
-
-		uint64_t pend = p ? (uint64_t)p->agbno + p->len : 0;
-		uint64_t vend = (uint64_t)v[i].agbno + v[i].len;
-
-		if (p && p->owner == v[i].owner && p->flags == v[i].flags && !has_offset(p) &&
-		    v[i].agbno <= pend) {
-			/*
-			 * Static owners and bmbt blocks: one block may be claimed
-			 * twice by the same kind of owner (two inode chunks in a
-			 * 64 KiB block, a sparse chunk's runs): the union counts.
-			 */
-			if (vend > pend && vend - p->agbno <= UINT32_MAX)
-				p->len = (uint32_t)(vend - p->agbno);
-		} else if (p && p->owner == v[i].owner && p->flags == v[i].flags &&
-			   pend == v[i].agbno && p->offset + p->len == v[i].offset &&
-			   (uint64_t)p->len + v[i].len <= UINT32_MAX) {
-			p->len += v[i].len;
-		} else {
+	for (size_t i = 0; i < n; i++)
+		if (!w || !absorb(&v[w - 1], &v[i]))
 			v[w++] = v[i];
-		}
-	}
 	return w;
 }
 
@@ -113,13 +124,185 @@ static int tvec_push(struct tvec *t, const struct rtuple *x)
 	return 0;
 }
 
+/*
+ * One side of the comparison as a canonical list, read in cmp_tuple order.
+ * Unbounded (cap 0, no -m): the whole list in memory, as canonical()
+ * makes it.  Bounded (cap tuples, -m or XFSX_TEST_SPILL): gathered
+ * tuples past cap are sorted and spilled as runs; their k-way merge goes
+ * through absorb() one tuple at a time into chunks of cap / 2 written
+ * in order, which the comparison reads back one chunk at a time.  A side
+ * that never filled cap stays in memory.  Either way the same list.
+ */
+struct tside {
+	struct tvec mem;             /* gathering; then the list, or the chunk read */
+	size_t cap;                  /* 0: unbounded */
+	struct fs_spill **sp;        /* the AG's spill (bounded, shared by both sides) */
+	const char *dir;             /* where it is made, at the first run written */
+	bool open_failed;
+	struct fs_spill_run *runs;   /* sorted runs while gathering, chunks after */
+	size_t nruns, capruns;
+	bool spilled;
+	struct rtuple p;             /* merging: the tuple absorbing the next ones */
+	bool have_p;
+	size_t chunk, at;            /* reading: the next chunk, the next tuple in mem */
+	int err;
+};
+
+static size_t chunk_cap(const struct tside *s)
+{
+	return s->cap / 2 ? s->cap / 2 : 1;
+}
+
+static int tside_write(struct tside *s, struct fs_spill_run **runs, size_t *nruns,
+		       size_t *capruns)
+{
+	int err;
+
+	if (FS_VEC_ROOM(*runs, *nruns, *capruns, 16))
+		return -ENOMEM;
+	if (!*s->sp) {
+		err = fs_spill_open(s->dir, sizeof(struct rtuple), s->sp);
+		s->open_failed = err != 0;
+		if (err)
+			return err;
+	}
+	err = fs_spill_write(*s->sp, s->mem.v, s->mem.n, &(*runs)[*nruns]);
+	if (err)
+		return err;
+	(*nruns)++;
+	s->mem.n = 0;
+	return 0;
+}
+
+static int tside_push(struct tside *s, const struct rtuple *t)
+{
+	if (s->cap && s->mem.n == s->cap) {
+		int err;
+
+		qsort(s->mem.v, s->mem.n, sizeof(*s->mem.v), cmp_tuple);
+		err = tside_write(s, &s->runs, &s->nruns, &s->capruns);
+		if (err)
+			return err;
+		s->spilled = true;
+	}
+	if (s->cap && !s->mem.v) {
+		s->mem.v = malloc(s->cap * sizeof(*s->mem.v));
+		if (!s->mem.v)
+			return -ENOMEM;
+		s->mem.cap = s->cap;
+	}
+	return tvec_push(&s->mem, t);
+}
+
+struct chunker {
+	struct tside *s;
+	struct fs_spill_run *out;
+	size_t nout, capout;
+};
+
+static int chunk_put(struct chunker *c, const struct rtuple *t)
+{
+	struct tside *s = c->s;
+
+	if (s->mem.n == chunk_cap(s)) {
+		int err = tside_write(s, &c->out, &c->nout, &c->capout);
+
+		if (err)
+			return err;
+	}
+	s->mem.v[s->mem.n++] = *t;
+	return 0;
+}
+
+static int merged(void *priv, const void *rec)
+{
+	struct chunker *c = priv;
+	struct tside *s = c->s;
+	const struct rtuple *t = rec;
+
+	if (s->have_p && absorb(&s->p, t))
+		return 0;
+	if (s->have_p) {
+		int err = chunk_put(c, &s->p);
+
+		if (err)
+			return err;
+	}
+	s->p = *t;
+	s->have_p = true;
+	return 0;
+}
+
+/* Gathering done: the side becomes its canonical list. */
+static int tside_done(struct tside *s)
+{
+	struct chunker c = { .s = s };
+	int err;
+
+	if (!s->spilled) {
+		s->mem.n = canonical(s->mem.v, s->mem.n);
+		return 0;
+	}
+	qsort(s->mem.v, s->mem.n, sizeof(*s->mem.v), cmp_tuple);
+	err = s->mem.n ? tside_write(s, &s->runs, &s->nruns, &s->capruns) : 0;
+	if (!err)
+		err = fs_spill_merge(*s->sp, s->runs, s->nruns, cmp_tuple, merged, &c);
+	if (!err && s->have_p)
+		err = chunk_put(&c, &s->p);
+	if (!err && s->mem.n)
+		err = tside_write(s, &c.out, &c.nout, &c.capout);
+	free(s->runs);
+	s->runs = c.out;
+	s->nruns = c.nout;
+	s->capruns = c.capout;
+	/* the chunks are read into the buffer's first half: the rest goes */
+	free(s->mem.v);
+	s->mem = (struct tvec){ 0 };
+	s->chunk = 0;
+	return err;
+}
+
+/* The next tuple of the list, or NULL at its end or on an error (s->err). */
+static const struct rtuple *tside_peek(struct tside *s)
+{
+	while (s->at >= s->mem.n && s->spilled && s->chunk < s->nruns && !s->err) {
+		const struct fs_spill_run *r = &s->runs[s->chunk];
+
+		if (!s->mem.v) {
+			s->mem.v = malloc(chunk_cap(s) * sizeof(*s->mem.v));
+			if (!s->mem.v) {
+				s->err = -ENOMEM;
+				break;
+			}
+			s->mem.cap = chunk_cap(s);
+		}
+		if (r->n > s->mem.cap) {
+			s->err = -EIO;
+			break;
+		}
+		s->err = fs_spill_read(*s->sp, r, s->mem.v);
+		fs_spill_discard(*s->sp, r);
+		s->mem.n = (size_t)r->n;
+		s->at = 0;
+		s->chunk++;
+	}
+	return s->at < s->mem.n && !s->err ? &s->mem.v[s->at] : NULL;
+}
+
+static void tside_free(struct tside *s)
+{
+	free(s->mem.v);
+	free(s->runs);
+	*s = (struct tside){ 0 };
+}
+
 /* ---- walking the AGF's trees again, silently ---- */
 
 struct rwalk {
 	struct scan_ctx *cx;       /* first: the walk's reader takes it from here */
 	fs_agnumber_t agno;
 	bool rmap;
-	struct tvec rm;            /* rmap records */
+	struct tside *rm;          /* rmap records (while the rmap btree is walked) */
 	struct fs_refc_rec *rc;    /* refcount records (shared and CoW) */
 	size_t nrc, caprc;
 	int err;
@@ -144,7 +327,7 @@ static int rw_rec(void *priv, const void *rec)
 							(x.unwritten ? RF_UNWRITTEN : 0)) };
 		if (!has_offset(&t))
 			t.offset = 0;
-		return tvec_push(&r->rm, &t);
+		return tside_push(r->rm, &t);
 	} else {
 		struct fs_refc_rec x;
 
@@ -217,36 +400,41 @@ static bool overlap(const struct rtuple *a, const struct rtuple *b)
 	       b->agbno < (uint64_t)a->agbno + a->len;
 }
 
-/* Both lists canonical (canonical()). */
-static void compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, const struct tvec *obs,
-			 const struct tvec *rm, bool complete)
+/* Both lists canonical (tside_done()).  0, or the error reading them back (nothing reported). */
+static int compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, struct tside *obs,
+			struct tside *rm, bool complete)
 {
 	const struct fs_geom *g = &cx->fs->g;
 	struct rtuple miss[PAIR_MAX], extra[PAIR_MAX];
 	bool mpaired[PAIR_MAX] = { false }, xpaired[PAIR_MAX] = { false };
 	size_t nmiss = 0, nextra = 0, tmiss = 0, textra = 0, nmm = 0, rmiss = 0, rextra = 0;
-	size_t i = 0, j = 0;
 	char a[96], b[96];
 	struct fs_typed val;
 
-	while (i < obs->n || j < rm->n) {
-		int c = i >= obs->n ? 1 : j >= rm->n ? -1 : cmp_tuple(&obs->v[i], &rm->v[j]);
+	for (;;) {
+		const struct rtuple *o = tside_peek(obs), *r = tside_peek(rm);
+		int c;
 
+		if (!o && !r)
+			break;
+		c = !o ? 1 : !r ? -1 : cmp_tuple(o, r);
 		if (c == 0) {
-			i++;
-			j++;
+			obs->at++;
+			rm->at++;
 		} else if (c < 0) {
 			if (nmiss < PAIR_MAX)
-				miss[nmiss++] = obs->v[i];
+				miss[nmiss++] = *o;
 			tmiss++;
-			i++;
+			obs->at++;
 		} else {
 			if (nextra < PAIR_MAX)
-				extra[nextra++] = rm->v[j];
+				extra[nextra++] = *r;
 			textra++;
-			j++;
+			rm->at++;
 		}
 	}
+	if (obs->err || rm->err)
+		return obs->err ? obs->err : rm->err;
 	/*
 	 * A mapping the tree has for the same owner and blocks, but different:
 	 * a mismatch per overlapping pair.  One record may overlap several on
@@ -309,10 +497,11 @@ static void compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, const struct t
 		fs_report(cx->fl, FS_C_RMAP_MISMATCH, agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
 			  "%zu more reverse mappings differ from the observed owners",
 			  nmm - DIFF_REPORTS);
+	return 0;
 }
 
 /* The model's extents of this AG as reverse mappings (free space has none). */
-static int observed_mappings(struct scan_ctx *cx, fs_agnumber_t agno, struct tvec *out)
+static int observed_mappings(struct scan_ctx *cx, fs_agnumber_t agno, struct tside *out)
 {
 	size_t n, want = 0;
 	const struct model_ext *e = model_ag_extents(cx->model, agno, &n);
@@ -320,10 +509,12 @@ static int observed_mappings(struct scan_ctx *cx, fs_agnumber_t agno, struct tve
 	/* sized once: a doubling array would hold up to twice the AG's extents */
 	for (size_t i = 0; i < n; i++)
 		want += e[i].cls != MC_FREE;
-	out->v = malloc((want ? want : 1) * sizeof(*out->v));
-	if (!out->v)
-		return -ENOMEM;
-	out->cap = want ? want : 1;
+	if (!out->cap) {
+		out->mem.v = malloc((want ? want : 1) * sizeof(*out->mem.v));
+		if (!out->mem.v)
+			return -ENOMEM;
+		out->mem.cap = want ? want : 1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct rtuple t = { .agbno = e[i].agbno, .len = e[i].len,
 				    .owner = model_rmap_owner(e[i].cls, e[i].owner) };
@@ -344,7 +535,7 @@ static int observed_mappings(struct scan_ctx *cx, fs_agnumber_t agno, struct tve
 		default:
 			break;
 		}
-		err = tvec_push(out, &t);
+		err = tside_push(out, &t);
 		if (err)
 			return err;
 	}
@@ -601,15 +792,10 @@ static void tvec_shrink(struct tvec *t)
 }
 
 /*
- * The AG's reverse mappings both ways, one side at a time: the model's
- * (made canonical, the model's extents then let go of when they spill),
- * then the tree's.  The peak is the two canonical lists, 24 bytes an
- * extent each.
- */
-/*
- * -m: hold need bytes of lists (both sides: twice the model's) within the
- * model's share, waiting while other workers hold theirs; alone, a worker
- * goes on whatever its AG needs.
+ * -m: hold need bytes of lists (both sides) within the model's share,
+ * waiting while other workers hold theirs; alone, a worker goes on
+ * whatever its AG needs (bounded by RMAP_SIDE_BYTES a side, plus a
+ * merge's buffers).
  */
 static void rmap_hold(struct scan_ctx *cx, uint64_t need)
 {
@@ -628,35 +814,76 @@ static void rmap_unhold(struct scan_ctx *cx, uint64_t need)
 	pthread_mutex_unlock(&cx->rmap_lock);
 }
 
+/*
+ * Tuples a side holds before it spills: with the model spilling (-m),
+ * RMAP_SIDE_BYTES; XFSX_TEST_SPILL=N, N (at least 2: tests/core/spill.sh
+ * and tests/core/rmap_spill.sh, thousands of runs and merge passes);
+ * else no bound.
+ */
+static size_t side_cap(const struct scan_ctx *cx)
+{
+	const char *test = getenv("XFSX_TEST_SPILL");
+
+	if (!cx->spill)
+		return 0;
+	if (test && *test) {
+		long b = strtol(test, NULL, 10);
+
+		return b > 2 ? (size_t)b : 2;
+	}
+	return RMAP_SIDE_BYTES / sizeof(struct rtuple);
+}
+
+/*
+ * The AG's reverse mappings both ways, one side at a time: the model's
+ * (made canonical, the model's extents then let go of when they spill),
+ * then the tree's, then compared in cmp_tuple order.  Unbounded, the peak
+ * is the two canonical lists, 24 bytes an extent each; bounded, a side
+ * past cap tuples spills (struct tside) and the peak is cap tuples and a
+ * merge's buffers, whatever the AG's size.
+ */
 static int rmap_ag(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_ag *s)
 {
-	struct tvec obs = { 0 };
+	struct fs_spill *sp = NULL;
+	struct tside obs = { .cap = side_cap(cx), .sp = &sp }, rm = obs;
 	uint64_t need = 0;
-	int err;
+	int err = 0;
 
+	if (obs.cap)
+		obs.dir = rm.dir = fs_spill_dir(cx->spill);
 	if (cx->opts->mem_bytes) {
 		size_t n;
 
 		model_ag_extents(cx->model, agno, &n);
-		need = 2 * (uint64_t)n * sizeof(struct rtuple);
+		need = 2 * (uint64_t)(obs.cap && n > obs.cap ? obs.cap : n) * sizeof(struct rtuple);
+		/* a merge's buffers: 16 KiB a run, 64 runs at most (libfs/util/spill.c) */
+		if (obs.cap && n > obs.cap)
+			need += (n / obs.cap + 1 < 64 ? n / obs.cap + 1 : 64) * (16u << 10);
 		rmap_hold(cx, need);
 	}
 	err = observed_mappings(cx, agno, &obs);
+	if (!err)
+		err = tside_done(&obs);
 	if (err)
 		goto out;
-	obs.n = canonical(obs.v, obs.n);
-	tvec_shrink(&obs);
+	if (!obs.cap)
+		tvec_shrink(&obs.mem);
 	model_ag_release(cx->model, agno);	/* spilling: read back by later queries */
+	s->rw.rm = &rm;
 	s->rmap_ok = walk_silently(&s->rw, FS_BTREE_AG_RMAP, s->agf.rmap_root, s->agf.rmap_level);
+	s->rw.rm = NULL;
 	err = s->rw.err;
-	if (!err && s->rmap_ok) {
-		s->rw.rm.n = canonical(s->rw.rm.v, s->rw.rm.n);
-		compare_rmap(cx, agno, &obs, &s->rw.rm, cx->forks_complete);
-	}
-	free(s->rw.rm.v);
-	s->rw.rm = (struct tvec){ 0 };
+	if (!err && s->rmap_ok)
+		err = tside_done(&rm);
+	if (!err && s->rmap_ok)
+		err = compare_rmap(cx, agno, &obs, &rm, cx->forks_complete);
 out:
-	free(obs.v);
+	/* the spill's own failure (its directory full, vanished...) names the directory */
+	if (err && (obs.open_failed || rm.open_failed || (sp && fs_spill_error(sp))))
+		cx->spill_failed = fs_spill_dir(cx->spill);
+	tside_free(&rm);
+	tside_free(&obs);
+	fs_spill_close(sp);
 	if (need)
 		rmap_unhold(cx, need);
 	return err;
@@ -691,7 +918,6 @@ void scan_rmap_free(struct scan_rmap_ag *s)
 {
 	if (!s)
 		return;
-	free(s->rw.rm.v);
 	free(s->rw.rc);
 	free(s);
 }

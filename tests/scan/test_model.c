@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for the scan's in-core model: ownership extents, overlaps,
- * gaps, the class filter and the free space a rebuild would use, inode
- * chunks.
+ * gaps, the class filter and the free space a rebuild would use, the
+ * runs of shared data blocks, inode chunks.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -449,6 +449,74 @@ static void same_extents(struct model *a, struct model *b)
 	assert_int_equal(model_ag_class_blocks(a, 0, MC_DATA), model_ag_class_blocks(b, 0, MC_DATA));
 }
 
+/*
+ * model_ag_shared_runs against a count per block: random data extents
+ * (some of one block, some shared many times) and other classes between
+ * them, with a drop() that leaves out one owner.
+ */
+struct sruns {
+	uint32_t count[1000];
+	int bad, calls;
+	fs_agblock_t last_end;
+};
+
+static int on_run(void *priv, fs_agblock_t start, uint32_t len, uint32_t count)
+{
+	struct sruns *r = priv;
+
+	r->calls++;
+	if (!len || start < r->last_end || start + len > 1000)
+		return r->bad++, 0;
+	for (uint32_t b = start; b < start + len; b++)
+		if (r->count[b] != count)
+			r->bad++;
+	for (uint32_t b = r->last_end; b < start; b++)
+		if (r->count[b] >= 2)
+			r->bad++;	/* a shared block no run named */
+	r->last_end = start + len;
+	return 0;
+}
+
+static bool drop_owner_7(void *priv, const struct model_ext *e)
+{
+	(void)priv;
+	return e->owner == 7;
+}
+
+static void test_shared_runs(void **state)
+{
+	struct fs_geom g = geom();
+
+	(void)state;
+	for (unsigned seed = 1; seed <= 20; seed++) {
+		struct model *m;
+		struct sruns r = { 0 };
+
+		assert_int_equal(model_create(&g, &m), 0);
+		srand(seed);
+		for (int i = 0; i < 200; i++) {
+			fs_agblock_t at = (fs_agblock_t)(rand() % 990);
+			uint32_t len = 1 + (uint32_t)(rand() % (i % 3 ? 10 : 2));
+			uint64_t owner = 1 + (uint64_t)(rand() % 9);
+			bool data = rand() % 4 != 0;
+
+			assert_int_equal(model_add(m, 0, at, len, data ? MC_DATA : MC_INODES, owner,
+						   0, 0), 0);
+			if (data && owner != 7)
+				for (uint32_t b = at; b < at + len; b++)
+					r.count[b]++;
+		}
+		assert_int_equal(model_ag_finish(m, 0), 0);
+		assert_int_equal(model_ag_shared_runs(m, 0, drop_owner_7, on_run, &r), 0);
+		for (uint32_t b = r.last_end; b < 1000; b++)
+			if (r.count[b] >= 2)
+				r.bad++;
+		assert_int_equal(r.bad, 0);
+		assert_true(r.calls > 0);
+		model_destroy(m);
+	}
+}
+
 static void test_spill(void **state)
 {
 	const struct fs_geom g = geom();
@@ -495,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_ichunk_index),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_spill),
+		cmocka_unit_test(test_shared_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
