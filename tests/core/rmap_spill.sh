@@ -25,21 +25,8 @@ fi
 diag "base: 320 MiB, 2 AGs, rmapbt+reflink, aged: $(cat "$TMP/age.out")"
 mkdir -p "$TMP/spill"
 
-norm() {
-	python3 - "$1" <<'PY'
-import json, sys
-# deferred_spilled: the directories kept for phase 5 wait on disk when spilling
-drop = {"phase_seconds", "phase_memory", "peak_rss_bytes", "cache", "readahead", "device",
-        "deferred_spilled"}
-def strip(o):
-    if isinstance(o, dict):
-        return {k: strip(v) for k, v in o.items() if k not in drop}
-    if isinstance(o, list):
-        return [strip(v) for v in o]
-    return o
-print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True, indent=0))
-PY
-}
+# norm JSON: the output without what spilling may change (tests/core/spill_norm.py)
+norm() { python3 "$XFSX_SRC/tests/core/spill_norm.py" "$1"; }
 
 # a leaf of a btree with records: the root or its first child (the aged
 # trees have one or two levels), in the first AG that has records

@@ -42,21 +42,8 @@ else
 fi
 mkdir -p "$TMP/spill"
 
-# norm JSON: one line per key, the device's name, times and memory left out
-norm() {
-	python3 - "$1" <<'PY'
-import json, sys
-drop = {"phase_seconds", "phase_memory", "peak_rss_bytes", "cache", "readahead", "device",
-        "deferred_spilled", "spill"}
-def strip(o):
-    if isinstance(o, dict):
-        return {k: strip(v) for k, v in o.items() if k not in drop}
-    if isinstance(o, list):
-        return [strip(v) for v in o]
-    return o
-print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True, indent=0))
-PY
-}
+# norm JSON: the output without what spilling may change (tests/core/spill_norm.py)
+norm() { python3 "$XFSX_SRC/tests/core/spill_norm.py" "$1"; }
 summary_of() {	# JSON KEY: the summary's KEY
 	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"].get(sys.argv[2], ""))' "$1" "$2"
 }
