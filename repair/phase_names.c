@@ -113,12 +113,12 @@ struct repair_names {
 	struct nm_dslot *ds;       /* the directories' rows, by slot (ds_find) */
 	size_t nds, capds;
 	/*
-	 * The entries naming each slot after the repair, one byte a slot: 255
-	 * and more keep REFS_BIG and their count in big (refs_of), as the
-	 * scan's link records keep theirs (scan/links.h).  5M inodes: 5 MiB,
-	 * not 19 (the names step's peak).
+	 * The entries naming each slot after the repair are counted in the
+	 * link records' refs16 (the scan's counts are not read after the
+	 * inodes step): 65,535 and more keep LR_BIG there and their count in
+	 * big (refs_of).  No array of their own: bench-scale's 20M-inode
+	 * image under -m 256 peaked at 375.9 MiB with 4 bytes a slot here.
 	 */
-	uint8_t *refs;
 	struct nm_big { uint32_t slot1, count; } *big;  /* open addressing; slot1 0: empty */
 	size_t nbig, capbig;
 	bool big_failed;           /* an entry could not be added: count() says -ENOMEM */
@@ -149,7 +149,10 @@ struct repair_names {
 	size_t npaths;
 };
 
-#define REFS_BIG UINT8_MAX
+/* refs16's mark of a count in the side table (the link records' own) */
+#ifndef REFS_BIG
+#define REFS_BIG LR_BIG
+#endif
 
 /* Where slot s's count is in the side table, or the empty place it would take. */
 static struct nm_big *big_at(const struct repair_names *nm, uint64_t s)
@@ -162,21 +165,25 @@ static struct nm_big *big_at(const struct repair_names *nm, uint64_t s)
 }
 
 /* The entries naming slot s after the repair (count()). */
-static uint32_t refs_of(const struct repair_names *nm, uint64_t s)
+static uint32_t refs_of(const struct repair_ctx *rx, uint64_t s)
 {
-	return nm->refs[s] == REFS_BIG ? big_at(nm, s)->count : nm->refs[s];
+	uint16_t v = rx->sx->links->rec[s].refs16;
+
+	return v == REFS_BIG ? big_at(rx->nm, s)->count : v;
 }
 
 /* One more entry names slot s; false: the side table could not grow. */
-static bool refs_add(struct repair_names *nm, uint64_t s)
+static bool refs_add(struct repair_ctx *rx, uint64_t s)
 {
+	struct repair_names *nm = rx->nm;
+	uint16_t *v = &rx->sx->links->rec[s].refs16;
 	struct nm_big *b;
 
-	if (nm->refs[s] < REFS_BIG - 1) {
-		nm->refs[s]++;
+	if (*v < REFS_BIG - 1) {
+		(*v)++;
 		return true;
 	}
-	if (nm->refs[s] == REFS_BIG) {
+	if (*v == REFS_BIG) {
 		big_at(nm, s)->count++;
 		return true;
 	}
@@ -200,7 +207,7 @@ static bool refs_add(struct repair_names *nm, uint64_t s)
 	b->slot1 = (uint32_t)(s + 1);
 	b->count = REFS_BIG;
 	nm->nbig++;
-	nm->refs[s] = REFS_BIG;
+	*v = REFS_BIG;
 	return true;
 }
 
@@ -883,7 +890,7 @@ static void count_child(struct repair_ctx *rx, uint64_t c, void *priv)
 
 	if (!live(rx, c))
 		return;
-	if (!refs_add(rx->nm, c))
+	if (!refs_add(rx, c))
 		rx->nm->big_failed = true;
 	if (is_dir(rx, c) && pd)
 		pd->subdirs++;
@@ -902,7 +909,8 @@ static int count(struct repair_ctx *rx)
 		return 0;	/* nothing changed since */
 	nm->counted = nm->changes + 1;
 	nm->big_failed = false;
-	memset(nm->refs, 0, lk->nslots * sizeof(*nm->refs));
+	for (uint64_t s = 0; s < lk->nslots; s++)
+		lk->rec[s].refs16 = 0;
 	if (nm->big)
 		memset(nm->big, 0, nm->capbig * sizeof(*nm->big));
 	nm->nbig = 0;
@@ -954,7 +962,7 @@ static int connect(struct repair_ctx *rx, uint64_t root)
 		for (uint64_t s = 0; s < lk->nslots && !err; s++) {
 			if ((nm->flags[s] & NM_REACHED) || !needs_name(rx, s))
 				continue;
-			if (pass == 0 && (is_dir(rx, s) ? parent_of_dir(nm, s) != 0 : refs_of(nm, s) != 0))
+			if (pass == 0 && (is_dir(rx, s) ? parent_of_dir(nm, s) != 0 : refs_of(rx, s) != 0))
 				continue;	/* comes with the directory that names it */
 			err = adopt(rx, s, queue);
 			adopted++;
@@ -1521,7 +1529,7 @@ static int set_nlinks(struct repair_ctx *rx)
 
 	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
 		const struct nm_dslot *ds = is_dir(rx, s) ? ds_find(nm, s) : NULL;
-		uint32_t want = is_dir(rx, s) ? 2 + (ds ? ds->subdirs : 0) : refs_of(nm, s);
+		uint32_t want = is_dir(rx, s) ? 2 + (ds ? ds->subdirs : 0) : refs_of(rx, s);
 		struct fs_buf *b;
 		fs_ino_t ino;
 
@@ -1686,7 +1694,7 @@ static int restore_names(struct repair_ctx *rx)
 
 		if (!live(rx, s) || s == nm->root || (nm->flags[s] & NM_NEW) ||
 		    (is_dir(rx, s) ? parent_of_dir(nm, s) != 0 :
-		     refs_of(nm, s) >= scan_link_nlink(lk, s)))
+		     refs_of(rx, s) >= scan_link_nlink(lk, s)))
 			continue;
 		rs.ino = ino_of(rx, s);
 		if (scan_is_metadata_ino(rx->sx, rs.ino))
@@ -1767,7 +1775,7 @@ static int plan_pptrs(struct repair_ctx *rx)
 		 * directory goes with it (compared first, written only when
 		 * they differ)
 		 */
-		if (live(rx, s) && !is_dir(rx, s) && refs_of(nm, s) != scan_link_nlink(lk, s))
+		if (live(rx, s) && !is_dir(rx, s) && refs_of(rx, s) != scan_link_nlink(lk, s))
 			want(rx, s);
 		if (rx->verdict[s] & (RV_ATTR_SALVAGE | RV_ATTR_RESET))
 			pp->want[s] |= RP_AFFECTED | RP_FORCE;
@@ -1833,8 +1841,7 @@ static int names_alloc(struct repair_ctx *rx)
 	rx->nm = nm;
 	nm->lf_slot = UINT64_MAX;
 	nm->flags = calloc(n, 1);
-	nm->refs = calloc(n, sizeof(*nm->refs));
-	if (!nm->flags || !nm->refs)
+	if (!nm->flags)
 		return -ENOMEM;
 	/* a row for every slot that is a directory (take_slot adds new ones) */
 	for (uint64_t s = 0; s + 1 < n; s++)
@@ -1856,9 +1863,7 @@ static int names_alloc(struct repair_ctx *rx)
 void repair_names_drop_counts(struct repair_ctx *rx)
 {
 	if (rx->nm) {
-		free(rx->nm->refs);
 		free(rx->nm->big);
-		rx->nm->refs = NULL;
 		rx->nm->big = NULL;
 		rx->nm->nbig = rx->nm->capbig = 0;
 		rx->nm->counted = 0;
@@ -1904,7 +1909,6 @@ void repair_names_free(struct repair_ctx *rx)
 	free(nm->names);
 	free(nm->flags);
 	free(nm->ds);
-	free(nm->refs);
 	free(nm->big);
 	free(nm);
 	rx->nm = NULL;
