@@ -122,6 +122,13 @@ struct repair_names {
 	struct nm_big { uint32_t slot1, count; } *big;  /* open addressing; slot1 0: empty */
 	size_t nbig, capbig;
 	bool big_failed;           /* an entry could not be added: count() says -ENOMEM */
+	/*
+	 * What the scan's counts said that is read after they are
+	 * overwritten: the slots on an AGI unlinked list no entry named
+	 * (repair_unlinked_frees), sorted; kept until the plan is freed.
+	 */
+	uint32_t *unnamed;
+	size_t nunnamed;
 	struct nm_dir *dirs;
 	size_t ndirs, capdirs;
 	unsigned char *names;
@@ -1835,11 +1842,22 @@ static int names_alloc(struct repair_ctx *rx)
 {
 	uint64_t n = rx->sx->links->nslots + 1;
 	struct repair_names *nm = calloc(1, sizeof(*nm));
+	size_t cap = 0;
 
 	if (!nm)
 		return -ENOMEM;
 	rx->nm = nm;
 	nm->lf_slot = UINT64_MAX;
+	/* before count() overwrites the scan's counts */
+	for (uint64_t s = 0; s + 1 < n; s++) {
+		const struct link_rec *r = &rx->sx->links->rec[s];
+
+		if (!(r->flags & LR_ON_UNLINKED) || r->refs16)
+			continue;
+		if (FS_VEC_ROOM(nm->unnamed, nm->nunnamed, cap, 64))
+			return -ENOMEM;
+		nm->unnamed[nm->nunnamed++] = (uint32_t)s;
+	}
 	nm->flags = calloc(n, 1);
 	if (!nm->flags)
 		return -ENOMEM;
@@ -1910,6 +1928,7 @@ void repair_names_free(struct repair_ctx *rx)
 	free(nm->flags);
 	free(nm->ds);
 	free(nm->big);
+	free(nm->unnamed);
 	free(nm);
 	rx->nm = NULL;
 }
@@ -1992,6 +2011,25 @@ int repair_phase_names(struct repair_ctx *rx)
 }
 
 /* ---- what the decision table (fix.c) asks of the namespace plan ---- */
+
+bool repair_names_scan_unnamed(const struct repair_ctx *rx, uint64_t slot)
+{
+	const struct repair_names *nm = rx->nm;
+	size_t lo = 0, hi;
+
+	if (!nm)
+		return scan_link_refs(rx->sx->links, slot) == 0;
+	hi = nm->nunnamed;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (nm->unnamed[mid] < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nm->nunnamed && nm->unnamed[lo] == slot;
+}
 
 bool repair_names_built(const struct repair_ctx *rx, uint64_t slot)
 {
