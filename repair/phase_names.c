@@ -114,8 +114,8 @@ struct repair_names {
 	size_t nds, capds;
 	/*
 	 * The entries naming each slot after the repair are counted in the
-	 * link records' refs16 (the scan's counts are not read after the
-	 * inodes step): 65,535 and more keep LR_BIG there and their count in
+	 * link records' refs16 (of the scan's counts only what unnamed below
+	 * keeps is read later): 65,535 and more keep LR_BIG there and their count in
 	 * big (refs_of).  No array of their own: bench-scale's 20M-inode
 	 * image under -m 256 peaked at 375.9 MiB with 4 bytes a slot here.
 	 */
