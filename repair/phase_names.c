@@ -46,15 +46,17 @@
 #include "repair/rules.h"
 #include "scan/links.h"
 
-/* Per-slot namespace state. */
+/*
+ * Per-slot namespace state, one byte a slot (nm->flags): what the plan
+ * did (NM_*), and what the graph walks read for every entry (NS_*).
+ * What only directories need is in their rows (struct nm_dslot).
+ */
 enum {
 	NM_REBUILD = 1,            /* (directories) rebuilt */
 	NM_REACHED = 2,            /* reachable from the root after the repair */
 	NM_MOVED = 4,              /* attached to lost+found */
 	NM_NLINK = 8,              /* its link count is rewritten */
-	NM_FAILED = 16,            /* (directories) the rebuild could not be done */
 	NM_NEW = 32,               /* an inode this repair allocates (lost+found) */
-	NM_BUILT = 64,             /* (directories) encoded and written */
 	NM_RESTORED = 128,         /* named again from its parent pointer (restore_names) */
 };
 
@@ -81,10 +83,10 @@ struct nm_restored {
 	uint8_t namelen;
 };
 
-/* Per-slot facts the graph walks read for every entry, one byte each. */
+/* Per-slot facts the graph walks read for every entry, in the same byte. */
 enum {
-	NS_LIVE = 1,               /* in use and kept */
-	NS_DIR = 2,                /* a directory */
+	NS_LIVE = 16,              /* in use and kept */
+	NS_DIR = 64,               /* a directory */
 };
 
 /* What only directories need: one row per directory slot, sorted by slot. */
@@ -93,23 +95,40 @@ struct nm_dslot {
 	uint32_t parent;           /* the parent kept, slot + 1; 0 none */
 	uint32_t dirix;            /* (rebuilt directories) index in dirs + 1 */
 	uint32_t subdirs;          /* counted after the repair */
+	bool built;                /* (rebuilt directories) encoded and written */
 };
 
 struct repair_names {
-	uint8_t *flags;            /* NM_* per slot */
 	/*
-	 * NS_* per slot: what live() and is_dir() say, kept beside the link
-	 * records (6 bytes a slot) so that the walks over every entry touch
-	 * one byte per child, not a record and a verdict (1M inodes: 1 MiB,
-	 * not 7).
+	 * NM_* and NS_* per slot.  NS_*, what live() and is_dir() say, is kept
+	 * beside the link records (6 bytes a slot) so that the walks over
+	 * every entry touch one byte per child, not a record and a verdict
+	 * (1M inodes: 1 MiB, not 7); in the flags' byte, not one of its own
+	 * (bench-scale's 20M-inode image: 19 MiB less at the names step).
 	 */
-	uint8_t *st;
+	uint8_t *flags;
 	uint64_t root;             /* the root directory's slot */
 	uint64_t changes;          /* the directories' contents changed (count again) */
 	uint64_t counted;          /* changes when the counts were taken, + 1 */
 	struct nm_dslot *ds;       /* the directories' rows, by slot (ds_find) */
 	size_t nds, capds;
-	uint32_t *refs;            /* counted after the repair */
+	/*
+	 * The entries naming each slot after the repair are counted in the
+	 * link records' refs16 (of the scan's counts only what unnamed below
+	 * keeps is read later): 65,535 and more keep LR_BIG there and their count in
+	 * big (refs_of).  No array of their own: bench-scale's 20M-inode
+	 * image under -m 256 peaked at 375.9 MiB with 4 bytes a slot here.
+	 */
+	struct nm_big { uint32_t slot1, count; } *big;  /* open addressing; slot1 0: empty */
+	size_t nbig, capbig;
+	bool big_failed;           /* an entry could not be added: count() says -ENOMEM */
+	/*
+	 * What the scan's counts said that is read after they are
+	 * overwritten: the slots on an AGI unlinked list no entry named
+	 * (repair_unlinked_frees), sorted; kept until the plan is freed.
+	 */
+	uint32_t *unnamed;
+	size_t nunnamed;
 	struct nm_dir *dirs;
 	size_t ndirs, capdirs;
 	unsigned char *names;
@@ -137,14 +156,76 @@ struct repair_names {
 	size_t npaths;
 };
 
+/* refs16's mark of a count in the side table (the link records' own) */
+#ifndef REFS_BIG
+#define REFS_BIG LR_BIG
+#endif
+
+/* Where slot s's count is in the side table, or the empty place it would take. */
+static struct nm_big *big_at(const struct repair_names *nm, uint64_t s)
+{
+	size_t mask = nm->capbig - 1, i = (size_t)((s * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+
+	while (nm->big[i].slot1 && nm->big[i].slot1 != s + 1)
+		i = (i + 1) & mask;
+	return &nm->big[i];
+}
+
+/* The entries naming slot s after the repair (count()). */
+static uint32_t refs_of(const struct repair_ctx *rx, uint64_t s)
+{
+	uint16_t v = rx->sx->links->rec[s].refs16;
+
+	return v == REFS_BIG ? big_at(rx->nm, s)->count : v;
+}
+
+/* One more entry names slot s; false: the side table could not grow. */
+static bool refs_add(struct repair_ctx *rx, uint64_t s)
+{
+	struct repair_names *nm = rx->nm;
+	uint16_t *v = &rx->sx->links->rec[s].refs16;
+	struct nm_big *b;
+
+	if (*v < REFS_BIG - 1) {
+		(*v)++;
+		return true;
+	}
+	if (*v == REFS_BIG) {
+		big_at(nm, s)->count++;
+		return true;
+	}
+	if ((nm->nbig + 1) * 2 > nm->capbig) {
+		/* half full at most: the table doubles, its entries placed again */
+		struct nm_big *old = nm->big;
+		size_t oldcap = nm->capbig, cap = oldcap ? oldcap * 2 : 64;
+
+		nm->big = calloc(cap, sizeof(*nm->big));
+		if (!nm->big) {
+			nm->big = old;
+			return false;
+		}
+		nm->capbig = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].slot1)
+				*big_at(nm, old[i].slot1 - 1) = old[i];
+		free(old);
+	}
+	b = big_at(nm, s);
+	b->slot1 = (uint32_t)(s + 1);
+	b->count = REFS_BIG;
+	nm->nbig++;
+	*v = REFS_BIG;
+	return true;
+}
+
 static bool live(const struct repair_ctx *rx, uint64_t s)
 {
-	return rx->nm->st[s] & NS_LIVE;
+	return rx->nm->flags[s] & NS_LIVE;
 }
 
 static bool is_dir(const struct repair_ctx *rx, uint64_t s)
 {
-	return rx->nm->st[s] & NS_DIR;
+	return rx->nm->flags[s] & NS_DIR;
 }
 
 /* Slot s's NS_* from its link record and verdict (again whenever either changes). */
@@ -152,8 +233,9 @@ static void set_st(struct repair_ctx *rx, uint64_t s)
 {
 	const struct link_rec *r = &rx->sx->links->rec[s];
 
-	rx->nm->st[s] = (uint8_t)((((r->flags & LR_SEEN) && !(rx->verdict[s] & RV_CLEAR)) ?
-				   NS_LIVE : 0) | (r->type == XFS_DIR3_FT_DIR ? NS_DIR : 0));
+	rx->nm->flags[s] = (uint8_t)((rx->nm->flags[s] & ~(NS_LIVE | NS_DIR)) |
+				     (((r->flags & LR_SEEN) && !(rx->verdict[s] & RV_CLEAR)) ?
+				      NS_LIVE : 0) | (r->type == XFS_DIR3_FT_DIR ? NS_DIR : 0));
 }
 
 static fs_ino_t ino_of(const struct repair_ctx *rx, uint64_t s)
@@ -185,6 +267,14 @@ static struct nm_dslot *ds_find(const struct repair_names *nm, uint64_t s)
 	size_t i = ds_pos(nm, s);
 
 	return i < nm->nds && nm->ds[i].slot == s ? &nm->ds[i] : NULL;
+}
+
+/* Whether slot s is a directory the plan encoded and wrote. */
+static bool built(const struct repair_names *nm, uint64_t s)
+{
+	const struct nm_dslot *d = ds_find(nm, s);
+
+	return d && d->built;
 }
 
 /* The same, added when missing (a new directory); NULL: no memory. */
@@ -292,7 +382,7 @@ static void parent_edge(struct repair_ctx *rx, int pass, uint64_t p, uint64_t c,
 
 	struct nm_dslot *d;
 
-	if ((nm->st[c] & (NS_LIVE | NS_DIR)) != (NS_LIVE | NS_DIR) || c == p || c == nm->root)
+	if ((nm->flags[c] & (NS_LIVE | NS_DIR)) != (NS_LIVE | NS_DIR) || c == p || c == nm->root)
 		return;
 	d = ds_find(nm, c);
 	if (!d || d->parent)
@@ -807,7 +897,8 @@ static void count_child(struct repair_ctx *rx, uint64_t c, void *priv)
 
 	if (!live(rx, c))
 		return;
-	rx->nm->refs[c]++;
+	if (!refs_add(rx, c))
+		rx->nm->big_failed = true;
 	if (is_dir(rx, c) && pd)
 		pd->subdirs++;
 }
@@ -816,20 +907,30 @@ static void count_child(struct repair_ctx *rx, uint64_t c, void *priv)
  * References and subdirectories as the directories will hold them; not
  * again while no directory's contents changed (nm->changes).
  */
-static void count(struct repair_ctx *rx)
+static int count(struct repair_ctx *rx)
 {
 	struct scan_links *lk = rx->sx->links;
 	struct repair_names *nm = rx->nm;
 
 	if (nm->counted == nm->changes + 1)
-		return;	/* nothing changed since */
+		return 0;	/* nothing changed since */
 	nm->counted = nm->changes + 1;
-	memset(nm->refs, 0, lk->nslots * sizeof(*nm->refs));
+	nm->big_failed = false;
+	for (uint64_t s = 0; s < lk->nslots; s++)
+		lk->rec[s].refs16 = 0;
+	if (nm->big)
+		memset(nm->big, 0, nm->capbig * sizeof(*nm->big));
+	nm->nbig = 0;
 	for (size_t i = 0; i < nm->nds; i++)
 		nm->ds[i].subdirs = 0;
 	for (uint64_t p = 0; p < lk->nslots; p++)
 		if (live(rx, p) && is_dir(rx, p))
 			for_children(rx, p, count_child, ds_find(nm, p));
+	if (nm->big_failed) {
+		nm->counted = 0;	/* not a count to keep */
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /*
@@ -848,7 +949,9 @@ static int connect(struct repair_ctx *rx, uint64_t root)
 
 	if (!queue)
 		return -ENOMEM;
-	count(rx);
+	err = count(rx);
+	if (err)
+		goto out;
 	reach_from(rx, root, queue);
 	for (uint64_t s = 0; s < lk->nslots && !orphans; s++)
 		orphans = !(nm->flags[s] & NM_REACHED) && needs_name(rx, s);
@@ -866,7 +969,7 @@ static int connect(struct repair_ctx *rx, uint64_t root)
 		for (uint64_t s = 0; s < lk->nslots && !err; s++) {
 			if ((nm->flags[s] & NM_REACHED) || !needs_name(rx, s))
 				continue;
-			if (pass == 0 && (is_dir(rx, s) ? parent_of_dir(nm, s) != 0 : nm->refs[s] != 0))
+			if (pass == 0 && (is_dir(rx, s) ? parent_of_dir(nm, s) != 0 : refs_of(rx, s) != 0))
 				continue;	/* comes with the directory that names it */
 			err = adopt(rx, s, queue);
 			adopted++;
@@ -1068,14 +1171,14 @@ static int places(struct repair_ctx *rx, const fs_ino_t *inos, size_t n, char **
 	struct scan_links *lk = rx->sx->links;
 	struct mv *v;
 	uint64_t *named_by;        /* per inode: a directory slot that named it, + 1 */
-	uint8_t *want;             /* per slot: one of inos (the edges' quick test) */
+	uint64_t *want;            /* a bit a slot: one of inos (the edges' quick test) */
 	int err = 0;
 
 	if (!n)
 		return 0;
 	v = malloc(n * sizeof(*v));
 	named_by = calloc(n, sizeof(*named_by));
-	want = calloc(lk->nslots + 1, 1);
+	want = calloc(lk->nslots / 64 + 1, sizeof(*want));
 	if (!v || !named_by || !want) {
 		free(v);
 		free(named_by);
@@ -1086,7 +1189,7 @@ static int places(struct repair_ctx *rx, const fs_ino_t *inos, size_t n, char **
 	for (size_t i = 0; i < n; i++) {
 		v[i] = (struct mv){ scan_links_slot(rx->sx, inos[i]), inos[i], i };
 		if (v[i].key < lk->nslots)
-			want[v[i].key] = 1;
+			want[v[i].key / 64] |= 1ull << (v[i].key % 64);
 	}
 	qsort(v, n, sizeof(*v), cmp_mv);
 	for (size_t ri = 0; ri < lk->nruns; ri++)
@@ -1094,7 +1197,7 @@ static int places(struct repair_ctx *rx, const fs_ino_t *inos, size_t n, char **
 			uint64_t p = lk->runs[ri].parent, c = lk->runs[ri].child[e];
 			size_t lo = 0, hi = n;
 
-			if (!want[c] || is_dir(rx, c))
+			if (!(want[c / 64] & (1ull << (c % 64))) || is_dir(rx, c))
 				continue;
 			while (lo < hi) {
 				size_t mid = (lo + hi) / 2;
@@ -1404,9 +1507,14 @@ static int build_dir(struct repair_ctx *rx, struct nm_dir *d)
 	err = repair_mark(rx, ib, FS_MT_INODE, fs_ino_to_agno(g, d->ino), d->ino,
 			  FS_WCLASS_HEADERS);
 	if (!err) {
+		struct nm_dslot *ds = ds_get(nm, d->slot);	/* a directory's row: there already */
+
 		if (had)
 			rx->verdict[d->slot] |= RV_DIR_NEW;
-		nm->flags[d->slot] |= NM_BUILT;
+		if (ds)
+			ds->built = true;
+		else
+			err = -ENOMEM;
 		nm->rebuilt++;
 	}
 out:
@@ -1428,7 +1536,7 @@ static int set_nlinks(struct repair_ctx *rx)
 
 	for (uint64_t s = 0; s < lk->nslots && !err; s++) {
 		const struct nm_dslot *ds = is_dir(rx, s) ? ds_find(nm, s) : NULL;
-		uint32_t want = is_dir(rx, s) ? 2 + (ds ? ds->subdirs : 0) : nm->refs[s];
+		uint32_t want = is_dir(rx, s) ? 2 + (ds ? ds->subdirs : 0) : refs_of(rx, s);
 		struct fs_buf *b;
 		fs_ino_t ino;
 
@@ -1436,7 +1544,7 @@ static int set_nlinks(struct repair_ctx *rx)
 		 * inodes in use that a directory names, or should (not unlinked-list
 		 * ones); the inode number (a search) only for those that differ
 		 */
-		if (!live(rx, s) || want == scan_link_nlink(lk, s) || (nm->flags[s] & NM_BUILT) ||
+		if (!live(rx, s) || want == scan_link_nlink(lk, s) || built(nm, s) ||
 		    !(lk->rec[s].nlink16 || (nm->flags[s] & NM_REACHED)))
 			continue;
 		ino = ino_of(rx, s);
@@ -1583,7 +1691,7 @@ static int restore_names(struct repair_ctx *rx)
 
 	if (!rx->fs->g.parent || !nm->ndirs)
 		return 0;
-	count(rx);	/* the entries naming each file once the directories are rebuilt */
+	err = count(rx);	/* the entries naming each file once the directories are rebuilt */
 	for (size_t i = 0; i < nm->ndirs && !err; i++)
 		for (size_t k = 0; k < nm->dirs[i].n && !err; k++)
 			set_add(&names, name_key(nm->dirs[i].ino, ent_name(nm, &nm->dirs[i].v[k]),
@@ -1593,7 +1701,7 @@ static int restore_names(struct repair_ctx *rx)
 
 		if (!live(rx, s) || s == nm->root || (nm->flags[s] & NM_NEW) ||
 		    (is_dir(rx, s) ? parent_of_dir(nm, s) != 0 :
-		     nm->refs[s] >= scan_link_nlink(lk, s)))
+		     refs_of(rx, s) >= scan_link_nlink(lk, s)))
 			continue;
 		rs.ino = ino_of(rx, s);
 		if (scan_is_metadata_ino(rx->sx, rs.ino))
@@ -1674,7 +1782,7 @@ static int plan_pptrs(struct repair_ctx *rx)
 		 * directory goes with it (compared first, written only when
 		 * they differ)
 		 */
-		if (live(rx, s) && !is_dir(rx, s) && nm->refs[s] != scan_link_nlink(lk, s))
+		if (live(rx, s) && !is_dir(rx, s) && refs_of(rx, s) != scan_link_nlink(lk, s))
 			want(rx, s);
 		if (rx->verdict[s] & (RV_ATTR_SALVAGE | RV_ATTR_RESET))
 			pp->want[s] |= RP_AFFECTED | RP_FORCE;
@@ -1734,15 +1842,24 @@ static int names_alloc(struct repair_ctx *rx)
 {
 	uint64_t n = rx->sx->links->nslots + 1;
 	struct repair_names *nm = calloc(1, sizeof(*nm));
+	size_t cap = 0;
 
 	if (!nm)
 		return -ENOMEM;
 	rx->nm = nm;
 	nm->lf_slot = UINT64_MAX;
+	/* before count() overwrites the scan's counts */
+	for (uint64_t s = 0; s + 1 < n; s++) {
+		const struct link_rec *r = &rx->sx->links->rec[s];
+
+		if (!(r->flags & LR_ON_UNLINKED) || r->refs16)
+			continue;
+		if (FS_VEC_ROOM(nm->unnamed, nm->nunnamed, cap, 64))
+			return -ENOMEM;
+		nm->unnamed[nm->nunnamed++] = (uint32_t)s;
+	}
 	nm->flags = calloc(n, 1);
-	nm->refs = calloc(n, sizeof(*nm->refs));
-	nm->st = malloc(n);
-	if (!nm->flags || !nm->refs || !nm->st)
+	if (!nm->flags)
 		return -ENOMEM;
 	/* a row for every slot that is a directory (take_slot adds new ones) */
 	for (uint64_t s = 0; s + 1 < n; s++)
@@ -1758,15 +1875,15 @@ static int names_alloc(struct repair_ctx *rx)
 			nm->ds[nm->nds++].slot = (uint32_t)s;
 	for (uint64_t s = 0; s + 1 < n; s++)
 		set_st(rx, s);
-	nm->st[n - 1] = 0;
 	return repair_pptrs_alloc(rx);
 }
 
 void repair_names_drop_counts(struct repair_ctx *rx)
 {
 	if (rx->nm) {
-		free(rx->nm->refs);
-		rx->nm->refs = NULL;
+		free(rx->nm->big);
+		rx->nm->big = NULL;
+		rx->nm->nbig = rx->nm->capbig = 0;
 		rx->nm->counted = 0;
 	}
 }
@@ -1779,9 +1896,8 @@ void repair_names_drop_slots(struct repair_ctx *rx)
 		return;
 	repair_names_drop_counts(rx);
 	free(nm->flags);
-	free(nm->st);
 	free(nm->ds);
-	nm->flags = nm->st = NULL;
+	nm->flags = NULL;
 	nm->ds = NULL;
 	nm->nds = nm->capds = 0;
 }
@@ -1810,9 +1926,9 @@ void repair_names_free(struct repair_ctx *rx)
 	free(nm->dirs);
 	free(nm->names);
 	free(nm->flags);
-	free(nm->st);
 	free(nm->ds);
-	free(nm->refs);
+	free(nm->big);
+	free(nm->unnamed);
 	free(nm);
 	rx->nm = NULL;
 }
@@ -1863,7 +1979,7 @@ int repair_phase_names(struct repair_ctx *rx)
 	if (!err)
 		err = finding_paths(rx);
 	if (!err)
-		count(rx);
+		err = count(rx);
 	for (size_t i = 0; i < rx->nm->ndirs && !err; i++)
 		err = build_dir(rx, &rx->nm->dirs[i]);
 	for (fs_agnumber_t a = 0; a < g->agcount && !err; a++)
@@ -1896,9 +2012,28 @@ int repair_phase_names(struct repair_ctx *rx)
 
 /* ---- what the decision table (fix.c) asks of the namespace plan ---- */
 
+bool repair_names_scan_unnamed(const struct repair_ctx *rx, uint64_t slot)
+{
+	const struct repair_names *nm = rx->nm;
+	size_t lo = 0, hi;
+
+	if (!nm)
+		return scan_link_refs(rx->sx->links, slot) == 0;
+	hi = nm->nunnamed;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (nm->unnamed[mid] < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nm->nunnamed && nm->unnamed[lo] == slot;
+}
+
 bool repair_names_built(const struct repair_ctx *rx, uint64_t slot)
 {
-	return rx->nm && rx->nm->flags && slot != UINT64_MAX && (rx->nm->flags[slot] & NM_BUILT);
+	return rx->nm && rx->nm->ds && slot != UINT64_MAX && built(rx->nm, slot);
 }
 
 bool repair_names_reached(const struct repair_ctx *rx, uint64_t slot)

@@ -15,6 +15,12 @@ bool repair_names_built(const struct repair_ctx *rx, uint64_t slot);
 /* Whether the root reaches the inode in links slot slot after the repair. */
 bool repair_names_reached(const struct repair_ctx *rx, uint64_t slot);
 void repair_names_free(struct repair_ctx *rx);
+/*
+ * Whether the scan found no entry naming the inode in links slot slot, an
+ * inode on an AGI unlinked list (the link records' refs16 hold the
+ * namespace plan's counts once it has run).
+ */
+bool repair_names_scan_unnamed(const struct repair_ctx *rx, uint64_t slot);
 /* Once the namespace is planned: the per-slot counts it took are freed. */
 void repair_names_drop_counts(struct repair_ctx *rx);
 /*
