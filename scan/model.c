@@ -740,6 +740,19 @@ int model_ag_finish_ichunks(struct model *m, fs_agnumber_t agno)
 			ag->ic[w++] = *c;
 		}
 		ag->nic = w;
+		/*
+		 * the array's slack given back (it grew by doubling, and the
+		 * finobt's records of the same chunks were merged): -m charges
+		 * a record a chunk (scan/run.c, links_bytes)
+		 */
+		if (ag->nic && ag->nic < ag->capic) {
+			struct model_ichunk *v = realloc(ag->ic, ag->nic * sizeof(*ag->ic));
+
+			if (v) {
+				ag->ic = v;
+				ag->capic = ag->nic;
+			}
+		}
 		ag->ic_sorted = true;
 		index_ichunks(ag);
 	}

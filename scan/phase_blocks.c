@@ -117,15 +117,24 @@ static void ra_forget(struct scan_ctx *cx, struct scan_ra_list *l)
  * Bytes of blocks one batch may read ahead: a share of the cache, so a
  * batch is not evicted before it is used, and at most 16 MiB: a batch's
  * blocks leave the cache once it is done (read once), so this is what the
- * cache holds per worker.
+ * cache holds per worker.  At least 4 MiB, but under a small -m (the cache
+ * at its 4 MiB floor) half the cache's cap shared by the workers: 4 MiB a
+ * worker took the 20M-inode image's check at its smallest cap 17 MiB past
+ * its inode phase.
  */
 static uint64_t batch_budget(struct scan_ctx *cx)
 {
 	uint64_t cap = fs_cache_cap(cx->cache), b;
 
-	b = cap ? cap / 4 / (cx->workers ? cx->workers : 1) : 16ull << 20;
-	if (b < (4ull << 20))
-		b = 4ull << 20;
+	unsigned w = cx->workers ? cx->workers : 1;
+	/* at least 4 MiB, unless -m cut the cache so far that the workers' batches would pass it */
+	uint64_t least = cap && cap / w / 2 < (4ull << 20) ? cap / w / 2 : 4ull << 20;
+
+	b = cap ? cap / 4 / w : 16ull << 20;
+	if (b < least)
+		b = least;
+	if (b < (256ull << 10))
+		b = 256ull << 10;
 	if (b > (16ull << 20))
 		b = 16ull << 20;
 	return b;

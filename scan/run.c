@@ -337,7 +337,9 @@ static uint64_t links_bytes(const struct scan_ctx *cx, uint64_t slots, bool spil
 
 		bufs = k * edge_batch(cx) * sizeof(struct link_edge) + EDGE_MERGE_BYTES;
 	}
-	return slots * per + slots / LINK_SLOTS_PER_DIR * link_dir_bytes(spilled) + bufs;
+	/* and the model's chunk index, allocated by the inobt phase (one record a chunk) */
+	return slots * per + slots / LINK_SLOTS_PER_DIR * link_dir_bytes(spilled) + bufs +
+	       slots / XFS_INODES_PER_CHUNK * sizeof(struct model_ichunk);
 }
 
 /*
