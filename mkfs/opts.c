@@ -460,10 +460,35 @@ static int parse_sub(struct parser *ps, char letter, char *arg)
 	return 0;
 }
 
+/*
+ * "NAME=VALUE" or "NAME VALUE" at argv[i] (getopt must not see either):
+ * the value into *out and the words taken out of argv; false when argv[i]
+ * is not NAME.  No value: *rc set to MKFS_PARSE_ERROR with msg in err.
+ */
+static bool long_value(char **argv, int *argc, int i, const char *name, const char **out,
+		       const char *msg, char *err, size_t el, enum mkfs_parse_result *rc)
+{
+	size_t len = strlen(name);
+	int n = argv[i][len] ? 1 : 2;
+
+	if (strncmp(argv[i], name, len) || (argv[i][len] != '=' && argv[i][len]))
+		return false;
+	*out = argv[i][len] ? argv[i] + len + 1 : i + 1 < *argc ? argv[i + 1] : NULL;
+	if (!*out || !**out) {
+		perr(err, el, "%s", msg);
+		*rc = MKFS_PARSE_ERROR;
+		return true;
+	}
+	memmove(&argv[i], &argv[i + n], (size_t)(*argc - i - n + 1) * sizeof(*argv));
+	*argc -= n;
+	return true;
+}
+
 enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *o,
 				       const char **target, char *err, size_t el)
 {
 	struct parser ps = { .o = o, .err = err, .el = el, .internal_log = -1 };
+	enum mkfs_parse_result rc = MKFS_PARSE_OK;
 	int c;
 
 	mkfs_opts_init(o);
@@ -484,31 +509,12 @@ enum mkfs_parse_result mkfs_parse_args(int argc, char **argv, struct mkfs_opts *
 			i--;
 			continue;
 		}
-		if (!strncmp(argv[i], "--tmpdir", 8) && (argv[i][8] == '=' || !argv[i][8])) {
-			/* "--tmpdir=DIR" or "--tmpdir DIR"; getopt must not see either */
-			int n = argv[i][8] ? 1 : 2;
-
-			o->tmpdir = argv[i][8] ? argv[i] + 9 : i + 1 < argc ? argv[i + 1] : NULL;
-			if (!o->tmpdir || !*o->tmpdir) {
-				perr(err, el, "--tmpdir needs a directory");
-				return MKFS_PARSE_ERROR;
-			}
-			memmove(&argv[i], &argv[i + n], (size_t)(argc - i - n + 1) * sizeof(*argv));
-			argc -= n;
-			i--;
-			continue;
-		}
-		if (!strncmp(argv[i], "--undo-file", 11) && (argv[i][11] == '=' || !argv[i][11])) {
-			/* "--undo-file=FILE" or "--undo-file FILE"; getopt must not see either */
-			int n = argv[i][11] ? 1 : 2;
-
-			o->undo_file = argv[i][11] ? argv[i] + 12 : i + 1 < argc ? argv[i + 1] : NULL;
-			if (!o->undo_file || !*o->undo_file) {
-				perr(err, el, "--undo-file needs a file name");
-				return MKFS_PARSE_ERROR;
-			}
-			memmove(&argv[i], &argv[i + n], (size_t)(argc - i - n + 1) * sizeof(*argv));
-			argc -= n;
+		if (long_value(argv, &argc, i, "--tmpdir", &o->tmpdir, "--tmpdir needs a directory",
+			       err, el, &rc) ||
+		    long_value(argv, &argc, i, "--undo-file", &o->undo_file,
+			       "--undo-file needs a file name", err, el, &rc)) {
+			if (rc)
+				return rc;
 			i--;
 			continue;
 		}
