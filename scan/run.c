@@ -609,6 +609,26 @@ static int plan_edges(struct scan_ctx *cx, bool *spilled)
 }
 
 /* The link records are sized from the chunks phase 3 found, before the scan fills them. */
+/*
+ * -m: a charge the cap holds only with the small I/O windows (its fixed
+ * part cut by them) gets them, so every cap from the smallest named up
+ * works: a 5M-inode image named -m 58 (small windows) and refused -m 64
+ * (full ones: 16 MiB more in flight).
+ */
+static void fit_window(struct scan_ctx *cx, uint64_t charge)
+{
+	uint32_t small = inflight_for(1);
+	uint64_t charged = cx->budget.fixed - cx->budget.planned_fixed + charge;
+	uint64_t full_fixed = fixed_for(cx, cx->ra_inflight), small_fixed = fixed_for(cx, small);
+
+	if (cx->ra_inflight <= small || full_fixed <= small_fixed ||
+	    (fs_budget_min_mib(full_fixed, charged) << 20) <= cx->opts->mem_bytes ||
+	    (fs_budget_min_mib(small_fixed, charged) << 20) > cx->opts->mem_bytes)
+		return;
+	cx->ra_inflight = small;
+	fs_budget_release(&cx->budget, full_fixed - small_fixed);
+}
+
 static int phase_inodes(struct scan_ctx *cx)
 {
 	int err = scan_links_create(cx);
@@ -626,6 +646,7 @@ static int phase_inodes(struct scan_ctx *cx)
 	 * with the smallest that can.
 	 */
 	if (!err && cx->opts->mem_bytes && cx->links) {
+		fit_window(cx, links_bytes(cx, cx->links->nslots, spilled));
 		err = fs_budget_need(&cx->budget, links_bytes(cx, cx->links->nslots, spilled),
 				     &cx->mem_min_mib);
 		if (err == -ERANGE)

@@ -55,6 +55,16 @@ uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes)
 	return bytes - take;
 }
 
+void fs_budget_release(struct fs_budget *b, uint64_t bytes)
+{
+	if (!b->total)
+		return;
+	bytes = bytes < b->planned_fixed ? bytes : b->planned_fixed;
+	b->fixed -= bytes;
+	b->planned_fixed -= bytes;
+	b->model += bytes;
+}
+
 int fs_budget_need(struct fs_budget *b, uint64_t bytes, uint64_t *min_mib)
 {
 	if (!b->total || !fs_budget_charge(b, bytes))

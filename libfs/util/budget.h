@@ -52,6 +52,12 @@ uint64_t fs_budget_charge(struct fs_budget *b, uint64_t bytes);
  */
 int fs_budget_need(struct fs_budget *b, uint64_t bytes, uint64_t *min_mib);
 
+/*
+ * Part of the fixed part no longer held (the run chose smaller I/O
+ * windows): its bytes go back to the model's share.
+ */
+void fs_budget_release(struct fs_budget *b, uint64_t bytes);
+
 /* The smallest cap in MiB whose plan holds fixed and charged bytes (0 charged: the floors). */
 uint64_t fs_budget_min_mib(uint64_t fixed, uint64_t charged);
 

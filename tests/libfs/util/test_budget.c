@@ -4,7 +4,8 @@
  * fixed part, the model and the cache (each at least its floor) or names
  * the smallest cap; a charge comes out of the model's share down to its
  * floor, then the cache's down to its floor; a charge that does not fit names the smallest cap whose plan
- * holds every charge, and that cap, planned afresh, takes them all.
+ * holds every charge, and that cap, planned afresh, takes them all; fixed
+ * bytes released go back to the model's share.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -75,12 +76,36 @@ static void test_named_cap_holds(void **state)
 	}
 }
 
+/* fixed bytes released (smaller I/O windows) go to the model's share; a charge then fits */
+static void test_release(void **state)
+{
+	struct fs_budget b;
+	uint64_t min = 0;
+
+	(void)state;
+	assert_int_equal(fs_budget_plan(&b, 64 * MIB, 22 * MIB, &min), 0);
+	assert_int_equal(fs_budget_need(&b, 40 * MIB, &min), -ERANGE);
+	assert_int_equal(fs_budget_plan(&b, 64 * MIB, 22 * MIB, &min), 0);
+	fs_budget_release(&b, 16 * MIB);
+	assert_int_equal(b.fixed, 6 * MIB);
+	assert_int_equal(b.planned_fixed, 6 * MIB);
+	assert_int_equal(b.fixed + b.cache + b.model, 64 * MIB);
+	assert_int_equal(fs_budget_need(&b, 40 * MIB, &min), 0);
+	assert_int_equal(b.fixed + b.cache + b.model, 64 * MIB);
+	assert_true(b.cache >= FS_BUDGET_CACHE_FLOOR && b.model >= FS_BUDGET_MODEL_FLOOR);
+	/* no cap: nothing to release */
+	b = (struct fs_budget){ 0 };
+	fs_budget_release(&b, MIB);
+	assert_int_equal(b.fixed, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_charge),
 		cmocka_unit_test(test_named_cap_holds),
+		cmocka_unit_test(test_release),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
