@@ -334,7 +334,8 @@ static int flush_nondir(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq 
 /*
  * -m (or XFSX_TEST_SPILL): what a work item keeps for phase 5 once its
  * scan is done (the directories: a record and a copy of the inode each,
- * 544 bytes with 512-byte inodes) waits in the temporary directory, two
+ * 544 bytes with 512-byte inodes), once the queues kept in memory would
+ * pass an eighth of the model's share, waits in the temporary directory, two
  * runs in the byte spill the cache stages to, and comes back one work
  * item at a time (defer_load), so the queues do not grow with the
  * directories of the volume.  The order, and so the findings, are those
@@ -347,6 +348,14 @@ static int defer_store(struct scan_ctx *cx, struct scan_deferq *q)
 
 	if (!cx->spill || !cx->stage || !q->n)
 		return 0;
+	/* kept while the queues fit an eighth of the model's share (XFSX_TEST_SPILL: never) */
+	if (!cx->spill_forced) {
+		uint64_t b = q->n * (sizeof(*q->v) + isz);
+
+		if (__atomic_add_fetch(&cx->deferred_held, b, __ATOMIC_RELAXED) <= cx->budget.model / 8)
+			return 0;
+		__atomic_sub_fetch(&cx->deferred_held, b, __ATOMIC_RELAXED);
+	}
 	err = fs_spill_write(cx->stage, q->v, q->n * sizeof(*q->v), &q->run_v);
 	if (!err) {
 		err = fs_spill_write(cx->stage, q->dips, q->n * isz, &q->run_dips);

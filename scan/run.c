@@ -394,6 +394,7 @@ static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 	if (test && *test) {
 		long b = strtol(test, NULL, 10);
 
+		cx->spill_forced = true;
 		limit = 0;
 		batch = b > 0 ? (size_t)b : 16;
 	}

@@ -114,6 +114,8 @@ struct scan_ctx {
 	uint64_t deferred;         /* inodes the scan kept for phase 5 */
 	uint64_t deferred_early;   /* ... whose non-directory work ran during the scan */
 	uint64_t deferred_spilled; /* ... that waited for phase 5 in the temporary directory */
+	uint64_t deferred_held;    /* -m: bytes of the queues kept in memory past their part's scan */
+	bool spill_forced;         /* XFSX_TEST_SPILL: whatever can spill does */
 	bool forks_complete;       /* every in-use inode's forks loaded cleanly */
 	bool keep_graph;           /* (set before the run) keep the directory graph (links.h) */
 	bool *chunks_known;        /* per AG: every inode chunk is in the model (the inobt was
