@@ -106,7 +106,8 @@ void model_drop_extents(struct model *m)
 		free(ag->runs);
 		ag->runs = NULL;
 		ag->nruns = ag->capruns = 0;
-		ag->head_final = ag->mirror = false;
+		ag->nhead = 0;
+		ag->mirror = false;
 		pthread_mutex_unlock(&ag->runlock);
 		for (unsigned k = 0; k < MODEL_STRIPES - 1; k++) {
 			free(ag->stripe[k].ext);
@@ -322,20 +323,7 @@ static void merge_into(struct model_ext *out, size_t *w, const struct model_ext 
 		out[(*w)++] = *e;
 }
 
-struct merge_out {
-	struct model_ext *v;
-	size_t w;
-};
-
-static int emit_ext(void *priv, const void *rec)
-{
-	struct merge_out *o = priv;
-
-	merge_into(o->v, &o->w, rec);
-	return 0;
-}
-
-/* The finished AG (ext) becomes runs[0] too, so it can leave memory. */
+/* The finished AG (ext) becomes the head (one piece), so it can leave memory. */
 static int write_mirror(struct model *m, struct model_ag *ag)
 {
 	struct fs_spill_run r;
@@ -353,16 +341,59 @@ static int write_mirror(struct model *m, struct model_ag *ag)
 	pthread_mutex_unlock(&ag->runlock);
 	if (err)
 		return fail(m, err);
-	ag->head_final = ag->mirror = true;
+	ag->nhead = 1;
+	ag->mirror = true;
 	return 0;
 }
 
-/* Finish a spilled AG: every run and what is in memory, k-way merged (under ag->lock). */
+/* A merge's output, written as the pieces of the finished AG (MODEL_SEG extents each). */
+struct seg_out {
+	struct model *m;
+	struct model_ext *v;         /* seg + 1: the last may still grow by the next */
+	size_t w;
+	struct fs_spill_run *segs;
+	size_t nsegs, cap;
+};
+
+static int seg_flush(struct seg_out *o, size_t n)
+{
+	struct fs_spill_run r;
+	int err;
+
+	if (!n)
+		return 0;
+	err = fs_spill_write(o->m->spill, o->v, n, &r);
+	if (!err)
+		err = FS_VEC_ROOM(o->segs, o->nsegs, o->cap, 16);
+	if (!err)
+		o->segs[o->nsegs++] = r;
+	return err;
+}
+
+static int emit_seg(void *priv, const void *rec)
+{
+	struct seg_out *o = priv;
+	int err;
+
+	merge_into(o->v, &o->w, rec);
+	if (o->w <= o->m->seg)
+		return 0;
+	err = seg_flush(o, o->m->seg);	/* all but the last are final */
+	o->v[0] = o->v[o->m->seg];
+	o->w = 1;
+	return err;
+}
+
+/*
+ * Finish a spilled AG (under ag->lock): every run and what is in memory,
+ * k-way merged into the head's pieces on disk; nothing of the AG is left
+ * in memory (the queries read it back).
+ */
 static int finish_spilled(struct model *m, struct model_ag *ag)
 {
-	struct merge_out o = { 0 };
+	struct seg_out o = { .m = m };
 	struct fs_spill_run *runs;
-	size_t nruns, total = 0;
+	size_t nruns;
 	int err;
 
 	drop_mirror(m, ag);
@@ -375,67 +406,81 @@ static int finish_spilled(struct model *m, struct model_ag *ag)
 	runs = ag->runs;
 	nruns = ag->nruns;
 	ag->runs = NULL;
-	ag->nruns = ag->capruns = 0;
+	ag->nruns = ag->capruns = ag->nhead = 0;
 	pthread_mutex_unlock(&ag->runlock);
-	for (size_t i = 0; i < nruns; i++)
-		total += runs[i].n;
-	o.v = malloc((total ? total : 1) * sizeof(*o.v));
+	o.v = malloc((m->seg + 1) * sizeof(*o.v));
 	if (!o.v)
 		err = -ENOMEM;
 	else
-		err = fs_spill_merge(m->spill, runs, nruns, cmp_ext, emit_ext, &o);
+		err = fs_spill_merge(m->spill, runs, nruns, cmp_ext, emit_seg, &o);
+	if (!err)
+		err = seg_flush(&o, o.w);
+	free(o.v);
 	free(runs);
 	if (err) {
-		free(o.v);
+		free(o.segs);
 		return fail(m, err);
 	}
-	if (o.w < total) {
-		struct model_ext *t = realloc(o.v, (o.w ? o.w : 1) * sizeof(*o.v));
-
-		if (t)
-			o.v = t;
-	}
-	ag->ext = o.v;
-	ag->n = ag->cap = o.w;
-	held_add(m, o.w);
+	pthread_mutex_lock(&ag->runlock);
+	ag->runs = o.segs;
+	ag->nruns = ag->nhead = o.nsegs;
+	ag->capruns = o.cap;
+	pthread_mutex_unlock(&ag->runlock);
 	ag->sorted = true;
-	return write_mirror(m, ag);
+	return 0;
 }
 
-/* Whether the AG's finished extents are on disk only, all of them in runs[0]. */
+/* Adds waiting in the stripes (read without their locks: a hint, as for finishing). */
+static bool stripes_pending(const struct model_ag *ag)
+{
+	for (unsigned k = 0; k < MODEL_STRIPES - 1; k++)
+		if (__atomic_load_n(&ag->stripe[k].n, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+/* Whether the AG's finished extents are on disk only, all of them in the head. */
 static bool finished_on_disk(const struct model_ag *ag)
 {
-	return ag->nruns && ag->head_final && ag->sorted && !ag->mirror && !ag->n;
+	return ag->nhead && ag->nruns == ag->nhead && ag->sorted && !ag->mirror && !ag->n &&
+	       !stripes_pending(ag);
 }
 
+/* The head read back whole into ext (under ag->lock). */
 static int load_head(struct model *m, struct model_ag *ag)
 {
-	struct fs_spill_run r = ag->runs[0];
-	struct model_ext *v = malloc((r.n ? r.n : 1) * sizeof(*v));
-	int err = v ? fs_spill_read(m->spill, &r, v) : -ENOMEM;
+	size_t total = 0, at = 0;
+	struct model_ext *v;
+	int err = 0;
 
+	for (size_t i = 0; i < ag->nhead; i++)
+		total += ag->runs[i].n;
+	v = malloc((total ? total : 1) * sizeof(*v));
+	if (!v)
+		err = -ENOMEM;
+	for (size_t i = 0; i < ag->nhead && !err; i++) {
+		err = fs_spill_read(m->spill, &ag->runs[i], v + at);
+		at += ag->runs[i].n;
+	}
 	if (err) {
 		free(v);
 		return fail(m, err);
 	}
 	ag->ext = v;
-	ag->n = ag->cap = r.n;
+	ag->n = ag->cap = total;
 	ag->mirror = true;
-	held_add(m, r.n);
+	held_add(m, total);
 	return 0;
 }
 
 static int finish_locked(struct model *m, struct model_ag *ag)
 {
-	bool stripes = false;
 	size_t w = 0;
 	int err;
 
 	if (ag->nruns) {
-		for (unsigned k = 0; k < MODEL_STRIPES - 1; k++)
-			stripes |= __atomic_load_n(&ag->stripe[k].n, __ATOMIC_RELAXED) != 0;
-		if (ag->sorted && ag->head_final && ag->nruns == 1 && !stripes)
-			return ag->mirror ? 0 : load_head(m, ag);	/* finished already */
+		if (ag->sorted && ag->nhead && ag->nruns == ag->nhead && !stripes_pending(ag))
+			return 0;	/* finished already */
 		return finish_spilled(m, ag);
 	}
 	err = gather_stripes(ag);
@@ -479,11 +524,114 @@ static void ready(const struct model *cm, fs_agnumber_t agno)
 	if (!m->spill || !__atomic_load_n(&ag->nruns, __ATOMIC_RELAXED) || m->err)
 		return;
 	pthread_mutex_lock(&ag->lock);
-	if (finished_on_disk(ag))
-		(void)load_head(m, ag);
-	else if (ag->nruns && !ag->mirror)
+	if (!finished_on_disk(ag) && ag->nruns && !ag->mirror)
 		(void)finish_locked(m, ag);
+	if (finished_on_disk(ag) && !m->err)
+		(void)load_head(m, ag);
 	pthread_mutex_unlock(&ag->lock);
+}
+
+size_t model_ag_count(const struct model *m, fs_agnumber_t agno)
+{
+	const struct model_ag *ag;
+	size_t n;
+
+	if (agno >= m->agcount)
+		return 0;
+	ag = &m->ag[agno];
+	pthread_mutex_lock((pthread_mutex_t *)&ag->lock);
+	n = ag->mirror ? 0 : ag->n;
+	pthread_mutex_lock((pthread_mutex_t *)&ag->runlock);
+	for (size_t i = 0; i < ag->nruns; i++)
+		n += ag->runs[i].n;
+	if (ag->mirror && !ag->nruns)
+		n = ag->n;
+	pthread_mutex_unlock((pthread_mutex_t *)&ag->runlock);
+	pthread_mutex_unlock((pthread_mutex_t *)&ag->lock);
+	return n;
+}
+
+void model_cursor_open(const struct model *cm, fs_agnumber_t agno, struct model_cursor *c)
+{
+	struct model *m = (struct model *)cm;	/* loading is not a change the caller sees */
+	struct model_ag *ag;
+
+	memset(c, 0, sizeof(*c));
+	c->m = m;
+	if (agno >= m->agcount)
+		return;
+	ag = &m->ag[agno];
+	if (m->spill && __atomic_load_n(&ag->nruns, __ATOMIC_RELAXED) && !m->err) {
+		pthread_mutex_lock(&ag->lock);
+		if (!finished_on_disk(ag) && ag->nruns && !ag->mirror)
+			(void)finish_locked(m, ag);
+		if (finished_on_disk(ag) && !m->err) {
+			c->segs = malloc(ag->nhead * sizeof(*c->segs));
+			c->buf = malloc(m->chunk * sizeof(*c->buf));
+			if (!c->segs || !c->buf) {
+				c->err = fail(m, -ENOMEM);
+			} else {
+				memcpy(c->segs, ag->runs, ag->nhead * sizeof(*c->segs));
+				c->nsegs = ag->nhead;
+			}
+			pthread_mutex_unlock(&ag->lock);
+			return;
+		}
+		pthread_mutex_unlock(&ag->lock);
+	}
+	c->v = ag->ext;
+	c->n = ag->n;
+}
+
+/* The next piece of a spilled head into the buffer: false at its end or on an error. */
+static bool cursor_refill(struct model_cursor *c)
+{
+	while (!c->err && c->seg < c->nsegs) {
+		const struct fs_spill_run *r = &c->segs[c->seg];
+		uint64_t left = r->n - c->at;
+		size_t take = left < c->m->chunk ? (size_t)left : c->m->chunk;
+		int err;
+
+		if (!take) {
+			c->seg++;
+			c->at = 0;
+			continue;
+		}
+		err = fs_spill_read_part(c->m->spill, r, c->at, take, c->buf);
+		if (err) {
+			c->err = fail(c->m, err);
+			break;
+		}
+		c->at += take;
+		c->v = c->buf;
+		c->n = take;
+		c->i = 0;
+		return true;
+	}
+	return false;
+}
+
+const struct model_ext *model_cursor_peek(struct model_cursor *c)
+{
+	if (c->i >= c->n && !cursor_refill(c))
+		return NULL;
+	return &c->v[c->i];
+}
+
+void model_cursor_next(struct model_cursor *c)
+{
+	if (c->i < c->n)
+		c->i++;
+}
+
+int model_cursor_close(struct model_cursor *c)
+{
+	free(c->segs);
+	free(c->buf);
+	c->segs = NULL;
+	c->buf = NULL;
+	c->nsegs = c->n = c->i = 0;
+	return c->err;
 }
 
 void model_ag_release(struct model *m, fs_agnumber_t agno)
@@ -506,6 +654,8 @@ void model_set_spill(struct model *m, struct fs_spill *sp, size_t limit, size_t 
 	m->spill = sp;
 	m->limit = limit;
 	m->batch = batch ? batch : 1;
+	m->seg = m->batch < MODEL_SEG / 8 ? 8 * m->batch : MODEL_SEG;
+	m->chunk = m->batch < MODEL_CURSOR_EXT / 2 ? 2 * m->batch : MODEL_CURSOR_EXT;
 }
 
 size_t model_resident_need(const struct model *m, unsigned workers)
@@ -548,51 +698,52 @@ const struct model_ext *model_ag_extents(const struct model *m, fs_agnumber_t ag
 size_t model_ag_overlaps(const struct model *m, fs_agnumber_t agno, model_overlap_fn cb,
 			 void *priv)
 {
-	const struct model_ag *ag;
-	size_t reach = SIZE_MAX, found = 0;   /* the extent reaching furthest so far */
+	struct model_cursor c;
+	struct model_ext reach;      /* the extent reaching furthest so far */
+	const struct model_ext *e;
+	bool have = false;
+	size_t found = 0;
 	uint64_t reach_end = 0;
 
 	if (agno >= m->agcount)
 		return 0;
-	ready(m, agno);
-	ag = &m->ag[agno];
-	for (size_t i = 0; i < ag->n; i++) {
-		const struct model_ext *e = &ag->ext[i];
+	for (model_cursor_open(m, agno, &c); (e = model_cursor_peek(&c)); model_cursor_next(&c)) {
 		uint64_t end = (uint64_t)e->agbno + e->len;
 
-		if (reach != SIZE_MAX && e->agbno < reach_end) {
+		if (have && e->agbno < reach_end) {
 			uint64_t shared_end = end < reach_end ? end : reach_end;
 
 			found++;
 			if (cb)
-				cb(priv, agno, e->agbno, (uint32_t)(shared_end - e->agbno),
-				   &ag->ext[reach], e);
+				cb(priv, agno, e->agbno, (uint32_t)(shared_end - e->agbno), &reach, e);
 		}
-		if (reach == SIZE_MAX || end > reach_end) {
-			reach = i;
+		if (!have || end > reach_end) {
+			reach = *e;
+			have = true;
 			reach_end = end;
 		}
 	}
+	(void)model_cursor_close(&c);
 	return found;
 }
 
 size_t model_ag_extents_filter(const struct model *m, fs_agnumber_t agno, uint32_t class_mask,
 			       model_ext_fn cb, void *priv)
 {
+	struct model_cursor c;
+	const struct model_ext *e;
 	size_t found = 0;
 
 	if (agno >= m->agcount)
 		return 0;
-	ready(m, agno);
-	for (size_t i = 0; i < m->ag[agno].n; i++) {
-		const struct model_ext *e = &m->ag[agno].ext[i];
-
+	for (model_cursor_open(m, agno, &c); (e = model_cursor_peek(&c)); model_cursor_next(&c)) {
 		if (!(class_mask & MODEL_CLASS_BIT(e->cls)))
 			continue;
 		found++;
 		if (cb)
 			cb(priv, agno, e);
 	}
+	(void)model_cursor_close(&c);
 	return found;
 }
 
@@ -600,20 +751,20 @@ size_t model_ag_free_gaps_drop(const struct model *m, fs_agnumber_t agno,
 			       uint32_t drop_class_mask, model_drop_fn drop, model_gap_fn cb,
 			       void *priv)
 {
-	const struct model_ag *ag;
+	struct model_cursor c;
 	uint64_t next = 0, ag_end;
 	size_t found = 0;
 
 	if (agno >= m->agcount)
 		return 0;
-	ready(m, agno);
-	ag = &m->ag[agno];
 	ag_end = fs_ag_blocks(m->g, agno);
+	model_cursor_open(m, agno, &c);
 	/* the extents are in block order: the kept ones are too, so one pass finds the gaps */
-	for (size_t i = 0; i <= ag->n; i++) {
-		const struct model_ext *e = i < ag->n ? &ag->ext[i] : NULL;
+	for (bool last = false; !last; model_cursor_next(&c)) {
+		const struct model_ext *e = model_cursor_peek(&c);
 		uint64_t start;
 
+		last = !e;
 		if (e && ((drop_class_mask & MODEL_CLASS_BIT(e->cls)) || (drop && drop(priv, e))))
 			continue;
 		start = e ? e->agbno : ag_end;
@@ -625,6 +776,7 @@ size_t model_ag_free_gaps_drop(const struct model *m, fs_agnumber_t agno,
 		if (e && (uint64_t)e->agbno + e->len > next)
 			next = (uint64_t)e->agbno + e->len;
 	}
+	(void)model_cursor_close(&c);
 	return found;
 }
 
@@ -641,14 +793,16 @@ size_t model_ag_gaps(const struct model *m, fs_agnumber_t agno, model_gap_fn cb,
 
 uint64_t model_ag_class_blocks(const struct model *m, fs_agnumber_t agno, enum model_class cls)
 {
+	struct model_cursor c;
+	const struct model_ext *e;
 	uint64_t sum = 0;
 
 	if (agno >= m->agcount)
 		return 0;
-	ready(m, agno);
-	for (size_t i = 0; i < m->ag[agno].n; i++)
-		if (m->ag[agno].ext[i].cls == cls)
-			sum += m->ag[agno].ext[i].len;
+	for (model_cursor_open(m, agno, &c); (e = model_cursor_peek(&c)); model_cursor_next(&c))
+		if (e->cls == cls)
+			sum += e->len;
+	(void)model_cursor_close(&c);
 	return sum;
 }
 
@@ -878,13 +1032,14 @@ static void ends_pop(struct ends *h)
 		h->v[i] = x;
 }
 
-/* The first data extent from i on that drop() keeps, or n. */
-static size_t next_data(const struct model_ext *e, size_t n, size_t i, model_drop_fn drop,
-			void *priv)
+/* The first data extent from the cursor's on that drop() keeps, or NULL. */
+static const struct model_ext *next_data(struct model_cursor *c, model_drop_fn drop, void *priv)
 {
-	while (i < n && (e[i].cls != MC_DATA || (drop && drop(priv, &e[i]))))
-		i++;
-	return i;
+	const struct model_ext *e;
+
+	while ((e = model_cursor_peek(c)) && (e->cls != MC_DATA || (drop && drop(priv, e))))
+		model_cursor_next(c);
+	return e;
 }
 
 /*
@@ -895,36 +1050,41 @@ static size_t next_data(const struct model_ext *e, size_t n, size_t i, model_dro
 int model_ag_shared_runs(const struct model *m, fs_agnumber_t agno, model_drop_fn drop,
 			 model_run_fn cb, void *priv)
 {
-	size_t n, i;
-	const struct model_ext *e = model_ag_extents(m, agno, &n);
+	struct model_cursor c;
+	const struct model_ext *e;
 	struct ends h = { 0 };
 	uint32_t depth = 0;
-	int err = 0;
+	int err = 0, rerr;
 
-	i = next_data(e, n, 0, drop, priv);
+	if (agno >= m->agcount)
+		return 0;
+	model_cursor_open(m, agno, &c);
+	e = next_data(&c, drop, priv);
 	while (!err) {
-		uint64_t at = i < n ? e[i].agbno : UINT64_MAX, next;
+		uint64_t at = e ? e->agbno : UINT64_MAX, next;
 
 		if (h.n && h.v[0] < at)
 			at = h.v[0];
 		if (at == UINT64_MAX)
 			break;
 		/* every edge at this block, then the depth until the next edge */
-		while (!err && i < n && e[i].agbno == at) {
-			err = ends_push(&h, e[i].agbno + e[i].len);
+		while (!err && e && e->agbno == at) {
+			err = ends_push(&h, e->agbno + e->len);
 			depth++;
-			i = next_data(e, n, i + 1, drop, priv);
+			model_cursor_next(&c);
+			e = next_data(&c, drop, priv);
 		}
 		while (h.n && h.v[0] == at) {
 			ends_pop(&h);
 			depth--;
 		}
-		next = i < n ? e[i].agbno : UINT64_MAX;
+		next = e ? e->agbno : UINT64_MAX;
 		if (h.n && h.v[0] < next)
 			next = h.v[0];
 		if (!err && depth >= 2 && next != UINT64_MAX)
 			err = cb(priv, (fs_agblock_t)at, (uint32_t)(next - at), depth);
 	}
 	free(h.v);
-	return err;
+	rerr = model_cursor_close(&c);
+	return err ? err : rerr;
 }

@@ -118,13 +118,16 @@ struct model_ag {
 	bool sorted;
 	/*
 	 * Spilled (model_set_spill): sorted runs of the AG's extents on disk.
-	 * head_final: runs[0] is the finished AG (model_ag_finish's result),
-	 * later runs are adds since; mirror: ext holds exactly runs[0], so it
-	 * can be dropped (model_ag_release) and read back by the next query.
-	 * runlock (taken last) guards runs, for stripes spilling under their
-	 * own lock.
+	 * nhead: runs[0..nhead-1] are the finished AG (model_ag_finish's
+	 * result) in pieces of at most MODEL_SEG extents, one after another in
+	 * block order; later runs are adds since.  mirror: ext holds exactly
+	 * the head, so it can be dropped (model_ag_release) and read back by
+	 * the next query that wants an array; the sweeps read the head a
+	 * piece at a time (struct model_cursor).  runlock (taken last) guards
+	 * runs, for stripes spilling under their own lock.
 	 */
-	bool head_final, mirror;
+	size_t nhead;
+	bool mirror;
 	pthread_mutex_t runlock;
 	struct fs_spill_run *runs;
 	size_t nruns, capruns;
@@ -138,6 +141,7 @@ struct model {
 	/* spilling: NULL, or where runs go once held extents pass limit bytes */
 	struct fs_spill *spill;
 	size_t limit, batch;         /* batch: the fewest extents an array spills */
+	size_t seg, chunk;           /* MODEL_SEG, MODEL_CURSOR_EXT (fewer for small batches) */
 	size_t held;                 /* extents in memory (atomic) */
 	int err;                     /* the first spill error (sticky) */
 };
@@ -158,8 +162,41 @@ int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t 
 /* Sort an AG's extents by block and merge the contiguous runs of one owner. */
 int model_ag_finish(struct model *m, fs_agnumber_t agno);
 
-/* An AG's extents (sorted once model_ag_finish ran). */
+/*
+ * An AG's extents (sorted once model_ag_finish ran), as one array: a
+ * spilled AG is read back whole (the repair's phases).  The sweeps below
+ * and struct model_cursor read a spilled AG a piece at a time instead.
+ */
 const struct model_ext *model_ag_extents(const struct model *m, fs_agnumber_t agno, size_t *n);
+
+/* How many extents the AG has, in memory or spilled, without reading them back. */
+size_t model_ag_count(const struct model *m, fs_agnumber_t agno);
+
+/*
+ * A finished AG's extents in block order, one at a time: from memory, or
+ * from a spilled AG's runs through a buffer of MODEL_CURSOR_EXT extents,
+ * so a sweep over an AG holds that much whatever the AG's size.
+ * model_cursor_peek: the current extent (NULL at the end or on a read
+ * error, which is kept in model_error too); valid until the next call.
+ * No other thread may change the AG meanwhile.
+ */
+#define MODEL_SEG (1u << 15)          /* extents a piece of a spilled finished AG, at most */
+#define MODEL_CURSOR_EXT (1u << 13)   /* extents a cursor reads at once, at most */
+struct model_cursor {
+	struct model *m;
+	const struct model_ext *v;   /* the extents at hand */
+	size_t n, i;
+	struct fs_spill_run *segs;   /* spilled: the head's pieces (a copy) */
+	size_t nsegs, seg;
+	uint64_t at;                 /* extents of segs[seg] read so far */
+	struct model_ext *buf;
+	int err;
+};
+void model_cursor_open(const struct model *m, fs_agnumber_t agno, struct model_cursor *c);
+const struct model_ext *model_cursor_peek(struct model_cursor *c);
+void model_cursor_next(struct model_cursor *c);
+/* 0, or the read error that ended the sweep early. */
+int model_cursor_close(struct model_cursor *c);
 
 /*
  * Blocks claimed by more than one extent.  For every extent that starts
@@ -237,10 +274,12 @@ size_t model_bytes(const struct model *m);
 /*
  * Spill extents to sp once more than limit bytes of them are in memory:
  * an array of at least batch extents that grows past it is sorted and
- * written as a run; model_ag_finish merges an AG's runs (k-way) into its
- * finished array, written back as one run so model_ag_release can drop it
- * and the next query of the AG read it again.  Every query works spilled,
- * with the same answers.  sp stays the caller's.
+ * written as a run; model_ag_finish merges an AG's runs (k-way) straight
+ * into new runs of MODEL_SEG extents (the finished AG never whole in
+ * memory; 8 batches, and cursors read 2, when that is fewer: the test
+ * switch's tiny batches make many pieces), which the sweeps read a piece at a time and model_ag_extents
+ * reads back whole.  Every query works spilled, with the same answers.
+ * sp stays the caller's.
  */
 void model_set_spill(struct model *m, struct fs_spill *sp, size_t limit, size_t batch);
 /*

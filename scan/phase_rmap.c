@@ -503,43 +503,52 @@ static int compare_rmap(struct scan_ctx *cx, fs_agnumber_t agno, struct tside *o
 /* The model's extents of this AG as reverse mappings (free space has none). */
 static int observed_mappings(struct scan_ctx *cx, fs_agnumber_t agno, struct tside *out)
 {
-	size_t n, want = 0;
-	const struct model_ext *e = model_ag_extents(cx->model, agno, &n);
+	struct model_cursor c;
+	const struct model_ext *e;
+	int err = 0;
 
-	/* sized once: a doubling array would hold up to twice the AG's extents */
-	for (size_t i = 0; i < n; i++)
-		want += e[i].cls != MC_FREE;
+	/*
+	 * Unbounded, sized once: a doubling array would hold up to twice the
+	 * AG's extents.  Bounded, the side spills past its cap and the
+	 * model's extents come a piece at a time.
+	 */
 	if (!out->cap) {
+		size_t want = model_ag_count(cx->model, agno) -
+			      model_ag_extents_filter(cx->model, agno, MODEL_CLASS_BIT(MC_FREE),
+						      NULL, NULL);
+
 		out->mem.v = malloc((want ? want : 1) * sizeof(*out->mem.v));
 		if (!out->mem.v)
 			return -ENOMEM;
 		out->mem.cap = want ? want : 1;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct rtuple t = { .agbno = e[i].agbno, .len = e[i].len,
-				    .owner = model_rmap_owner(e[i].cls, e[i].owner) };
-		int err;
+	for (model_cursor_open(cx->model, agno, &c); !err && (e = model_cursor_peek(&c));
+	     model_cursor_next(&c)) {
+		struct rtuple t = { .agbno = e->agbno, .len = e->len,
+				    .owner = model_rmap_owner(e->cls, e->owner) };
 
-		switch (e[i].cls) {
+		switch (e->cls) {
 		case MC_FREE:
 			continue;
 		case MC_DATA:
 		case MC_ATTR:
-			t.offset = e[i].offset;
-			t.flags = (uint8_t)((e[i].cls == MC_ATTR ? RF_ATTR : 0) |
-					    (e[i].flags & MODEL_EXT_UNWRITTEN ? RF_UNWRITTEN : 0));
+			t.offset = e->offset;
+			t.flags = (uint8_t)((e->cls == MC_ATTR ? RF_ATTR : 0) |
+					    (e->flags & MODEL_EXT_UNWRITTEN ? RF_UNWRITTEN : 0));
 			break;
 		case MC_BMBT:
-			t.flags = (uint8_t)(RF_BMBT | (e[i].flags & MODEL_EXT_ATTRFORK ? RF_ATTR : 0));
+			t.flags = (uint8_t)(RF_BMBT | (e->flags & MODEL_EXT_ATTRFORK ? RF_ATTR : 0));
 			break;
 		default:
 			break;
 		}
 		err = tside_push(out, &t);
-		if (err)
-			return err;
 	}
-	return 0;
+	if (!err)
+		err = model_cursor_close(&c);
+	else
+		(void)model_cursor_close(&c);
+	return err;
 }
 
 /* ---- refcount ---- */
@@ -659,6 +668,37 @@ static void compare_refcount(struct scan_ctx *cx, fs_agnumber_t agno, const stru
 				  "%zu more such block ranges", nrep[k] - DIFF_REPORTS);
 }
 
+struct reflink_sweep {
+	struct scan_ctx *cx;
+	fs_agnumber_t agno;
+	size_t nrep;
+	uint64_t last_owner;
+};
+
+/* One data extent, once its neighbours on both sides are known. */
+static void reflink_judge(struct reflink_sweep *w, const struct model_ext *e, bool shared)
+{
+	const struct fs_geom *g = &w->cx->fs->g;
+	const struct link_rec *r;
+	uint64_t s;
+
+	if (!shared || e->owner == w->last_owner)
+		return;
+	s = scan_links_slot(w->cx, e->owner);
+	if (s == UINT64_MAX)
+		return;
+	r = &w->cx->links->rec[s];
+	if (!(r->flags & LR_SEEN) || (r->flags & (LR_BAD | LR_REFLINK)))
+		return;
+	w->last_owner = e->owner;	/* its extents are often neighbours: say it once */
+	if (++w->nrep <= DIFF_REPORTS)
+		fs_report(w->cx->fl, FS_C_INODE_REFLINK, w->agno,
+			  (int64_t)fs_agbno_to_daddr(g, w->agno, e->agbno), (int64_t)e->owner,
+			  "di_flags2", "REFLINK", "no REFLINK",
+			  "inode %llu shares data blocks %u+%u but lacks the reflink flag",
+			  (unsigned long long)e->owner, e->agbno, e->len);
+}
+
 /*
  * Every inode whose data fork shares a block (with another fork or with
  * itself) needs the reflink flag: xfs_repair sets it where it is missing
@@ -669,48 +709,35 @@ static void compare_refcount(struct scan_ctx *cx, fs_agnumber_t agno, const stru
  */
 static void check_reflink_flags(struct scan_ctx *cx, fs_agnumber_t agno)
 {
-	const struct fs_geom *g = &cx->fs->g;
-	size_t n, prev = SIZE_MAX, nrep = 0;
-	const struct model_ext *e = model_ag_extents(cx->model, agno, &n);
-	uint64_t maxend = 0, last_owner = UINT64_MAX;
+	struct reflink_sweep w = { .cx = cx, .agno = agno, .last_owner = UINT64_MAX };
+	struct model_cursor c;
+	const struct model_ext *e;
+	struct model_ext pending;    /* the previous data extent, judged once the next is seen */
+	bool have = false, pending_shared = false;
+	uint64_t maxend = 0;
 
 	if (!cx->links)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		size_t next = i + 1;
-		bool shared;
-		uint64_t s;
-		const struct link_rec *r;
-
-		if (e[i].cls != MC_DATA)
+	for (model_cursor_open(cx->model, agno, &c); (e = model_cursor_peek(&c));
+	     model_cursor_next(&c)) {
+		if (e->cls != MC_DATA)
 			continue;
-		while (next < n && e[next].cls != MC_DATA)
-			next++;
-		shared = (prev != SIZE_MAX && maxend > e[i].agbno) ||
-			 (next < n && e[next].agbno < (uint64_t)e[i].agbno + e[i].len);
-		if ((uint64_t)e[i].agbno + e[i].len > maxend)
-			maxend = (uint64_t)e[i].agbno + e[i].len;
-		prev = i;
-		if (!shared || e[i].owner == last_owner)
-			continue;
-		s = scan_links_slot(cx, e[i].owner);
-		if (s == UINT64_MAX)
-			continue;
-		r = &cx->links->rec[s];
-		if (!(r->flags & LR_SEEN) || (r->flags & (LR_BAD | LR_REFLINK)))
-			continue;
-		last_owner = e[i].owner;	/* its extents are often neighbours: say it once */
-		if (++nrep <= DIFF_REPORTS)
-			fs_report(cx->fl, FS_C_INODE_REFLINK, agno,
-				  (int64_t)fs_agbno_to_daddr(g, agno, e[i].agbno), (int64_t)e[i].owner,
-				  "di_flags2", "REFLINK", "no REFLINK",
-				  "inode %llu shares data blocks %u+%u but lacks the reflink flag",
-				  (unsigned long long)e[i].owner, e[i].agbno, e[i].len);
+		if (have)
+			reflink_judge(&w, &pending,
+				      pending_shared || e->agbno < (uint64_t)pending.agbno + pending.len);
+		pending_shared = have && maxend > e->agbno;
+		if ((uint64_t)e->agbno + e->len > maxend)
+			maxend = (uint64_t)e->agbno + e->len;
+		pending = *e;
+		have = true;
 	}
-	if (nrep > DIFF_REPORTS)
+	if (have)
+		reflink_judge(&w, &pending, pending_shared);
+	(void)model_cursor_close(&c);
+	if (w.nrep > DIFF_REPORTS)
 		fs_report(cx->fl, FS_C_INODE_REFLINK, agno, FS_NONE, FS_NONE, NULL, NULL, NULL,
 			  "%zu more shared extents of inodes without the reflink flag",
-			  nrep - DIFF_REPORTS);
+			  w.nrep - DIFF_REPORTS);
 }
 
 /* ---- per AG ---- */
@@ -852,9 +879,8 @@ static int rmap_ag(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_ag 
 	if (obs.cap)
 		obs.dir = rm.dir = fs_spill_dir(cx->spill);
 	if (cx->opts->mem_bytes) {
-		size_t n;
+		size_t n = model_ag_count(cx->model, agno);
 
-		model_ag_extents(cx->model, agno, &n);
 		need = 2 * (uint64_t)(obs.cap && n > obs.cap ? obs.cap : n) * sizeof(struct rtuple);
 		/* a merge's buffers: 16 KiB a run, 64 runs at most (libfs/util/spill.c) */
 		if (obs.cap && n > obs.cap)

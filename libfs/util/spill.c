@@ -210,6 +210,18 @@ int fs_spill_read(struct fs_spill *sp, const struct fs_spill_run *run, void *dst
 	return pread_all(sp, dst, run->n * sp->recsize, run->off);
 }
 
+int fs_spill_read_part(struct fs_spill *sp, const struct fs_spill_run *run, uint64_t first,
+		       size_t n, void *dst)
+{
+	if (first > run->n || n > run->n - first)
+		return -EINVAL;
+	if (!n)
+		return 0;
+	if (sp->fd < 0)
+		return -EIO;
+	return pread_all(sp, dst, (uint64_t)n * sp->recsize, run->off + first * sp->recsize);
+}
+
 void fs_spill_discard(struct fs_spill *sp, const struct fs_spill_run *run)
 {
 	uint64_t bytes = run->n * sp->recsize;

@@ -51,6 +51,10 @@ int fs_spill_merge(struct fs_spill *sp, const struct fs_spill_run *runs, size_t 
 /* Read a whole run into dst (run->n records). */
 int fs_spill_read(struct fs_spill *sp, const struct fs_spill_run *run, void *dst);
 
+/* Read n records of a run from its record first on into dst (-EINVAL past its end). */
+int fs_spill_read_part(struct fs_spill *sp, const struct fs_spill_run *run, uint64_t first,
+		       size_t n, void *dst);
+
 /* Give a run's space back (its records are not read again). */
 void fs_spill_discard(struct fs_spill *sp, const struct fs_spill_run *run);
 

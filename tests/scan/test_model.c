@@ -449,6 +449,53 @@ static void same_extents(struct model *a, struct model *b)
 	assert_int_equal(model_ag_class_blocks(a, 0, MC_DATA), model_ag_class_blocks(b, 0, MC_DATA));
 }
 
+static int count_run(void *priv, fs_agblock_t start, uint32_t len, uint32_t count)
+{
+	uint64_t *sum = priv;
+
+	*sum += (uint64_t)start * 31 + (uint64_t)len * 7 + count;
+	return 0;
+}
+
+/*
+ * b's AG 0 finished and on disk only: the sweeps read it a piece at a
+ * time (struct model_cursor) with a's answers, and leave it on disk.
+ */
+static void same_sweeps(struct model *a, struct model *b)
+{
+	struct model_cursor c;
+	const struct model_ext *e;
+	size_t na, i = 0;
+	const struct model_ext *ea = model_ag_extents(a, 0, &na);
+	uint64_t ra = 0, rb = 0;
+
+	assert_int_equal(b->ag[0].n, 0);
+	assert_true(b->ag[0].nhead > 2);		/* several pieces */
+	assert_int_equal(model_ag_count(b, 0), na);
+	for (model_cursor_open(b, 0, &c); (e = model_cursor_peek(&c)); model_cursor_next(&c)) {
+		assert_true(i < na);
+		assert_int_equal(e->agbno, ea[i].agbno);
+		assert_int_equal(e->len, ea[i].len);
+		assert_int_equal(e->cls, ea[i].cls);
+		assert_int_equal(e->owner, ea[i].owner);
+		assert_int_equal(e->offset, ea[i].offset);
+		i++;
+	}
+	assert_int_equal(model_cursor_close(&c), 0);
+	assert_int_equal(i, na);
+	assert_int_equal(model_ag_overlaps(a, 0, NULL, NULL), model_ag_overlaps(b, 0, NULL, NULL));
+	assert_int_equal(model_ag_gaps(a, 0, NULL, NULL), model_ag_gaps(b, 0, NULL, NULL));
+	assert_int_equal(model_ag_class_blocks(a, 0, MC_DATA), model_ag_class_blocks(b, 0, MC_DATA));
+	assert_int_equal(model_ag_extents_filter(a, 0, MODEL_CLASS_BIT(MC_FREE), NULL, NULL),
+			 model_ag_extents_filter(b, 0, MODEL_CLASS_BIT(MC_FREE), NULL, NULL));
+	assert_int_equal(model_ag_shared_runs(a, 0, NULL, count_run, &ra), 0);
+	assert_int_equal(model_ag_shared_runs(b, 0, NULL, count_run, &rb), 0);
+	assert_true(ra != 0);
+	assert_int_equal(ra, rb);
+	assert_int_equal(b->ag[0].n, 0);		/* none of it was read back whole */
+	assert_int_equal(model_error(b), 0);
+}
+
 /*
  * model_ag_shared_runs against a count per block: random data extents
  * (some of one block, some shared many times) and other classes between
@@ -534,6 +581,7 @@ static void test_spill(void **state)
 	assert_true(fs_spill_runs(s) > 64);
 	assert_int_equal(model_ag_finish(mem, 0), 0);
 	assert_int_equal(model_ag_finish(sp, 0), 0);
+	same_sweeps(mem, sp);
 	same_extents(mem, sp);
 	model_ag_release(sp, 0);
 	assert_int_equal(sp->ag[0].n, 0);		/* gone from memory... */
@@ -543,6 +591,7 @@ static void test_spill(void **state)
 	fill(sp, 99, 50);
 	assert_int_equal(model_ag_finish(mem, 0), 0);
 	assert_int_equal(model_ag_finish(sp, 0), 0);
+	same_sweeps(mem, sp);				/* the old head and the adds since, merged */
 	same_extents(mem, sp);
 	assert_int_equal(model_error(sp), 0);
 	model_destroy(sp);
