@@ -18,6 +18,7 @@
 #include "bulkstat/bulkstat.h"
 #include "libfs/io/io.h"
 #include "libfs/io/target.h"
+#include "libfs/util/mem.h"
 
 static void usage(FILE *out)
 {
@@ -101,6 +102,7 @@ int main(int argc, char **argv)
 	uint64_t v;
 	int c, rc;
 
+	fs_mem_setup();
 	o.out.format = BS_JSONL;
 	while ((c = getopt_long(argc, argv, "f:F:a:s:t:iphVl:r:", longopts, NULL)) != -1) {
 		switch (c) {

@@ -15,6 +15,7 @@
 #include "check/render.h"
 #include "check/run.h"
 #include "libfs/util/exit.h"
+#include "libfs/util/mem.h"
 
 static void usage(FILE *out)
 {
@@ -193,6 +194,7 @@ int main(int argc, char **argv)
 	bool geometry = false;
 	int rc, err;
 
+	fs_mem_setup();
 	rc = parse_args(argc, argv, &run, &geometry);
 	if (rc >= 0)
 		return rc;

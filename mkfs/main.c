@@ -15,6 +15,7 @@
 
 #include "libfs/io/io.h"
 #include "libfs/undo/undo.h"
+#include "libfs/util/mem.h"
 #include "mkfs/opts.h"
 #include "mkfs/plan.h"
 #include "mkfs/target.h"
@@ -94,6 +95,7 @@ int main(int argc, char **argv)
 	char err[512];
 	int rc;
 
+	fs_mem_setup();
 	switch (mkfs_parse_args(argc, argv, &o, &target, err, sizeof(err))) {
 	case MKFS_PARSE_OK:
 		break;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "libfs/util/exit.h"
+#include "libfs/util/mem.h"
 #include "repair/render.h"
 #include "repair/run.h"
 
@@ -262,6 +263,7 @@ int main(int argc, char **argv)
 	struct compat cp = { 0 };
 	int rc, err;
 
+	fs_mem_setup();
 	base = base ? base + 1 : argv[0];
 	cp.xfs_repair = !strcmp(base, "xfs_repair");
 	rc = parse_args(argc, argv, &ro, &cp);

@@ -6,6 +6,7 @@
  * phase by xfsx_check and xfsx_repair (libfs/util/mem.h).
  */
 #include <inttypes.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -79,4 +80,10 @@ void fs_mem_json_phases(FILE *out, const struct fs_mem_sample *v, unsigned n,
 		fs_mem_json(out, name(ph), &v[ph]);
 	}
 	fprintf(out, "},\"peak_rss_bytes\":%" PRIu64, fs_mem_peak_rss());
+}
+
+void fs_mem_setup(void)
+{
+	/* a fixed threshold also stops glibc's raising it (mallopt(3)) */
+	(void)mallopt(M_MMAP_THRESHOLD, (int)FS_MEM_MMAP_MIN);
 }
