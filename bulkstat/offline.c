@@ -342,9 +342,7 @@ static int on_inode(void *priv, const struct fs_inode_scan_item *it)
 			else
 				report_damaged(w, it->ino, "inode", "inode failed verification", NULL);
 		}
-		w->scratch.n = 0;
-		w->scratch.dropped = 0;
-		memset(w->scratch.by_sev, 0, sizeof(w->scratch.by_sev));
+		fs_findings_clear(&w->scratch);
 		if (bad)
 			return 0;
 	}

@@ -113,9 +113,7 @@ static int read_fsblock(void *priv, fs_fsblock_t fsb, void *buf)
 
 static void forget_findings(struct build *b)
 {
-	b->scratch.n = 0;
-	b->scratch.dropped = 0;
-	memset(b->scratch.by_sev, 0, sizeof(b->scratch.by_sev));
+	fs_findings_clear(&b->scratch);
 }
 
 static void note_pptr(struct build *b, const struct fs_attr_ent *e)

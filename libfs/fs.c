@@ -73,7 +73,7 @@ static unsigned read_voters(struct fs_dev *dev, const struct xfs_sb *geo, unsign
 		(*sampled)++;
 		if (fs_dev_read(dev, buf, XFS_MAX_SECTORSIZE, off))
 			continue;
-		scratch->n = 0;
+		fs_findings_clear(scratch);
 		st = fs_sb_verify(buf, XFS_MAX_SECTORSIZE, (fs_agnumber_t)agno, scratch);
 		if (st != FS_SB_OK && st != FS_SB_DAMAGED)
 			continue;
@@ -95,7 +95,7 @@ static void count_votes(struct fs_dev *dev, const struct xfs_sb *cand, unsigned 
 
 	*votes = 0;
 	for (unsigned i = 0; i < n; i++) {
-		scratch->n = 0;
+		fs_findings_clear(scratch);
 		if (fs_sb_compare_secondary(cand, &v[i], 1, scratch) == 0)
 			(*votes)++;
 	}
@@ -162,7 +162,7 @@ static int find_secondary(struct fs_dev *dev, uint64_t limit, struct xfs_sb *out
 
 			if (off + i == 0 || get_be32(buf + i) != XFS_SB_MAGIC)
 				continue;
-			scratch.n = 0;
+			fs_findings_clear(&scratch);
 			if (fs_sb_verify(buf + i, n - i, 1, &scratch) != FS_SB_OK)
 				continue;
 			fs_sb_from_disk(&sb, (const void *)(buf + i));
@@ -211,7 +211,7 @@ int fs_sb_majority_copy(struct fs *fs, struct xfs_sb *out)
 	fs_findings_init(&scratch);
 	n = read_voters(fs->dev, &fs->sb, buf, &scratch, v, &sampled);
 	for (unsigned i = 0; i < n && ret; i++) {
-		scratch.n = 0;
+		fs_findings_clear(&scratch);
 		if (fs_sb_compare_secondary(&fs->sb, &v[i], 1, &scratch) == 0) {
 			*out = v[i];
 			ret = 0;
@@ -480,7 +480,7 @@ static int vote_primary(struct fs_dev *dev, const unsigned char *buf, const stru
 		if (crc_ok)
 			fs_crc_update(enc, sect, FS_SB_CRC_OFF);
 	}
-	scratch.n = 0;
+	fs_findings_clear(&scratch);
 	st = fs_sb_verify(enc, XFS_MAX_SECTORSIZE, 0, &scratch);
 	if (st != FS_SB_OK && st != FS_SB_DAMAGED)
 		goto done;

@@ -54,20 +54,49 @@ void fs_findings_init(struct fs_findings *fl)
 
 void fs_findings_free(struct fs_findings *fl)
 {
+	for (size_t i = 0; i < fl->n; i++)
+		free(fl->v[i].strs);
 	free(fl->v);
 	pthread_mutex_destroy(&fl->lock);
 	memset(fl, 0, sizeof(*fl));
 }
 
-static void copy_str(char *dst, size_t size, const char *src)
+/* src's length as it is kept: at most max - 1 bytes (none for NULL). */
+static size_t kept_len(const char *src, size_t max)
 {
-	if (!src) {
-		dst[0] = 0;
-		return;
-	}
-	snprintf(dst, size, "%s", src);
+	return src ? strnlen(src, max - 1) : 0;
 }
 
+/*
+ * f's four strings (NULL: empty; each cut as kept_len says) copied into
+ * one new block f->strs, the pointers set into it.
+ */
+static int own_strings(struct fs_finding *f, const char *field, const char *expected,
+		       const char *found, const char *message)
+{
+	const char *src[4] = { field, expected, found, message };
+	const size_t max[4] = { FS_FINDING_FIELD_MAX, FS_FINDING_EXPECTED_MAX,
+				FS_FINDING_FOUND_MAX, FS_FINDING_MESSAGE_MAX };
+	const char **dst[4] = { &f->field, &f->expected, &f->found, &f->message };
+	size_t len[4], total = 0;
+	char *p;
+
+	for (int k = 0; k < 4; k++)
+		total += (len[k] = kept_len(src[k], max[k])) + 1;
+	p = f->strs = malloc(total);
+	if (!p)
+		return -ENOMEM;
+	for (int k = 0; k < 4; k++) {
+		if (len[k])
+			memcpy(p, src[k], len[k]);
+		p[len[k]] = 0;
+		*dst[k] = p;
+		p += len[k] + 1;
+	}
+	return 0;
+}
+
+/* Record f, whose strings (f->strs) the list takes over, or frees when it cannot keep it. */
 static int add(struct fs_findings *fl, const struct fs_finding *f)
 {
 	int ret = 0;
@@ -79,6 +108,7 @@ static int add(struct fs_findings *fl, const struct fs_finding *f)
 		struct fs_finding *nv = realloc(fl->v, ncap * sizeof(*nv));
 		if (!nv) {
 			fl->dropped++;
+			free(f->strs);
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -97,6 +127,7 @@ static int vreport(struct fs_findings *fl, int64_t cause_ino, const struct fs_ty
 {
 	const struct fs_finding_def *def = fs_finding_def(code);
 	struct fs_finding f;
+	char msg[FS_FINDING_MESSAGE_MAX];
 
 	if (!def)
 		return -EINVAL;
@@ -109,13 +140,15 @@ static int vreport(struct fs_findings *fl, int64_t cause_ino, const struct fs_ty
 	f.cause_ino = cause_ino == ino ? FS_NONE : cause_ino;
 	if (val)
 		f.val = *val;
-	copy_str(f.field, sizeof(f.field), field);
-	copy_str(f.expected, sizeof(f.expected), expected);
-	copy_str(f.found, sizeof(f.found), found);
 	if (fmt)
-		vsnprintf(f.message, sizeof(f.message), fmt, ap);
-	else
-		copy_str(f.message, sizeof(f.message), def->summary);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (own_strings(&f, field, expected, found, fmt ? msg : def->summary)) {
+		pthread_mutex_lock(&fl->lock);
+		fl->by_sev[def->sev]++;
+		fl->dropped++;
+		pthread_mutex_unlock(&fl->lock);
+		return -ENOMEM;
+	}
 	return add(fl, &f);
 }
 
@@ -165,6 +198,13 @@ int fs_findings_add(struct fs_findings *fl, const struct fs_finding *f)
 	copy.def = fs_finding_def(f->code);
 	if (!copy.def)
 		return -EINVAL;
+	if (own_strings(&copy, f->field, f->expected, f->found, f->message)) {
+		pthread_mutex_lock(&fl->lock);
+		fl->by_sev[copy.def->sev]++;
+		fl->dropped++;
+		pthread_mutex_unlock(&fl->lock);
+		return -ENOMEM;
+	}
 	return add(fl, &copy);
 }
 
@@ -173,7 +213,7 @@ void fs_reporter_bad(struct fs_reporter *r, enum fs_code code, const char *field
 {
 	const struct fs_finding_def *def = fs_finding_def(code);
 	struct fs_typed val = { .fork = r->fork };
-	char msg[sizeof(((struct fs_finding *)0)->message)];
+	char msg[FS_FINDING_MESSAGE_MAX];
 	va_list ap;
 
 	r->n++;
@@ -228,8 +268,9 @@ int fs_findings_move(struct fs_findings *dst, struct fs_findings *src)
 	for (size_t i = 0; i < src->n; i++) {
 		dst->by_sev[src->v[i].def->sev]++;
 		if (dst->n < dst->cap) {
-			dst->v[dst->n++] = src->v[i];
+			dst->v[dst->n++] = src->v[i];	/* its strings go with it */
 		} else {
+			free(src->v[i].strs);
 			dst->dropped++;
 			ret = -ENOMEM;
 		}
@@ -240,6 +281,15 @@ int fs_findings_move(struct fs_findings *dst, struct fs_findings *src)
 	src->dropped = 0;
 	memset(src->by_sev, 0, sizeof(src->by_sev));
 	return ret;
+}
+
+void fs_findings_clear(struct fs_findings *fl)
+{
+	for (size_t i = 0; i < fl->n; i++)
+		free(fl->v[i].strs);
+	fl->n = 0;
+	fl->dropped = 0;
+	memset(fl->by_sev, 0, sizeof(fl->by_sev));
 }
 
 bool fs_findings_has(const struct fs_findings *fl, enum fs_code code)
@@ -259,6 +309,7 @@ size_t fs_findings_drop(struct fs_findings *fl, bool (*drop)(void *priv, const s
 	for (size_t i = 0; i < fl->n; i++) {
 		if (drop(priv, &fl->v[i])) {
 			fl->by_sev[fl->v[i].def->sev]--;
+			free(fl->v[i].strs);
 			n++;
 			continue;
 		}

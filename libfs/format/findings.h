@@ -158,12 +158,20 @@ struct fs_finding {
 	 */
 	int64_t cause_ino;
 	struct fs_typed val;
-	/* for output only: nothing decides on these */
-	char field[48];
-	char expected[96];
-	char found[96];
-	char message[256];
+	/*
+	 * For output only: nothing decides on these.  Never NULL in a list's
+	 * record: they point into one block of the record's own (strs, freed
+	 * with it), each cut to FS_FINDING_*_MAX - 1 bytes; a record costs its
+	 * strings' length, not the longest they may be (1M findings of a
+	 * damaged volume: some 280 bytes each instead of 630).
+	 */
+	const char *field, *expected, *found, *message;
+	char *strs;
 };
+#define FS_FINDING_FIELD_MAX    48
+#define FS_FINDING_EXPECTED_MAX 96
+#define FS_FINDING_FOUND_MAX    96
+#define FS_FINDING_MESSAGE_MAX  256
 
 struct fs_findings {
 	pthread_mutex_t lock;
@@ -206,7 +214,7 @@ int fs_report_caused(struct fs_findings *fl, int64_t cause_ino, enum fs_code cod
 		     const char *found, const char *fmt, ...)
 	__attribute__((format(printf, 10, 11)));
 
-/* Record a copy of f (a finding made in a scratch list, passed on). */
+/* Record a copy of f, its strings too (a finding made in a scratch list, passed on). */
 int fs_findings_add(struct fs_findings *fl, const struct fs_finding *f);
 
 /*
@@ -232,11 +240,13 @@ const char *fs_fmt_x64(char *buf, uint64_t v);
 #define FS_U(v) fs_fmt_u64((char[24]){0}, (uint64_t)(v))
 #define FS_X(v) fs_fmt_x64((char[24]){0}, (uint64_t)(v))
 
+/* Empty the list (its records' strings freed, counts zeroed), keeping its array. */
+void fs_findings_clear(struct fs_findings *fl);
 /* Append every record of src to dst (thread-safe on dst) and empty src, keeping its memory. */
 int fs_findings_move(struct fs_findings *dst, struct fs_findings *src);
 bool fs_findings_has(const struct fs_findings *fl, enum fs_code code);
 size_t fs_findings_count(const struct fs_findings *fl, enum fs_severity min_sev);
-/* Remove the records drop() says to (counts kept right); returns how many. */
+/* Remove (and free) the records drop() says to (counts kept right); returns how many. */
 size_t fs_findings_drop(struct fs_findings *fl, bool (*drop)(void *priv, const struct fs_finding *f),
 			void *priv);
 

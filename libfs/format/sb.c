@@ -75,7 +75,7 @@ int fs_sb_report(struct fs_findings *fl, enum fs_code code, int64_t ag, int64_t 
 		 const char *field, const char *expected, const char *found, const char *fmt, ...)
 {
 	struct fs_typed val = { .field = (uint16_t)fs_sb_field_id(field) };
-	char msg[sizeof(((struct fs_finding *)0)->message)];
+	char msg[FS_FINDING_MESSAGE_MAX];
 	va_list ap;
 
 	if (!fmt)

@@ -352,7 +352,7 @@ static void test_random(void **state)
 		}
 		walk(t, &fl, 16, 2);
 		assert_true(t->reads <= 64);
-		fl.n = 0;
+		fs_findings_clear(&fl);
 	}
 	fs_findings_free(&fl);
 }

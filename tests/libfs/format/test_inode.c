@@ -549,7 +549,7 @@ static void test_verify_random(void **state)
 		verify(&x, &fl);
 		fs_inode_decode(x.buf, &ip);
 		(void)fs_inode_xflags(&ip);
-		fl.n = 0;
+		fs_findings_clear(&fl);
 	}
 	fs_findings_free(&fl);
 }
