@@ -250,7 +250,7 @@ int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t 
 	e.flags = flags;
 
 	if (agno >= m->agcount || !len || cls >= MC_NR || agbno >= fs_ag_blocks(m->g, agno) ||
-	    len > fs_ag_blocks(m->g, agno) - agbno)
+	    len > fs_ag_blocks(m->g, agno) - agbno || offset >> MODEL_OFFSET_BITS || flags >> 5)
 		return -EINVAL;
 	ag = &m->ag[agno];
 	k = thread_stripe();

@@ -43,14 +43,21 @@ enum model_class {
 	MC_NR
 };
 
+/*
+ * 24 bytes (the model is the scan's biggest structure after the link
+ * records): a file offset has 54 bits on disk (a bmbt record's startoff),
+ * the class and flags share its word.
+ */
+#define MODEL_OFFSET_BITS 54
 struct model_ext {
 	fs_agblock_t agbno;
 	uint32_t len;
 	uint64_t owner;              /* inode number, or 0 for static owners */
-	uint64_t offset;             /* file offset in blocks (data/attr), else 0 */
-	uint8_t cls;                 /* enum model_class */
-	uint8_t flags;               /* MODEL_EXT_* */
+	uint64_t offset : MODEL_OFFSET_BITS;  /* file offset in blocks (data/attr), else 0 */
+	uint64_t cls : 5;            /* enum model_class */
+	uint64_t flags : 5;          /* MODEL_EXT_* */
 };
+_Static_assert(sizeof(struct model_ext) == 24, "model_ext is 24 bytes");
 
 enum { MODEL_EXT_UNWRITTEN = 1, MODEL_EXT_ATTRFORK = 2 /* MC_BMBT of the attr fork */,
        MODEL_EXT_NEW = 4 /* (repair) blocks this repair allocates, e.g. a rebuilt directory's */ };
@@ -155,7 +162,10 @@ void model_destroy(struct model *m);
  */
 void model_drop_extents(struct model *m);
 
-/* -EINVAL when the range is not inside the AG (the caller reports it), -ENOMEM. */
+/*
+ * -EINVAL when the range is not inside the AG (the caller reports it) or
+ * the offset has more than MODEL_OFFSET_BITS bits, -ENOMEM.
+ */
 int model_add(struct model *m, fs_agnumber_t agno, fs_agblock_t agbno, uint32_t len,
 	      enum model_class cls, uint64_t owner, uint64_t offset, uint8_t flags);
 
