@@ -99,6 +99,21 @@ static int rm_push(struct rmvec *r, const struct rmrec *x)
 	return 0;
 }
 
+/* Room for need records in all, exactly (an AG's list can be tens of MiB). */
+static int rm_reserve(struct rmvec *r, size_t need)
+{
+	struct rmrec *v;
+
+	if (need <= r->cap)
+		return 0;
+	v = realloc(r->v, need * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	r->v = v;
+	r->cap = need;
+	return 0;
+}
+
 static bool inode_owner(uint64_t owner)
 {
 	return owner < XFS_RMAP_OWN_MIN;
@@ -345,6 +360,13 @@ static int collect(struct agwork *w)
 	struct gapctx fc = { .rx = rx, .out = &w->free0 }, oc = { .rx = rx, .out = &old };
 	int err = 0;
 
+	if (g->rmapbt) {
+		size_t kept = 0;
+
+		for (size_t i = 0; i < n; i++)
+			kept += ext_kept(rx, &e[i]) && e[i].agbno < w->agblocks;
+		err = rm_reserve(&w->rm_base, kept);
+	}
 	for (size_t i = 0; i < n && !err && g->rmapbt; i++) {
 		if (ext_kept(rx, &e[i]) && e[i].agbno < w->agblocks) {
 			struct rmrec r = ext_rmap(&e[i]);
@@ -780,8 +802,13 @@ static int plan_space(struct agwork *w, struct shape *sh)
 		if (g->rmapbt) {
 			const fs_agblock_t *b = w->blocks;
 
-			for (size_t i = 0; i < w->rm_base.n && !err; i++)
-				err = rm_push(&sh->rm, &w->rm_base.v[i]);
+			/* sized once: the kept owners' records and one a new block at most */
+			err = rm_reserve(&sh->rm, w->rm_base.n + w->nresv + sh->fp.ntree_blocks +
+					 sh->fp.agfl_count + 1);
+			if (!err) {
+				memcpy(sh->rm.v, w->rm_base.v, w->rm_base.n * sizeof(*sh->rm.v));
+				sh->rm.n = w->rm_base.n;
+			}
 			if (!err)
 				err = push_blocks(&sh->rm, b, sh->blocks[T_INO] + sh->blocks[T_FINO],
 						  XFS_RMAP_OWN_INOBT);
@@ -919,17 +946,27 @@ static int encode_freesp(const struct fs_alloc_rec *f, size_t n, bool by_size, s
 	return 0;
 }
 
-static int encode_rmaps(const struct rmvec *rm, struct recvec *out)
+/*
+ * The rmap records encoded where they lie (a record and its on-disk form
+ * are both 24 bytes): out takes rm's array, rm is left empty, so an AG's
+ * records are held once, not twice, while its rmapbt is built.
+ */
+_Static_assert(sizeof(struct rmrec) == sizeof(struct xfs_rmap_rec),
+	       "an rmap record is encoded in place");
+static int encode_rmaps(struct rmvec *rm, struct recvec *out)
 {
-	out->len = sizeof(struct xfs_rmap_rec);
-	out->n = 0;
-	for (size_t i = 0; i < rm->n; i++) {
-		void *p = recs_add(out);
+	unsigned char *v = (unsigned char *)rm->v;
 
-		if (!p)
-			return -ENOMEM;
-		fs_enc_rmap_rec(p, rm->v[i].start, rm->v[i].len, rm->v[i].owner, rm->v[i].offset);
+	for (size_t i = 0; i < rm->n; i++) {
+		struct rmrec r = rm->v[i];
+
+		fs_enc_rmap_rec(v + i * sizeof(struct xfs_rmap_rec), r.start, r.len, r.owner, r.offset);
 	}
+	out->len = sizeof(struct xfs_rmap_rec);
+	out->v = v;
+	out->n = rm->n;
+	out->cap = rm->cap;
+	*rm = (struct rmvec){ 0 };
 	return 0;
 }
 
@@ -1002,6 +1039,9 @@ static int rebuild_ag(struct agwork *w)
 		err = refcount_records(w);
 	if (!err)
 		err = plan_space(w, &sh);
+	/* sh.rm holds the kept owners' records now, with the new trees' */
+	free(w->rm_base.v);
+	w->rm_base = (struct rmvec){ 0 };
 	if (!err)
 		err = encode_freesp(sh.freesp, sh.nfree, false, &bno);
 	if (!err)

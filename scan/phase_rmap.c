@@ -26,6 +26,12 @@
 #define DIFF_REPORTS 20   /* per AG and kind, then one summary */
 #define PAIR_MAX 512      /* differences kept per AG for pairing missing with extra */
 #define RMAP_SIDE_BYTES (512u << 10)  /* -m: a side's tuples in memory before it spills */
+/*
+ * No -m: the same for an AG whose side passes 4 MiB (some 175,000
+ * mappings), so a worker's lists do not grow with the AG; where the
+ * temporary directory cannot be had, the side stays in memory whole.
+ */
+#define RMAP_SOFT_BYTES (4u << 20)
 
 enum { RF_ATTR = 1, RF_BMBT = 2, RF_UNWRITTEN = 4 };
 
@@ -139,6 +145,7 @@ struct tside {
 	struct fs_spill **sp;        /* the AG's spill (bounded, shared by both sides) */
 	const char *dir;             /* where it is made, at the first run written */
 	bool open_failed;
+	bool soft;                   /* no -m: a spill that cannot be made leaves it unbounded */
 	struct fs_spill_run *runs;   /* sorted runs while gathering, chunks after */
 	size_t nruns, capruns;
 	bool spilled;
@@ -181,15 +188,27 @@ static int tside_push(struct tside *s, const struct rtuple *t)
 
 		qsort(s->mem.v, s->mem.n, sizeof(*s->mem.v), cmp_tuple);
 		err = tside_write(s, &s->runs, &s->nruns, &s->capruns);
-		if (err)
+		if (err && s->soft && s->open_failed && !s->spilled) {
+			/* no temporary file: the side is gathered whole after all */
+			s->cap = 0;
+			s->open_failed = false;
+		} else if (err) {
 			return err;
-		s->spilled = true;
+		} else {
+			s->spilled = true;
+		}
 	}
-	if (s->cap && !s->mem.v) {
-		s->mem.v = malloc(s->cap * sizeof(*s->mem.v));
-		if (!s->mem.v)
+	if (s->cap && s->mem.n == s->mem.cap) {
+		/* grown by doubling up to cap: a small AG's side costs what it holds */
+		size_t ncap = s->mem.cap ? 2 * s->mem.cap : 4096;
+		struct rtuple *v;
+
+		ncap = ncap < s->cap ? ncap : s->cap;
+		v = realloc(s->mem.v, ncap * sizeof(*v));
+		if (!v)
 			return -ENOMEM;
-		s->mem.cap = s->cap;
+		s->mem.v = v;
+		s->mem.cap = ncap;
 	}
 	return tvec_push(&s->mem, t);
 }
@@ -845,14 +864,22 @@ static void rmap_unhold(struct scan_ctx *cx, uint64_t need)
  * Tuples a side holds before it spills: with the model spilling (-m),
  * RMAP_SIDE_BYTES; XFSX_TEST_SPILL=N, N (at least 2: tests/core/spill.sh
  * and tests/core/rmap_spill.sh, thousands of runs and merge passes);
- * else no bound.
+ * without -m, RMAP_SOFT_BYTES (XFSX_TEST_RMAP_SOFT=N: N) when there is a
+ * temporary directory, else no bound.
  */
 static size_t side_cap(const struct scan_ctx *cx)
 {
 	const char *test = getenv("XFSX_TEST_SPILL");
 
-	if (!cx->spill)
-		return 0;
+	if (!cx->spill) {
+		const char *soft = getenv("XFSX_TEST_RMAP_SOFT");	/* tests: N tuples */
+
+		if (!cx->rmap_soft_dir)
+			return 0;
+		if (soft && *soft && strtol(soft, NULL, 10) > 0)
+			return strtol(soft, NULL, 10) > 2 ? (size_t)strtol(soft, NULL, 10) : 2;
+		return RMAP_SOFT_BYTES / sizeof(struct rtuple);
+	}
 	if (test && *test) {
 		long b = strtol(test, NULL, 10);
 
@@ -876,8 +903,12 @@ static int rmap_ag(struct scan_ctx *cx, fs_agnumber_t agno, struct scan_rmap_ag 
 	uint64_t need = 0;
 	int err = 0;
 
-	if (obs.cap)
+	if (obs.cap && cx->spill) {
 		obs.dir = rm.dir = fs_spill_dir(cx->spill);
+	} else if (obs.cap) {
+		obs.dir = rm.dir = cx->rmap_soft_dir;
+		obs.soft = rm.soft = true;
+	}
 	if (cx->opts->mem_bytes) {
 		size_t n = model_ag_count(cx->model, agno);
 

@@ -222,6 +222,8 @@ const char *scan_tmpdir(const struct scan_opts *o)
  * against 4-6.
  */
 #define WINDOW_FULL_MIB 64
+/* no -m: a repair's dirty buffers in memory before the rest is staged (plan_memory) */
+#define STAGE_SOFT_BYTES (32ull << 20)
 
 static uint32_t inflight_for(uint64_t mem_bytes)
 {
@@ -388,8 +390,22 @@ static int plan_memory(struct scan_ctx *cx, uint64_t *cache)
 			return err;
 		*cache = cx->budget.cache;
 	}
-	if (!spill && !(stage && *stage))
+	if (!spill && !dir_on_device(cx, dir))
+		cx->rmap_soft_dir = dir;
+	if (!spill && !(stage && *stage)) {
+		/*
+		 * No -m: a repair's dirty buffers past STAGE_SOFT_BYTES wait in
+		 * the temporary directory when there is one (the file is made at
+		 * the first; one that cannot be made or written keeps them in
+		 * memory), so the plan of a big volume is not held twice over
+		 * while its result is scanned.
+		 */
+		if (cx->rmap_soft_dir && !fs_spill_open(dir, 1, &cx->stage)) {
+			cx->stage_over = STAGE_SOFT_BYTES;
+			cx->stage_soft = true;
+		}
 		return 0;
+	}
 	limit = (size_t)cx->budget.model;
 	if (test && *test) {
 		long b = strtol(test, NULL, 10);
@@ -473,6 +489,8 @@ static int engine_start(struct scan_ctx *cx)
 		return err;
 	if (cx->stage)
 		fs_cache_set_stage(cx->cache, cx->stage, cx->stage_over);
+	if (cx->stage_soft)
+		fs_cache_stage_soft(cx->cache);
 	/*
 	 * Phases 4 and 5 run in parts of AGs: about 32 work items per worker,
 	 * so one AG heavy with xattrs or directories is shared, and the last

@@ -128,6 +128,13 @@ struct scan_ctx {
 	struct fs_budget budget;   /* -m as planned (libfs/util/budget.h) */
 	uint64_t mem_min_mib;      /* -ERANGE from the run: the smallest -m that works */
 	const char *spill_failed;  /* the temporary directory an error came from, or NULL */
+	/*
+	 * Without a spill (no -m): where phase 8's rmap lists of a big AG go
+	 * past RMAP_SOFT_BYTES a side (the temporary directory, unless it is on
+	 * the filesystem's own device), or NULL: no bound.
+	 */
+	const char *rmap_soft_dir;
+	bool stage_soft;           /* no -m: the stage past STAGE_SOFT_BYTES, failures kept in memory */
 	struct fs_mem_sample phase_mem[SCAN_PH_NR]; /* memory at each phase's end (util/mem.h) */
 	uint64_t est_inodes;       /* in-use inodes the AGIs count (estimate.c) */
 	uint64_t est_fixed;        /* the estimate's part that is not per inode */

@@ -69,6 +69,11 @@ struct fs_cache {
 	struct fs_spill *stage;      /* fs_cache_set_stage: where dirty buffers go past the cap */
 	uint64_t stage_over;         /* ... or past this many bytes (0: the cap) */
 	int stage_err;               /* the first staging error (under lru_lock) */
+	/*
+	 * fs_cache_stage_soft: a write to the staging file that fails keeps
+	 * its buffer in memory and ends staging (stage_off), with no error
+	 */
+	bool stage_soft, stage_off;
 };
 
 #define ADD(field, v) __atomic_add_fetch(&(field), (v), __ATOMIC_RELAXED)
@@ -307,6 +312,10 @@ static int stage_locked(struct fs_cache *c, uint64_t need)
 			SUB(c->st.bytes, b->pub.len);
 		}
 		__atomic_store_n(&b->refs, 0, __ATOMIC_RELEASE);
+		if (err && c->stage_soft) {
+			c->stage_off = true;	/* the rest stays in memory; the staged ones read back */
+			return 0;
+		}
 		if (err) {
 			if (!c->stage_err)
 				c->stage_err = err;
@@ -328,6 +337,11 @@ void fs_cache_set_stage(struct fs_cache *c, struct fs_spill *stage, uint64_t ove
 {
 	c->stage = stage;
 	c->stage_over = over;
+}
+
+void fs_cache_stage_soft(struct fs_cache *c)
+{
+	c->stage_soft = true;
 }
 
 int fs_cache_stage_error(struct fs_cache *c)
@@ -716,7 +730,7 @@ void fs_cache_set_cap(struct fs_cache *c, uint64_t cap_bytes)
 	pthread_mutex_lock(&c->lru_lock);
 	evict_locked(c, 0);
 	/* a cap lowered below the dirty bytes in memory: those past it staged */
-	if (c->stage && cap_bytes && !c->stage_over && c->dirty_bytes > cap_bytes)
+	if (c->stage && !c->stage_off && cap_bytes && !c->stage_over && c->dirty_bytes > cap_bytes)
 		stage_locked(c, 0);
 	pthread_mutex_unlock(&c->lru_lock);
 }
@@ -789,7 +803,8 @@ int fs_buf_mark_dirty(struct fs_cache *c, struct fs_buf *pub, const struct fs_di
 	if (!b->marked) {
 		cap = LOAD(c->cap);
 		/* past the cap: others' dirty bytes to the staging file first, if there is one */
-		if (c->stage && (c->stage_over ? c->dirty_bytes + pub->len > c->stage_over :
+		if (c->stage && !c->stage_off &&
+		    (c->stage_over ? c->dirty_bytes + pub->len > c->stage_over :
 				 cap && c->dirty_bytes + pub->len > cap))
 			stage_locked(c, pub->len);
 		if (cap && c->dirty_bytes + pub->len > cap) {

@@ -194,6 +194,11 @@ int fs_buf_mark_dirty(struct fs_cache *c, struct fs_buf *b, const struct fs_dirt
  */
 struct fs_spill;
 void fs_cache_set_stage(struct fs_cache *c, struct fs_spill *stage, uint64_t over);
+/*
+ * The stage is a help, not a need (a run without -m): a buffer that cannot
+ * be written there stays in memory and staging stops, with no error.
+ */
+void fs_cache_stage_soft(struct fs_cache *c);
 int fs_cache_stage_error(struct fs_cache *c);
 /* Bytes of dirty buffers in the staging file now (fs_cache_dirty_bytes counts them too). */
 uint64_t fs_cache_staged_bytes(struct fs_cache *c);

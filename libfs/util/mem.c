@@ -41,12 +41,30 @@ static uint64_t rusage_peak(void)
 	return ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss << 10 : 0;  /* kB on Linux */
 }
 
+/*
+ * The highest peak read so far: the kernel's VmHWM is brought up to date
+ * lazily and can read a few pages lower after an munmap (the resident
+ * count it was about to fold in is gone), and a peak must not go down.
+ */
+static uint64_t peak_seen;
+
+static uint64_t monotonic_peak(uint64_t p)
+{
+	uint64_t seen = __atomic_load_n(&peak_seen, __ATOMIC_RELAXED);
+
+	while (p > seen && !__atomic_compare_exchange_n(&peak_seen, &seen, p, false,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return p > seen ? p : seen;
+}
+
 uint64_t fs_mem_peak_rss(void)
 {
 	uint64_t hwm, rss;
 
 	read_status(&hwm, &rss);
-	return hwm ? hwm : rusage_peak();
+	hwm = hwm ? hwm : rusage_peak();
+	return monotonic_peak(hwm > rss ? hwm : rss);
 }
 
 void fs_mem_sample(struct fs_mem_sample *s, uint64_t cache_bytes)
@@ -58,6 +76,7 @@ void fs_mem_sample(struct fs_mem_sample *s, uint64_t cache_bytes)
 	/* the peak is never below what is resident now */
 	if (s->peak_rss_bytes < s->rss_bytes)
 		s->peak_rss_bytes = s->rss_bytes;
+	s->peak_rss_bytes = monotonic_peak(s->peak_rss_bytes);
 	s->cache_bytes = cache_bytes;
 	s->taken = true;
 }

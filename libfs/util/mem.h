@@ -29,7 +29,7 @@ struct fs_mem_sample {
  * blocks still in use: on a repair of 5M aged inodes, 22 MiB resident but
  * free before its verify scan (peak 170 -> 144 MB; check 126-131 -> 117).
  */
-#define FS_MEM_MMAP_MIN (256u << 10)
+#define FS_MEM_MMAP_MIN (128u << 10)
 void fs_mem_setup(void);
 
 /* The peak resident set of the process so far, in bytes (0 if unknown). */

@@ -11,8 +11,10 @@
 # 95; XFSX_RMAP_SPILL_FULL=1 all; then the first XFSX_RMAP_SPILL_CASES
 # cases); each case is checked in memory and with XFSX_TEST_SPILL=3
 # and =50 (caps of 3 and 50 tuples a side: runs of 3, merge passes,
-# chunks of 1 and of 25): byte-identical --json (device name, times and
-# memory left out).  Asserted too: the cases found rmap and refcount
+# chunks of 1 and of 25), and without -m with XFSX_TEST_RMAP_SOFT=3 (the
+# bound a run without -m puts on a big AG, spilled to $TMPDIR; and with
+# $TMPDIR unusable, where it stays in memory): byte-identical --json
+# (device name, times and memory left out).  Asserted too: the cases found rmap and refcount
 # differences, some past the 20 reported per AG (the summaries), and
 # nothing is left in the temporary directory.
 . "$XFSX_SRC/tests/lib.sh"
@@ -99,6 +101,11 @@ for c in "${cases[@]:0:$want}"; do
 			2>/dev/null; src=$?
 		{ [ $mrc -eq $src ] && [ $mrc -ne 8 ] && norm "$TMP/s.json" | cmp -s - "$TMP/m.norm"; } || ok=0
 	done
+	for tdir in "$TMP/spill" /nonexistent-xfsx-tmp; do
+		TMPDIR=$tdir XFSX_TEST_RMAP_SOFT=3 "$XFSX_CHECK" --json "$img" >"$TMP/s.json" \
+			2>/dev/null; src=$?
+		{ [ $mrc -eq $src ] && norm "$TMP/s.json" | cmp -s - "$TMP/m.norm"; } || ok=0
+	done
 	if [ $ok = 1 ]; then same=$((same + 1)); else bad="$bad [$c]"; fi
 	grep -q '"code": "rmap\.' "$TMP/m.norm" && with_rmap=$((with_rmap + 1))
 	grep -q '"code": "refcount\.' "$TMP/m.norm" && with_refc=$((with_refc + 1))
@@ -109,7 +116,7 @@ c = collections.Counter((f["code"], f["ag"]) for f in json.load(open(sys.argv[1]
 sys.exit(not c or max(c.values()) < 20)' "$TMP/m.json" && summaries=$((summaries + 1))
 done
 [ "$same" -eq "$n" ]
-ok_if "check with XFSX_TEST_SPILL=3 and =50 = in memory in $same of $n cases${bad:+:$bad}"
+ok_if "check with XFSX_TEST_SPILL=3 and =50, and XFSX_TEST_RMAP_SOFT=3 = in memory in $same of $n cases${bad:+:$bad}"
 diag "cases with rmap.* findings: $with_rmap, refcount.*: $with_refc, 20 or more in an AG: $summaries"
 [ "$with_rmap" -gt 0 ] && [ "$with_refc" -gt 0 ] && [ "$summaries" -gt 0 ]
 ok_if "the cases found rmap and refcount differences, 20 or more in an AG in some"

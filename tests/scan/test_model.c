@@ -601,6 +601,48 @@ static void test_spill(void **state)
 	assert_int_not_equal(fs_spill_open("/nonexistent-xfsx-dir", 32, &s), 0);
 }
 
+/*
+ * The spill at the batch a real -m run uses (4096: pieces of 32,768
+ * extents, cursors reading 8,192): 100,000 extents that do not merge, in
+ * a scrambled order, read back the same way as from memory.
+ */
+static void test_spill_full_batch(void **state)
+{
+	struct fs_geom g = geom();
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	struct model *mem, *sp;
+	struct fs_spill *s;
+	const unsigned n = 100000;
+
+	(void)state;
+	g.agblocks = 1u << 20;
+	g.last_ag_blocks = 1u << 20;
+	g.agblklog = 20;
+	assert_int_equal(model_create(&g, &mem), 0);
+	assert_int_equal(model_create(&g, &sp), 0);
+	assert_int_equal(fs_spill_open(tmp, sizeof(struct model_ext), &s), 0);
+	model_set_spill(sp, s, 0, 4096);
+	assert_int_equal(sp->seg, MODEL_SEG);
+	assert_int_equal(sp->chunk, MODEL_CURSOR_EXT);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned k = (unsigned)(((uint64_t)i * 7919) % n);	/* every k once */
+		fs_agblock_t b = 2 * k + (k % 3 == 0);		/* gaps: nothing merges */
+		enum model_class cls = k % 5 == 0 ? MC_FREE : MC_DATA;
+		uint64_t owner = cls == MC_DATA ? 100 + k % 7 : 0;
+
+		assert_int_equal(model_add(mem, 0, b, 1 + (k % 4 == 0), cls, owner, k, 0), 0);
+		assert_int_equal(model_add(sp, 0, b, 1 + (k % 4 == 0), cls, owner, k, 0), 0);
+	}
+	assert_int_equal(model_ag_finish(mem, 0), 0);
+	assert_int_equal(model_ag_finish(sp, 0), 0);
+	same_sweeps(mem, sp);
+	assert_true(sp->ag[0].nhead >= n / MODEL_SEG);
+	same_extents(mem, sp);
+	model_destroy(sp);
+	model_destroy(mem);
+	fs_spill_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -612,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_ichunk_index),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_spill),
+		cmocka_unit_test(test_spill_full_batch),
 		cmocka_unit_test(test_shared_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
