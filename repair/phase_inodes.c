@@ -1166,7 +1166,7 @@ bool repair_unlinked_frees(const struct repair_ctx *rx, uint64_t s)
 	const struct link_rec *r = &rx->sx->links->rec[s];
 
 	return (r->flags & (LR_SEEN | LR_ON_UNLINKED)) == (LR_SEEN | LR_ON_UNLINKED) &&
-	       r->nlink16 == 0 && repair_names_scan_unnamed(rx, s);
+	       r->nlink8 == 0 && repair_names_scan_unnamed(rx, s);
 }
 
 static int plan_unlinked(struct repair_ctx *rx)

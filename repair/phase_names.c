@@ -114,8 +114,8 @@ struct repair_names {
 	size_t nds, capds;
 	/*
 	 * The entries naming each slot after the repair are counted in the
-	 * link records' refs16 (of the scan's counts only what unnamed below
-	 * keeps is read later): 65,535 and more keep LR_BIG there and their count in
+	 * link records' refs8 (of the scan's counts only what unnamed below
+	 * keeps is read later): 255 and more keep LR_BIG there and their count in
 	 * big (refs_of).  No array of their own: bench-scale's 20M-inode
 	 * image under -m 256 peaked at 375.9 MiB with 4 bytes a slot here.
 	 */
@@ -156,7 +156,7 @@ struct repair_names {
 	size_t npaths;
 };
 
-/* refs16's mark of a count in the side table (the link records' own) */
+/* refs8's mark of a count in the side table (the link records' own) */
 #ifndef REFS_BIG
 #define REFS_BIG LR_BIG
 #endif
@@ -174,7 +174,7 @@ static struct nm_big *big_at(const struct repair_names *nm, uint64_t s)
 /* The entries naming slot s after the repair (count()). */
 static uint32_t refs_of(const struct repair_ctx *rx, uint64_t s)
 {
-	uint16_t v = rx->sx->links->rec[s].refs16;
+	uint8_t v = rx->sx->links->rec[s].refs8;
 
 	return v == REFS_BIG ? big_at(rx->nm, s)->count : v;
 }
@@ -183,7 +183,7 @@ static uint32_t refs_of(const struct repair_ctx *rx, uint64_t s)
 static bool refs_add(struct repair_ctx *rx, uint64_t s)
 {
 	struct repair_names *nm = rx->nm;
-	uint16_t *v = &rx->sx->links->rec[s].refs16;
+	uint8_t *v = &rx->sx->links->rec[s].refs8;
 	struct nm_big *b;
 
 	if (*v < REFS_BIG - 1) {
@@ -653,7 +653,7 @@ static bool needs_name(const struct repair_ctx *rx, uint64_t s)
 {
 	const struct link_rec *r = &rx->sx->links->rec[s];
 
-	return live(rx, s) && (r->nlink16 || (rx->empty_unlinked && !(r->flags & LR_ON_UNLINKED))) &&
+	return live(rx, s) && (r->nlink8 || (rx->empty_unlinked && !(r->flags & LR_ON_UNLINKED))) &&
 	       !scan_is_metadata_ino(rx->sx, ino_of(rx, s));
 }
 
@@ -917,7 +917,7 @@ static int count(struct repair_ctx *rx)
 	nm->counted = nm->changes + 1;
 	nm->big_failed = false;
 	for (uint64_t s = 0; s < lk->nslots; s++)
-		lk->rec[s].refs16 = 0;
+		lk->rec[s].refs8 = 0;
 	if (nm->big)
 		memset(nm->big, 0, nm->capbig * sizeof(*nm->big));
 	nm->nbig = 0;
@@ -1545,7 +1545,7 @@ static int set_nlinks(struct repair_ctx *rx)
 		 * ones); the inode number (a search) only for those that differ
 		 */
 		if (!live(rx, s) || want == scan_link_nlink(lk, s) || built(nm, s) ||
-		    !(lk->rec[s].nlink16 || (nm->flags[s] & NM_REACHED)))
+		    !(lk->rec[s].nlink8 || (nm->flags[s] & NM_REACHED)))
 			continue;
 		ino = ino_of(rx, s);
 		if (scan_is_metadata_ino(rx->sx, ino))
@@ -1852,7 +1852,7 @@ static int names_alloc(struct repair_ctx *rx)
 	for (uint64_t s = 0; s + 1 < n; s++) {
 		const struct link_rec *r = &rx->sx->links->rec[s];
 
-		if (!(r->flags & LR_ON_UNLINKED) || r->refs16)
+		if (!(r->flags & LR_ON_UNLINKED) || r->refs8)
 			continue;
 		if (FS_VEC_ROOM(nm->unnamed, nm->nunnamed, cap, 64))
 			return -ENOMEM;

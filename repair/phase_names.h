@@ -17,7 +17,7 @@ bool repair_names_reached(const struct repair_ctx *rx, uint64_t slot);
 void repair_names_free(struct repair_ctx *rx);
 /*
  * Whether the scan found no entry naming the inode in links slot slot, an
- * inode on an AGI unlinked list (the link records' refs16 hold the
+ * inode on an AGI unlinked list (the link records' refs8 hold the
  * namespace plan's counts once it has run).
  */
 bool repair_names_scan_unnamed(const struct repair_ctx *rx, uint64_t slot);

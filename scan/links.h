@@ -44,19 +44,21 @@ enum {
 };
 
 /*
- * Per slot: 6 bytes.  Link counts and references of 65,535 and more keep
- * LR_BIG in the 16-bit field and their value in a side table (as e2fsck's
+ * Per slot: 4 bytes.  Link counts and references of 255 and more (a
+ * directory with 253 subdirectories, a file with as many names: few) keep
+ * LR_BIG in the 8-bit field and their value in a side table (as e2fsck's
  * icount does); read and set them through scan_link_nlink/scan_link_refs.
  * References are counted by the links phase from the edges.
  */
-#define LR_BIG UINT16_MAX
+#define LR_BIG UINT8_MAX
 
 struct link_rec {
-	uint16_t nlink16;          /* on disk (LR_BIG: in the side table) */
-	uint16_t refs16;           /* directory entries naming it (links phase on) */
+	uint8_t nlink8;            /* on disk (LR_BIG: in the side table) */
+	uint8_t refs8;             /* directory entries naming it (links phase on) */
 	uint8_t type;              /* XFS_DIR3_FT_* of its mode, 0 = free/unknown */
 	uint8_t flags;             /* LR_* */
 };
+_Static_assert(sizeof(struct link_rec) == 4, "a link record is 4 bytes");
 
 /* What only directories need, one record per directory slot (scan_link_dir). */
 struct link_dir {
@@ -66,7 +68,7 @@ struct link_dir {
 	uint32_t slot;
 };
 
-/* Counts of 65,535 and more: slot -> value, sorted by slot (unsorted tail). */
+/* Counts of 255 and more: slot -> value, sorted by slot (unsorted tail). */
 struct link_big {
 	uint64_t slot;
 	uint32_t value;

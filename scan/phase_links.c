@@ -119,7 +119,7 @@ void scan_links_destroy(struct scan_ctx *cx)
 	cx->links = NULL;
 }
 
-/* ---- counts of 65,535 and more ---- */
+/* ---- counts of 255 and more ---- */
 
 static int big_cmp(const void *a, const void *b)
 {
@@ -187,29 +187,29 @@ static int big_set(struct link_bigs *t, uint64_t slot, uint32_t value)
 	return err;
 }
 
-static void set_count(struct link_bigs *t, uint16_t *field, uint64_t slot, uint32_t value)
+static void set_count(struct link_bigs *t, uint8_t *field, uint64_t slot, uint32_t value)
 {
 	if (value < LR_BIG)
-		*field = (uint16_t)value;
+		*field = (uint8_t)value;
 	else
 		*field = big_set(t, slot, value) ? LR_BIG - 1 : LR_BIG;
 }
 
 uint32_t scan_link_nlink(const struct scan_links *l, uint64_t slot)
 {
-	uint16_t v = l->rec[slot].nlink16;
+	uint8_t v = l->rec[slot].nlink8;
 
 	return v == LR_BIG ? big_get(&l->big_nlink, slot) : v;
 }
 
 void scan_link_set_nlink(struct scan_links *l, uint64_t slot, uint32_t nlink)
 {
-	set_count(&l->big_nlink, &l->rec[slot].nlink16, slot, nlink);
+	set_count(&l->big_nlink, &l->rec[slot].nlink8, slot, nlink);
 }
 
 uint32_t scan_link_refs(const struct scan_links *l, uint64_t slot)
 {
-	uint16_t v = l->rec[slot].refs16;
+	uint8_t v = l->rec[slot].refs8;
 
 	return v == LR_BIG ? big_get(&l->big_refs, slot) : v;
 }
@@ -461,7 +461,7 @@ bool scan_is_metadata_ino(const struct scan_ctx *cx, fs_ino_t ino)
 /* In use, judged, not reached from the root: reported as inode.unreachable. */
 static bool unreached(const struct link_rec *r)
 {
-	return (r->flags & (LR_SEEN | LR_BAD | LR_REACHED)) == LR_SEEN && r->nlink16;
+	return (r->flags & (LR_SEEN | LR_BAD | LR_REACHED)) == LR_SEEN && r->nlink8;
 }
 
 /* A directory whose entries are unknown: bad, or its blocks could not be walked. */
@@ -521,12 +521,12 @@ static void report_unreachable(struct scan_ctx *cx, uint64_t s, int64_t cause)
 
 static void count_ref(struct scan_links *l, uint32_t c)
 {
-	uint16_t v = l->rec[c].refs16;
+	uint8_t v = l->rec[c].refs8;
 
 	if (v < LR_BIG - 1)
-		l->rec[c].refs16 = v + 1;
+		l->rec[c].refs8 = v + 1;
 	else
-		set_count(&l->big_refs, &l->rec[c].refs16, c,
+		set_count(&l->big_refs, &l->rec[c].refs8, c,
 			  (v == LR_BIG ? big_get(&l->big_refs, c) : v) + 1);
 }
 
@@ -696,7 +696,7 @@ static void named_entry(struct named *nm, uint64_t c)
 	struct link_rec *r = &l->rec[c];
 	fs_agnumber_t agno;
 
-	if (!unreached(r) || r->type == XFS_DIR3_FT_DIR || !r->refs16 ||
+	if (!unreached(r) || r->type == XFS_DIR3_FT_DIR || !r->refs8 ||
 	    (r->flags & LR_NOTED) || scan_is_metadata_ino(cx, scan_slot_ino(cx, c, &agno)))
 		return;
 	if (!nm->known) {
@@ -839,7 +839,7 @@ int scan_phase_links(struct scan_ctx *cx)
 		if (!(r->flags & LR_SEEN) || (r->flags & LR_BAD))
 			continue;
 		ino = scan_slot_ino(cx, s, &agno);
-		if (scan_is_metadata_ino(cx, ino) || r->nlink16 == 0)
+		if (scan_is_metadata_ino(cx, ino) || r->nlink8 == 0)
 			continue;
 		refs = scan_link_refs(l, s);
 		if (!(r->flags & LR_REACHED)) {

@@ -197,7 +197,7 @@ static void check_unlinked(struct scan_ctx *cx, fs_agnumber_t agno)
 		uint64_t k = slot - l->ag_base[agno];
 		fs_agino_t agino;
 
-		if (!(lr->flags & LR_SEEN) || lr->nlink16 != 0 || k / XFS_INODES_PER_CHUNK >= nic)
+		if (!(lr->flags & LR_SEEN) || lr->nlink8 != 0 || k / XFS_INODES_PER_CHUNK >= nic)
 			continue;
 		agino = ic[k / XFS_INODES_PER_CHUNK].startino + (fs_agino_t)(k % XFS_INODES_PER_CHUNK);
 		if (fs_u32set_has(&on_list, agino))
