@@ -531,6 +531,18 @@ static void ready(const struct model *cm, fs_agnumber_t agno)
 	pthread_mutex_unlock(&ag->lock);
 }
 
+/* The AG's extents, in memory or in its runs (a mirror counted once). */
+static size_t ag_count(const struct model_ag *ag)
+{
+	size_t n = ag->mirror ? 0 : ag->n;
+
+	for (size_t i = 0; i < ag->nruns; i++)
+		n += ag->runs[i].n;
+	if (ag->mirror && !ag->nruns)
+		n = ag->n;
+	return n;
+}
+
 size_t model_ag_count(const struct model *m, fs_agnumber_t agno)
 {
 	const struct model_ag *ag;
@@ -540,12 +552,8 @@ size_t model_ag_count(const struct model *m, fs_agnumber_t agno)
 		return 0;
 	ag = &m->ag[agno];
 	pthread_mutex_lock((pthread_mutex_t *)&ag->lock);
-	n = ag->mirror ? 0 : ag->n;
 	pthread_mutex_lock((pthread_mutex_t *)&ag->runlock);
-	for (size_t i = 0; i < ag->nruns; i++)
-		n += ag->runs[i].n;
-	if (ag->mirror && !ag->nruns)
-		n = ag->n;
+	n = ag_count(ag);
 	pthread_mutex_unlock((pthread_mutex_t *)&ag->runlock);
 	pthread_mutex_unlock((pthread_mutex_t *)&ag->lock);
 	return n;
@@ -665,13 +673,8 @@ size_t model_resident_need(const struct model *m, unsigned workers)
 	if (!m->spill)
 		return held * sizeof(struct model_ext);
 	for (fs_agnumber_t a = 0; a < m->agcount; a++) {
-		const struct model_ag *ag = &m->ag[a];
-		size_t n = ag->mirror ? 0 : ag->n;
+		size_t n = ag_count(&m->ag[a]);
 
-		for (size_t i = 0; i < ag->nruns; i++)
-			n += ag->runs[i].n;
-		if (ag->mirror && !ag->nruns)
-			n = ag->n;
 		most = n > most ? n : most;
 	}
 	most *= (size_t)(workers ? workers : 1);

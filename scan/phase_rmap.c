@@ -188,8 +188,8 @@ static int tside_push(struct tside *s, const struct rtuple *t)
 
 		qsort(s->mem.v, s->mem.n, sizeof(*s->mem.v), cmp_tuple);
 		err = tside_write(s, &s->runs, &s->nruns, &s->capruns);
-		if (err && s->soft && s->open_failed && !s->spilled) {
-			/* no temporary file: the side is gathered whole after all */
+		if (err && s->soft && !s->spilled) {
+			/* no temporary file (not made, or its first run not written): whole after all */
 			s->cap = 0;
 			s->open_failed = false;
 		} else if (err) {
