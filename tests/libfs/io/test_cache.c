@@ -722,8 +722,62 @@ static void test_slab_pieces(void **state)
 		fs_slab_free(s, v[i], 4096);
 	fs_slab_get_stats(s, &st);
 	assert_int_equal(st.piece_bytes, 0);
-	/* at most one empty chunk a size stays mapped */
-	assert_true(st.chunks <= 5);
+	/* empty chunks are kept for reuse (at most 8), and trimmed away */
+	assert_true(st.chunks <= 8);
+	fs_slab_trim(s);
+	fs_slab_get_stats(s, &st);
+	assert_int_equal(st.chunks, 0);
+	fs_slab_destroy(s);
+	free(v);
+}
+
+/*
+ * Batches: n pieces under one lock, counted like single ones; a chunk a
+ * batch left empty is taken by another size without a new mapping, and
+ * past the reserve chunks are unmapped.
+ */
+static void test_slab_batches(void **state)
+{
+	enum { N = 2000 };   /* 4 KiB pieces: four chunks */
+	struct fs_slab *s;
+	struct fs_slab_stats st;
+	void **v = calloc(N, sizeof(*v));
+	uint64_t maps;
+
+	(void)state;
+	assert_non_null(v);
+	assert_int_equal(fs_slab_create(512, &s), 0);
+	assert_int_equal(fs_slab_alloc_many(s, 4096, v, N), N);
+	for (int i = 0; i < N; i++) {
+		assert_non_null(v[i]);
+		assert_int_equal((uintptr_t)v[i] % 4096, 0);
+		memset(v[i], i & 0xff, 4096);
+	}
+	for (int i = 0; i < N; i++)
+		assert_int_equal(((unsigned char *)v[i])[4095], i & 0xff);
+	fs_slab_get_stats(s, &st);
+	assert_int_equal(st.piece_bytes, (uint64_t)N * 4096);
+	assert_int_equal(st.chunks, 4);
+	maps = st.chunk_maps;
+	v[7] = NULL;	/* NULLs are skipped (and that piece stays handed out) */
+	fs_slab_free_many(s, v, 4096, N);
+	fs_slab_get_stats(s, &st);
+	assert_int_equal(st.piece_bytes, 4096);
+	/* three chunks emptied: kept, and 512-byte pieces are cut from them */
+	assert_int_equal(st.chunks, 4);
+	assert_int_equal(fs_slab_alloc_many(s, 512, v, N), N);
+	fs_slab_get_stats(s, &st);
+	assert_int_equal(st.chunk_maps, maps);
+	assert_int_equal(st.piece_bytes, 4096 + (uint64_t)N * 512);
+	fs_slab_free_many(s, v, 512, N);
+	/* other lengths go through posix_memalign, one by one */
+	assert_int_equal(fs_slab_alloc_many(s, 12288, v, 3), 3);
+	fs_slab_get_stats(s, &st);
+	assert_int_equal(st.large_bytes, 3 * 12288);
+	fs_slab_free_many(s, v, 12288, 3);
+	fs_slab_get_stats(s, &st);
+	assert_int_equal(st.large_bytes, 0);
+	assert_int_equal(st.piece_bytes, 4096);
 	fs_slab_destroy(s);
 	free(v);
 }
@@ -889,6 +943,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_once, setup_direct, teardown),
 		cmocka_unit_test(test_slab_pieces),
 		cmocka_unit_test(test_slab_large),
+		cmocka_unit_test(test_slab_batches),
 		cmocka_unit_test(test_slab_threads),
 		cmocka_unit_test_setup_teardown(test_mem_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mem_counted, setup_direct, teardown),
