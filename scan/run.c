@@ -781,6 +781,9 @@ int scan_run(struct scan_ctx *cx)
 		double t0 = fs_monotonic_seconds();
 
 		err = run[ph](cx);
+		/* the cache's empty chunks kept for the phase's batches go back */
+		if (cx->cache)
+			fs_cache_trim(cx->cache);
 		cx->phase_seconds[ph] = fs_monotonic_seconds() - t0;
 		scan_mem_sample(cx, &cx->phase_mem[ph], &spill_mark);
 		if (!err)

@@ -119,6 +119,8 @@ void fs_buf_set_flags(struct fs_buf *b, uint32_t set, uint32_t clear);
 void fs_cache_set_cap(struct fs_cache *c, uint64_t cap_bytes);
 uint64_t fs_cache_cap(const struct fs_cache *c);
 void fs_cache_get_stats(struct fs_cache *c, struct fs_cache_stats *st);
+/* The buffer memory kept empty for reuse goes back to the kernel (fs_slab_trim). */
+void fs_cache_trim(struct fs_cache *c);
 struct fs_dev *fs_cache_dev(const struct fs_cache *c);
 
 /* ---- the write path (repair, mkfs -p) ----
