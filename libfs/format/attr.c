@@ -192,6 +192,20 @@ static bool claim(uint8_t *used, uint32_t start, uint32_t end)
 	return !clash;
 }
 
+/* "freemap[i]", likewise */
+static const char *mapf(char buf[24], int i)
+{
+	snprintf(buf, 24, "freemap[%d]", i);
+	return buf;
+}
+
+/* "list[i]" of a short form entry, likewise */
+static const char *listf(char buf[24], uint32_t i)
+{
+	snprintf(buf, 24, "list[%u]", i);
+	return buf;
+}
+
 /* "entries[i]": a field name built only for a finding (not per entry: the hot path) */
 static const char *entf(char buf[32], uint32_t i)
 {
@@ -314,10 +328,10 @@ int fs_attr_leaf_verify_fields(const struct fs_vctx *c, const void *buf, size_t 
 		uint32_t base = h.freebase[i], size = h.freesize[i];
 		char fld[24];
 
-		snprintf(fld, sizeof(fld), "freemap[%d]", i);
 		if ((base & 3) || (size & 3) || base > blksize || size > blksize ||
 		    base + size > blksize)
-			fs_reporter_bad(&v, FS_C_ATTR_FREEMAP, fld,
+			fs_reporter_bad(&v, FS_C_ATTR_FREEMAP,
+					mapf(fld, i),
 					"4-byte aligned, inside the block", FS_U(base),
 					"attr leaf free map region %d (base %u size %u) is invalid",
 					i, base, size);
@@ -395,10 +409,9 @@ int fs_attr_sf_verify(const struct fs_vctx *c, const void *fork, size_t forksize
 		uint32_t next;
 		char fld[24];
 
-		snprintf(fld, sizeof(fld), "list[%u]", i);
 		/* the fixed part and at least one name byte must fit */
 		if (off + SF_ENT_SIZE >= totsize) {
-			fs_reporter_bad(&v, FS_C_ATTR_SF_ENTRY, fld, FS_U(count), FS_U(i),
+			fs_reporter_bad(&v, FS_C_ATTR_SF_ENTRY, listf(fld, i), FS_U(count), FS_U(i),
 					"short form attr entry %u starts past the end (count too large)",
 					i);
 			return v.n;
@@ -411,20 +424,21 @@ int fs_attr_sf_verify(const struct fs_vctx *c, const void *fork, size_t forksize
 		e.value = e.name + e.namelen;
 		next = off + SF_ENT_SIZE + e.namelen + e.valuelen;
 		if (next > totsize) {
-			fs_reporter_bad(&v, FS_C_ATTR_SF_ENTRY, fld, FS_U(totsize), FS_U(next),
+			fs_reporter_bad(&v, FS_C_ATTR_SF_ENTRY, listf(fld, i), FS_U(totsize), FS_U(next),
 					"short form attr entry %u runs past the end", i);
 			return v.n;
 		}
 		if (e.namelen == 0 || memchr(e.name, 0, e.namelen))
-			fs_reporter_bad(&v, FS_C_ATTR_SF_NAME, fld, "a name without NUL",
+			fs_reporter_bad(&v, FS_C_ATTR_SF_NAME, listf(fld, i), "a name without NUL",
 					FS_U(e.namelen),
 					"short form attr entry %u has an empty name or a NUL inside it",
 					i);
 		else if ((e.flags & ~ns_mask(c->g)) || !one_namespace(e.flags))
-			fs_reporter_bad(&v, FS_C_ATTR_SF_FLAGS, fld, "one namespace flag at most",
-					FS_X(e.flags), "short form attr entry %u has invalid flags",
-					i);
-		else if (fs_attr_is_pptr(&e) && !pptr_ok(&v, c->g, &e, fld, "short form attr", i))
+			fs_reporter_bad(&v, FS_C_ATTR_SF_FLAGS, listf(fld, i),
+					"one namespace flag at most", FS_X(e.flags),
+					"short form attr entry %u has invalid flags", i);
+		else if (fs_attr_is_pptr(&e) &&
+			 !pptr_ok(&v, c->g, &e, listf(fld, i), "short form attr", i))
 			;
 		else if (cb)
 			cb(priv, &e);

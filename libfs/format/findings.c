@@ -229,6 +229,9 @@ void fs_reporter_bad(struct fs_reporter *r, enum fs_code code, const char *field
 	if (r->prefix)
 		fs_report_val(r->fl, &val, code, r->ag, r->daddr, r->ino, field, expected, found,
 			      "%s: %s", r->prefix, msg);
+	else if (r->prefix_ino)
+		fs_report_val(r->fl, &val, code, r->ag, r->daddr, r->ino, field, expected, found,
+			      "inode %llu: %s", (unsigned long long)r->ino, msg);
 	else
 		fs_report_val(r->fl, &val, code, r->ag, r->daddr, r->ino, field, expected, found,
 			      "%s", msg);

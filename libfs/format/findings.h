@@ -226,6 +226,7 @@ struct fs_reporter {
 	int64_t ag, daddr, ino;    /* FS_NONE where not applicable */
 	enum fs_fork fork;
 	const char *prefix;        /* put before every message as "prefix: ", or NULL */
+	bool prefix_ino;           /* no prefix: "inode <ino>: " (built only for a finding) */
 	int n;                     /* findings made through it */
 };
 
