@@ -115,12 +115,15 @@ static void ra_forget(struct scan_ctx *cx, struct scan_ra_list *l)
 
 /*
  * Bytes of blocks one batch may read ahead: a share of the cache, so a
- * batch is not evicted before it is used, and at most 16 MiB: a batch's
+ * batch is not evicted before it is used, and at most 8 MiB: a batch's
  * blocks leave the cache once it is done (read once), so this is what the
- * cache holds per worker.  At least 4 MiB, but under a small -m (the cache
- * at its 4 MiB floor) half the cache's cap shared by the workers: 4 MiB a
- * worker took the 20M-inode image's check at its smallest cap 17 MiB past
- * its inode phase.
+ * cache holds per worker.  (16 MiB, the cap before, was slower warm on
+ * the aged benchmark image, -t 1 0.59 s against 0.56 and -t 2 0.35
+ * against 0.33, with 10 MiB more peak at -t 2, and no faster cold; 4 MiB
+ * was slower again at -t 1.)  At least 4 MiB, but under a small -m (the
+ * cache at its 4 MiB floor) half the cache's cap shared by the workers: 4
+ * MiB a worker took the 20M-inode image's check at its smallest cap 17 MiB
+ * past its inode phase.
  */
 static uint64_t batch_budget(struct scan_ctx *cx)
 {
@@ -135,8 +138,8 @@ static uint64_t batch_budget(struct scan_ctx *cx)
 		b = least;
 	if (b < (256ull << 10))
 		b = 256ull << 10;
-	if (b > (16ull << 20))
-		b = 16ull << 20;
+	if (b > (8ull << 20))
+		b = 8ull << 20;
 	return b;
 }
 
@@ -229,6 +232,37 @@ static void item_init(struct scan_ctx *cx, struct scan_deferq *q, size_t i, fs_a
 }
 
 /*
+ * A worker's batch arrays, kept from one run_batches to the next: freed
+ * and allocated again per call (above glibc's 128 KiB mmap threshold,
+ * fs_mem_setup) they were mapped anew and faulted in page by page, about
+ * 1,100 page faults of a -t 2 check of the aged benchmark image, and
+ * their unmapping sent the other worker a TLB shootdown.
+ */
+struct scan_batch_mem {
+	struct batch_item *items;
+	size_t cap;
+	struct scan_ra_list ra;
+};
+
+int scan_batch_mem_create(struct scan_ctx *cx)
+{
+	cx->batch_mem = calloc(cx->workers ? cx->workers : 1, sizeof(*cx->batch_mem));
+	return cx->batch_mem ? 0 : -ENOMEM;
+}
+
+void scan_batch_mem_free(struct scan_ctx *cx)
+{
+	if (!cx->batch_mem)
+		return;
+	for (unsigned w = 0; w < (cx->workers ? cx->workers : 1); w++) {
+		free(cx->batch_mem[w].items);
+		free(cx->batch_mem[w].ra.v);
+	}
+	free(cx->batch_mem);
+	cx->batch_mem = NULL;
+}
+
+/*
  * Run the work in `mask` (DEFER_*) of the queue's items, batch by batch,
  * through queue ioq; the flags done are cleared.  s carries the tallies.
  * Per batch and stage: the stage's steps add their blocks to one
@@ -240,11 +274,14 @@ static int run_batches(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *
 	struct scan_ctx *cx = s->cx;
 	const struct fs_geom *g = &cx->fs->g;
 	const struct scan_step *const *steps = cx->steps;
-	struct scan_ra_list ra = { .g = g };
+	struct scan_batch_mem *bm = &cx->batch_mem[s->worker];
+	struct scan_ra_list ra = bm->ra;
 	uint64_t budget = batch_budget(cx);
-	struct batch_item *items = NULL;
-	size_t cap = 0;
+	struct batch_item *items = bm->items;
+	size_t cap = bm->cap;
 	int err = 0;
+
+	ra.g = g;
 
 	for (size_t first = 0; first < q->n && !err;) {
 		size_t last = first, nb;
@@ -292,8 +329,11 @@ static int run_batches(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq *
 			err = s->err;
 		first = last;
 	}
-	free(items);
-	free(ra.v);
+	ra.n = 0;
+	ra.bytes = 0;
+	bm->ra = ra;
+	bm->items = items;
+	bm->cap = cap;
 	return err;
 }
 

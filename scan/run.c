@@ -511,6 +511,9 @@ static int engine_start(struct scan_ctx *cx)
 	cx->ioq_aux = calloc(cx->workers, sizeof(*cx->ioq_aux));
 	if (!cx->ioq || !cx->ioq_aux)
 		return -ENOMEM;
+	err = scan_batch_mem_create(cx);
+	if (err)
+		return err;
 	for (unsigned i = 0; i < cx->workers; i++) {
 		err = fs_ioq_create(cx->fs->dev, &cx->ioq[i]);
 		if (!err)
@@ -531,6 +534,7 @@ void scan_teardown(struct scan_ctx *cx)
 	}
 	free(cx->ioq);
 	free(cx->ioq_aux);
+	scan_batch_mem_free(cx);
 	cx->ioq = NULL;
 	cx->ioq_aux = NULL;
 	fs_cache_destroy(cx->cache);

@@ -86,6 +86,7 @@ struct scan_ctx {
 	struct scan_ranges *rmap_inodes; /* per AG: the rmapbt's OWN_INODES ranges (phase 2) */
 	struct fs_ioq **ioq;       /* one submission queue per worker */
 	struct fs_ioq **ioq_aux;   /* a second per worker: reads while the first streams */
+	struct scan_batch_mem *batch_mem; /* per worker: phase 5 batches' arrays (phase_blocks.c) */
 	unsigned workers;
 	struct scan_progress *progress;
 	struct fs_ra_stats ra;     /* readahead totals (under ra_lock) */
@@ -330,6 +331,9 @@ int scan_phase_blocks(struct scan_ctx *cx);
 
 int scan_ra_add(struct scan_ra_list *l, fs_fsblock_t fsb, uint32_t blocks);
 /* Read the list into the cache through ioq (the list is left in another order). */
+/* The per-worker arrays the batches of phases 4 and 5 keep between calls (cx->batch_mem). */
+int scan_batch_mem_create(struct scan_ctx *cx);
+void scan_batch_mem_free(struct scan_ctx *cx);
 void scan_ra_run(struct scan_ctx *cx, struct fs_ioq *ioq, unsigned qdepth, struct scan_ra_list *l);
 /*
  * The bytes the scan has in flight on one queue (scan_ctx.ra_inflight, the
