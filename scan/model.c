@@ -45,10 +45,12 @@ uint64_t model_rmap_owner(enum model_class cls, uint64_t owner)
 
 int model_create(const struct fs_geom *g, struct model **out)
 {
-	struct model *m = calloc(1, sizeof(*m));
+	/* aligned: the held counters must each have a cache line */
+	struct model *m = aligned_alloc(_Alignof(struct model), sizeof(*m));
 
 	if (!m)
 		return -ENOMEM;
+	memset(m, 0, sizeof(*m));
 	m->g = g;
 	m->agcount = g->agcount;
 	/* aligned: the struct's cache-line groups must start on cache lines */
@@ -145,20 +147,32 @@ static bool continues(const struct model_ext *a, const struct model_ext *b)
 
 
 /* Held extents: atomically, stripes adding and AGs finishing at once. */
+static unsigned thread_stripe(void);
+
 static void held_add(struct model *m, size_t n)
 {
-	__atomic_add_fetch(&m->held, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&m->held[thread_stripe()].n, (int64_t)n, __ATOMIC_RELAXED);
 }
 
 static void held_sub(struct model *m, size_t n)
 {
-	__atomic_sub_fetch(&m->held, n, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&m->held[thread_stripe()].n, (int64_t)n, __ATOMIC_RELAXED);
+}
+
+/* The extents in memory, all stripes' counts. */
+static size_t model_held(const struct model *m)
+{
+	int64_t t = 0;
+
+	for (unsigned k = 0; k < MODEL_STRIPES; k++)
+		t += __atomic_load_n(&m->held[k].n, __ATOMIC_RELAXED);
+	return t > 0 ? (size_t)t : 0;
 }
 
 static bool over_limit(const struct model *m)
 {
 	return m->spill &&
-	       __atomic_load_n(&m->held, __ATOMIC_RELAXED) * sizeof(struct model_ext) > m->limit;
+	       model_held(m) * sizeof(struct model_ext) > m->limit;
 }
 
 static int fail(struct model *m, int err)
@@ -668,7 +682,7 @@ void model_set_spill(struct model *m, struct fs_spill *sp, size_t limit, size_t 
 
 size_t model_resident_need(const struct model *m, unsigned workers)
 {
-	size_t held = __atomic_load_n(&m->held, __ATOMIC_RELAXED), most = 0;
+	size_t held = model_held(m), most = 0;
 
 	if (!m->spill)
 		return held * sizeof(struct model_ext);

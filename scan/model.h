@@ -149,7 +149,13 @@ struct model {
 	struct fs_spill *spill;
 	size_t limit, batch;         /* batch: the fewest extents an array spills */
 	size_t seg, chunk;           /* MODEL_SEG, MODEL_CURSOR_EXT (fewer for small batches) */
-	size_t held;                 /* extents in memory (atomic) */
+	/*
+	 * Extents in memory, counted per thread stripe (atomic, each on a
+	 * cache line of its own; a stripe's count may go below 0): one
+	 * counter bumped for every extent by every worker bounced its line
+	 * between them.  model_held sums them.
+	 */
+	struct { _Alignas(64) int64_t n; } held[MODEL_STRIPES];
 	int err;                     /* the first spill error (sticky) */
 };
 

@@ -43,7 +43,7 @@
 
 struct cbuf {
 	struct fs_buf pub;
-	struct fs_slab *slab;        /* where pub.data comes from (its cache's) */
+	struct fs_cache *cache;      /* its cache (pub.data is a piece of its slab) */
 	struct cds_lfht_node node;
 	struct rcu_head rcu;
 	struct cbuf *prev, *next;    /* FIFO, under lru_lock */
@@ -74,13 +74,34 @@ struct fs_cache {
 	 * its buffer in memory and ends staging (stage_off), with no error
 	 */
 	bool stage_soft, stage_off;
+	uint64_t rcu_frees;          /* atomic: buffers waiting in call_rcu for cbuf_free_rcu */
 	/*
-	 * Records of forgotten buffers, back from their grace period
-	 * (cbuf_recycle_rcu), for cbuf_new to reuse: linked by next.
+	 * Lookups' hits and misses per thread stripe, each on a line of its
+	 * own (fs_cache_get_stats sums them): every lookup of every
+	 * worker bumping one pair bounced its line between the workers.
 	 */
-	pthread_mutex_t spare_lock;
-	struct cbuf *spare;
+	struct { _Alignas(64) uint64_t hits, misses; } hm[8];
 };
+
+/* This thread's stripe of the hit counters (threads numbered as they first look up). */
+static unsigned hm_stripe(void)
+{
+	static unsigned next;
+	static _Thread_local unsigned mine;	/* stripe + 1; 0: not numbered yet */
+
+	if (!mine)
+		mine = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % 8 + 1;
+	return mine - 1;
+}
+
+/*
+ * Records of forgotten buffers, back from their grace period
+ * (cbuf_recycle_rcu), for cbuf_new to reuse (any cache's): linked by next.
+ * Shared, so a cache destroyed before its records come back need not wait
+ * for them.
+ */
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cbuf *spare;
 
 #define ADD(field, v) __atomic_add_fetch(&(field), (v), __ATOMIC_RELAXED)
 #define SUB(field, v) __atomic_sub_fetch(&(field), (v), __ATOMIC_RELAXED)
@@ -114,42 +135,52 @@ static int key_match(struct cds_lfht_node *node, const void *k)
 
 static void cbuf_free(struct cbuf *b)
 {
-	fs_slab_free(b->slab, b->pub.data, b->pub.len);
+	fs_slab_free(b->cache->slab, b->pub.data, b->pub.len);
 	free(b);
 }
 
+/* An evicted or forgotten buffer after its grace period. */
 static void cbuf_free_rcu(struct rcu_head *head)
 {
-	cbuf_free(caa_container_of(head, struct cbuf, rcu));
+	struct cbuf *b = caa_container_of(head, struct cbuf, rcu);
+	struct fs_cache *c = b->cache;
+
+	cbuf_free(b);
+	/* last: fs_cache_destroy may free the cache once this reaches 0 */
+	__atomic_sub_fetch(&c->rcu_frees, 1, __ATOMIC_RELEASE);
+}
+
+static void cbuf_free_later(struct fs_cache *c, struct cbuf *b)
+{
+	__atomic_add_fetch(&c->rcu_frees, 1, __ATOMIC_RELAXED);
+	urcu_bp_call_rcu(&b->rcu, cbuf_free_rcu);
 }
 
 /*
  * A forgotten batch's records (their data already freed), chained through
  * next, after their grace period: kept for reuse, so the RCU thread frees
- * nothing into the workers' malloc arenas.  The batch's first record
- * carries its cache in slab's place.
+ * nothing into the workers' malloc arenas.
  */
 static void cbuf_recycle_rcu(struct rcu_head *head)
 {
 	struct cbuf *first = caa_container_of(head, struct cbuf, rcu), *last = first;
-	struct fs_cache *c = (struct fs_cache *)first->pub.data;
 
 	while (last->next)
 		last = last->next;
-	pthread_mutex_lock(&c->spare_lock);
-	last->next = c->spare;
-	c->spare = first;
-	pthread_mutex_unlock(&c->spare_lock);
+	pthread_mutex_lock(&spare_lock);
+	last->next = spare;
+	spare = first;
+	pthread_mutex_unlock(&spare_lock);
 }
 
-static void spare_free(struct fs_cache *c)
+static void spare_free(void)
 {
 	struct cbuf *b, *next;
 
-	pthread_mutex_lock(&c->spare_lock);
-	b = c->spare;
-	c->spare = NULL;
-	pthread_mutex_unlock(&c->spare_lock);
+	pthread_mutex_lock(&spare_lock);
+	b = spare;
+	spare = NULL;
+	pthread_mutex_unlock(&spare_lock);
 	for (; b; b = next) {
 		next = b->next;
 		free(b);
@@ -170,10 +201,12 @@ static bool cbuf_tryget(struct cbuf *b)
 
 int fs_cache_create(struct fs_dev *dev, uint64_t cap_bytes, struct fs_cache **out)
 {
-	struct fs_cache *c = calloc(1, sizeof(*c));
+	/* aligned: each stripe of hit counters has a cache line of its own */
+	struct fs_cache *c = aligned_alloc(_Alignof(struct fs_cache), sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
+	memset(c, 0, sizeof(*c));
 	c->dev = dev;
 	c->cap = cap_bytes;
 	if (fs_slab_create(dev ? dev->dio_align : 0, &c->slab)) {
@@ -181,12 +214,10 @@ int fs_cache_create(struct fs_dev *dev, uint64_t cap_bytes, struct fs_cache **ou
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&c->lru_lock, NULL);
-	pthread_mutex_init(&c->spare_lock, NULL);
 	c->ht = cds_lfht_new_flavor(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
 				    &urcu_bp_flavor, NULL);
 	if (!c->ht) {
 		pthread_mutex_destroy(&c->lru_lock);
-		pthread_mutex_destroy(&c->spare_lock);
 		fs_slab_destroy(c->slab);
 		free(c);
 		return -ENOMEM;
@@ -201,7 +232,13 @@ void fs_cache_destroy(struct fs_cache *c)
 
 	if (!c)
 		return;
-	urcu_bp_barrier();		/* evicted buffers still waiting for a grace period */
+	/*
+	 * Evicted buffers still waiting for a grace period (a barrier waits
+	 * for every callback queued, the records of forgotten batches too,
+	 * and a grace period waited for may take 10 ms: only when needed)
+	 */
+	if (__atomic_load_n(&c->rcu_frees, __ATOMIC_ACQUIRE))
+		urcu_bp_barrier();
 	urcu_bp_read_lock();
 	for (b = c->head; b; b = b->next)
 		cds_lfht_del(c->ht, &b->node);
@@ -212,9 +249,7 @@ void fs_cache_destroy(struct fs_cache *c)
 		cbuf_free(b);
 	}
 	cds_lfht_destroy(c->ht, NULL);
-	spare_free(c);
 	pthread_mutex_destroy(&c->lru_lock);
-	pthread_mutex_destroy(&c->spare_lock);
 	fs_slab_destroy(c->slab);
 	free(c);
 }
@@ -275,7 +310,7 @@ static void evict_locked(struct fs_cache *c, uint64_t need)
 		SUB(c->st.bytes, b->pub.len);
 		SUB(c->st.buffers, 1);
 		ADD(c->st.evictions, 1);
-		urcu_bp_call_rcu(&b->rcu, cbuf_free_rcu);
+		cbuf_free_later(c, b);
 	}
 }
 
@@ -423,7 +458,7 @@ static struct cbuf *lookup_ref(struct fs_cache *c, fs_daddr_t daddr, uint32_t le
 	}
 	urcu_bp_read_unlock();
 	if (count)
-		ADD(*(b ? &c->st.hits : &c->st.misses), 1);
+		ADD(*(b ? &c->hm[hm_stripe()].hits : &c->hm[hm_stripe()].misses), 1);
 	return unstage(c, b);
 }
 
@@ -452,12 +487,12 @@ static struct cbuf *cbuf_new(struct fs_cache *c, fs_daddr_t daddr, uint32_t len,
 {
 	struct cbuf *b = NULL;
 
-	if (__atomic_load_n(&c->spare, __ATOMIC_RELAXED)) {
-		pthread_mutex_lock(&c->spare_lock);
-		b = c->spare;
+	if (__atomic_load_n(&spare, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&spare_lock);
+		b = spare;
 		if (b)
-			c->spare = b->next;
-		pthread_mutex_unlock(&c->spare_lock);
+			spare = b->next;
+		pthread_mutex_unlock(&spare_lock);
 	}
 	if (b)
 		memset(b, 0, sizeof(*b));
@@ -465,7 +500,7 @@ static struct cbuf *cbuf_new(struct fs_cache *c, fs_daddr_t daddr, uint32_t len,
 		b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;
-	b->slab = c->slab;
+	b->cache = c;
 	b->pub.daddr = daddr;
 	b->pub.len = len;
 	b->pub.data = data;
@@ -724,7 +759,7 @@ bool fs_cache_forget(struct fs_cache *c, fs_daddr_t daddr, uint32_t len)
 	b = forget_locked(c, daddr, len);
 	pthread_mutex_unlock(&c->lru_lock);
 	if (b)
-		urcu_bp_call_rcu(&b->rcu, cbuf_free_rcu);
+		cbuf_free_later(c, b);
 	return b != NULL;
 }
 
@@ -765,7 +800,7 @@ size_t fs_cache_forget_many(struct fs_cache *c, const struct fs_ra_extent *ext, 
 		/* a run of one length goes back under one lock of the slab */
 		for (; b && k < 64 && b->pub.len == len; b = b->next) {
 			run[k++] = b->pub.data;
-			b->pub.data = (unsigned char *)c;
+			b->pub.data = NULL;
 		}
 		fs_slab_free_many(c->slab, run, len, k);
 	}
@@ -826,7 +861,7 @@ uint64_t fs_cache_cap(const struct fs_cache *c)
 void fs_cache_trim(struct fs_cache *c)
 {
 	fs_slab_trim(c->slab);
-	spare_free(c);
+	spare_free();
 }
 
 void fs_cache_get_stats(struct fs_cache *c, struct fs_cache_stats *st)
@@ -836,8 +871,11 @@ void fs_cache_get_stats(struct fs_cache *c, struct fs_cache_stats *st)
 	fs_slab_get_stats(c->slab, &ss);
 	st->mem_bytes = ss.piece_bytes + ss.large_bytes;
 	st->mapped_bytes = ss.chunks * FS_SLAB_CHUNK;
-	st->hits = LOAD(c->st.hits);
-	st->misses = LOAD(c->st.misses);
+	st->hits = st->misses = 0;
+	for (unsigned k = 0; k < 8; k++) {
+		st->hits += LOAD(c->hm[k].hits);
+		st->misses += LOAD(c->hm[k].misses);
+	}
 	st->inserts = LOAD(c->st.inserts);
 	st->evictions = LOAD(c->st.evictions);
 	st->forgotten = LOAD(c->st.forgotten);
@@ -1381,7 +1419,7 @@ static void drop_written_staged(struct fs_cache *c, struct cbuf **v, size_t n)
 		urcu_bp_read_unlock();
 		fifo_unlink(c, b);
 		SUB(c->st.buffers, 1);
-		urcu_bp_call_rcu(&b->rcu, cbuf_free_rcu);
+		cbuf_free_later(c, b);
 	}
 	pthread_mutex_unlock(&c->lru_lock);
 }
