@@ -19,6 +19,7 @@
 #include "scan/links.h"
 #include "libfs/format/endian.h"
 #include "libfs/format/inode.h"
+#include "libfs/io/workq.h"
 #include "libfs/util/sort.h"
 #include "libfs/util/vec.h"
 
@@ -755,6 +756,101 @@ static void spilled_end(struct spilled *sx)
 	free(sx->cv);
 }
 
+/*
+ * The slots' rules (reachability, link counts, one parent, "..") over a
+ * share of the slots: the slots are read only, the findings go to the
+ * run's list (thread-safe) and are sorted at the end, so the workers take
+ * shares in any order.  One slot sweep of the aged benchmark image's 1M
+ * slots took 5 ms, a tenth of the phase's serial time at -t 2.
+ */
+struct sweep {
+	struct scan_ctx *cx;
+	bool root_lost;
+	uint32_t parts;
+	uint64_t left;             /* atomic: files named only by unreachable directories */
+};
+
+static int sweep_part(void *priv, uint32_t part, unsigned worker)
+{
+	struct sweep *sw = priv;
+	struct scan_ctx *cx = sw->cx;
+	struct scan_links *l = cx->links;
+	const struct fs_geom *g = &cx->fs->g;
+	uint64_t lo = l->nslots * part / sw->parts, hi = l->nslots * (part + 1) / sw->parts;
+	uint64_t left = 0;
+
+	(void)worker;
+	for (uint64_t s = lo; s < hi; s++) {
+		struct link_rec *r = &l->rec[s];
+		fs_agnumber_t agno;
+		fs_ino_t ino;
+		uint64_t want;
+		uint32_t nlink, refs;
+
+		if (!(r->flags & LR_SEEN) || (r->flags & LR_BAD))
+			continue;
+		ino = scan_slot_ino(cx, s, &agno);
+		if (scan_is_metadata_ino(cx, ino) || r->nlink8 == 0)
+			continue;
+		refs = scan_link_refs(l, s);
+		if (!(r->flags & LR_REACHED)) {
+			/*
+			 * Grouped under their cause: all of them under the root
+			 * when the root's entries are unknown; a directory under
+			 * what its ancestry says; a file named by an unreachable
+			 * directory later, from the edges; a file nobody names
+			 * has no known cause.
+			 */
+			if (sw->root_lost)
+				report_unreachable(cx, s, (int64_t)g->rootino);
+			else if (r->type == XFS_DIR3_FT_DIR)
+				report_unreachable(cx, s, dir_cause(cx, s));
+			else if (refs)
+				left++;
+			else
+				report_unreachable(cx, s, FS_NONE);
+			continue;
+		}
+		nlink = scan_link_nlink(l, s);
+		if (r->type == XFS_DIR3_FT_DIR) {
+			bool is_root = ino == g->rootino;
+			const struct link_dir *d = dir_of(l, s);
+
+			if (refs > 1 || (is_root && refs)) {
+				fs_report(cx->fl, FS_C_DIR_HARDLINK, agno, FS_NONE, (int64_t)ino, "refs",
+					  is_root ? "0" : "1", FS_U(refs),
+					  "directory %llu is named by %u directory entries",
+					  (unsigned long long)ino, refs);
+				continue;
+			}
+			if (r->flags & LR_WALKED) {
+				fs_ino_t parent = is_root ? ino : scan_slot_ino(cx, d->parent - 1, &agno);
+
+				agno = fs_ino_to_agno(g, ino);
+				if (d->dotdot != parent) {
+					fs_report(cx->fl, FS_C_DIR_PARENT, agno, FS_NONE, (int64_t)ino, "..",
+						  FS_U(parent), FS_U(d->dotdot),
+						  "directory %llu's \"..\" names %llu, its parent is %llu",
+						  (unsigned long long)ino, (unsigned long long)d->dotdot,
+						  (unsigned long long)parent);
+				}
+				want = 2 + (uint64_t)d->subdirs;
+			} else {
+				continue;	/* its entries are unknown: no count to compare */
+			}
+		} else {
+			want = refs;
+		}
+		if (want != nlink)
+			fs_report(cx->fl, FS_C_INODE_NLINK, fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
+				  "nlink", FS_U(want), FS_U(nlink),
+				  "inode %llu has link count %u, directories reference it %llu times",
+				  (unsigned long long)ino, nlink, (unsigned long long)want);
+	}
+	__atomic_add_fetch(&sw->left, left, __ATOMIC_RELAXED);
+	return 0;
+}
+
 int scan_phase_links(struct scan_ctx *cx)
 {
 	struct scan_links *l = cx->links;
@@ -829,72 +925,15 @@ int scan_phase_links(struct scan_ctx *cx)
 			goto out;
 	}
 
-	for (uint64_t s = 0; s < l->nslots; s++) {
-		struct link_rec *r = &l->rec[s];
-		fs_agnumber_t agno;
-		fs_ino_t ino;
-		uint64_t want;
-		uint32_t nlink, refs;
+	{
+		struct sweep sw = { .cx = cx, .root_lost = root_lost,
+				    .parts = cx->workers > 1 ? 8 * cx->workers : 1 };
+		struct fs_ag_workq_opts wo = { .threads = cx->workers, .ag_count = sw.parts };
 
-		if (!(r->flags & LR_SEEN) || (r->flags & LR_BAD))
-			continue;
-		ino = scan_slot_ino(cx, s, &agno);
-		if (scan_is_metadata_ino(cx, ino) || r->nlink8 == 0)
-			continue;
-		refs = scan_link_refs(l, s);
-		if (!(r->flags & LR_REACHED)) {
-			/*
-			 * Grouped under their cause: all of them under the root
-			 * when the root's entries are unknown; a directory under
-			 * what its ancestry says; a file named by an unreachable
-			 * directory later, from the edges; a file nobody names
-			 * has no known cause.
-			 */
-			if (root_lost)
-				report_unreachable(cx, s, (int64_t)g->rootino);
-			else if (r->type == XFS_DIR3_FT_DIR)
-				report_unreachable(cx, s, dir_cause(cx, s));
-			else if (refs)
-				nm.left++;
-			else
-				report_unreachable(cx, s, FS_NONE);
-			continue;
-		}
-		nlink = scan_link_nlink(l, s);
-		if (r->type == XFS_DIR3_FT_DIR) {
-			bool is_root = ino == g->rootino;
-			const struct link_dir *d = dir_of(l, s);
-
-			if (refs > 1 || (is_root && refs)) {
-				fs_report(cx->fl, FS_C_DIR_HARDLINK, agno, FS_NONE, (int64_t)ino, "refs",
-					  is_root ? "0" : "1", FS_U(refs),
-					  "directory %llu is named by %u directory entries",
-					  (unsigned long long)ino, refs);
-				continue;
-			}
-			if (r->flags & LR_WALKED) {
-				fs_ino_t parent = is_root ? ino : scan_slot_ino(cx, d->parent - 1, &agno);
-
-				agno = fs_ino_to_agno(g, ino);
-				if (d->dotdot != parent) {
-					fs_report(cx->fl, FS_C_DIR_PARENT, agno, FS_NONE, (int64_t)ino, "..",
-						  FS_U(parent), FS_U(d->dotdot),
-						  "directory %llu's \"..\" names %llu, its parent is %llu",
-						  (unsigned long long)ino, (unsigned long long)d->dotdot,
-						  (unsigned long long)parent);
-				}
-				want = 2 + (uint64_t)d->subdirs;
-			} else {
-				continue;	/* its entries are unknown: no count to compare */
-			}
-		} else {
-			want = refs;
-		}
-		if (want != nlink)
-			fs_report(cx->fl, FS_C_INODE_NLINK, fs_ino_to_agno(g, ino), FS_NONE, (int64_t)ino,
-				  "nlink", FS_U(want), FS_U(nlink),
-				  "inode %llu has link count %u, directories reference it %llu times",
-				  (unsigned long long)ino, nlink, (unsigned long long)want);
+		err = fs_ag_workq_run(&wo, sweep_part, &sw);
+		if (err)
+			goto out;
+		nm.left = sw.left;
 	}
 	/* unreachable files named by unreachable directories: the cause is the directory's */
 	if (l->spill) {
