@@ -45,7 +45,13 @@ static int flush_nondir(struct scan_ag *s, struct scan_deferq *q, struct fs_ioq 
 int scan_defer(struct scan_ag *s, const struct scan_inode *ci, uint8_t what)
 {
 	struct scan_ctx *cx = s->cx;
-	struct scan_deferq *q = &cx->deferq[s->item];	/* this item's worker alone adds to it */
+	/*
+	 * The worker's own queue, not the item's: reused from item to item,
+	 * it is faulted in once per worker (a queue per item, 32 items a
+	 * worker, grew and faulted in afresh for each: 2,000 page faults more
+	 * at -t 2 than at -t 1 on the aged benchmark image).
+	 */
+	struct scan_deferq *q = &cx->deferw[s->worker];
 	size_t isz = cx->fs->g.inodesize;
 
 	/* an inode's steps run one after another: it can only be the last one kept */
@@ -441,10 +447,40 @@ static int defer_load(struct scan_ctx *cx, struct scan_deferq *q)
 
 int scan_defer_flush(struct scan_ag *s)
 {
-	struct scan_deferq *q = &s->cx->deferq[s->item];
-	int err = q->nondir ? flush_nondir(s, q, s->cx->ioq[s->worker], s->cx->opts->qdepth) : 0;
+	struct scan_ctx *cx = s->cx;
+	struct scan_deferq *w = &cx->deferw[s->worker], *q = &cx->deferq[s->item];
+	size_t isz = cx->fs->g.inodesize;
+	int err = w->nondir ? flush_nondir(s, w, cx->ioq[s->worker], cx->opts->qdepth) : 0;
 
-	return err ? err : defer_store(s->cx, q);
+	if (err)
+		return err;
+	/* the directories left, in their order, to the item's queue at their size */
+	if (w->n) {
+		q->v = malloc(w->n * sizeof(*q->v));
+		q->dips = malloc(w->n * isz);
+		if (!q->v || !q->dips) {
+			free(q->v);
+			free(q->dips);
+			q->v = NULL;
+			q->dips = NULL;
+			return -ENOMEM;
+		}
+		memcpy(q->v, w->v, w->n * sizeof(*q->v));
+		memcpy(q->dips, w->dips, w->n * isz);
+		q->n = q->cap = w->n;
+		q->nondir = 0;
+		w->n = 0;
+	}
+	return defer_store(cx, q);
+}
+
+void scan_defer_release(struct scan_ctx *cx)
+{
+	for (unsigned k = 0; k < (cx->workers ? cx->workers : 1); k++) {
+		free(cx->deferw[k].v);
+		free(cx->deferw[k].dips);
+		cx->deferw[k] = (struct scan_deferq){ 0 };
+	}
 }
 
 static int blocks_item(void *priv, uint32_t item, unsigned worker)

@@ -334,6 +334,7 @@ int scan_phase_inodes(struct scan_ctx *cx)
 
 	cx->forks_complete = true;
 	err = scan_each_item(cx, "inodes", inodes_item, cx);
+	scan_defer_release(cx);
 	for (fs_agnumber_t agno = 0; agno < cx->fs->g.agcount; agno++)
 		lost_chunks(cx, agno);
 	return err;

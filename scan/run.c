@@ -502,10 +502,11 @@ static int engine_start(struct scan_ctx *cx)
 	if (cx->workers > 1 && g->agcount < 32 * cx->workers)
 		cx->parts = (32 * cx->workers + g->agcount - 1) / g->agcount;
 	cx->deferq = calloc((size_t)g->agcount * cx->parts, sizeof(*cx->deferq));
+	cx->deferw = calloc(cx->workers ? cx->workers : 1, sizeof(*cx->deferw));
 	cx->chunks_known = calloc(g->agcount, sizeof(*cx->chunks_known));
 	cx->rmap_whole = calloc(g->agcount, sizeof(*cx->rmap_whole));
 	cx->rmap_inodes = calloc(g->agcount, sizeof(*cx->rmap_inodes));
-	if (!cx->deferq || !cx->chunks_known || !cx->rmap_whole || !cx->rmap_inodes)
+	if (!cx->deferq || !cx->deferw || !cx->chunks_known || !cx->rmap_whole || !cx->rmap_inodes)
 		return -ENOMEM;
 	cx->ioq = calloc(cx->workers, sizeof(*cx->ioq));
 	cx->ioq_aux = calloc(cx->workers, sizeof(*cx->ioq_aux));
@@ -547,6 +548,10 @@ void scan_teardown(struct scan_ctx *cx)
 			free(cx->deferq[a].dips);
 		}
 	free(cx->deferq);
+	if (cx->deferw)
+		scan_defer_release(cx);
+	free(cx->deferw);
+	cx->deferw = NULL;
 	free(cx->chunks_known);
 	cx->chunks_known = NULL;
 	free(cx->rmap_whole);

@@ -81,6 +81,7 @@ struct scan_ctx {
 	struct scan_links *links;  /* per-inode link records and the directory graph (links.h) */
 	struct scan_pptrs *pptrs;  /* parent pointers and entries as link keys (pptr.h), or NULL */
 	struct scan_deferq *deferq;/* per work item of phases 4 and 5: inodes left for phase 5 */
+	struct scan_deferq *deferw;/* per worker: the inode scan's own queue (scan_defer) */
 	uint32_t parts;            /* work items per AG in phases 4 and 5 (scan_item_*) */
 	const struct scan_step *const *steps; /* the per-inode steps in order, NULL-terminated */
 	struct scan_ranges *rmap_inodes; /* per AG: the rmapbt's OWN_INODES ranges (phase 2) */
@@ -318,9 +319,13 @@ int scan_defer(struct scan_ag *s, const struct scan_inode *ci, uint8_t what);
 /*
  * At the end of a work item's scan: the work of its kept inodes that need
  * not wait for the directory graph is done now (the scan's own queue is
- * idle), so only directories wait for phase 5.
+ * idle), so only directories wait for phase 5: they move from the
+ * worker's queue to the item's (cx->deferq), and the worker's queue is
+ * empty for its next item.
  */
 int scan_defer_flush(struct scan_ag *s);
+/* After the inode scan: the workers' queues (empty by then) give back their memory. */
+void scan_defer_release(struct scan_ctx *cx);
 
 /*
  * Phase 5, per AG in batches: readahead of the batch's bmbt blocks, then
