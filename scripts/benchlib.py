@@ -62,6 +62,17 @@ def run(cmd):
     return run_cpu(cmd)[:3]
 
 
+def run_pair(cmd):
+    """wall seconds until two copies of cmd, started together, have both
+    exited, and the worse exit code: what two CPUs give two independent
+    runs, the ceiling of one run's own threads on them"""
+    t0 = time.monotonic()
+    ps = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+          for _ in range(2)]
+    rcs = [os.waitstatus_to_exitcode(os.wait4(p.pid, 0)[1]) for p in ps]
+    return time.monotonic() - t0, max(rcs, key=abs)
+
+
 def check_bytes(chk, img):
     """The metadata bytes xfsx_check (the binary chk) reads from img
     (--json readahead.bytes_read), or 0"""
