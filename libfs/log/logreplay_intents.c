@@ -325,6 +325,14 @@ int replay_collect_open(struct fs_replay *rp)
 				 f->xmi_startoff2 + f->xmi_blockcount <= f->xmi_startoff2 ||
 				 f->xmi_startoff2 + f->xmi_blockcount > XFS_MAX_FILEOFF)
 				bad = "whose file ranges do not fit a file";
+			/*
+			 * The sizes SET_SIZES logs are the files' (xfs_exchmaps_init_intent);
+			 * recovery works them out again, yet a 6.18 kernel refuses a
+			 * negative one (-1 is what is logged without SET_SIZES)
+			 */
+			else if ((f->xmi_flags & XFS_EXCHMAPS_SET_SIZES) &&
+				 (f->xmi_isize1 < 0 || f->xmi_isize2 < 0))
+				bad = "that sets a file's size to a negative one";
 			if (bad)
 				return replay_fail(rp, -EUCLEAN, "an unfinished XMI log item (id %#llx: "
 						   "inodes %llu and %llu, file blocks %llu and %llu + "

@@ -23,8 +23,8 @@
 #  - malformed items (a value region short, an unknown op, a 256-byte
 #    name, the user namespace on a pptr op, a region too many, another
 #    generation; an XMI short, its pad word set, an unknown flag, no
-#    blocks): the kernel's mount fails, xfsx_repair refuses naming the
-#    item, nothing written;
+#    blocks, SET_SIZES with negative sizes): the kernel's mount fails,
+#    xfsx_repair refuses naming the item, nothing written;
 #  - the kernel's own: an exchangerange of two 3000-block files shut down
 #    mid-flight (the log holds the XMI of what is left: else a skip), and a
 #    create/link/rename/unlink workload shut down; compare (log_lib.sh).
@@ -45,6 +45,7 @@ mkbase() {	# mkbase IMG: a fresh 6.10 image, mounted at $M
 }
 ino_of() { xfs_db -r -c "path $2" -c inode "$1" | awk '{print $NF}'; }
 gen_of() { xfs_db -r -c "inode $2" -c "p core.gen" "$1" | awk '{print $NF}'; }
+size_of() { xfs_db -r -c "inode $2" -c "p core.size" "$1" | awk '{print $NF}'; }
 codes() { "$XFSX_CHECK" -j "$1" 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join(sorted(f['code'] for f in d.get('findings', []))))" 2>/dev/null; }
 
 # ---- crafted parent pointer intents ----
@@ -243,19 +244,24 @@ xmi_case() {	# xmi_case NAME SPEC
 	check "$name: xfsx_check clean on B (exit $rc)" [ $rc -eq 0 ]
 	rm -f "$img" "$a"
 }
+# with SET_SIZES the kernel logs the sizes the files get (file 2's, file
+# 1's: xfs_exchmaps_init_intent); without it -1 both
+XS=$(size_of "$XB" "$X"); YS=$(size_of "$XB" "$Y"); ZS=$(size_of "$XB" "$Z")
 xmi_case xmi-whole "xmi:$X:$XG:$Y:$YG:0:0:16:0"
-xmi_case xmi-set-sizes "xmi:$X:$XG:$Y:$YG:0:0:16:2"
+xmi_case xmi-set-sizes "xmi:$X:$XG:$Y:$YG:0:0:16:2:sizes=$YS/$XS"
 xmi_case xmi-ino1-written "xmi:$X:$XG:$Y:$YG:0:0:16:4"
-xmi_case xmi-shifted "xmi:$X:$XG:$Y:$YG:3:2:9:6"
+xmi_case xmi-shifted "xmi:$X:$XG:$Y:$YG:3:2:9:6:sizes=$YS/$XS"
 xmi_case xmi-past-eof "xmi:$Z:$ZG:$X:$XG:1:2:10:0"
 # with SET_SIZES: the file gains mappings past its old size, which the
 # kernel frees after recovery although its new size covers them
-xmi_case xmi-past-eof-set-sizes "xmi:$X:$XG:$Z:$ZG:2:1:10:2"
+xmi_case xmi-past-eof-set-sizes "xmi:$X:$XG:$Z:$ZG:2:1:10:2:sizes=$ZS/$XS"
 
 bad_case bad-xmi-short "$XB" "XMI log item" "xmi:$X:$XG:$Y:$YG:0:0:16:0:short"
 bad_case bad-xmi-pad "$XB" "XMI log item" "xmi:$X:$XG:$Y:$YG:0:0:16:0:pad"
 bad_case bad-xmi-flags "$XB" "XMI log item" "xmi:$X:$XG:$Y:$YG:0:0:16:0:flags"
 bad_case bad-xmi-count0 "$XB" "XMI log item" "xmi:$X:$XG:$Y:$YG:0:0:16:0:count0"
+# SET_SIZES with the sizes -1 (as logged without it): refused by 6.18 kernels
+bad_case bad-xmi-negsize "$XB" "negative" "xmi:$X:$XG:$Y:$YG:0:0:16:2"
 bad_case bad-xmi-igen "$XB" "generation" "xmi:$X:$((XG ^ 1)):$Y:$YG:0:0:16:0"
 
 # ---- the kernel's own dirty logs ----

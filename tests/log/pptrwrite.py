@@ -11,10 +11,12 @@
 #     name and parent follow); FUZZ: valueshort (the value region 8 bytes),
 #     badop (op 7), name256 (a name length of 256), filter (the user
 #     namespace), regions (a set with a fourth region)
-#   xmi:INO1:GEN1:INO2:GEN2:OFF1:OFF2:COUNT:FLAGS[:FUZZ]
+#   xmi:INO1:GEN1:INO2:GEN2:OFF1:OFF2:COUNT:FLAGS[:sizes=S1/S2][:FUZZ]
 #     an XMI (exchange of COUNT file blocks from OFF1 of INO1 and OFF2 of
-#     INO2); FUZZ: short (8 bytes short), pad (the pad word 1), flags (an
-#     unknown flag bit), count0 (no blocks)
+#     INO2); sizes: its xmi_isize1 and xmi_isize2 (else -1 both, as the
+#     kernel logs them without SET_SIZES; with it, the kernel logs INO2's
+#     size and INO1's); FUZZ: short (8 bytes short), pad (the pad word 1),
+#     flags (an unknown flag bit), count0 (no blocks)
 # Layouts: struct xfs_attri_log_format, struct xfs_parent_rec and struct
 # xfs_xmi_log_format (the kernel's xfs_log_format.h / xfs_da_format.h),
 # xlog_rec_header, xlog_op_header, xfs_trans_header.
@@ -72,10 +74,15 @@ def pptr_item(k, s):
 
 def xmi_item(k, s):
     i1, g1, i2, g2, o1, o2, cnt, fl = (int(x, 0) for x in s[:8])
-    fuzz = s[8] if len(s) > 8 else ""
+    fuzz, isize1, isize2 = "", -1, -1
+    for t in s[8:]:
+        if t.startswith("sizes="):
+            isize1, isize2 = (int(x, 0) for x in t[6:].split("/"))
+        else:
+            fuzz = t
     fmt = struct.pack("<HHIQQQIIQQQQqq", XFS_LI_XMI, 1, 1 if fuzz == "pad" else 0, 0x5A5C0001 + k,
                       i1, i2, g1, g2, o1, o2, 0 if fuzz == "count0" else cnt,
-                      fl | (1 << 5) if fuzz == "flags" else fl, -1, -1)
+                      fl | (1 << 5) if fuzz == "flags" else fl, isize1, isize2)
     if fuzz == "short":
         fmt = fmt[:-8]
     return [fmt]
