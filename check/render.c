@@ -73,6 +73,9 @@ static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 	fputs(",\"phase_seconds\":{", out);
 	for (unsigned ph = 0; ph < SCAN_PH_NR; ph++)
 		fprintf(out, "%s\"%s\":%.3f", ph ? "," : "", scan_phase_name(ph), cx->phase_seconds[ph]);
+	fputs("},\"phase_cpu_seconds\":{", out);
+	for (unsigned ph = 0; ph < SCAN_PH_NR; ph++)
+		fprintf(out, "%s\"%s\":%.3f", ph ? "," : "", scan_phase_name(ph), cx->phase_cpu[ph]);
 	/* each phase that ran: the memory held at its end (nothing spills yet) */
 	fprintf(out, "},\"memory_estimate_bytes\":%" PRIu64 ",", cx->mem_estimate);
 	/* what went to the temporary directory: the model's extents, the directory edges */

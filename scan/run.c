@@ -787,13 +787,14 @@ int scan_run(struct scan_ctx *cx)
 	if (err)
 		return err;
 	for (unsigned ph = 0; ph < SCAN_PH_NR; ph++) {
-		double t0 = fs_monotonic_seconds();
+		double t0 = fs_monotonic_seconds(), c0 = fs_process_cpu_seconds();
 
 		err = run[ph](cx);
 		/* the cache's empty chunks kept for the phase's batches go back */
 		if (cx->cache)
 			fs_cache_trim(cx->cache);
 		cx->phase_seconds[ph] = fs_monotonic_seconds() - t0;
+		cx->phase_cpu[ph] = fs_process_cpu_seconds() - c0;
 		scan_mem_sample(cx, &cx->phase_mem[ph], &spill_mark);
 		if (!err)
 			err = scan_spill_error(cx);

@@ -124,6 +124,7 @@ struct scan_ctx {
 				    * walked whole, or a whole rmapbt gave back what it lost) */
 	bool *rmap_whole;          /* per AG: the rmapbt was walked whole, every record valid */
 	double phase_seconds[SCAN_PH_NR]; /* wall time of each phase run */
+	double phase_cpu[SCAN_PH_NR];     /* CPU seconds of the process, all threads, per phase */
 	struct fs_spill *spill;    /* the model's runs, when -m (or XFSX_TEST_SPILL) asks */
 	struct fs_spill *stage;    /* -m: the cache's dirty buffers past its cap (a repair's) */
 	uint64_t stage_over;       /* XFSX_TEST_SPILL: staged past this many bytes instead */

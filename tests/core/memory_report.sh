@@ -6,7 +6,9 @@
 # false: this small tree stays far below the model's share of -m 16) and
 # the "peak N MiB" every finished progress line ends with.  The peak never falls from one phase to the next,
 # is above zero and at most the run's own "peak_rss_bytes"; the cache holds
-# no more than the -m cap.  phase_seconds and the other keys stay.
+# no more than the -m cap.  phase_seconds and the other keys stay;
+# phase_cpu_seconds has the same phases, each within what the run's threads
+# can use in its wall time.
 . "$XFSX_SRC/tests/lib.sh"
 XFSX_REPAIR="$XFSX_BUILD/repair/xfsx_repair"
 
@@ -86,6 +88,28 @@ check "check --json: every phase measured, peak nondecreasing and within the run
 	judge "$TMP/c.json" check
 python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; sys.exit(len(s["phase_memory"]) != 8)' "$TMP/c.json"
 ok_if "check --json: all 8 phases of a clean run measured"
+# phase_cpu_seconds: the process's CPU per phase, the same eight keys as
+# phase_seconds; a phase cannot use more CPU than its workers (-t 2), the
+# main thread and the cache's RCU thread could in its wall time (plus the
+# 0.001 s both are rounded to), and the run used some
+"$XFSX_CHECK" --json -t 2 "$img" >"$TMP/t.json" 2>/dev/null
+python3 - "$TMP/t.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+w, c = s["phase_seconds"], s.get("phase_cpu_seconds")
+bad = [] if isinstance(c, dict) else ["no phase_cpu_seconds"]
+if not bad and list(c) != list(w):
+    bad.append("keys %s, phase_seconds %s" % (list(c), list(w)))
+for k in (c or {}):
+    if not (isinstance(c[k], (int, float)) and 0 <= c[k] <= 4 * w.get(k, 0) + 0.005):
+        bad.append("%s: cpu %r, wall %r" % (k, c[k], w.get(k)))
+# (a run whose phases took under 2 ms in all may round every one to 0.000)
+if c and sum(c.values()) <= 0 and sum(w.values()) >= 0.002:
+    bad.append("no CPU in any phase")
+print(" ".join(bad) or "cpu %s" % c, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+ok_if "check --json -t 2: phase_cpu_seconds has the eight phases, each within what four threads use in its wall time"
 "$XFSX_CHECK" --progress -m 16 "$img" >/dev/null 2>"$TMP/c.prog"
 grep -E '^phase [0-9]+: .*\(100%\), [0-9.]+s' "$TMP/c.prog" >"$TMP/c.final"
 diag "$(tail -1 "$TMP/c.final")"

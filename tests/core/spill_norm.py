@@ -9,7 +9,7 @@ tests/core/rmap_spill.sh compare runs by it."""
 import json
 import sys
 
-DROP = {"phase_seconds", "phase_memory", "peak_rss_bytes", "cache", "readahead", "device",
+DROP = {"phase_seconds", "phase_cpu_seconds", "phase_memory", "peak_rss_bytes", "cache", "readahead", "device",
         "deferred_spilled", "spill"}
 
 
