@@ -64,13 +64,18 @@ def run(cmd):
 
 def run_pair(cmd):
     """wall seconds until two copies of cmd, started together, have both
-    exited, and the worse exit code: what two CPUs give two independent
-    runs, the ceiling of one run's own threads on them"""
+    exited, the worse exit code, and the CPU seconds (user + system) of
+    each copy, averaged: what two CPUs give two independent runs, the
+    ceiling of one run's own threads on them"""
     t0 = time.monotonic()
     ps = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
           for _ in range(2)]
-    rcs = [os.waitstatus_to_exitcode(os.wait4(p.pid, 0)[1]) for p in ps]
-    return time.monotonic() - t0, max(rcs, key=abs)
+    rcs, cpu = [], 0.0
+    for p in ps:
+        _, status, ru = os.wait4(p.pid, 0)
+        rcs.append(os.waitstatus_to_exitcode(status))
+        cpu += (ru.ru_utime + ru.ru_stime) / 2
+    return time.monotonic() - t0, max(rcs, key=abs), cpu
 
 
 def check_bytes(chk, img):
