@@ -47,6 +47,15 @@ static void print_summary_text(const struct scan_ctx *cx, const char *path, bool
 /* a scan phase's name by number, for fs_mem_json_phases */
 static const char *phase_name(unsigned ph) { return scan_phase_name((enum scan_phase)ph); }
 
+/* ,"key":{"headers":s,...}: seconds per scan phase */
+static void phase_times_json(FILE *out, const char *key, const double *v)
+{
+	fprintf(out, ",\"%s\":{", key);
+	for (unsigned ph = 0; ph < SCAN_PH_NR; ph++)
+		fprintf(out, "%s\"%s\":%.3f", ph ? "," : "", scan_phase_name(ph), v[ph]);
+	fputc('}', out);
+}
+
 static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 {
 	const struct fs_findings *fl = cx->fl;
@@ -70,14 +79,10 @@ static void print_summary_json(const struct scan_ctx *cx, FILE *out)
 		cs.hits, cs.misses, cs.evictions, cs.peak_bytes, cx->ra.windows, cx->ra.exact,
 		cx->ra.bytes_read, cx->ra.bytes_kept,
 		__atomic_load_n(&cx->fs->dev->cached_bytes, __ATOMIC_RELAXED));
-	fputs(",\"phase_seconds\":{", out);
-	for (unsigned ph = 0; ph < SCAN_PH_NR; ph++)
-		fprintf(out, "%s\"%s\":%.3f", ph ? "," : "", scan_phase_name(ph), cx->phase_seconds[ph]);
-	fputs("},\"phase_cpu_seconds\":{", out);
-	for (unsigned ph = 0; ph < SCAN_PH_NR; ph++)
-		fprintf(out, "%s\"%s\":%.3f", ph ? "," : "", scan_phase_name(ph), cx->phase_cpu[ph]);
+	phase_times_json(out, "phase_seconds", cx->phase_seconds);
+	phase_times_json(out, "phase_cpu_seconds", cx->phase_cpu);
 	/* each phase that ran: the memory held at its end (nothing spills yet) */
-	fprintf(out, "},\"memory_estimate_bytes\":%" PRIu64 ",", cx->mem_estimate);
+	fprintf(out, ",\"memory_estimate_bytes\":%" PRIu64 ",", cx->mem_estimate);
 	/* what went to the temporary directory: the model's extents, the directory edges */
 	fprintf(out, "\"spill\":{\"model_runs\":%" PRIu64 ",\"model_bytes\":%" PRIu64
 		",\"edge_runs\":%" PRIu64 ",\"edge_bytes\":%" PRIu64 "},",
